@@ -1,0 +1,113 @@
+//! The one error type of Kiln: `Error { kind, message, span, traceback }`.
+
+use crate::source::Span;
+use std::fmt;
+use std::rc::Rc;
+
+/// The class of an error, named as the Python exception a script sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    SyntaxError,
+    IndentationError,
+    MemoryError,
+    NameError,
+    TypeError,
+    ValueError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    ZeroDivisionError,
+    OverflowError,
+    AssertionError,
+    RuntimeError,
+    RecursionError,
+    ShapeError,
+    NotImplementedError,
+    ImportError,
+    StopIteration,
+    /// Ctrl-C or a host's interrupt handle.
+    KeyboardInterrupt,
+    /// A safety limit set by the embedding host was exceeded (operations, time, memory).
+    LimitExceeded,
+    /// A user-defined exception class (its name is in `Error::type_name`), or `Exception`.
+    Exception,
+}
+
+impl ErrorKind {
+    /// The Python-visible name of the class.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::SyntaxError => "SyntaxError",
+            ErrorKind::IndentationError => "IndentationError",
+            ErrorKind::MemoryError => "MemoryError",
+            ErrorKind::NameError => "NameError",
+            ErrorKind::TypeError => "TypeError",
+            ErrorKind::ValueError => "ValueError",
+            ErrorKind::IndexError => "IndexError",
+            ErrorKind::KeyError => "KeyError",
+            ErrorKind::AttributeError => "AttributeError",
+            ErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            ErrorKind::OverflowError => "OverflowError",
+            ErrorKind::AssertionError => "AssertionError",
+            ErrorKind::RuntimeError => "RuntimeError",
+            ErrorKind::RecursionError => "RecursionError",
+            ErrorKind::ShapeError => "ShapeError",
+            ErrorKind::NotImplementedError => "NotImplementedError",
+            ErrorKind::ImportError => "ImportError",
+            ErrorKind::StopIteration => "StopIteration",
+            ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
+            ErrorKind::LimitExceeded => "LimitExceeded",
+            ErrorKind::Exception => "Exception",
+        }
+    }
+}
+
+/// One frame of a traceback: the function's name and the span being executed in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceFrame {
+    pub func: Rc<str>,
+    pub span: Span,
+}
+
+/// An error with its source location. Runtime errors also carry the traceback
+/// (outermost frame first, innermost last, as Python prints it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    /// The class name shown to the user: `kind.name()` except for user-defined classes.
+    pub type_name: Rc<str>,
+    pub message: String,
+    pub span: Option<Span>,
+    pub traceback: Vec<TraceFrame>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, span: Option<Span>) -> Error {
+        Error {
+            kind,
+            type_name: kind.name().into(),
+            message: message.into(),
+            span,
+            traceback: Vec::new(),
+        }
+    }
+
+    /// A `SyntaxError` at `span`.
+    pub fn syntax(message: impl Into<String>, span: Span) -> Error {
+        Error::new(ErrorKind::SyntaxError, message, Some(span))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            write!(f, "{}", self.type_name)
+        } else {
+            write!(f, "{}: {}", self.type_name, self.message)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
