@@ -1,7 +1,12 @@
 //! Kiln: an embeddable deep-learning scripting language with eager autograd and a JIT.
 
+pub mod diagnostic;
+pub mod engine;
 pub mod error;
+pub mod interp;
 pub mod source;
 pub mod syntax;
 
+pub use engine::Engine;
 pub use error::{Error, ErrorKind, Result};
+pub use interp::value::Value;

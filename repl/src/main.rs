@@ -1,1 +1,137 @@
-fn main() {}
+//! The `kiln` command: run a script, `-c CODE`, `check FILE`, or a script on stdin.
+
+use kiln::Engine;
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl...]\n";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let rest = args.get(1..).unwrap_or(&[]);
+    match rest.first().map(String::as_str) {
+        None => run_stdin(),
+        Some("-c") => match rest.get(1) {
+            Some(code) => {
+                let mut argv = vec!["-c".to_string()];
+                argv.extend(rest[2..].iter().cloned());
+                run_code(code, "<string>", argv)
+            }
+            None => usage("argument expected for the -c option"),
+        },
+        Some("check") if rest.len() >= 2 => check(&rest[1..]),
+        Some("-h") | Some("--help") => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(flag) if flag.starts_with('-') && flag != "-" => usage(&format!("unknown option {flag}")),
+        Some(file) => run_file(file, rest.to_vec()),
+    }
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprint!("kiln: {msg}\n{USAGE}");
+    ExitCode::from(2)
+}
+
+fn engine(argv: Vec<String>) -> Engine {
+    let mut e = Engine::new();
+    e.set_argv(argv);
+    let mut out = std::io::stdout();
+    e.set_output(Box::new(move |s| {
+        let _ = out.write_all(s.as_bytes());
+    }));
+    e
+}
+
+fn report(e: &Engine, err: &kiln::Error) -> ExitCode {
+    let _ = std::io::stdout().flush();
+    let text = if std::io::stderr().is_terminal() {
+        e.render_error_color(err)
+    } else {
+        e.render_error(err)
+    };
+    eprint!("{text}");
+    ExitCode::from(1)
+}
+
+fn run_code(code: &str, name: &str, argv: Vec<String>) -> ExitCode {
+    let mut e = engine(argv);
+    let r = e.run_source(code, name);
+    let _ = std::io::stdout().flush();
+    match r {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(err) => report(&e, &err),
+    }
+}
+
+fn run_file(path: &str, argv: Vec<String>) -> ExitCode {
+    if !std::path::Path::new(path).is_file() {
+        return usage(&format!("can't open file '{path}': No such file"));
+    }
+    let mut e = engine(argv);
+    let r = e.run_file(path);
+    let _ = std::io::stdout().flush();
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => report(&e, &err),
+    }
+}
+
+fn run_stdin() -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!("kiln: the interactive REPL is not available yet; pass a script or -c CODE");
+        return ExitCode::from(2);
+    }
+    let mut bytes = Vec::new();
+    if std::io::stdin().read_to_end(&mut bytes).is_err() {
+        return usage("cannot read standard input");
+    }
+    match String::from_utf8(bytes) {
+        Ok(src) => run_code(&src, "<stdin>", vec![String::new()]),
+        Err(e) => {
+            eprintln!(
+                "SyntaxError: standard input is not valid UTF-8 (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn check(files: &[String]) -> ExitCode {
+    let mut e = Engine::new();
+    let mut failed = false;
+    for f in files {
+        let bytes = match std::fs::read(f) {
+            Ok(b) => b,
+            Err(err) => {
+                eprintln!("kiln: can't open file '{f}': {err}");
+                return ExitCode::from(2);
+            }
+        };
+        let src = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(err) => {
+                eprintln!(
+                    "SyntaxError: '{}' is not valid UTF-8 (invalid byte at offset {})",
+                    f,
+                    err.utf8_error().valid_up_to()
+                );
+                failed = true;
+                continue;
+            }
+        };
+        for err in e.check(&src, f) {
+            failed = true;
+            eprint!("{}", e.render_error(&err));
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

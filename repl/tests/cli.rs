@@ -1,0 +1,115 @@
+//! Runs the built `kiln` binary: exit codes, argv, -c, check, stdin, hostile input.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kiln(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .output()
+        .expect("run kiln")
+}
+
+fn kiln_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kiln");
+    if let Some(mut s) = child.stdin.take() {
+        let _ = s.write_all(input);
+    }
+    child.wait_with_output().expect("wait kiln")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_file(name: &str, contents: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("kiln-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, contents).expect("write temp file");
+    p
+}
+
+#[test]
+fn dash_c_prints_and_exits_zero() {
+    let o = kiln(&["-c", "print(1 + 1)"]);
+    assert_eq!(text(&o.stdout), "2\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn uncaught_error_exits_one_with_traceback() {
+    let o = kiln(&["-c", "def f():\n    return 1 / 0\nf()"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("Traceback (most recent call last):"), "{err}");
+    assert!(err.contains("ZeroDivisionError: division by zero"), "{err}");
+    assert!(err.contains("in f"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    assert_eq!(kiln(&["--bogus"]).status.code(), Some(2));
+    assert_eq!(kiln(&["/definitely/not/here.dl"]).status.code(), Some(2));
+    assert_eq!(kiln(&["-c"]).status.code(), Some(2));
+}
+
+#[test]
+fn script_gets_argv() {
+    let p = temp_file("argv.dl", b"print(argv[1:], len(argv))\n");
+    let o = kiln(&[p.to_str().unwrap_or(""), "a", "b"]);
+    assert_eq!(text(&o.stdout), "['a', 'b'] 3\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn check_reports_every_syntax_error() {
+    let p = temp_file("bad.dl", b"x = (\ny = 1\ndef f(:\n    pass\nprint(\n");
+    let o = kiln(&["check", p.to_str().unwrap_or("")]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.matches("SyntaxError").count() >= 1, "{err}");
+    let good = temp_file("good.dl", b"def f(x):\n    return x\n");
+    let o = kiln(&["check", good.to_str().unwrap_or("")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn invalid_utf8_script_is_a_clean_error() {
+    let p = temp_file("bytes.dl", &[0x70, 0x72, 0xff, 0xfe, 0x00, 0x80, 0x0a]);
+    let o = kiln(&[p.to_str().unwrap_or("")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("UTF-8"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn random_bytes_never_crash() {
+    let mut state: u64 = 0x9e3779b97f4a7c15;
+    for i in 0..40 {
+        let mut bytes = Vec::new();
+        for _ in 0..(20 + i * 7) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            bytes.push((state & 0xff) as u8);
+        }
+        let p = temp_file(&format!("rand{i}.dl"), &bytes);
+        let o = kiln(&[p.to_str().unwrap_or("")]);
+        let code = o.status.code();
+        assert!(code == Some(0) || code == Some(1), "exit {:?} for {:?}", code, bytes);
+    }
+}
+
+#[test]
+fn stdin_script_runs() {
+    let o = kiln_stdin(&[], b"for i in range(3):\n    print(i)\n");
+    assert_eq!(text(&o.stdout), "0\n1\n2\n");
+    assert_eq!(o.status.code(), Some(0));
+}

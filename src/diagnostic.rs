@@ -1,0 +1,74 @@
+//! Renders an `Error` as a Python-style traceback plus an ariadne source snippet.
+
+use crate::error::Error;
+use crate::source::{SourceMap, Span};
+use ariadne::{CharSet, Color, Config, IndexType, Label, Report, ReportKind};
+use std::fmt::Write as _;
+
+/// Renders `e` against the sources in `map`. `color` adds ANSI colors (terminals only).
+pub fn render(e: &Error, map: &SourceMap, color: bool) -> String {
+    let mut out = String::new();
+    if !e.traceback.is_empty() {
+        out.push_str("Traceback (most recent call last):\n");
+        for f in &e.traceback {
+            let (file, line, text) = locate(map, f.span);
+            let _ = writeln!(out, "  File \"{}\", line {}, in {}", file, line, f.func);
+            if !text.trim().is_empty() {
+                let _ = writeln!(out, "    {}", text.trim());
+            }
+        }
+    }
+    let header = if e.message.is_empty() {
+        e.type_name.to_string()
+    } else {
+        format!("{}: {}", e.type_name, e.message)
+    };
+    match e.span.and_then(|s| snippet(e, s, map, color)) {
+        Some(s) => out.push_str(&s),
+        None => {
+            out.push_str(&header);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The file name, 1-based line number and text of the line containing `span`.
+fn locate(map: &SourceMap, span: Span) -> (String, usize, String) {
+    let Some(f) = map.get(span.file) else {
+        return ("<unknown>".into(), 0, String::new());
+    };
+    let (line, _) = map.line_col(span.file, span.start);
+    let text = f.text.lines().nth(line.saturating_sub(1)).unwrap_or("").to_string();
+    (f.name.to_string(), line, text)
+}
+
+fn snippet(e: &Error, span: Span, map: &SourceMap, color: bool) -> Option<String> {
+    let f = map.get(span.file)?;
+    let len = f.text.len();
+    let mut start = (span.start as usize).min(len);
+    let mut end = (span.end as usize).clamp(start, len);
+    while !f.text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !f.text.is_char_boundary(end) {
+        end += 1;
+    }
+    let name = f.name.to_string();
+    let kind_color = if color { Color::Red } else { Color::Primary };
+    let config = Config::default()
+        .with_color(color)
+        .with_index_type(IndexType::Byte)
+        .with_char_set(CharSet::Unicode);
+    let label = Label::new((name.clone(), start..end)).with_color(kind_color);
+    let report = Report::build(ReportKind::Custom(&e.type_name, kind_color), (name.clone(), start..end))
+        .with_config(config)
+        .with_message(&e.message)
+        .with_label(label)
+        .finish();
+    let mut buf = Vec::new();
+    report
+        .write(ariadne::sources(vec![(name, f.text.to_string())]), &mut buf)
+        .ok()?;
+    String::from_utf8(buf).ok()
+}

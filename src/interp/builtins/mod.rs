@@ -1,0 +1,243 @@
+//! Builtin functions, types, exception classes and standard-library modules.
+
+pub mod convert;
+pub mod format;
+pub mod funcs;
+pub mod methods;
+pub mod mathmod;
+pub mod pyrandom;
+pub mod randmod;
+pub mod seqmethods;
+
+use super::value::{Class, ClassKind, NativeFn, NativeImpl, TypeTag, Value};
+use super::{type_err, Interp, R};
+use crate::error::ErrorKind;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The builtin namespace and the class objects of built-in types and exceptions.
+pub struct Builtins {
+    pub names: HashMap<Rc<str>, Value>,
+    types: Vec<(TypeTag, Rc<Class>)>,
+    excs: Vec<(ErrorKind, Rc<Class>)>,
+    pub object: Rc<Class>,
+}
+
+fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
+    Rc::new(Class {
+        name: name.into(),
+        base,
+        dict: RefCell::new(Default::default()),
+        kind,
+    })
+}
+
+/// Wraps a Rust function as a Kiln value.
+pub fn native(name: &str, f: NativeImpl) -> Value {
+    Value::Native(Rc::new(NativeFn { name: name.into(), f }))
+}
+
+const TYPES: &[(TypeTag, &str)] = &[
+    (TypeTag::NoneType, "NoneType"),
+    (TypeTag::Int, "int"),
+    (TypeTag::Float, "float"),
+    (TypeTag::Str, "str"),
+    (TypeTag::List, "list"),
+    (TypeTag::Tuple, "tuple"),
+    (TypeTag::Dict, "dict"),
+    (TypeTag::Set, "set"),
+    (TypeTag::Range, "range"),
+    (TypeTag::Slice, "slice"),
+    (TypeTag::Function, "function"),
+    (TypeTag::BuiltinFunction, "builtin_function_or_method"),
+    (TypeTag::Method, "method"),
+    (TypeTag::Type, "type"),
+    (TypeTag::Module, "module"),
+    (TypeTag::Iterator, "iterator"),
+    (TypeTag::Super, "super"),
+    (TypeTag::Ellipsis, "ellipsis"),
+];
+
+/// Exception classes: name, kind, parent name.
+const EXCS: &[(&str, ErrorKind, &str)] = &[
+    ("Exception", ErrorKind::Exception, "BaseException"),
+    ("KeyboardInterrupt", ErrorKind::KeyboardInterrupt, "BaseException"),
+    ("LimitExceeded", ErrorKind::LimitExceeded, "BaseException"),
+    ("SyntaxError", ErrorKind::SyntaxError, "Exception"),
+    ("IndentationError", ErrorKind::IndentationError, "SyntaxError"),
+    ("MemoryError", ErrorKind::MemoryError, "Exception"),
+    ("NameError", ErrorKind::NameError, "Exception"),
+    ("TypeError", ErrorKind::TypeError, "Exception"),
+    ("ValueError", ErrorKind::ValueError, "Exception"),
+    ("LookupError", ErrorKind::Exception, "Exception"),
+    ("IndexError", ErrorKind::IndexError, "LookupError"),
+    ("KeyError", ErrorKind::KeyError, "LookupError"),
+    ("AttributeError", ErrorKind::AttributeError, "Exception"),
+    ("ArithmeticError", ErrorKind::Exception, "Exception"),
+    ("ZeroDivisionError", ErrorKind::ZeroDivisionError, "ArithmeticError"),
+    ("OverflowError", ErrorKind::OverflowError, "ArithmeticError"),
+    ("AssertionError", ErrorKind::AssertionError, "Exception"),
+    ("RuntimeError", ErrorKind::RuntimeError, "Exception"),
+    ("RecursionError", ErrorKind::RecursionError, "RuntimeError"),
+    ("NotImplementedError", ErrorKind::NotImplementedError, "RuntimeError"),
+    ("ShapeError", ErrorKind::ShapeError, "Exception"),
+    ("ImportError", ErrorKind::ImportError, "Exception"),
+    ("StopIteration", ErrorKind::StopIteration, "Exception"),
+];
+
+impl Builtins {
+    pub fn new() -> Builtins {
+        let object = class("object", None, ClassKind::Builtin(TypeTag::Object));
+        let mut names: HashMap<Rc<str>, Value> = HashMap::new();
+        let mut types = vec![(TypeTag::Object, object.clone())];
+        names.insert("object".into(), Value::Class(object.clone()));
+        for (tag, name) in TYPES {
+            let c = class(name, None, ClassKind::Builtin(*tag));
+            names.insert((*name).into(), Value::Class(c.clone()));
+            types.push((*tag, c));
+        }
+        let int = types.iter().find(|(t, _)| *t == TypeTag::Int).map(|(_, c)| c.clone());
+        let boolc = class("bool", int, ClassKind::Builtin(TypeTag::Bool));
+        names.insert("bool".into(), Value::Class(boolc.clone()));
+        types.push((TypeTag::Bool, boolc));
+        let base_exc = class("BaseException", None, ClassKind::Exc(ErrorKind::Exception));
+        base_exc
+            .dict
+            .borrow_mut()
+            .insert("__init__".into(), native("__init__", super::exc::exc_init));
+        names.insert("BaseException".into(), Value::Class(base_exc.clone()));
+        let mut by_name: HashMap<&str, Rc<Class>> = HashMap::new();
+        by_name.insert("BaseException", base_exc);
+        let mut excs = Vec::new();
+        for (name, kind, parent) in EXCS {
+            let c = class(name, by_name.get(parent).cloned(), ClassKind::Exc(*kind));
+            by_name.insert(name, c.clone());
+            names.insert((*name).into(), Value::Class(c.clone()));
+            if !matches!((name, kind), (n, ErrorKind::Exception) if *n != "Exception") {
+                excs.push((*kind, c));
+            }
+        }
+        funcs::register(&mut names);
+        Builtins {
+            names,
+            types,
+            excs,
+            object,
+        }
+    }
+
+    /// The class object of a built-in type.
+    pub fn type_class(&self, tag: TypeTag) -> Rc<Class> {
+        self.types
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| self.object.clone())
+    }
+
+    /// The class of a built-in exception kind.
+    pub fn exc_class(&self, kind: ErrorKind) -> Rc<Class> {
+        self.excs
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| self.object.clone())
+    }
+}
+
+impl Default for Builtins {
+    fn default() -> Self {
+        Builtins::new()
+    }
+}
+
+/// Whether a built-in value has a method of this name (for `obj.name` as a value).
+pub fn has_method(obj: &Value, name: &str) -> bool {
+    match obj {
+        Value::Str(_) => methods::STR_METHODS.contains(&name),
+        Value::List(_) => seqmethods::LIST_METHODS.contains(&name),
+        Value::Dict(_) => seqmethods::DICT_METHODS.contains(&name),
+        Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
+        Value::Tuple(_) => matches!(name, "index" | "count"),
+        _ => false,
+    }
+}
+
+impl Interp {
+    /// Calls a method of a built-in type (`"a,b".split(",")`, `xs.append(1)`, ...).
+    pub fn call_builtin_method(
+        &mut self,
+        obj: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kw: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        match obj {
+            Value::Str(s) => methods::str_method(self, s, name, &args, &kw),
+            Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
+            Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
+            Value::Set(d) => seqmethods::set_method(self, d, name, args),
+            Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
+            _ => {
+                let f = self.get_attr(obj, name)?;
+                self.call_value(&f, args, kw)
+            }
+        }
+    }
+
+    /// Data attributes of built-in values (`range.start`, `slice.stop`, ...).
+    pub fn builtin_attr(&mut self, obj: &Value, name: &str) -> R<Option<Value>> {
+        Ok(match (obj, name) {
+            (Value::Range(r), "start") => Some(Value::Int(r.start)),
+            (Value::Range(r), "stop") => Some(Value::Int(r.stop)),
+            (Value::Range(r), "step") => Some(Value::Int(r.step)),
+            (Value::Slice(s), "start") => Some(s[0].clone()),
+            (Value::Slice(s), "stop") => Some(s[1].clone()),
+            (Value::Slice(s), "step") => Some(s[2].clone()),
+            (Value::Float(f), "real") => Some(Value::Float(*f)),
+            (Value::Int(i), "real") => Some(Value::Int(*i)),
+            (Value::BoundMethod(bm), "__self__") => Some(bm.0.clone()),
+            (Value::BoundMethod(bm), "__func__") => Some(bm.1.clone()),
+            _ => None,
+        })
+    }
+}
+
+/// Checks the positional argument count of a builtin.
+pub fn arity(name: &str, args: &[Value], min: usize, max: usize) -> R<()> {
+    if args.len() < min || args.len() > max {
+        let want = if min == max {
+            format!("exactly {min}")
+        } else if args.len() < min {
+            format!("at least {min}")
+        } else {
+            format!("at most {max}")
+        };
+        return Err(type_err(format!(
+            "{}() takes {} argument{} ({} given)",
+            name,
+            want,
+            if min == max && min == 1 { "" } else { "s" },
+            args.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Finds a keyword argument by name.
+pub fn kwarg<'a>(kw: &'a [(Rc<str>, Value)], name: &str) -> Option<&'a Value> {
+    kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+}
+
+/// Rejects keyword arguments other than `allowed`.
+pub fn no_kw(fname: &str, kw: &[(Rc<str>, Value)], allowed: &[&str]) -> R<()> {
+    for (k, _) in kw {
+        if !allowed.contains(&&**k) {
+            return Err(type_err(format!(
+                "{fname}() got an unexpected keyword argument '{k}'"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! Methods of `list`, `tuple`, `dict` and `set`.
+
+use super::convert::{dict_from, int_arg};
+use super::{arity, kwarg, no_kw};
+use crate::error::ErrorKind;
+use crate::interp::value::{DictMap, Value};
+use crate::interp::{err, value_err, Interp, R};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub const LIST_METHODS: &[&str] = &[
+    "append", "extend", "insert", "pop", "remove", "index", "count", "sort", "reverse", "copy", "clear",
+];
+pub const DICT_METHODS: &[&str] = &[
+    "get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear",
+];
+pub const SET_METHODS: &[&str] = &[
+    "add", "remove", "discard", "pop", "clear", "copy", "update", "union", "intersection", "difference",
+];
+
+fn no_attr(t: &str, name: &str) -> crate::interp::Exc {
+    err(
+        ErrorKind::AttributeError,
+        format!("'{t}' object has no attribute '{name}'"),
+    )
+}
+
+fn find(me: &mut Interp, items: &[Value], x: &Value) -> R<Option<usize>> {
+    for (i, v) in items.iter().enumerate() {
+        if v.is(x) || me.eq(v, x)? {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+fn count(me: &mut Interp, items: &[Value], x: &Value) -> R<i64> {
+    let mut n = 0;
+    for v in items {
+        if v.is(x) || me.eq(v, x)? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+pub fn list_method(
+    me: &mut Interp,
+    l: &Rc<RefCell<Vec<Value>>>,
+    name: &str,
+    args: Vec<Value>,
+    kw: Vec<(Rc<str>, Value)>,
+) -> R<Value> {
+    if name != "sort" {
+        no_kw(name, &kw, &[])?;
+    }
+    Ok(match name {
+        "append" => {
+            arity(name, &args, 1, 1)?;
+            l.borrow_mut().extend(args);
+            Value::None
+        }
+        "extend" => {
+            arity(name, &args, 1, 1)?;
+            let items = me.collect(&args[0])?;
+            l.borrow_mut().extend(items);
+            Value::None
+        }
+        "insert" => {
+            arity(name, &args, 2, 2)?;
+            let mut v = l.borrow_mut();
+            let n = v.len() as i64;
+            let i = int_arg(&args[0], "")?;
+            let i = if i < 0 { (i + n).max(0) } else { i.min(n) };
+            v.insert(i as usize, args[1].clone());
+            Value::None
+        }
+        "pop" => {
+            arity(name, &args, 0, 1)?;
+            let mut v = l.borrow_mut();
+            if v.is_empty() {
+                return Err(err(ErrorKind::IndexError, "pop from empty list"));
+            }
+            let n = v.len() as i64;
+            let i = match args.first() {
+                Some(x) => int_arg(x, "")?,
+                None => -1,
+            };
+            let j = if i < 0 { i + n } else { i };
+            if j < 0 || j >= n {
+                return Err(err(ErrorKind::IndexError, "pop index out of range"));
+            }
+            v.remove(j as usize)
+        }
+        "remove" => {
+            arity(name, &args, 1, 1)?;
+            let items = l.borrow().clone();
+            match find(me, &items, &args[0])? {
+                Some(i) => {
+                    let mut v = l.borrow_mut();
+                    if i < v.len() {
+                        v.remove(i);
+                    }
+                    Value::None
+                }
+                None => return Err(value_err("list.remove(x): x not in list")),
+            }
+        }
+        "index" => {
+            arity(name, &args, 1, 1)?;
+            let items = l.borrow().clone();
+            match find(me, &items, &args[0])? {
+                Some(i) => Value::Int(i as i64),
+                None => return Err(value_err(format!("{} is not in list", me.repr(&args[0])?))),
+            }
+        }
+        "count" => {
+            arity(name, &args, 1, 1)?;
+            let items = l.borrow().clone();
+            Value::Int(count(me, &items, &args[0])?)
+        }
+        "sort" => {
+            arity(name, &args, 0, 0)?;
+            no_kw(name, &kw, &["key", "reverse"])?;
+            let reverse = match kwarg(&kw, "reverse") {
+                Some(v) => me.truthy(v)?,
+                None => false,
+            };
+            let items = std::mem::take(&mut *l.borrow_mut());
+            let sorted = super::funcs::sort_values(me, items.clone(), kwarg(&kw, "key"), reverse);
+            match sorted {
+                Ok(s) => *l.borrow_mut() = s,
+                Err(e) => {
+                    *l.borrow_mut() = items;
+                    return Err(e);
+                }
+            }
+            Value::None
+        }
+        "reverse" => {
+            l.borrow_mut().reverse();
+            Value::None
+        }
+        "copy" => Value::list(l.borrow().clone()),
+        "clear" => {
+            l.borrow_mut().clear();
+            Value::None
+        }
+        _ => return Err(no_attr("list", name)),
+    })
+}
+
+pub fn tuple_method(me: &mut Interp, t: &Rc<[Value]>, name: &str, args: Vec<Value>) -> R<Value> {
+    arity(name, &args, 1, 1)?;
+    match name {
+        "index" => match find(me, t, &args[0])? {
+            Some(i) => Ok(Value::Int(i as i64)),
+            None => Err(value_err("tuple.index(x): x not in tuple")),
+        },
+        "count" => Ok(Value::Int(count(me, t, &args[0])?)),
+        _ => Err(no_attr("tuple", name)),
+    }
+}
+
+fn view(items: Vec<Value>) -> Value {
+    Value::list(items)
+}
+
+pub fn dict_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: Vec<Value>) -> R<Value> {
+    Ok(match name {
+        "get" => {
+            arity(name, &args, 1, 2)?;
+            let k = me.key(args[0].clone())?;
+            let found = d.borrow().get(&k).cloned();
+            found.unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
+        }
+        "keys" => view(d.borrow().keys().map(|k| k.0.clone()).collect()),
+        "values" => view(d.borrow().values().cloned().collect()),
+        "items" => view(
+            d.borrow()
+                .iter()
+                .map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()]))
+                .collect(),
+        ),
+        "pop" => {
+            arity(name, &args, 1, 2)?;
+            let k = me.key(args[0].clone())?;
+            let removed = d.borrow_mut().shift_remove(&k);
+            match (removed, args.get(1)) {
+                (Some(v), _) => v,
+                (None, Some(def)) => def.clone(),
+                (None, None) => return Err(err(ErrorKind::KeyError, me.repr(&args[0])?)),
+            }
+        }
+        "setdefault" => {
+            arity(name, &args, 1, 2)?;
+            let k = me.key(args[0].clone())?;
+            let def = args.get(1).cloned().unwrap_or(Value::None);
+            d.borrow_mut().entry(k).or_insert(def).clone()
+        }
+        "update" => {
+            arity(name, &args, 0, 1)?;
+            if let Some(v) = args.first() {
+                let mut m = DictMap::default();
+                dict_from(me, v, &mut m)?;
+                d.borrow_mut().extend(m);
+            }
+            Value::None
+        }
+        "copy" => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
+        "clear" => {
+            d.borrow_mut().clear();
+            Value::None
+        }
+        _ => return Err(no_attr("dict", name)),
+    })
+}
+
+pub fn set_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: Vec<Value>) -> R<Value> {
+    let new_set = |m: DictMap| Value::Set(Rc::new(RefCell::new(m)));
+    Ok(match name {
+        "add" => {
+            arity(name, &args, 1, 1)?;
+            let k = me.key(args[0].clone())?;
+            d.borrow_mut().insert(k, Value::None);
+            Value::None
+        }
+        "remove" | "discard" => {
+            arity(name, &args, 1, 1)?;
+            let k = me.key(args[0].clone())?;
+            let removed = d.borrow_mut().shift_remove(&k);
+            if removed.is_none() && name == "remove" {
+                return Err(err(ErrorKind::KeyError, me.repr(&args[0])?));
+            }
+            Value::None
+        }
+        "pop" => match d.borrow_mut().shift_remove_index(0) {
+            Some((k, _)) => k.0,
+            None => return Err(err(ErrorKind::KeyError, "'pop from an empty set'")),
+        },
+        "clear" => {
+            d.borrow_mut().clear();
+            Value::None
+        }
+        "copy" => new_set(d.borrow().clone()),
+        "update" | "union" | "intersection" | "difference" => {
+            arity(name, &args, 1, 1)?;
+            let mut other = DictMap::default();
+            for x in me.collect(&args[0])? {
+                other.insert(me.key(x)?, Value::None);
+            }
+            let cur = d.borrow().clone();
+            match name {
+                "update" => {
+                    d.borrow_mut().extend(other);
+                    Value::None
+                }
+                "union" => {
+                    let mut m = cur;
+                    m.extend(other);
+                    new_set(m)
+                }
+                "intersection" => new_set(cur.into_iter().filter(|(k, _)| other.contains_key(k)).collect()),
+                _ => new_set(cur.into_iter().filter(|(k, _)| !other.contains_key(k)).collect()),
+            }
+        }
+        _ => return Err(no_attr("set", name)),
+    })
+}

@@ -1,0 +1,325 @@
+//! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
+
+use super::tree::CArg;
+use super::value::{Class, Function, Value};
+use super::{at, err, type_err, Flow, Interp, R};
+use crate::error::{ErrorKind, TraceFrame};
+use crate::source::Span;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+
+type Kw = Vec<(Rc<str>, Value)>;
+
+impl Interp {
+    /// Raises KeyboardInterrupt if the interrupt flag was set.
+    #[inline]
+    pub fn check_interrupt(&mut self) -> R<()> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            self.interrupt.store(false, Ordering::Relaxed);
+            return Err(err(ErrorKind::KeyboardInterrupt, ""));
+        }
+        Ok(())
+    }
+
+    pub fn call_expr(&mut self, f: Value, args: &[CArg], span: Span) -> R<Value> {
+        if let Value::Func(func) = &f {
+            if func.proto.simple
+                && args.len() == func.proto.params.len()
+                && args.iter().all(|a| matches!(a, CArg::Pos(_)))
+            {
+                let base = self.stack.len();
+                for a in args {
+                    if let CArg::Pos(x) = a {
+                        match self.eval(x) {
+                            Ok(v) => self.stack.push(v),
+                            Err(e) => {
+                                self.stack.truncate(base);
+                                return Err(e);
+                            }
+                        }
+                    }
+                }
+                let func = func.clone();
+                return self.invoke(func, base).map_err(|e| at(e, span));
+            }
+        }
+        let (pos, kw) = self.eval_args(args)?;
+        self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+    }
+
+    pub fn call_method_expr(&mut self, obj: Value, name: &Rc<str>, args: &[CArg], span: Span) -> R<Value> {
+        if let Value::Instance(inst) = &obj {
+            let own = inst.dict.borrow().get(name).cloned();
+            if own.is_none() {
+                if let Some(Value::Func(func)) = inst.class.lookup(name) {
+                    if func.proto.simple
+                        && args.len() + 1 == func.proto.params.len()
+                        && args.iter().all(|a| matches!(a, CArg::Pos(_)))
+                    {
+                        let base = self.stack.len();
+                        self.stack.push(obj.clone());
+                        for a in args {
+                            if let CArg::Pos(x) = a {
+                                match self.eval(x) {
+                                    Ok(v) => self.stack.push(v),
+                                    Err(e) => {
+                                        self.stack.truncate(base);
+                                        return Err(e);
+                                    }
+                                }
+                            }
+                        }
+                        return self.invoke(func, base).map_err(|e| at(e, span));
+                    }
+                }
+            }
+        }
+        let (pos, kw) = self.eval_args(args)?;
+        match &obj {
+            Value::Instance(_) | Value::Class(_) | Value::Module(_) | Value::Super(_) => {
+                let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
+                self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+            }
+            _ => self.call_builtin_method(&obj, name, pos, kw).map_err(|e| at(e, span)),
+        }
+    }
+
+    /// Calls any callable value.
+    pub fn call_value(&mut self, f: &Value, args: Vec<Value>, kw: Kw) -> R<Value> {
+        match f {
+            Value::Func(func) => {
+                let base = self.stack.len();
+                if let Err(e) = self.bind_args(func, args, kw) {
+                    self.stack.truncate(base);
+                    return Err(e);
+                }
+                self.invoke(func.clone(), base)
+            }
+            Value::Native(n) => (n.f)(self, &args, &kw),
+            Value::BoundMethod(bm) => {
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(bm.0.clone());
+                all.extend(args);
+                self.call_value(&bm.1, all, kw)
+            }
+            Value::BuiltinMethod(bm) => self.call_builtin_method(&bm.0, &bm.1, args, kw),
+            Value::Class(c) => self.instantiate(c, args, kw),
+            Value::Instance(inst) => match inst.class.lookup("__call__") {
+                Some(m) => {
+                    let mut all = Vec::with_capacity(args.len() + 1);
+                    all.push(f.clone());
+                    all.extend(args);
+                    self.call_value(&m, all, kw)
+                }
+                None => Err(type_err(format!("'{}' object is not callable", f.type_name()))),
+            },
+            _ => Err(type_err(format!("'{}' object is not callable", f.type_name()))),
+        }
+    }
+
+    /// Binds arguments into new frame slots pushed at the top of the stack.
+    fn bind_args(&mut self, func: &Function, args: Vec<Value>, kw: Kw) -> R<()> {
+        let p = &func.proto;
+        let base = self.stack.len();
+        let np = p.params.len();
+        let n_pos = args.len();
+        self.stack.resize(base + p.n_slots as usize, Value::Unbound);
+        let mut extra = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            if i < np {
+                self.stack[base + i] = a;
+            } else {
+                extra.push(a);
+            }
+        }
+        match p.vararg {
+            Some(s) => self.stack[base + s as usize] = Value::tuple(extra),
+            None if !extra.is_empty() => {
+                return Err(type_err(format!(
+                    "{}() takes {} positional argument{} but {} {} given",
+                    p.name,
+                    np,
+                    if np == 1 { "" } else { "s" },
+                    n_pos,
+                    if n_pos == 1 { "was" } else { "were" }
+                )))
+            }
+            None => {}
+        }
+        let mut kwdict = super::value::DictMap::default();
+        for (name, v) in kw {
+            let slot = p
+                .params
+                .iter()
+                .position(|q| **q == *name)
+                .map(|i| i as u32)
+                .or_else(|| p.kwonly.iter().find(|(q, _)| **q == *name).map(|(_, s)| *s));
+            match slot {
+                Some(s) => {
+                    let cell = &mut self.stack[base + s as usize];
+                    if !matches!(cell, Value::Unbound) {
+                        return Err(type_err(format!(
+                            "{}() got multiple values for argument '{}'",
+                            p.name, name
+                        )));
+                    }
+                    *cell = v;
+                }
+                None if p.kwarg.is_some() => {
+                    kwdict.insert(super::value::Key(Value::Str(name)), v);
+                }
+                None => {
+                    return Err(type_err(format!(
+                        "{}() got an unexpected keyword argument '{}'",
+                        p.name, name
+                    )))
+                }
+            }
+        }
+        if let Some(s) = p.kwarg {
+            self.stack[base + s as usize] = Value::Dict(Rc::new(RefCell::new(kwdict)));
+        }
+        let nd = func.defaults.len();
+        let mut missing = Vec::new();
+        for i in 0..np {
+            if matches!(self.stack[base + i], Value::Unbound) {
+                if i + nd >= np {
+                    self.stack[base + i] = func.defaults[i + nd - np].clone();
+                } else {
+                    missing.push(format!("'{}'", p.params[i]));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(missing_args(&p.name, "positional", &missing));
+        }
+        for (i, (name, s)) in p.kwonly.iter().enumerate() {
+            if matches!(self.stack[base + *s as usize], Value::Unbound) {
+                match func.kwdefaults.get(i).cloned().flatten() {
+                    Some(d) => self.stack[base + *s as usize] = d,
+                    None => missing.push(format!("'{name}'")),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(missing_args(&p.name, "keyword-only", &missing));
+        }
+        Ok(())
+    }
+
+    /// Runs a function whose bound parameters start at `base` on the stack.
+    pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
+        let proto = func.proto.clone();
+        self.stack.resize(base + proto.n_slots as usize, Value::Unbound);
+        for s in &proto.cell_params {
+            let i = base + *s as usize;
+            let v = std::mem::take(&mut self.stack[i]);
+            self.stack[i] = Value::Cell(Rc::new(RefCell::new(v)));
+        }
+        for s in &proto.cell_locals {
+            self.stack[base + *s as usize] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
+        }
+        for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
+            self.stack[base + *s as usize] = Value::Cell(c.clone());
+        }
+        if self.depth >= self.max_depth {
+            self.stack.truncate(base);
+            return Err(err(ErrorKind::RecursionError, "maximum recursion depth exceeded"));
+        }
+        if let Err(e) = self.check_interrupt() {
+            self.stack.truncate(base);
+            return Err(e);
+        }
+        let saved_fp = std::mem::replace(&mut self.fp, base);
+        let saved_globals = if Rc::ptr_eq(&self.globals, &func.globals) {
+            None
+        } else {
+            Some(std::mem::replace(&mut self.globals, func.globals.clone()))
+        };
+        let saved_func = self.cur_func.replace(func);
+        self.depth += 1;
+        let r = stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.exec_block(&proto.body));
+        self.depth -= 1;
+        self.cur_func = saved_func;
+        if let Some(g) = saved_globals {
+            self.globals = g;
+        }
+        self.fp = saved_fp;
+        self.stack.truncate(base);
+        match r {
+            Ok(Flow::Return(v)) => Ok(v),
+            Ok(_) => Ok(Value::None),
+            Err(mut e) => {
+                let span = e.pending.take().unwrap_or(proto.span);
+                e.frames.push(TraceFrame {
+                    func: proto.name.clone(),
+                    span,
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// Zero-argument `super()`: the defining class of the running function, and `self`.
+    pub fn make_super(&mut self, slot: u32) -> R<Value> {
+        let owner = self
+            .cur_func
+            .as_ref()
+            .and_then(|f| f.owner.borrow().as_ref().and_then(|w| w.upgrade()));
+        let Some(cls) = owner else {
+            return Err(err(ErrorKind::RuntimeError, "super(): __class__ cell not found"));
+        };
+        let me = match self.local(slot) {
+            Value::Cell(c) => c.borrow().clone(),
+            v => v.clone(),
+        };
+        Ok(Value::Super(Rc::new((cls, me))))
+    }
+
+    /// Creates an instance of a class (or converts, for built-in types).
+    pub fn instantiate(&mut self, c: &Rc<Class>, args: Vec<Value>, kw: Kw) -> R<Value> {
+        if let super::value::ClassKind::Builtin(tag) = c.kind {
+            return self.construct_builtin(tag, args, kw);
+        }
+        let inst = Value::Instance(Rc::new(super::value::Instance {
+            class: c.clone(),
+            dict: RefCell::new(Default::default()),
+        }));
+        match c.lookup("__init__") {
+            Some(init) => {
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(inst.clone());
+                all.extend(args);
+                let r = self.call_value(&init, all, kw)?;
+                if !matches!(r, Value::None) {
+                    return Err(type_err(format!(
+                        "__init__() should return None, not '{}'",
+                        r.type_name()
+                    )));
+                }
+            }
+            None => {
+                if !args.is_empty() || !kw.is_empty() {
+                    return Err(type_err(format!("{}() takes no arguments", c.name)));
+                }
+            }
+        }
+        Ok(inst)
+    }
+}
+
+fn missing_args(fname: &str, what: &str, names: &[String]) -> super::Exc {
+    let list = match names.len() {
+        1 => names[0].clone(),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    };
+    type_err(format!(
+        "{}() missing {} required {} argument{}: {}",
+        fname,
+        names.len(),
+        what,
+        if names.len() == 1 { "" } else { "s" },
+        list
+    ))
+}

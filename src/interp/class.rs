@@ -1,0 +1,220 @@
+//! Classes and attributes: class creation, attribute get/set/del, method binding.
+
+use super::tree::ClassProto;
+use super::value::{Class, ClassKind, TypeTag, Value};
+use super::{at, err, type_err, Interp, R};
+use crate::error::ErrorKind;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+fn no_attr(obj: &Value, name: &str) -> super::Exc {
+    err(
+        ErrorKind::AttributeError,
+        format!("'{}' object has no attribute '{}'", obj.type_name(), name),
+    )
+}
+
+/// Binds a class attribute found on an instance: functions become bound methods.
+fn bind(obj: &Value, v: Value) -> Value {
+    match v {
+        Value::Func(_) | Value::Native(_) => Value::BoundMethod(Rc::new((obj.clone(), v))),
+        other => other,
+    }
+}
+
+impl Interp {
+    pub fn exec_class(&mut self, c: &Rc<ClassProto>) -> R<()> {
+        let mut decs = Vec::with_capacity(c.decorators.len());
+        for d in &c.decorators {
+            decs.push(self.eval(d)?);
+        }
+        let base = match &c.base {
+            Some(b) => match self.eval(b)? {
+                Value::Class(k) => match k.kind {
+                    ClassKind::Builtin(TypeTag::Object) => None,
+                    ClassKind::Builtin(_) => {
+                        return Err(at(
+                            type_err(format!("subclassing the built-in type '{}' is not supported", k.name)),
+                            b.span,
+                        ))
+                    }
+                    _ => Some(k),
+                },
+                other => {
+                    return Err(at(
+                        type_err(format!("base class must be a class, not '{}'", other.type_name())),
+                        b.span,
+                    ))
+                }
+            },
+            None => None,
+        };
+        let ns = Rc::new(RefCell::new(super::value::NameMap::default()));
+        self.class_ns.push(ns.clone());
+        let r = self.exec_block(&c.body);
+        self.class_ns.pop();
+        r?;
+        let dict = std::mem::take(&mut *ns.borrow_mut());
+        let cls = Rc::new(Class {
+            name: c.name.clone(),
+            base,
+            dict: RefCell::new(dict),
+            kind: ClassKind::User,
+        });
+        for v in cls.dict.borrow().values() {
+            if let Value::Func(f) = v {
+                *f.owner.borrow_mut() = Some(Rc::downgrade(&cls));
+            }
+        }
+        let mut v = Value::Class(cls);
+        for (d, ex) in decs.iter().zip(c.decorators.iter()).rev() {
+            v = self.call_value(d, vec![v], Vec::new()).map_err(|x| at(x, ex.span))?;
+        }
+        self.store(&c.store, v)
+    }
+
+    pub fn get_attr(&mut self, obj: &Value, name: &str) -> R<Value> {
+        match obj {
+            Value::Instance(inst) => {
+                if let Some(v) = inst.dict.borrow().get(name) {
+                    return Ok(v.clone());
+                }
+                if let Some(v) = inst.class.lookup(name) {
+                    return Ok(bind(obj, v));
+                }
+                if name == "__class__" {
+                    return Ok(Value::Class(inst.class.clone()));
+                }
+                if name == "__dict__" {
+                    let d = inst.dict.borrow();
+                    let mut m = super::value::DictMap::default();
+                    for (k, v) in d.iter() {
+                        m.insert(super::value::Key(Value::Str(k.clone())), v.clone());
+                    }
+                    return Ok(Value::Dict(Rc::new(RefCell::new(m))));
+                }
+                if let Some(ga) = inst.class.lookup("__getattr__") {
+                    return self.call_value(&ga, vec![obj.clone(), Value::str(name)], vec![]);
+                }
+                Err(no_attr(obj, name))
+            }
+            Value::Class(c) => {
+                if let Some(v) = c.lookup(name) {
+                    return Ok(v);
+                }
+                match name {
+                    "__name__" => Ok(Value::Str(c.name.clone())),
+                    "__base__" => Ok(c.base.clone().map(Value::Class).unwrap_or(Value::None)),
+                    _ => Err(err(
+                        ErrorKind::AttributeError,
+                        format!("type object '{}' has no attribute '{}'", c.name, name),
+                    )),
+                }
+            }
+            Value::Module(m) => m.get(name).ok_or_else(|| {
+                err(
+                    ErrorKind::AttributeError,
+                    format!("module '{}' has no attribute '{}'", m.name, name),
+                )
+            }),
+            Value::Super(s) => {
+                let found = s.0.base.as_ref().and_then(|b| b.lookup(name));
+                match found {
+                    Some(v) => Ok(bind(&s.1, v)),
+                    None => Err(err(
+                        ErrorKind::AttributeError,
+                        format!("'super' object has no attribute '{name}'"),
+                    )),
+                }
+            }
+            Value::Func(f) => match name {
+                "__name__" => Ok(Value::Str(f.proto.name.clone())),
+                _ => Err(no_attr(obj, name)),
+            },
+            Value::Native(f) => match name {
+                "__name__" => Ok(Value::Str(f.name.clone())),
+                _ => Err(no_attr(obj, name)),
+            },
+            _ => {
+                if let Some(v) = self.builtin_attr(obj, name)? {
+                    return Ok(v);
+                }
+                if super::builtins::has_method(obj, name) {
+                    return Ok(Value::BuiltinMethod(Rc::new((obj.clone(), name.into()))));
+                }
+                Err(no_attr(obj, name))
+            }
+        }
+    }
+
+    pub fn set_attr(&mut self, obj: &Value, name: &str, v: Value) -> R<()> {
+        match obj {
+            Value::Instance(inst) => {
+                inst.dict.borrow_mut().insert(name.into(), v);
+                Ok(())
+            }
+            Value::Class(c) if c.kind == ClassKind::User => {
+                if let Value::Func(f) = &v {
+                    *f.owner.borrow_mut() = Some(Rc::downgrade(c));
+                }
+                c.dict.borrow_mut().insert(name.into(), v);
+                Ok(())
+            }
+            Value::Module(m) => {
+                m.set(&name.into(), v);
+                Ok(())
+            }
+            _ => Err(err(
+                ErrorKind::AttributeError,
+                format!("'{}' object attribute '{}' is read-only", obj.type_name(), name),
+            )),
+        }
+    }
+
+    pub fn del_attr(&mut self, obj: &Value, name: &str) -> R<()> {
+        let removed = match obj {
+            Value::Instance(inst) => inst.dict.borrow_mut().shift_remove(name).is_some(),
+            Value::Class(c) if c.kind == ClassKind::User => c.dict.borrow_mut().shift_remove(name).is_some(),
+            _ => false,
+        };
+        if removed {
+            Ok(())
+        } else {
+            Err(no_attr(obj, name))
+        }
+    }
+
+    /// `isinstance(v, cls)` for one class.
+    pub fn is_instance(&self, v: &Value, cls: &Rc<Class>) -> bool {
+        let vc = self.class_of(v);
+        vc.is_subclass(cls) || (matches!(v, Value::Bool(_)) && cls.kind == ClassKind::Builtin(TypeTag::Int))
+    }
+
+    /// The class object of any value (`type(v)`).
+    pub fn class_of(&self, v: &Value) -> Rc<Class> {
+        let tag = match v {
+            Value::Instance(i) => return i.class.clone(),
+            Value::None => TypeTag::NoneType,
+            Value::Bool(_) => TypeTag::Bool,
+            Value::Int(_) => TypeTag::Int,
+            Value::Float(_) => TypeTag::Float,
+            Value::Str(_) => TypeTag::Str,
+            Value::List(_) => TypeTag::List,
+            Value::Tuple(_) => TypeTag::Tuple,
+            Value::Dict(_) => TypeTag::Dict,
+            Value::Set(_) => TypeTag::Set,
+            Value::Range(_) => TypeTag::Range,
+            Value::Slice(_) => TypeTag::Slice,
+            Value::Ellipsis => TypeTag::Ellipsis,
+            Value::Func(_) => TypeTag::Function,
+            Value::Native(_) => TypeTag::BuiltinFunction,
+            Value::BoundMethod(_) | Value::BuiltinMethod(_) => TypeTag::Method,
+            Value::Class(_) => TypeTag::Type,
+            Value::Module(_) => TypeTag::Module,
+            Value::Iter(_) => TypeTag::Iterator,
+            Value::Super(_) => TypeTag::Super,
+            Value::Cell(_) | Value::Unbound => TypeTag::Object,
+        };
+        self.b.type_class(tag)
+    }
+}

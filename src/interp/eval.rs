@@ -1,0 +1,410 @@
+//! Expression evaluation and name loads/stores.
+
+use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
+use super::value::{Function, Key, Value};
+use super::{at, err, type_err, Interp, R};
+use crate::error::ErrorKind;
+use crate::syntax::ast::BoolOp;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub fn name_error(n: &str) -> super::Exc {
+    err(ErrorKind::NameError, format!("name '{n}' is not defined"))
+}
+
+fn unbound_local(n: &str) -> super::Exc {
+    err(
+        ErrorKind::NameError,
+        format!("cannot access local variable '{n}' where it is not associated with a value"),
+    )
+}
+
+/// Where a comprehension's results go.
+enum CompOut<'a> {
+    List(Vec<Value>, &'a Ex),
+    Dict(super::value::DictMap, &'a Ex, &'a Ex),
+}
+
+impl Interp {
+    #[inline]
+    pub fn local(&self, slot: u32) -> &Value {
+        &self.stack[self.fp + slot as usize]
+    }
+
+    pub fn load(&mut self, p: &Place) -> R<Value> {
+        match p {
+            Place::Local(s, n) => match self.local(*s) {
+                Value::Unbound => Err(unbound_local(n)),
+                v => Ok(v.clone()),
+            },
+            Place::Cell(s, n) => match self.local(*s) {
+                Value::Cell(c) => match &*c.borrow() {
+                    Value::Unbound => Err(err(
+                        ErrorKind::NameError,
+                        format!("cannot access free variable '{n}' where it is not associated with a value in enclosing scope"),
+                    )),
+                    v => Ok(v.clone()),
+                },
+                _ => Err(unbound_local(n)),
+            },
+            Place::Global(i, n) => {
+                if let Some(v) = self.globals.slots.borrow().get(*i as usize) {
+                    if !matches!(v, Value::Unbound) {
+                        return Ok(v.clone());
+                    }
+                }
+                self.b.names.get(n).cloned().ok_or_else(|| name_error(n))
+            }
+            Place::ClassNs(n, fallback) => {
+                if let Some(ns) = self.class_ns.last() {
+                    if let Some(v) = ns.borrow().get(n) {
+                        return Ok(v.clone());
+                    }
+                }
+                self.load(fallback)
+            }
+        }
+    }
+
+    pub fn store_place(&mut self, p: &Place, v: Value) -> R<()> {
+        match p {
+            Place::Local(s, _) => {
+                let i = self.fp + *s as usize;
+                self.stack[i] = v;
+            }
+            Place::Cell(s, _) => {
+                if let Value::Cell(c) = self.local(*s) {
+                    *c.borrow_mut() = v;
+                }
+            }
+            Place::Global(i, _) => {
+                if let Some(slot) = self.globals.slots.borrow_mut().get_mut(*i as usize) {
+                    *slot = v;
+                }
+            }
+            Place::ClassNs(n, _) => match self.class_ns.last() {
+                Some(ns) => {
+                    ns.borrow_mut().insert(n.clone(), v);
+                }
+                None => return Err(err(ErrorKind::RuntimeError, "no class namespace")),
+            },
+        }
+        Ok(())
+    }
+
+    pub fn store(&mut self, t: &Target, v: Value) -> R<()> {
+        match t {
+            Target::Place(p) => self.store_place(p, v),
+            Target::Attr(obj, name) => {
+                let o = self.eval(obj)?;
+                self.set_attr(&o, name, v).map_err(|e| at(e, obj.span))
+            }
+            Target::Subscript(obj, idx) => {
+                let o = self.eval(obj)?;
+                let i = self.eval(idx)?;
+                self.set_item(&o, &i, v).map_err(|e| at(e, obj.span.to(idx.span)))
+            }
+            Target::Unpack(ts, star, span) => self.unpack(ts, *star, v).map_err(|e| at(e, *span)),
+        }
+    }
+
+    fn unpack(&mut self, ts: &[Target], star: Option<usize>, v: Value) -> R<()> {
+        let items = self.collect(&v)?;
+        match star {
+            None => {
+                if items.len() != ts.len() {
+                    return Err(value_unpack(ts.len(), items.len()));
+                }
+                for (t, x) in ts.iter().zip(items) {
+                    self.store(t, x)?;
+                }
+            }
+            Some(si) => {
+                let after = ts.len() - si - 1;
+                if items.len() < ts.len() - 1 {
+                    return Err(super::value_err(format!(
+                        "not enough values to unpack (expected at least {}, got {})",
+                        ts.len() - 1,
+                        items.len()
+                    )));
+                }
+                let mid_end = items.len() - after;
+                for (i, t) in ts.iter().enumerate() {
+                    if i < si {
+                        self.store(t, items[i].clone())?;
+                    } else if i == si {
+                        self.store(t, Value::list(items[si..mid_end].to_vec()))?;
+                    } else {
+                        self.store(t, items[mid_end + (i - si - 1)].clone())?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn eval(&mut self, e: &Ex) -> R<Value> {
+        match &e.kind {
+            ExKind::Const(v) => Ok(v.clone()),
+            ExKind::Load(Place::Local(s, n)) => match self.local(*s) {
+                Value::Unbound => Err(at(unbound_local(n), e.span)),
+                v => Ok(v.clone()),
+            },
+            ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
+            ExKind::Binary(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                self.binop(*op, &x, &y).map_err(|x| at(x, e.span))
+            }
+            ExKind::Compare(a, rest) => {
+                let mut x = self.eval(a)?;
+                let last = rest.len().saturating_sub(1);
+                for (i, (op, b)) in rest.iter().enumerate() {
+                    let y = self.eval(b)?;
+                    let r = self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?;
+                    if !r {
+                        return Ok(Value::Bool(false));
+                    }
+                    if i == last {
+                        break;
+                    }
+                    x = y;
+                }
+                Ok(Value::Bool(true))
+            }
+            ExKind::Call(f, args) => {
+                let fv = self.eval(f)?;
+                self.call_expr(fv, args, e.span)
+            }
+            ExKind::CallMethod(recv, name, args) => {
+                let obj = self.eval(recv)?;
+                self.call_method_expr(obj, name, args, e.span)
+            }
+            ExKind::Attr(obj, name) => {
+                let o = self.eval(obj)?;
+                self.get_attr(&o, name).map_err(|x| at(x, e.span))
+            }
+            ExKind::Subscript(obj, idx) => {
+                let o = self.eval(obj)?;
+                let i = self.eval(idx)?;
+                self.get_item(&o, &i).map_err(|x| at(x, e.span))
+            }
+            ExKind::Unary(op, x) => {
+                let v = self.eval(x)?;
+                self.unary(*op, &v).map_err(|x| at(x, e.span))
+            }
+            ExKind::BoolOp(op, a, b) => {
+                let x = self.eval(a)?;
+                let t = self.truthy(&x).map_err(|x| at(x, e.span))?;
+                match (op, t) {
+                    (BoolOp::And, false) | (BoolOp::Or, true) => Ok(x),
+                    _ => self.eval(b),
+                }
+            }
+            ExKind::IfExp(c, t, f) => {
+                let cv = self.eval(c)?;
+                if self.truthy(&cv).map_err(|x| at(x, e.span))? {
+                    self.eval(t)
+                } else {
+                    self.eval(f)
+                }
+            }
+            ExKind::Slice(a, b, c) => {
+                let mut parts = [Value::None, Value::None, Value::None];
+                for (slot, x) in parts.iter_mut().zip([a, b, c]) {
+                    if let Some(x) = x {
+                        *slot = self.eval(x)?;
+                    }
+                }
+                Ok(Value::Slice(Rc::new(parts)))
+            }
+            ExKind::List(xs) => Ok(Value::list(self.eval_items(xs)?)),
+            ExKind::Tuple(xs) => Ok(Value::tuple(self.eval_items(xs)?)),
+            ExKind::Starred(_) => Err(at(
+                err(ErrorKind::SyntaxError, "can't use starred expression here"),
+                e.span,
+            )),
+            ExKind::Dict(kv) => {
+                let mut m = super::value::DictMap::default();
+                for (k, v) in kv {
+                    let kv = self.eval(k)?;
+                    let vv = self.eval(v)?;
+                    m.insert(self.key(kv).map_err(|x| at(x, k.span))?, vv);
+                }
+                Ok(Value::Dict(Rc::new(RefCell::new(m))))
+            }
+            ExKind::FString(parts) => Ok(Value::str(&self.fstring(parts)?)),
+            ExKind::MakeFunc(proto) => self.make_func(proto),
+            ExKind::Super(slot) => self.make_super(*slot).map_err(|x| at(x, e.span)),
+            ExKind::ListComp(elt, gens, cells) => {
+                self.fresh_cells(cells);
+                let mut out = CompOut::List(Vec::new(), elt);
+                self.comp(gens, &mut out)?;
+                match out {
+                    CompOut::List(v, _) => Ok(Value::list(v)),
+                    CompOut::Dict(..) => Ok(Value::None),
+                }
+            }
+            ExKind::DictComp(k, v, gens, cells) => {
+                self.fresh_cells(cells);
+                let mut out = CompOut::Dict(Default::default(), k, v);
+                self.comp(gens, &mut out)?;
+                match out {
+                    CompOut::Dict(m, ..) => Ok(Value::Dict(Rc::new(RefCell::new(m)))),
+                    CompOut::List(..) => Ok(Value::None),
+                }
+            }
+        }
+    }
+
+    /// Wraps a value as a dict key, raising TypeError for unhashable values.
+    pub fn key(&self, v: Value) -> R<Key> {
+        Key::new(v).map_err(|t| type_err(format!("unhashable type: '{t}'")))
+    }
+
+    fn eval_items(&mut self, xs: &[Ex]) -> R<Vec<Value>> {
+        let mut out = Vec::with_capacity(xs.len());
+        for x in xs {
+            if let ExKind::Starred(inner) = &x.kind {
+                let v = self.eval(inner)?;
+                out.extend(self.collect(&v).map_err(|e| at(e, x.span))?);
+            } else {
+                out.push(self.eval(x)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn fresh_cells(&mut self, cells: &[u32]) {
+        for s in cells {
+            let i = self.fp + *s as usize;
+            self.stack[i] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
+        }
+    }
+
+    fn comp(&mut self, gens: &[Gen], out: &mut CompOut) -> R<()> {
+        let Some((g, rest)) = gens.split_first() else {
+            return self.comp_emit(out);
+        };
+        let it = self.eval(&g.iter)?;
+        self.for_each(&it, |me, v| {
+            me.store(&g.target, v)?;
+            for c in &g.ifs {
+                let cv = me.eval(c)?;
+                if !me.truthy(&cv).map_err(|x| at(x, c.span))? {
+                    return Ok(true);
+                }
+            }
+            me.comp(rest, out)?;
+            Ok(true)
+        })
+        .map_err(|x| at(x, g.iter.span))?;
+        Ok(())
+    }
+
+    fn comp_emit(&mut self, out: &mut CompOut) -> R<()> {
+        match out {
+            CompOut::List(v, elt) => {
+                let x = self.eval(elt)?;
+                v.push(x);
+            }
+            CompOut::Dict(m, k, v) => {
+                let kv = self.eval(k)?;
+                let vv = self.eval(v)?;
+                let key = self.key(kv).map_err(|x| at(x, k.span))?;
+                m.insert(key, vv);
+            }
+        }
+        Ok(())
+    }
+
+    fn fstring(&mut self, parts: &[FPart]) -> R<String> {
+        let mut s = String::new();
+        for p in parts {
+            match p {
+                FPart::Lit(t) => s.push_str(t),
+                FPart::Expr { expr, conv, spec } => {
+                    let v = self.eval(expr)?;
+                    let v = match conv {
+                        Some('r') | Some('a') => Value::str(&self.repr(&v).map_err(|x| at(x, expr.span))?),
+                        Some(_) => Value::str(&self.to_str(&v).map_err(|x| at(x, expr.span))?),
+                        None => v,
+                    };
+                    let spec = self.fstring(spec)?;
+                    let t = self.format_spec(&v, &spec).map_err(|x| at(x, expr.span))?;
+                    s.push_str(&t);
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    fn make_func(&mut self, proto: &Rc<super::tree::FuncProto>) -> R<Value> {
+        let mut defaults = Vec::with_capacity(proto.defaults.len());
+        for d in &proto.defaults {
+            defaults.push(self.eval(d)?);
+        }
+        let mut kwdefaults = Vec::with_capacity(proto.kwdefaults.len());
+        for d in &proto.kwdefaults {
+            kwdefaults.push(match d {
+                Some(d) => Some(self.eval(d)?),
+                None => None,
+            });
+        }
+        let mut closure = Vec::with_capacity(proto.capture_from.len());
+        for s in &proto.capture_from {
+            match self.local(*s) {
+                Value::Cell(c) => closure.push(c.clone()),
+                _ => return Err(err(ErrorKind::RuntimeError, "internal error: missing closure cell")),
+            }
+        }
+        Ok(Value::Func(Rc::new(Function {
+            proto: proto.clone(),
+            defaults,
+            kwdefaults,
+            closure,
+            globals: self.globals.clone(),
+            owner: RefCell::new(None),
+        })))
+    }
+
+    /// Evaluates call arguments into positional values and keyword pairs.
+    pub fn eval_args(&mut self, args: &[CArg]) -> R<(Vec<Value>, Vec<(Rc<str>, Value)>)> {
+        let mut pos = Vec::with_capacity(args.len());
+        let mut kw = Vec::new();
+        for a in args {
+            match a {
+                CArg::Pos(x) => pos.push(self.eval(x)?),
+                CArg::Star(x) => {
+                    let v = self.eval(x)?;
+                    pos.extend(self.collect(&v).map_err(|e| at(e, x.span))?);
+                }
+                CArg::Kw(n, x) => kw.push((n.clone(), self.eval(x)?)),
+                CArg::StarStar(x) => {
+                    let v = self.eval(x)?;
+                    let Value::Dict(d) = &v else {
+                        return Err(at(
+                            type_err(format!("argument after ** must be a mapping, not {}", v.type_name())),
+                            x.span,
+                        ));
+                    };
+                    for (k, val) in d.borrow().iter() {
+                        match &k.0 {
+                            Value::Str(s) => kw.push((s.clone(), val.clone())),
+                            _ => return Err(at(type_err("keywords must be strings"), x.span)),
+                        }
+                    }
+                }
+            }
+        }
+        Ok((pos, kw))
+    }
+}
+
+fn value_unpack(expected: usize, got: usize) -> super::Exc {
+    if got > expected {
+        super::value_err(format!("too many values to unpack (expected {expected})"))
+    } else {
+        super::value_err(format!("not enough values to unpack (expected {expected}, got {got})"))
+    }
+}

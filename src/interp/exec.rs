@@ -1,0 +1,292 @@
+//! Statement execution: assignment, control flow, definitions, `del`, module chunks.
+
+use super::tree::{Code, Place, St, StKind, Target};
+use super::value::{ModuleObj, Value};
+use super::{at, err, Flow, Interp, R};
+use crate::error::ErrorKind;
+use crate::syntax::ast::BinOp;
+use std::rc::Rc;
+
+impl Interp {
+    pub fn exec_block(&mut self, body: &[St]) -> R<Flow> {
+        for s in body {
+            match self.exec(s)? {
+                Flow::Normal => {}
+                f => return Ok(f),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    pub fn exec(&mut self, s: &St) -> R<Flow> {
+        self.exec_inner(s).map_err(|e| at(e, s.span))
+    }
+
+    fn exec_inner(&mut self, s: &St) -> R<Flow> {
+        match &s.kind {
+            StKind::Expr(e) => {
+                self.eval(e)?;
+            }
+            StKind::AssignLocal(slot, e) => {
+                let v = self.eval(e)?;
+                let i = self.fp + *slot as usize;
+                self.stack[i] = v;
+            }
+            StKind::Assign(ts, e) => {
+                let v = self.eval(e)?;
+                for t in ts {
+                    self.store(t, v.clone())?;
+                }
+            }
+            StKind::AugLocal(slot, name, op, e) => {
+                let rhs = self.eval(e)?;
+                let i = self.fp + *slot as usize;
+                let new = match (&self.stack[i], &rhs) {
+                    (Value::Float(a), Value::Float(b)) if matches!(op, BinOp::Add) => Value::Float(a + b),
+                    (Value::Int(a), Value::Int(b)) if matches!(op, BinOp::Add) => match a.checked_add(*b) {
+                        Some(r) => Value::Int(r),
+                        None => super::ops::int_op(*op, *a, *b).map_err(|x| at(x, s.span))?,
+                    },
+                    (Value::Unbound, _) => {
+                        return Err(err(
+                            ErrorKind::NameError,
+                            format!("cannot access local variable '{name}' where it is not associated with a value"),
+                        ))
+                    }
+                    (cur, _) => {
+                        let cur = cur.clone();
+                        self.inplace(*op, cur, &rhs)?
+                    }
+                };
+                self.stack[i] = new;
+            }
+            StKind::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
+            StKind::If(c, body, orelse) => {
+                let cv = self.eval(c)?;
+                return if self.truthy(&cv).map_err(|x| at(x, c.span))? {
+                    self.exec_block(body)
+                } else {
+                    self.exec_block(orelse)
+                };
+            }
+            StKind::While(c, body, orelse) => {
+                loop {
+                    self.check_interrupt()?;
+                    let cv = self.eval(c)?;
+                    if !self.truthy(&cv).map_err(|x| at(x, c.span))? {
+                        return self.exec_block(orelse);
+                    }
+                    match self.exec_block(body)? {
+                        Flow::Break => break,
+                        Flow::Return(v) => return Ok(Flow::Return(v)),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            StKind::For(t, it, body, orelse) => {
+                let itv = self.eval(it)?;
+                let mut out = Flow::Normal;
+                let done = self.for_each(&itv, |me, v| {
+                    me.check_interrupt()?;
+                    me.store(t, v)?;
+                    match me.exec_block(body)? {
+                        Flow::Break => Ok(false),
+                        Flow::Return(v) => {
+                            out = Flow::Return(v);
+                            Ok(false)
+                        }
+                        Flow::Normal | Flow::Continue => Ok(true),
+                    }
+                });
+                let done = done.map_err(|x| at(x, it.span))?;
+                if let Flow::Return(_) = out {
+                    return Ok(out);
+                }
+                if done {
+                    return self.exec_block(orelse);
+                }
+            }
+            StKind::Break => return Ok(Flow::Break),
+            StKind::Continue => return Ok(Flow::Continue),
+            StKind::Pass => {}
+            StKind::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StKind::FuncDef(decos, mk, store) => {
+                let mut decs = Vec::with_capacity(decos.len());
+                for d in decos {
+                    decs.push(self.eval(d)?);
+                }
+                let mut f = self.eval(mk)?;
+                for (d, ex) in decs.iter().zip(decos.iter()).rev() {
+                    f = self.call_value(d, vec![f], Vec::new()).map_err(|x| at(x, ex.span))?;
+                }
+                self.store(store, f)?;
+            }
+            StKind::ClassDef(c) => self.exec_class(c)?,
+            StKind::Import(items) => {
+                for (path, target, aliased) in items {
+                    let m = self.import(path)?;
+                    let bind = if *aliased || path.len() == 1 {
+                        Value::Module(m)
+                    } else {
+                        Value::Module(self.import(&path[..1])?)
+                    };
+                    self.store(target, bind)?;
+                }
+            }
+            StKind::ImportFrom(path, names) => {
+                let m = self.import(path)?;
+                for (n, target) in names {
+                    let v = m.get(n).ok_or_else(|| {
+                        err(
+                            ErrorKind::ImportError,
+                            format!("cannot import name '{}' from '{}'", n, m.name),
+                        )
+                    })?;
+                    self.store(target, v)?;
+                }
+            }
+            StKind::Assert(test, msg) => {
+                let v = self.eval(test)?;
+                if !self.truthy(&v)? {
+                    let m = match msg {
+                        Some(m) => {
+                            let mv = self.eval(m)?;
+                            self.to_str(&mv)?
+                        }
+                        None => String::new(),
+                    };
+                    return Err(at(err(ErrorKind::AssertionError, m), test.span));
+                }
+            }
+            StKind::Raise(e, cause) => return Err(self.raise(e.as_ref(), cause.as_ref())?),
+            StKind::Try(t) => return self.exec_try(t),
+            StKind::With(items, body) => return self.exec_with(items, body),
+            StKind::Del(ts) => {
+                for t in ts {
+                    self.delete(t)?;
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// `a op= b`: in place for lists (`+=`) and `__iadd__`-style dunders, else binary op.
+    pub fn inplace(&mut self, op: BinOp, cur: Value, rhs: &Value) -> R<Value> {
+        if let (BinOp::Add, Value::List(l)) = (op, &cur) {
+            let items = self.collect(rhs)?;
+            l.borrow_mut().extend(items);
+            return Ok(cur);
+        }
+        if let Value::Instance(_) = cur {
+            let iname = format!("__i{}", &super::ops::dunder(op).0[2..]);
+            if let Some(r) = self.call_dunder(&cur, &iname, &[rhs.clone()])? {
+                return Ok(r);
+            }
+        }
+        self.binop(op, &cur, rhs)
+    }
+
+    fn aug_assign(&mut self, t: &Target, op: BinOp, e: &super::tree::Ex) -> R<()> {
+        match t {
+            Target::Place(p) => {
+                let cur = self.load(p)?;
+                let rhs = self.eval(e)?;
+                let new = self.inplace(op, cur, &rhs)?;
+                self.store_place(p, new)
+            }
+            Target::Attr(obj, name) => {
+                let o = self.eval(obj)?;
+                let cur = self.get_attr(&o, name).map_err(|x| at(x, obj.span))?;
+                let rhs = self.eval(e)?;
+                let new = self.inplace(op, cur, &rhs)?;
+                self.set_attr(&o, name, new)
+            }
+            Target::Subscript(obj, idx) => {
+                let o = self.eval(obj)?;
+                let i = self.eval(idx)?;
+                let cur = self.get_item(&o, &i).map_err(|x| at(x, obj.span.to(idx.span)))?;
+                let rhs = self.eval(e)?;
+                let new = self.inplace(op, cur, &rhs)?;
+                self.set_item(&o, &i, new)
+            }
+            Target::Unpack(..) => Err(err(
+                ErrorKind::SyntaxError,
+                "illegal expression for augmented assignment",
+            )),
+        }
+    }
+
+    fn delete(&mut self, t: &Target) -> R<()> {
+        match t {
+            Target::Place(p) => {
+                self.load(p)?;
+                match p {
+                    Place::ClassNs(n, _) => {
+                        if let Some(ns) = self.class_ns.last() {
+                            ns.borrow_mut().shift_remove(n);
+                        }
+                        Ok(())
+                    }
+                    _ => self.store_place(p, Value::Unbound),
+                }
+            }
+            Target::Attr(obj, name) => {
+                let o = self.eval(obj)?;
+                self.del_attr(&o, name).map_err(|x| at(x, obj.span))
+            }
+            Target::Subscript(obj, idx) => {
+                let o = self.eval(obj)?;
+                let i = self.eval(idx)?;
+                self.del_item(&o, &i).map_err(|x| at(x, obj.span.to(idx.span)))
+            }
+            Target::Unpack(ts, _, _) => {
+                for t in ts {
+                    self.delete(t)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs a resolved module chunk in `module`; returns the value of a final expression.
+    pub fn run_code(&mut self, code: &Code, module: Rc<ModuleObj>) -> R<Value> {
+        let base = self.stack.len();
+        self.stack.resize(base + code.n_slots as usize, Value::Unbound);
+        let saved_fp = std::mem::replace(&mut self.fp, base);
+        let saved_globals = std::mem::replace(&mut self.globals, module);
+        let saved_func = self.cur_func.take();
+        let r = self.run_body(&code.body);
+        self.cur_func = saved_func;
+        self.globals = saved_globals;
+        self.fp = saved_fp;
+        self.stack.truncate(base);
+        r
+    }
+
+    fn run_body(&mut self, body: &[St]) -> R<Value> {
+        let n = body.len();
+        for (i, s) in body.iter().enumerate() {
+            if i + 1 == n {
+                if let StKind::Expr(e) = &s.kind {
+                    return self.eval(e).map_err(|x| at(x, s.span));
+                }
+            }
+            match self.exec(s)? {
+                Flow::Normal => {}
+                Flow::Return(_) => {
+                    return Err(at(err(ErrorKind::SyntaxError, "'return' outside function"), s.span))
+                }
+                Flow::Break | Flow::Continue => {
+                    return Err(at(err(ErrorKind::SyntaxError, "'break' or 'continue' outside loop"), s.span))
+                }
+            }
+        }
+        Ok(Value::None)
+    }
+}

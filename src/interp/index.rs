@@ -1,0 +1,230 @@
+//! Subscripts: indexing and slicing of str/list/tuple/range, dict lookups, `__getitem__`.
+
+use super::value::{RangeObj, Value};
+use super::{err, type_err, value_err, Interp, R};
+use crate::error::ErrorKind;
+use std::rc::Rc;
+
+/// Resolved slice bounds: Python's `slice.indices(len)`.
+pub fn slice_indices(s: &[Value; 3], len: i64) -> R<(i64, i64, i64)> {
+    let get = |v: &Value| -> R<Option<i64>> {
+        match v {
+            Value::None => Ok(None),
+            Value::Int(i) => Ok(Some(*i)),
+            Value::Bool(b) => Ok(Some(*b as i64)),
+            _ => Err(type_err(
+                "slice indices must be integers or None or have an __index__ method",
+            )),
+        }
+    };
+    let step = get(&s[2])?.unwrap_or(1);
+    if step == 0 {
+        return Err(value_err("slice step cannot be zero"));
+    }
+    let (lo_def, hi_def) = if step > 0 { (0, len) } else { (len - 1, -1) };
+    let clamp = |i: i64| -> i64 {
+        if i < 0 {
+            let j = i.saturating_add(len);
+            if j < 0 {
+                if step > 0 {
+                    0
+                } else {
+                    -1
+                }
+            } else {
+                j
+            }
+        } else if i >= len {
+            if step > 0 {
+                len
+            } else {
+                len - 1
+            }
+        } else {
+            i
+        }
+    };
+    let start = get(&s[0])?.map(clamp).unwrap_or(lo_def);
+    let stop = get(&s[1])?.map(clamp).unwrap_or(hi_def);
+    Ok((start, stop, step))
+}
+
+/// The positions selected by a slice.
+pub fn slice_positions(s: &[Value; 3], len: usize) -> R<Vec<usize>> {
+    let (start, stop, step) = slice_indices(s, len as i64)?;
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    Ok(out)
+}
+
+fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
+    let i = match i {
+        Value::Int(i) => *i,
+        Value::Bool(b) => *b as i64,
+        other => {
+            return Err(type_err(format!(
+                "{} indices must be integers or slices, not {}",
+                what,
+                other.type_name()
+            )))
+        }
+    };
+    let j = if i < 0 { i + len as i64 } else { i };
+    if j < 0 || j >= len as i64 {
+        return Err(err(ErrorKind::IndexError, format!("{what} index out of range")));
+    }
+    Ok(j as usize)
+}
+
+impl Interp {
+    pub fn get_item(&mut self, obj: &Value, idx: &Value) -> R<Value> {
+        match (obj, idx) {
+            (Value::List(l), Value::Slice(s)) => {
+                let l = l.borrow();
+                let pos = slice_positions(s, l.len())?;
+                Ok(Value::list(pos.into_iter().map(|i| l[i].clone()).collect()))
+            }
+            (Value::List(l), _) => {
+                let l = l.borrow();
+                let i = norm_index(idx, l.len(), "list")?;
+                Ok(l[i].clone())
+            }
+            (Value::Tuple(t), Value::Slice(s)) => {
+                let pos = slice_positions(s, t.len())?;
+                Ok(Value::tuple(pos.into_iter().map(|i| t[i].clone()).collect()))
+            }
+            (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
+            (Value::Str(s), _) => {
+                let chars: Vec<char> = s.chars().collect();
+                if let Value::Slice(sl) = idx {
+                    let pos = slice_positions(sl, chars.len())?;
+                    return Ok(Value::str(&pos.into_iter().map(|i| chars[i]).collect::<String>()));
+                }
+                let i = norm_index(idx, chars.len(), "string")?;
+                Ok(Value::str(&chars[i].to_string()))
+            }
+            (Value::Range(r), Value::Slice(s)) => {
+                let (start, stop, step) = slice_indices(s, r.len())?;
+                Ok(Value::Range(Rc::new(RangeObj {
+                    start: r.get(start),
+                    stop: r.get(stop),
+                    step: r.step * step,
+                })))
+            }
+            (Value::Range(r), _) => {
+                let i = norm_index(idx, r.len() as usize, "range object")?;
+                Ok(Value::Int(r.get(i as i64)))
+            }
+            (Value::Dict(d), _) => {
+                let k = self.key(idx.clone())?;
+                let found = d.borrow().get(&k).cloned();
+                match found {
+                    Some(v) => Ok(v),
+                    None => Err(err(ErrorKind::KeyError, self.repr(idx)?)),
+                }
+            }
+            (Value::Instance(_), _) => match self.call_dunder(obj, "__getitem__", &[idx.clone()])? {
+                Some(v) => Ok(v),
+                None => Err(not_subscriptable(obj)),
+            },
+            (Value::Class(_), _) => Ok(obj.clone()),
+            _ => Err(not_subscriptable(obj)),
+        }
+    }
+
+    pub fn set_item(&mut self, obj: &Value, idx: &Value, v: Value) -> R<()> {
+        match (obj, idx) {
+            (Value::List(l), Value::Slice(s)) => {
+                let items = self.collect(&v)?;
+                let mut l = l.borrow_mut();
+                let (start, stop, step) = slice_indices(s, l.len() as i64)?;
+                if step == 1 {
+                    let stop = stop.max(start) as usize;
+                    l.splice(start as usize..stop, items);
+                    return Ok(());
+                }
+                let pos = slice_positions(s, l.len())?;
+                if pos.len() != items.len() {
+                    return Err(value_err(format!(
+                        "attempt to assign sequence of size {} to extended slice of size {}",
+                        items.len(),
+                        pos.len()
+                    )));
+                }
+                for (p, x) in pos.into_iter().zip(items) {
+                    l[p] = x;
+                }
+                Ok(())
+            }
+            (Value::List(l), _) => {
+                let mut l = l.borrow_mut();
+                let i = norm_index(idx, l.len(), "list assignment")?;
+                l[i] = v;
+                Ok(())
+            }
+            (Value::Dict(d), _) => {
+                let k = self.key(idx.clone())?;
+                d.borrow_mut().insert(k, v);
+                Ok(())
+            }
+            (Value::Instance(_), _) => match self.call_dunder(obj, "__setitem__", &[idx.clone(), v])? {
+                Some(_) => Ok(()),
+                None => Err(type_err(format!(
+                    "'{}' object does not support item assignment",
+                    obj.type_name()
+                ))),
+            },
+            _ => Err(type_err(format!(
+                "'{}' object does not support item assignment",
+                obj.type_name()
+            ))),
+        }
+    }
+
+    pub fn del_item(&mut self, obj: &Value, idx: &Value) -> R<()> {
+        match (obj, idx) {
+            (Value::List(l), Value::Slice(s)) => {
+                let mut l = l.borrow_mut();
+                let mut pos = slice_positions(s, l.len())?;
+                pos.sort_unstable();
+                for p in pos.into_iter().rev() {
+                    l.remove(p);
+                }
+                Ok(())
+            }
+            (Value::List(l), _) => {
+                let mut l = l.borrow_mut();
+                let i = norm_index(idx, l.len(), "list assignment")?;
+                l.remove(i);
+                Ok(())
+            }
+            (Value::Dict(d), _) => {
+                let k = self.key(idx.clone())?;
+                let removed = d.borrow_mut().shift_remove(&k);
+                match removed {
+                    Some(_) => Ok(()),
+                    None => Err(err(ErrorKind::KeyError, self.repr(idx)?)),
+                }
+            }
+            (Value::Instance(_), _) => match self.call_dunder(obj, "__delitem__", &[idx.clone()])? {
+                Some(_) => Ok(()),
+                None => Err(type_err(format!(
+                    "'{}' object doesn't support item deletion",
+                    obj.type_name()
+                ))),
+            },
+            _ => Err(type_err(format!(
+                "'{}' object doesn't support item deletion",
+                obj.type_name()
+            ))),
+        }
+    }
+}
+
+fn not_subscriptable(obj: &Value) -> super::Exc {
+    type_err(format!("'{}' object is not subscriptable", obj.type_name()))
+}

@@ -1,0 +1,140 @@
+//! The tree-walking interpreter: value model, resolver, execution and builtins.
+
+pub mod builtins;
+pub mod call;
+pub mod class;
+pub mod eval;
+pub mod exc;
+pub mod exec;
+pub mod index;
+pub mod iter;
+pub mod modules;
+pub mod ops;
+pub mod repr;
+pub mod resolve;
+pub mod scope;
+pub mod tree;
+pub mod value;
+
+use crate::error::{Error, ErrorKind, TraceFrame};
+use crate::source::{SourceMap, Span};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use value::{Function, ModuleObj, NameMap, Value};
+
+/// A propagating exception: the error, its exception object (once materialized), and the
+/// traceback collected while unwinding (innermost frame first).
+#[derive(Debug, Clone)]
+pub struct ExcInner {
+    pub error: Error,
+    pub value: Option<Value>,
+    /// The span in the current frame where the error passed, not yet turned into a frame.
+    pub pending: Option<Span>,
+    pub frames: Vec<TraceFrame>,
+}
+
+pub type Exc = Box<ExcInner>;
+pub type R<T> = std::result::Result<T, Exc>;
+
+/// Builds an exception of a built-in kind with a message (span added by the caller).
+pub fn err(kind: ErrorKind, msg: impl Into<String>) -> Exc {
+    Box::new(ExcInner {
+        error: Error::new(kind, msg, None),
+        value: None,
+        pending: None,
+        frames: Vec::new(),
+    })
+}
+
+pub fn type_err(msg: impl Into<String>) -> Exc {
+    err(ErrorKind::TypeError, msg)
+}
+
+pub fn value_err(msg: impl Into<String>) -> Exc {
+    err(ErrorKind::ValueError, msg)
+}
+
+/// Attaches `span` to an error that does not yet know where it happened in this frame.
+#[inline]
+pub fn at(mut e: Exc, span: Span) -> Exc {
+    if e.pending.is_none() {
+        e.pending = Some(span);
+    }
+    e
+}
+
+/// How a statement finished.
+#[derive(Debug)]
+pub enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+/// The interpreter state: the value stack holding all frames' slots, modules, builtins.
+pub struct Interp {
+    pub stack: Vec<Value>,
+    pub fp: usize,
+    pub globals: Rc<ModuleObj>,
+    pub cur_func: Option<Rc<Function>>,
+    pub depth: usize,
+    pub max_depth: usize,
+    pub interrupt: Arc<AtomicBool>,
+    pub b: builtins::Builtins,
+    pub modules: HashMap<Rc<str>, Rc<ModuleObj>>,
+    pub sources: SourceMap,
+    pub output: Box<dyn FnMut(&str)>,
+    pub class_ns: Vec<Rc<RefCell<NameMap>>>,
+    /// Exceptions being handled (innermost last), for bare `raise`.
+    pub handling: Vec<ExcInner>,
+    pub rng: Option<builtins::pyrandom::PyRandom>,
+    /// Files allowed to be imported from disk.
+    pub allow_fs: bool,
+    pub main: Rc<ModuleObj>,
+    /// Containers whose repr is in progress (to print `[...]` for cycles).
+    pub repr_guard: Vec<usize>,
+}
+
+impl Interp {
+    pub fn new() -> Interp {
+        let main = Rc::new(ModuleObj::new("__main__", None));
+        main.set(&"__name__".into(), Value::str("__main__"));
+        Interp {
+            stack: Vec::with_capacity(1024),
+            fp: 0,
+            globals: main.clone(),
+            cur_func: None,
+            depth: 0,
+            max_depth: 1000,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            b: builtins::Builtins::new(),
+            modules: HashMap::new(),
+            sources: SourceMap::new(),
+            output: Box::new(|s| {
+                use std::io::Write;
+                let _ = std::io::stdout().write_all(s.as_bytes());
+            }),
+            class_ns: Vec::new(),
+            handling: Vec::new(),
+            rng: None,
+            allow_fs: true,
+            main,
+            repr_guard: Vec::new(),
+        }
+    }
+
+    /// Writes text to the print sink.
+    pub fn write(&mut self, s: &str) {
+        (self.output)(s)
+    }
+}
+
+impl Default for Interp {
+    fn default() -> Self {
+        Interp::new()
+    }
+}

@@ -1,0 +1,94 @@
+//! `import`: `.dl` files next to the importing script, the embedded stdlib, native modules.
+
+use super::resolve::resolve_module;
+use super::tree::Name;
+use super::value::{ModuleObj, Value};
+use super::{err, Interp, R};
+use crate::error::ErrorKind;
+use std::rc::Rc;
+
+/// Standard-library modules written in Kiln, embedded in the binary (name, source).
+pub const STDLIB: &[(&str, &str)] = &[];
+
+impl Interp {
+    /// Imports (or returns the cached) module for a dotted path.
+    pub fn import(&mut self, path: &[Name]) -> R<Rc<ModuleObj>> {
+        let name: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
+        if let Some(m) = self.modules.get(name.as_str()) {
+            return Ok(m.clone());
+        }
+        let native = match name.as_str() {
+            "math" => Some(super::builtins::mathmod::math_module()),
+            "time" => Some(super::builtins::mathmod::time_module()),
+            "random" => Some(super::builtins::randmod::random_module()),
+            _ => None,
+        };
+        if let Some(m) = native {
+            self.modules.insert(name.as_str().into(), m.clone());
+            return Ok(m);
+        }
+        let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/") + ".dl";
+        if self.allow_fs {
+            let dir = self.globals.dir.borrow().clone().or_else(|| std::env::current_dir().ok());
+            if let Some(dir) = dir {
+                let file = dir.join(&rel);
+                if file.is_file() {
+                    let bytes = std::fs::read(&file)
+                        .map_err(|e| err(ErrorKind::ImportError, format!("cannot read '{}': {}", file.display(), e)))?;
+                    let src = String::from_utf8(bytes).map_err(|_| {
+                        err(ErrorKind::ImportError, format!("'{}' is not valid UTF-8", file.display()))
+                    })?;
+                    let mdir = file.parent().map(|p| p.to_path_buf());
+                    return self.load_module(&name, &file.display().to_string(), &src, mdir);
+                }
+            }
+        }
+        if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name) {
+            return self.load_module(&name, &format!("<stdlib>/{rel}"), src, None);
+        }
+        Err(err(ErrorKind::ImportError, format!("No module named '{name}'")))
+    }
+
+    /// Parses, resolves and runs a module's source; the module is cached before it runs
+    /// so circular imports see the partially initialised module.
+    pub fn load_module(&mut self, name: &str, display: &str, src: &str, dir: Option<std::path::PathBuf>) -> R<Rc<ModuleObj>> {
+        let file = self.sources.add(display, src);
+        let ast = crate::syntax::parse_module(src, file).map_err(|mut es| {
+            let e = if es.is_empty() {
+                crate::Error::new(ErrorKind::SyntaxError, "invalid syntax", None)
+            } else {
+                es.swap_remove(0)
+            };
+            Box::new(super::ExcInner {
+                error: e,
+                value: None,
+                pending: None,
+                frames: Vec::new(),
+            })
+        })?;
+        let m = Rc::new(ModuleObj::new(name, dir));
+        m.set(&"__name__".into(), Value::str(name));
+        let code = resolve_module(&ast, &m).map_err(|e| {
+            Box::new(super::ExcInner {
+                error: e,
+                value: None,
+                pending: None,
+                frames: Vec::new(),
+            })
+        })?;
+        self.modules.insert(name.into(), m.clone());
+        match self.run_code(&code, m.clone()) {
+            Ok(_) => Ok(m),
+            Err(mut e) => {
+                self.modules.remove(name);
+                if let Some(p) = e.pending.take() {
+                    e.frames.push(crate::error::TraceFrame {
+                        func: "<module>".into(),
+                        span: p,
+                    });
+                }
+                Err(e)
+            }
+        }
+    }
+}

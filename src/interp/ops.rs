@@ -1,0 +1,609 @@
+//! Operators: arithmetic with Python's rules, comparisons, truthiness, `in`.
+
+use super::value::{simple_eq, Key, Value};
+use super::{err, type_err, value_err, Interp, R};
+use crate::error::ErrorKind;
+use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
+use std::rc::Rc;
+
+fn overflow() -> super::Exc {
+    err(ErrorKind::OverflowError, "integer overflow")
+}
+
+fn zero_div(msg: &str) -> super::Exc {
+    err(ErrorKind::ZeroDivisionError, msg)
+}
+
+/// Python's floor division of ints (the caller ensured `b != 0`).
+pub fn int_floordiv(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        Some(q - 1)
+    } else {
+        Some(q)
+    }
+}
+
+/// Python's modulo of ints (sign of the divisor; the caller ensured `b != 0`).
+pub fn int_mod(a: i64, b: i64) -> i64 {
+    let r = a.wrapping_rem(b);
+    if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    }
+}
+
+/// Python's float modulo (sign of the divisor).
+pub fn float_mod(a: f64, b: f64) -> f64 {
+    let m = a % b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m + b
+        } else {
+            m
+        }
+    } else {
+        0.0f64.copysign(b)
+    }
+}
+
+/// Python's float floor division.
+pub fn float_floordiv(a: f64, b: f64) -> f64 {
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let fl = div.floor();
+        if div - fl > 0.5 {
+            fl + 1.0
+        } else {
+            fl
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    }
+}
+
+pub fn int_pow(mut base: i64, mut exp: i64) -> Option<i64> {
+    let mut acc: i64 = 1;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            acc = acc.checked_mul(base)?;
+        }
+        exp >>= 1;
+        if exp > 0 {
+            base = base.checked_mul(base)?;
+        }
+    }
+    Some(acc)
+}
+
+#[inline]
+pub fn int_op(op: BinOp, x: i64, y: i64) -> R<Value> {
+    Ok(match op {
+        BinOp::Add => Value::Int(x.checked_add(y).ok_or_else(overflow)?),
+        BinOp::Sub => Value::Int(x.checked_sub(y).ok_or_else(overflow)?),
+        BinOp::Mul => Value::Int(x.checked_mul(y).ok_or_else(overflow)?),
+        BinOp::Div => {
+            if y == 0 {
+                return Err(zero_div("division by zero"));
+            }
+            Value::Float(x as f64 / y as f64)
+        }
+        BinOp::FloorDiv => {
+            if y == 0 {
+                return Err(zero_div("integer division or modulo by zero"));
+            }
+            Value::Int(int_floordiv(x, y).ok_or_else(overflow)?)
+        }
+        BinOp::Mod => {
+            if y == 0 {
+                return Err(zero_div("integer division or modulo by zero"));
+            }
+            Value::Int(int_mod(x, y))
+        }
+        BinOp::Pow => {
+            if y < 0 {
+                if x == 0 {
+                    return Err(zero_div("0.0 cannot be raised to a negative power"));
+                }
+                return float_op(BinOp::Pow, x as f64, y as f64);
+            }
+            Value::Int(int_pow(x, y).ok_or_else(overflow)?)
+        }
+        BinOp::BitAnd => Value::Int(x & y),
+        BinOp::BitOr => Value::Int(x | y),
+        BinOp::BitXor => Value::Int(x ^ y),
+        BinOp::LShift => {
+            if y < 0 {
+                return Err(value_err("negative shift count"));
+            }
+            if x == 0 {
+                return Ok(Value::Int(0));
+            }
+            if y >= 64 {
+                return Err(overflow());
+            }
+            let r = x << y;
+            if r >> y != x {
+                return Err(overflow());
+            }
+            Value::Int(r)
+        }
+        BinOp::RShift => {
+            if y < 0 {
+                return Err(value_err("negative shift count"));
+            }
+            Value::Int(x >> y.min(63))
+        }
+        BinOp::MatMul => return Err(unsupported(op, "int", "int")),
+    })
+}
+
+#[inline]
+pub fn float_op(op: BinOp, x: f64, y: f64) -> R<Value> {
+    Ok(Value::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return Err(zero_div("float division by zero"));
+            }
+            x / y
+        }
+        BinOp::FloorDiv => {
+            if y == 0.0 {
+                return Err(zero_div("float floor division by zero"));
+            }
+            float_floordiv(x, y)
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                return Err(zero_div("float modulo"));
+            }
+            float_mod(x, y)
+        }
+        BinOp::Pow => {
+            if x == 0.0 && y < 0.0 {
+                return Err(zero_div("0.0 cannot be raised to a negative power"));
+            }
+            if x < 0.0 && y.fract() != 0.0 && y.is_finite() {
+                return Err(value_err("negative number cannot be raised to a fractional power"));
+            }
+            let r = x.powf(y);
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(err(ErrorKind::OverflowError, "(34, 'Numerical result out of range')"));
+            }
+            r
+        }
+        _ => return Err(unsupported(op, "float", "float")),
+    }))
+}
+
+fn unsupported(op: BinOp, a: &str, b: &str) -> super::Exc {
+    type_err(format!("unsupported operand type(s) for {}: '{}' and '{}'", op.symbol(), a, b))
+}
+
+/// The dunder method name of a binary operator.
+pub fn dunder(op: BinOp) -> (&'static str, &'static str) {
+    match op {
+        BinOp::Add => ("__add__", "__radd__"),
+        BinOp::Sub => ("__sub__", "__rsub__"),
+        BinOp::Mul => ("__mul__", "__rmul__"),
+        BinOp::Div => ("__truediv__", "__rtruediv__"),
+        BinOp::FloorDiv => ("__floordiv__", "__rfloordiv__"),
+        BinOp::Mod => ("__mod__", "__rmod__"),
+        BinOp::Pow => ("__pow__", "__rpow__"),
+        BinOp::MatMul => ("__matmul__", "__rmatmul__"),
+        BinOp::BitAnd => ("__and__", "__rand__"),
+        BinOp::BitOr => ("__or__", "__ror__"),
+        BinOp::BitXor => ("__xor__", "__rxor__"),
+        BinOp::LShift => ("__lshift__", "__rlshift__"),
+        BinOp::RShift => ("__rshift__", "__rrshift__"),
+    }
+}
+
+fn repeat<T: Clone>(items: &[T], n: i64) -> R<Vec<T>> {
+    let n = n.max(0) as usize;
+    let total = items.len().checked_mul(n).filter(|t| *t <= (1 << 32));
+    let Some(total) = total else {
+        return Err(err(ErrorKind::MemoryError, "repeated sequence is too large"));
+    };
+    let mut out = Vec::with_capacity(total);
+    for _ in 0..n {
+        out.extend_from_slice(items);
+    }
+    Ok(out)
+}
+
+impl Interp {
+    #[inline]
+    pub fn binop(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
+        match (a, b) {
+            (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
+            (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y),
+            (Value::Int(x), Value::Float(y)) => float_op(op, *x as f64, *y),
+            (Value::Float(x), Value::Int(y)) => float_op(op, *x, *y as f64),
+            _ => self.binop_slow(op, a, b),
+        }
+    }
+
+    fn binop_slow(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
+        use Value::*;
+        match (op, a, b) {
+            (_, Bool(x), _) => return self.binop_bool(op, Int(*x as i64), b, a),
+            (_, _, Bool(y)) if !matches!(a, Instance(_)) => return self.binop_bool(op, a.clone(), &Int(*y as i64), a),
+            (BinOp::Add, Str(x), Str(y)) => {
+                let mut s = String::with_capacity(x.len() + y.len());
+                s.push_str(x);
+                s.push_str(y);
+                return Ok(Value::str(&s));
+            }
+            (BinOp::Add, List(x), List(y)) => {
+                let mut v = x.borrow().clone();
+                v.extend(y.borrow().iter().cloned());
+                return Ok(Value::list(v));
+            }
+            (BinOp::Add, Tuple(x), Tuple(y)) => {
+                let v: Vec<Value> = x.iter().chain(y.iter()).cloned().collect();
+                return Ok(Value::tuple(v));
+            }
+            (BinOp::Mul, Str(s), Int(n)) | (BinOp::Mul, Int(n), Str(s)) => {
+                let bytes = repeat(s.as_bytes(), *n)?;
+                return Ok(Value::Str(String::from_utf8_lossy(&bytes).into()));
+            }
+            (BinOp::Mul, List(x), Int(n)) | (BinOp::Mul, Int(n), List(x)) => {
+                let v = repeat(&x.borrow(), *n)?;
+                return Ok(Value::list(v));
+            }
+            (BinOp::Mul, Tuple(x), Int(n)) | (BinOp::Mul, Int(n), Tuple(x)) => {
+                return Ok(Value::tuple(repeat(x, *n)?));
+            }
+            (BinOp::Mod, Str(s), _) => return self.percent_format(s, b),
+            (BinOp::BitOr, Dict(x), Dict(y)) => {
+                let mut m = x.borrow().clone();
+                for (k, v) in y.borrow().iter() {
+                    m.insert(k.clone(), v.clone());
+                }
+                return Ok(Value::Dict(Rc::new(std::cell::RefCell::new(m))));
+            }
+            _ => {}
+        }
+        let (name, rname) = dunder(op);
+        if let Instance(_) = a {
+            if let Some(r) = self.call_dunder(a, name, &[b.clone()])? {
+                return Ok(r);
+            }
+        }
+        if let Instance(_) = b {
+            if let Some(r) = self.call_dunder(b, rname, &[a.clone()])? {
+                return Ok(r);
+            }
+        }
+        if let (BinOp::Add, Str(_)) = (op, a) {
+            return Err(type_err(format!(
+                "can only concatenate str (not \"{}\") to str",
+                b.type_name()
+            )));
+        }
+        if let (BinOp::Add, List(_)) = (op, a) {
+            return Err(type_err(format!(
+                "can only concatenate list (not \"{}\") to list",
+                b.type_name()
+            )));
+        }
+        Err(unsupported(op, &a.type_name(), &b.type_name()))
+    }
+
+    fn binop_bool(&mut self, op: BinOp, a: Value, b: &Value, orig: &Value) -> R<Value> {
+        if let (Value::Bool(x), Value::Bool(y)) = (orig, b) {
+            match op {
+                BinOp::BitAnd => return Ok(Value::Bool(*x & *y)),
+                BinOp::BitOr => return Ok(Value::Bool(*x | *y)),
+                BinOp::BitXor => return Ok(Value::Bool(*x ^ *y)),
+                _ => {}
+            }
+        }
+        let b = match b {
+            Value::Bool(y) => Value::Int(*y as i64),
+            other => other.clone(),
+        };
+        match (&a, &b) {
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => self.binop(op, &a, &b),
+            _ => self.binop_slow(op, &a, &b),
+        }
+    }
+
+    /// Calls `obj.name(*args)` if the object's class defines `name`.
+    pub fn call_dunder(&mut self, obj: &Value, name: &str, args: &[Value]) -> R<Option<Value>> {
+        let Value::Instance(inst) = obj else { return Ok(None) };
+        let Some(f) = inst.class.lookup(name) else { return Ok(None) };
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(obj.clone());
+        all.extend_from_slice(args);
+        self.call_value(&f, all, Vec::new()).map(Some)
+    }
+
+    pub fn unary(&mut self, op: UnaryOp, v: &Value) -> R<Value> {
+        use Value::*;
+        Ok(match (op, v) {
+            (UnaryOp::Not, _) => Bool(!self.truthy(v)?),
+            (UnaryOp::Neg, Int(i)) => Int(i.checked_neg().ok_or_else(overflow)?),
+            (UnaryOp::Neg, Float(f)) => Float(-f),
+            (UnaryOp::Neg, Bool(b)) => Int(-(*b as i64)),
+            (UnaryOp::Pos, Int(_) | Float(_)) => v.clone(),
+            (UnaryOp::Pos, Bool(b)) => Int(*b as i64),
+            (UnaryOp::Invert, Int(i)) => Int(!i),
+            (UnaryOp::Invert, Bool(b)) => Int(!(*b as i64)),
+            _ => {
+                let name = match op {
+                    UnaryOp::Neg => "__neg__",
+                    UnaryOp::Pos => "__pos__",
+                    UnaryOp::Invert => "__invert__",
+                    UnaryOp::Not => "__bool__",
+                };
+                if let Some(r) = self.call_dunder(v, name, &[])? {
+                    return Ok(r);
+                }
+                let sym = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Pos => "+",
+                    _ => "~",
+                };
+                return Err(type_err(format!("bad operand type for unary {}: '{}'", sym, v.type_name())));
+            }
+        })
+    }
+
+    /// Python truthiness (`__bool__`, then `__len__`, for instances).
+    pub fn truthy(&mut self, v: &Value) -> R<bool> {
+        use Value::*;
+        Ok(match v {
+            None => false,
+            Bool(b) => *b,
+            Int(i) => *i != 0,
+            Float(f) => *f != 0.0,
+            Str(s) => !s.is_empty(),
+            List(l) => !l.borrow().is_empty(),
+            Tuple(t) => !t.is_empty(),
+            Dict(d) | Set(d) => !d.borrow().is_empty(),
+            Range(r) => r.len() > 0,
+            Instance(_) => {
+                if let Some(r) = self.call_dunder(v, "__bool__", &[])? {
+                    return match r {
+                        Bool(b) => Ok(b),
+                        _ => Err(type_err("__bool__ should return bool")),
+                    };
+                }
+                if let Some(r) = self.call_dunder(v, "__len__", &[])? {
+                    return self.truthy(&r);
+                }
+                true
+            }
+            _ => true,
+        })
+    }
+
+    /// Python `==`.
+    pub fn eq(&mut self, a: &Value, b: &Value) -> R<bool> {
+        use Value::*;
+        match (a, b) {
+            (Int(x), Int(y)) => Ok(x == y),
+            (Float(x), Float(y)) => Ok(x == y),
+            (Str(x), Str(y)) => Ok(x == y),
+            (List(x), List(y)) => {
+                if Rc::ptr_eq(x, y) {
+                    return Ok(true);
+                }
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                self.seq_eq(&x, &y)
+            }
+            (Tuple(x), Tuple(y)) => self.seq_eq(x, y),
+            (Dict(x), Dict(y)) => {
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (k, v) in x.iter() {
+                    match y.get(k) {
+                        Some(w) => {
+                            if !self.eq(v, w)? {
+                                return Ok(false);
+                            }
+                        }
+                        Option::None => return Ok(false),
+                    }
+                }
+                Ok(true)
+            }
+            (Set(x), Set(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
+            }
+            (Range(x), Range(y)) => Ok(x.len() == y.len() && (x.len() == 0 || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
+            (Instance(_), _) | (_, Instance(_)) => {
+                if let Some(r) = self.call_dunder(a, "__eq__", &[b.clone()])? {
+                    return self.truthy(&r);
+                }
+                if let Some(r) = self.call_dunder(b, "__eq__", &[a.clone()])? {
+                    return self.truthy(&r);
+                }
+                Ok(a.is(b))
+            }
+            _ => Ok(simple_eq(a, b)),
+        }
+    }
+
+    fn seq_eq(&mut self, x: &[Value], y: &[Value]) -> R<bool> {
+        if x.len() != y.len() {
+            return Ok(false);
+        }
+        for (p, q) in x.iter().zip(y.iter()) {
+            if !p.is(q) && !self.eq(p, q)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `a < b` (strict) for orderable values; user classes via `__lt__`/`__gt__`.
+    pub fn lt(&mut self, a: &Value, b: &Value) -> R<bool> {
+        self.order(CmpOp::Lt, a, b)
+    }
+
+    fn order(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        use std::cmp::Ordering::*;
+        use Value::*;
+        let ord = match (a, b) {
+            (Int(x), Int(y)) => Some(x.cmp(y)),
+            (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => num(a).partial_cmp(&num(b)),
+            (Str(x), Str(y)) => Some(x.cmp(y)),
+            (List(x), List(y)) => {
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                return self.seq_order(op, &x, &y);
+            }
+            (Tuple(x), Tuple(y)) => return self.seq_order(op, &x.clone(), &y.clone()),
+            (Instance(_), _) | (_, Instance(_)) => return self.order_dunder(op, a, b),
+            _ => {
+                return Err(type_err(format!(
+                    "'{}' not supported between instances of '{}' and '{}'",
+                    op.symbol(),
+                    a.type_name(),
+                    b.type_name()
+                )))
+            }
+        };
+        Ok(match (op, ord) {
+            (_, Option::None) => false,
+            (CmpOp::Lt, Some(o)) => o == Less,
+            (CmpOp::LtE, Some(o)) => o != Greater,
+            (CmpOp::Gt, Some(o)) => o == Greater,
+            (_, Some(o)) => o != Less,
+        })
+    }
+
+    fn seq_order(&mut self, op: CmpOp, x: &[Value], y: &[Value]) -> R<bool> {
+        for (p, q) in x.iter().zip(y.iter()) {
+            if !self.eq(p, q)? {
+                return self.order(op, p, q);
+            }
+        }
+        let (n, m) = (x.len(), y.len());
+        Ok(match op {
+            CmpOp::Lt => n < m,
+            CmpOp::LtE => n <= m,
+            CmpOp::Gt => n > m,
+            _ => n >= m,
+        })
+    }
+
+    fn order_dunder(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        let (name, rname) = match op {
+            CmpOp::Lt => ("__lt__", "__gt__"),
+            CmpOp::LtE => ("__le__", "__ge__"),
+            CmpOp::Gt => ("__gt__", "__lt__"),
+            _ => ("__ge__", "__le__"),
+        };
+        if let Some(r) = self.call_dunder(a, name, &[b.clone()])? {
+            return self.truthy(&r);
+        }
+        if let Some(r) = self.call_dunder(b, rname, &[a.clone()])? {
+            return self.truthy(&r);
+        }
+        Err(type_err(format!(
+            "'{}' not supported between instances of '{}' and '{}'",
+            op.symbol(),
+            a.type_name(),
+            b.type_name()
+        )))
+    }
+
+    /// One comparison operator.
+    #[inline]
+    pub fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        match (op, a, b) {
+            (CmpOp::Lt, Value::Int(x), Value::Int(y)) => Ok(x < y),
+            (CmpOp::Lt, Value::Float(x), Value::Float(y)) => Ok(x < y),
+            (CmpOp::Eq, _, _) => self.eq(a, b),
+            (CmpOp::NotEq, Value::Instance(_), _) => {
+                if let Some(r) = self.call_dunder(a, "__ne__", &[b.clone()])? {
+                    return self.truthy(&r);
+                }
+                Ok(!self.eq(a, b)?)
+            }
+            (CmpOp::NotEq, _, _) => Ok(!self.eq(a, b)?),
+            (CmpOp::Is, _, _) => Ok(a.is(b)),
+            (CmpOp::IsNot, _, _) => Ok(!a.is(b)),
+            (CmpOp::In, _, _) => self.contains(b, a),
+            (CmpOp::NotIn, _, _) => Ok(!self.contains(b, a)?),
+            _ => self.order(op, a, b),
+        }
+    }
+
+    /// `item in container`.
+    pub fn contains(&mut self, container: &Value, item: &Value) -> R<bool> {
+        use Value::*;
+        match container {
+            Str(s) => match item {
+                Str(t) => Ok(s.contains(&**t)),
+                _ => Err(type_err(format!(
+                    "'in <string>' requires string as left operand, not {}",
+                    item.type_name()
+                ))),
+            },
+            List(l) => {
+                let items = l.borrow().clone();
+                self.any_eq(&items, item)
+            }
+            Tuple(t) => self.any_eq(&t.clone(), item),
+            Dict(d) | Set(d) => {
+                let k = Key::new(item.clone()).map_err(|t| type_err(format!("unhashable type: '{t}'")))?;
+                Ok(d.borrow().contains_key(&k))
+            }
+            Range(r) => Ok(match item {
+                Int(i) => {
+                    let n = r.len();
+                    n > 0 && (i - r.start) % r.step == 0 && {
+                        let k = (i - r.start) / r.step;
+                        k >= 0 && k < n
+                    }
+                }
+                _ => false,
+            }),
+            Instance(_) => {
+                if let Some(r) = self.call_dunder(container, "__contains__", &[item.clone()])? {
+                    return self.truthy(&r);
+                }
+                let items = self.collect(container)?;
+                self.any_eq(&items, item)
+            }
+            _ => Err(type_err(format!(
+                "argument of type '{}' is not iterable",
+                container.type_name()
+            ))),
+        }
+    }
+
+    fn any_eq(&mut self, items: &[Value], item: &Value) -> R<bool> {
+        for x in items {
+            if x.is(item) || self.eq(x, item)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// A number as f64 (ints, floats, bools).
+pub fn num(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        Value::Bool(b) => *b as i64 as f64,
+        _ => f64::NAN,
+    }
+}

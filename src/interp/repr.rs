@@ -1,0 +1,282 @@
+//! `repr()`, `str()`, format specs and `%`-formatting of values.
+
+use super::builtins::format::{float_repr, format_value, str_repr, FmtArg};
+use super::value::Value;
+use super::{err, type_err, Interp, R};
+use crate::error::ErrorKind;
+
+/// Converts an error from the formatting helpers into an exception.
+pub fn fmt_err(e: crate::Error) -> super::Exc {
+    err(e.kind, e.message)
+}
+
+impl Interp {
+    /// `repr(v)`.
+    pub fn repr(&mut self, v: &Value) -> R<String> {
+        let mut s = String::new();
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.repr_into(v, &mut s, true))?;
+        Ok(s)
+    }
+
+    /// `str(v)`.
+    pub fn to_str(&mut self, v: &Value) -> R<String> {
+        match v {
+            Value::Str(s) => Ok(s.to_string()),
+            _ => {
+                let mut s = String::new();
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.repr_into(v, &mut s, false))?;
+                Ok(s)
+            }
+        }
+    }
+
+    fn repr_seq(&mut self, items: &[Value], open: &str, close: &str, out: &mut String) -> R<()> {
+        out.push_str(open);
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.repr_nested(x, out)?;
+        }
+        out.push_str(close);
+        Ok(())
+    }
+
+    fn repr_nested(&mut self, x: &Value, out: &mut String) -> R<()> {
+        if self.repr_guard.contains(&x.ptr_id()) && x.ptr_id() != 0 {
+            out.push_str(match x {
+                Value::Dict(_) => "{...}",
+                _ => "[...]",
+            });
+            return Ok(());
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.repr_into(x, out, true))
+    }
+
+    fn repr_into(&mut self, v: &Value, out: &mut String, is_repr: bool) -> R<()> {
+        use Value::*;
+        match v {
+            None => out.push_str("None"),
+            Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+            Int(i) => out.push_str(&i.to_string()),
+            Float(f) => out.push_str(&float_repr(*f)),
+            Str(s) => {
+                if is_repr {
+                    out.push_str(&str_repr(s))
+                } else {
+                    out.push_str(s)
+                }
+            }
+            List(l) => {
+                let items = l.borrow().clone();
+                self.repr_guard.push(v.ptr_id());
+                let r = self.repr_seq(&items, "[", "]", out);
+                self.repr_guard.pop();
+                r?;
+            }
+            Tuple(t) => {
+                if t.len() == 1 {
+                    self.repr_seq(t, "(", ",)", out)?;
+                } else {
+                    self.repr_seq(t, "(", ")", out)?;
+                }
+            }
+            Dict(d) => {
+                let items: Vec<(Value, Value)> = d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                self.repr_guard.push(v.ptr_id());
+                out.push('{');
+                let mut r = Ok(());
+                for (i, (k, x)) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    r = self.repr_nested(k, out);
+                    if r.is_err() {
+                        break;
+                    }
+                    out.push_str(": ");
+                    r = self.repr_nested(x, out);
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                self.repr_guard.pop();
+                r?;
+                out.push('}');
+            }
+            Set(d) => {
+                let items: Vec<Value> = d.borrow().keys().map(|k| k.0.clone()).collect();
+                if items.is_empty() {
+                    out.push_str("set()");
+                } else {
+                    self.repr_seq(&items, "{", "}", out)?;
+                }
+            }
+            Range(r) => {
+                if r.step == 1 {
+                    out.push_str(&format!("range({}, {})", r.start, r.stop))
+                } else {
+                    out.push_str(&format!("range({}, {}, {})", r.start, r.stop, r.step))
+                }
+            }
+            Slice(s) => {
+                out.push_str("slice(");
+                self.repr_seq(&s[..], "", ")", out)?;
+            }
+            Ellipsis => out.push_str("Ellipsis"),
+            Func(f) => out.push_str(&format!("<function {} at {:#x}>", f.proto.name, v.ptr_id())),
+            Native(f) => out.push_str(&format!("<built-in function {}>", f.name)),
+            BoundMethod(bm) => {
+                let name = match &bm.1 {
+                    Func(f) => f.proto.name.to_string(),
+                    Native(n) => n.name.to_string(),
+                    _ => "?".into(),
+                };
+                out.push_str(&format!("<bound method {} of {}>", name, self.repr(&bm.0)?));
+            }
+            BuiltinMethod(bm) => out.push_str(&format!(
+                "<built-in method {} of {} object>",
+                bm.1,
+                bm.0.type_name()
+            )),
+            Class(c) => match c.kind {
+                super::value::ClassKind::User => out.push_str(&format!("<class '__main__.{}'>", c.name)),
+                _ => out.push_str(&format!("<class '{}'>", c.name)),
+            },
+            Instance(inst) => {
+                let cls = inst.class.clone();
+                let user = if is_repr {
+                    cls.lookup("__repr__")
+                } else {
+                    cls.lookup("__str__").or_else(|| cls.lookup("__repr__"))
+                };
+                if let Some(f) = user {
+                    let r = self.call_value(&f, vec![v.clone()], vec![])?;
+                    match r {
+                        Str(s) => out.push_str(&s),
+                        other => {
+                            return Err(type_err(format!(
+                                "__{}__ returned non-string (type {})",
+                                if is_repr { "repr" } else { "str" },
+                                other.type_name()
+                            )))
+                        }
+                    }
+                } else if super::exc::is_exc_class(&cls) {
+                    let s = super::exc::exc_str(self, v)?;
+                    if is_repr {
+                        let args = inst.dict.borrow().get("args").cloned();
+                        let inner = match args {
+                            Some(Tuple(t)) if t.len() == 1 => self.repr(&t[0])?,
+                            Some(Tuple(t)) => {
+                                let r = self.repr(&Tuple(t))?;
+                                r[1..r.len() - 1].trim_end_matches(',').to_string()
+                            }
+                            _ => String::new(),
+                        };
+                        out.push_str(&format!("{}({})", cls.name, inner));
+                    } else {
+                        out.push_str(&s);
+                    }
+                } else {
+                    out.push_str(&format!("<{} object at {:#x}>", cls.name, v.ptr_id()));
+                }
+            }
+            Module(m) => out.push_str(&format!("<module '{}'>", m.name)),
+            Iter(_) => out.push_str(&format!("<iterator object at {:#x}>", v.ptr_id())),
+            Super(s) => out.push_str(&format!("<super: <class '{}'>>", s.0.name)),
+            Cell(_) | Unbound => out.push_str("<cell>"),
+        }
+        Ok(())
+    }
+
+    /// `format(v, spec)` (f-string fields).
+    pub fn format_spec(&mut self, v: &Value, spec: &str) -> R<String> {
+        let arg = match v {
+            Value::Int(i) => FmtArg::Int(*i),
+            Value::Bool(b) => FmtArg::Bool(*b),
+            Value::Float(f) => FmtArg::Float(*f),
+            Value::Str(s) => return format_value(FmtArg::Str(s), spec).map_err(fmt_err),
+            Value::Instance(_) => {
+                if let Some(r) = self.call_dunder(v, "__format__", &[Value::str(spec)])? {
+                    return self.to_str(&r);
+                }
+                let s = self.to_str(v)?;
+                return format_value(FmtArg::Str(&s), spec).map_err(fmt_err);
+            }
+            _ => {
+                if spec.is_empty() {
+                    return self.to_str(v);
+                }
+                return Err(type_err(format!(
+                    "unsupported format string passed to {}.__format__",
+                    v.type_name()
+                )));
+            }
+        };
+        format_value(arg, spec).map_err(fmt_err)
+    }
+
+    /// `"fmt" % args` with `%s %r %d %i %f %e %g %x %%` and flags/width/precision.
+    pub fn percent_format(&mut self, fmt: &str, args: &Value) -> R<Value> {
+        let items: Vec<Value> = match args {
+            Value::Tuple(t) => t.to_vec(),
+            other => vec![other.clone()],
+        };
+        let mut it = items.into_iter();
+        let mut out = String::new();
+        let mut chars = fmt.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            let mut spec = String::new();
+            let conv = loop {
+                match chars.next() {
+                    Some(ch) if "-+ #0123456789.".contains(ch) => spec.push(ch),
+                    Some(ch) => break ch,
+                    None => return Err(value_err_fmt("incomplete format")),
+                }
+            };
+            if conv == '%' {
+                out.push('%');
+                continue;
+            }
+            let Some(arg) = it.next() else {
+                return Err(type_err("not enough arguments for format string"));
+            };
+            let spec = spec.replacen('-', "<", 1);
+            let text = match conv {
+                's' => {
+                    let s = self.to_str(&arg)?;
+                    format_value(FmtArg::Str(&s), &spec).map_err(fmt_err)?
+                }
+                'r' => {
+                    let s = self.repr(&arg)?;
+                    format_value(FmtArg::Str(&s), &spec).map_err(fmt_err)?
+                }
+                'd' | 'i' => {
+                    let n = match arg {
+                        Value::Float(f) => Value::Int(f.trunc() as i64),
+                        other => other,
+                    };
+                    self.format_spec(&n, &format!("{spec}d"))?
+                }
+                'f' | 'e' | 'g' | 'x' | 'X' | 'o' | 'E' | 'G' | 'F' => {
+                    self.format_spec(&arg, &format!("{spec}{conv}"))?
+                }
+                other => return Err(value_err_fmt(&format!("unsupported format character '{other}'"))),
+            };
+            out.push_str(&text);
+        }
+        if it.next().is_some() {
+            return Err(type_err("not all arguments converted during string formatting"));
+        }
+        Ok(Value::str(&out))
+    }
+}
+
+fn value_err_fmt(msg: &str) -> super::Exc {
+    err(ErrorKind::ValueError, msg)
+}

@@ -1,0 +1,407 @@
+//! Scope analysis (the first resolver pass): which names are local, global, cells, free.
+
+use crate::syntax::ast::*;
+use indexmap::IndexSet;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeKind {
+    Module,
+    Function,
+    Class,
+    Comp,
+}
+
+#[derive(Debug)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    pub parent: Option<usize>,
+    /// Names bound here (assigned, params, imports, defs), in first-binding order.
+    pub bound: IndexSet<Name>,
+    pub params: Vec<Name>,
+    pub globals: IndexSet<Name>,
+    pub nonlocals: IndexSet<Name>,
+    pub uses: IndexSet<Name>,
+    /// Bound names captured by an inner function (stored in cells).
+    pub cells: IndexSet<Name>,
+    /// Names this function captures from enclosing functions.
+    pub frees: IndexSet<Name>,
+}
+
+impl Scope {
+    fn new(kind: ScopeKind, parent: Option<usize>) -> Scope {
+        Scope {
+            kind,
+            parent,
+            bound: IndexSet::new(),
+            params: Vec::new(),
+            globals: IndexSet::new(),
+            nonlocals: IndexSet::new(),
+            uses: IndexSet::new(),
+            cells: IndexSet::new(),
+            frees: IndexSet::new(),
+        }
+    }
+
+    /// Bound here and not declared `global`/`nonlocal`.
+    pub fn is_local(&self, n: &str) -> bool {
+        self.bound.contains(n) && !self.globals.contains(n) && !self.nonlocals.contains(n)
+    }
+}
+
+/// All scopes of one module chunk; nested scopes are found by their AST node address.
+#[derive(Debug)]
+pub struct ScopeTable {
+    pub scopes: Vec<Scope>,
+    pub by_node: HashMap<usize, usize>,
+}
+
+/// The address used to find a nested scope again in the second pass.
+pub fn node_key<T>(p: *const T) -> usize {
+    p as usize
+}
+
+pub fn analyze(body: &[Stmt]) -> ScopeTable {
+    let mut a = Analyzer {
+        t: ScopeTable {
+            scopes: vec![Scope::new(ScopeKind::Module, None)],
+            by_node: HashMap::new(),
+        },
+        cur: 0,
+    };
+    a.stmts(body);
+    a.finish();
+    a.t
+}
+
+struct Analyzer {
+    t: ScopeTable,
+    cur: usize,
+}
+
+impl Analyzer {
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.t.scopes[self.cur]
+    }
+
+    fn push(&mut self, kind: ScopeKind, key: usize) -> usize {
+        let id = self.t.scopes.len();
+        self.t.scopes.push(Scope::new(kind, Some(self.cur)));
+        self.t.by_node.insert(key, id);
+        let prev = self.cur;
+        self.cur = id;
+        prev
+    }
+
+    fn bind(&mut self, n: &Name) {
+        self.scope().bound.insert(n.clone());
+    }
+
+    fn stmts(&mut self, body: &[Stmt]) {
+        for s in body {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Assign { targets, value } => {
+                self.expr(value);
+                for t in targets {
+                    self.target(t);
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                self.expr(value);
+                if let ExprKind::Name(n) = &target.kind {
+                    self.scope().uses.insert(n.clone());
+                }
+                self.target(target);
+            }
+            StmtKind::If { cond, body, orelse } | StmtKind::While { cond, body, orelse } => {
+                self.expr(cond);
+                self.stmts(body);
+                self.stmts(orelse);
+            }
+            StmtKind::For { target, iter, body, orelse } => {
+                self.expr(iter);
+                self.target(target);
+                self.stmts(body);
+                self.stmts(orelse);
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Pass => {}
+            StmtKind::Return(e) => {
+                if let Some(e) = e {
+                    self.expr(e)
+                }
+            }
+            StmtKind::FuncDef(f) => {
+                for d in &f.decorators {
+                    self.expr(d);
+                }
+                self.bind(&f.name);
+                self.func(f);
+            }
+            StmtKind::ClassDef(c) => {
+                for d in &c.decorators {
+                    self.expr(d);
+                }
+                if let Some(b) = &c.base {
+                    self.expr(b);
+                }
+                self.bind(&c.name);
+                let prev = self.push(ScopeKind::Class, node_key(std::rc::Rc::as_ptr(c)));
+                self.stmts(&c.body);
+                self.cur = prev;
+            }
+            StmtKind::Global(ns) => {
+                for n in ns {
+                    self.scope().globals.insert(n.clone());
+                }
+            }
+            StmtKind::Nonlocal(ns) => {
+                for n in ns {
+                    self.scope().nonlocals.insert(n.clone());
+                }
+            }
+            StmtKind::Import(items) => {
+                for it in items {
+                    let n = it.alias.clone().or_else(|| it.path.first().cloned());
+                    if let Some(n) = n {
+                        self.bind(&n);
+                    }
+                }
+            }
+            StmtKind::ImportFrom { names, .. } => {
+                for (n, a) in names {
+                    self.bind(a.as_ref().unwrap_or(n));
+                }
+            }
+            StmtKind::Assert { test, msg } => {
+                self.expr(test);
+                if let Some(m) = msg {
+                    self.expr(m);
+                }
+            }
+            StmtKind::Raise { exc, cause } => {
+                for e in [exc, cause].into_iter().flatten() {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Try { body, handlers, orelse, finalbody } => {
+                self.stmts(body);
+                for h in handlers {
+                    if let Some(t) = &h.typ {
+                        self.expr(t);
+                    }
+                    if let Some(n) = &h.name {
+                        self.bind(n);
+                    }
+                    self.stmts(&h.body);
+                }
+                self.stmts(orelse);
+                self.stmts(finalbody);
+            }
+            StmtKind::With { items, body } => {
+                for (e, t) in items {
+                    self.expr(e);
+                    if let Some(t) = t {
+                        self.target(t);
+                    }
+                }
+                self.stmts(body);
+            }
+            StmtKind::Del(ts) => {
+                for t in ts {
+                    self.target(t);
+                }
+            }
+        }
+    }
+
+    fn func(&mut self, f: &std::rc::Rc<FuncDef>) {
+        let p = &f.params;
+        for d in p.params.iter().chain(p.kwonly.iter()).filter_map(|q| q.default.as_ref()) {
+            self.expr(d);
+        }
+        let prev = self.push(ScopeKind::Function, node_key(std::rc::Rc::as_ptr(f)));
+        let all = p
+            .params
+            .iter()
+            .chain(p.vararg.iter())
+            .chain(p.kwonly.iter())
+            .chain(p.kwarg.iter());
+        for q in all {
+            self.scope().params.push(q.name.clone());
+            self.bind(&q.name);
+        }
+        self.stmts(&f.body);
+        self.cur = prev;
+    }
+
+    fn target(&mut self, t: &Expr) {
+        match &t.kind {
+            ExprKind::Name(n) => self.bind(n),
+            ExprKind::Tuple(xs) | ExprKind::List(xs) => {
+                for x in xs {
+                    self.target(x);
+                }
+            }
+            ExprKind::Starred(x) => self.target(x),
+            _ => self.expr(t),
+        }
+    }
+
+    fn comp(&mut self, e: &Expr, gens: &[Comprehension], elts: &[&Expr]) {
+        if let Some(g) = gens.first() {
+            self.expr(&g.iter);
+        }
+        let prev = self.push(ScopeKind::Comp, node_key(e as *const Expr));
+        for (i, g) in gens.iter().enumerate() {
+            if i > 0 {
+                self.expr(&g.iter);
+            }
+            self.target(&g.target);
+            for c in &g.ifs {
+                self.expr(c);
+            }
+        }
+        for x in elts {
+            self.expr(x);
+        }
+        self.cur = prev;
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Ellipsis => {}
+            ExprKind::FString(parts) => self.fparts(parts),
+            ExprKind::Name(n) => {
+                self.scope().uses.insert(n.clone());
+            }
+            ExprKind::List(xs) | ExprKind::Tuple(xs) => {
+                for x in xs {
+                    self.expr(x);
+                }
+            }
+            ExprKind::Dict(kv) => {
+                for (k, v) in kv {
+                    self.expr(k);
+                    self.expr(v);
+                }
+            }
+            ExprKind::Starred(x) | ExprKind::Attr(x, _) | ExprKind::Unary(_, x) => self.expr(x),
+            ExprKind::Subscript(a, b) | ExprKind::Binary(_, a, b) | ExprKind::BoolOp(_, a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Slice(a, b, c) => {
+                for x in [a, b, c].into_iter().flatten() {
+                    self.expr(x);
+                }
+            }
+            ExprKind::Call(f, args) => {
+                self.expr(f);
+                for a in args {
+                    match a {
+                        Arg::Pos(x) | Arg::Star(x) | Arg::Kw(_, x) | Arg::StarStar(x) => self.expr(x),
+                    }
+                }
+            }
+            ExprKind::Compare(a, rest) => {
+                self.expr(a);
+                for (_, x) in rest {
+                    self.expr(x);
+                }
+            }
+            ExprKind::IfExp { cond, then, orelse } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(orelse);
+            }
+            ExprKind::Lambda(f) => self.func(f),
+            ExprKind::ListComp(x, gens) => self.comp(e, gens, &[x]),
+            ExprKind::DictComp(k, v, gens) => self.comp(e, gens, &[k, v]),
+        }
+    }
+
+    fn fparts(&mut self, parts: &[FPart]) {
+        for p in parts {
+            if let FPart::Expr { expr, spec, .. } = p {
+                self.expr(expr);
+                self.fparts(spec);
+            }
+        }
+    }
+
+    /// Propagates inline-scope uses to their frame owner, then marks cells and frees.
+    fn finish(&mut self) {
+        for i in (1..self.t.scopes.len()).rev() {
+            let s = &self.t.scopes[i];
+            if matches!(s.kind, ScopeKind::Comp | ScopeKind::Class) {
+                let ups: Vec<Name> = s
+                    .uses
+                    .iter()
+                    .chain(s.nonlocals.iter())
+                    .filter(|n| s.kind == ScopeKind::Class || !s.is_local(n))
+                    .cloned()
+                    .collect();
+                if let Some(p) = s.parent {
+                    self.t.scopes[p].uses.extend(ups);
+                }
+            }
+        }
+        for i in 0..self.t.scopes.len() {
+            if self.t.scopes[i].kind != ScopeKind::Function {
+                continue;
+            }
+            let s = &self.t.scopes[i];
+            let wanted: Vec<Name> = s
+                .uses
+                .iter()
+                .chain(s.nonlocals.iter())
+                .filter(|n| !s.is_local(n) && !s.globals.contains(*n))
+                .cloned()
+                .collect();
+            for n in wanted {
+                self.capture(i, n);
+            }
+        }
+    }
+
+    fn capture(&mut self, from: usize, n: Name) {
+        let mut between = Vec::new();
+        let mut p = self.t.scopes[from].parent;
+        while let Some(pi) = p {
+            let s = &self.t.scopes[pi];
+            match s.kind {
+                ScopeKind::Module => return,
+                ScopeKind::Class => {}
+                ScopeKind::Comp | ScopeKind::Function => {
+                    if s.is_local(&n) {
+                        self.t.scopes[pi].cells.insert(n.clone());
+                        self.t.scopes[from].frees.insert(n.clone());
+                        for b in between {
+                            let sc: &mut Scope = &mut self.t.scopes[b];
+                            sc.frees.insert(n.clone());
+                        }
+                        return;
+                    }
+                    if s.globals.contains(&n) {
+                        return;
+                    }
+                    if s.kind == ScopeKind::Function {
+                        between.push(pi);
+                    }
+                }
+            }
+            p = s.parent;
+        }
+    }
+}

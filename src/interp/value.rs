@@ -1,0 +1,439 @@
+//! The runtime value model: a small enum, scalars unboxed, heap objects behind `Rc`.
+
+use super::tree::FuncProto;
+use crate::error::ErrorKind;
+use indexmap::IndexMap;
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+/// Fast, deterministic hasher for name-keyed maps.
+pub type FxBuild = foldhash::fast::FixedState;
+/// A name-keyed, insertion-ordered map (instance and class attributes).
+pub type NameMap = IndexMap<Rc<str>, Value, FxBuild>;
+/// A Python dict: insertion-ordered, keyed by hashable values.
+pub type DictMap = IndexMap<Key, Value, FxBuild>;
+
+/// A shared mutable variable cell (closures).
+pub type CellRef = Rc<RefCell<Value>>;
+
+/// A Kiln value. Cloning is cheap (scalars copy, heap objects bump a refcount).
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    #[default]
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Tuple(Rc<[Value]>),
+    Dict(Rc<RefCell<DictMap>>),
+    Set(Rc<RefCell<DictMap>>),
+    Range(Rc<RangeObj>),
+    Slice(Rc<[Value; 3]>),
+    Ellipsis,
+    Func(Rc<Function>),
+    Native(Rc<NativeFn>),
+    BoundMethod(Rc<(Value, Value)>),
+    /// A method of a built-in type bound to its receiver (`xs.append` used as a value).
+    BuiltinMethod(Rc<(Value, Rc<str>)>),
+    Class(Rc<Class>),
+    Instance(Rc<Instance>),
+    Module(Rc<ModuleObj>),
+    Iter(Rc<RefCell<IterObj>>),
+    /// The object `super()` returns: the class to start the lookup after, and `self`.
+    Super(Rc<(Rc<Class>, Value)>),
+    /// Internal: a closure cell stored in a frame slot. Never visible to scripts.
+    Cell(CellRef),
+    /// Internal: an unassigned slot. Never visible to scripts.
+    Unbound,
+}
+
+#[derive(Debug)]
+pub struct RangeObj {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+}
+
+impl RangeObj {
+    pub fn len(&self) -> i64 {
+        let (a, b, s) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if s > 0 {
+            if b > a {
+                (b - a + s - 1) / s
+            } else {
+                0
+            }
+        } else if a > b {
+            (a - b - s - 1) / (-s)
+        } else {
+            0
+        };
+        n as i64
+    }
+    pub fn get(&self, i: i64) -> i64 {
+        self.start + i * self.step
+    }
+}
+
+/// A Kiln function value: the resolved code plus what was captured at `def` time.
+#[derive(Debug)]
+pub struct Function {
+    pub proto: Rc<FuncProto>,
+    pub defaults: Vec<Value>,
+    pub kwdefaults: Vec<Option<Value>>,
+    pub closure: Vec<CellRef>,
+    pub globals: Rc<ModuleObj>,
+    /// The class whose body defined this function (for zero-argument `super()`).
+    pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+}
+
+/// A built-in function implemented in Rust.
+pub type NativeImpl = fn(&mut super::Interp, &[Value], &[(Rc<str>, Value)]) -> super::R<Value>;
+
+pub struct NativeFn {
+    pub name: Rc<str>,
+    pub f: NativeImpl,
+}
+
+impl std::fmt::Debug for NativeFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<built-in function {}>", self.name)
+    }
+}
+
+/// What kind of class this is: user-defined, a built-in exception, or a built-in type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassKind {
+    User,
+    Exc(ErrorKind),
+    Builtin(TypeTag),
+}
+
+/// The built-in types that are also callable class objects (`int`, `list`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeTag {
+    Object,
+    NoneType,
+    Bool,
+    Int,
+    Float,
+    Str,
+    List,
+    Tuple,
+    Dict,
+    Set,
+    Range,
+    Slice,
+    Function,
+    BuiltinFunction,
+    Method,
+    Type,
+    Module,
+    Iterator,
+    Super,
+    Ellipsis,
+}
+
+#[derive(Debug)]
+pub struct Class {
+    pub name: Rc<str>,
+    pub base: Option<Rc<Class>>,
+    pub dict: RefCell<NameMap>,
+    pub kind: ClassKind,
+}
+
+impl Class {
+    /// Finds an attribute in this class or its bases.
+    pub fn lookup(&self, name: &str) -> Option<Value> {
+        if let Some(v) = self.dict.borrow().get(name) {
+            return Some(v.clone());
+        }
+        let mut c = self.base.clone();
+        while let Some(k) = c {
+            if let Some(v) = k.dict.borrow().get(name) {
+                return Some(v.clone());
+            }
+            c = k.base.clone();
+        }
+        None
+    }
+
+    /// True when `self` is `other` or derives from it.
+    pub fn is_subclass(self: &Rc<Class>, other: &Rc<Class>) -> bool {
+        if other.kind == ClassKind::Builtin(TypeTag::Object) {
+            return true;
+        }
+        let mut c = Some(self.clone());
+        while let Some(k) = c {
+            if Rc::ptr_eq(&k, other) {
+                return true;
+            }
+            c = k.base.clone();
+        }
+        false
+    }
+
+    /// The built-in exception kind this class is or derives from.
+    pub fn exc_kind(&self) -> Option<ErrorKind> {
+        if let ClassKind::Exc(k) = self.kind {
+            return Some(k);
+        }
+        let mut c = self.base.clone();
+        while let Some(k) = c {
+            if let ClassKind::Exc(e) = k.kind {
+                return Some(e);
+            }
+            c = k.base.clone();
+        }
+        None
+    }
+}
+
+#[derive(Debug)]
+pub struct Instance {
+    pub class: Rc<Class>,
+    pub dict: RefCell<NameMap>,
+}
+
+/// A module: a table of global slots, indexed by name.
+#[derive(Debug)]
+pub struct ModuleObj {
+    pub name: Rc<str>,
+    pub index: RefCell<IndexMap<Rc<str>, u32, FxBuild>>,
+    pub slots: RefCell<Vec<Value>>,
+    /// The directory of the module's file (for imports), if it came from disk.
+    pub dir: RefCell<Option<std::path::PathBuf>>,
+}
+
+impl ModuleObj {
+    pub fn new(name: &str, dir: Option<std::path::PathBuf>) -> ModuleObj {
+        ModuleObj {
+            name: name.into(),
+            index: RefCell::new(IndexMap::default()),
+            slots: RefCell::new(Vec::new()),
+            dir: RefCell::new(dir),
+        }
+    }
+
+    /// The slot index of a global name, creating an unbound slot if new.
+    pub fn intern(&self, name: &Rc<str>) -> u32 {
+        let mut idx = self.index.borrow_mut();
+        if let Some(i) = idx.get(name) {
+            return *i;
+        }
+        let i = idx.len() as u32;
+        idx.insert(name.clone(), i);
+        self.slots.borrow_mut().push(Value::Unbound);
+        i
+    }
+
+    pub fn get(&self, name: &str) -> Option<Value> {
+        let i = *self.index.borrow().get(name)?;
+        match self.slots.borrow().get(i as usize) {
+            Some(Value::Unbound) | None => None,
+            Some(v) => Some(v.clone()),
+        }
+    }
+
+    pub fn set(&self, name: &Rc<str>, v: Value) {
+        let i = self.intern(name);
+        if let Some(s) = self.slots.borrow_mut().get_mut(i as usize) {
+            *s = v;
+        }
+    }
+
+    /// All bound names and values, in definition order.
+    pub fn items(&self) -> Vec<(Rc<str>, Value)> {
+        let slots = self.slots.borrow();
+        self.index
+            .borrow()
+            .iter()
+            .filter_map(|(k, i)| match slots.get(*i as usize) {
+                Some(Value::Unbound) | None => None,
+                Some(v) => Some((k.clone(), v.clone())),
+            })
+            .collect()
+    }
+}
+
+/// Iterator state for `iter()` and the iterator-producing builtins.
+#[derive(Debug)]
+pub enum IterObj {
+    Seq { items: Rc<[Value]>, pos: usize },
+    List { list: Rc<RefCell<Vec<Value>>>, pos: usize },
+    Range { cur: i64, stop: i64, step: i64 },
+    Enumerate { inner: Value, count: i64 },
+    Zip(Vec<Value>),
+    Map { func: Value, iters: Vec<Value> },
+    Filter { func: Value, inner: Value },
+    /// An instance with `__next__`.
+    User(Value),
+    Done,
+}
+
+/// A hashable dict/set key with Python's equality rules (`1 == 1.0 == True`).
+#[derive(Clone, Debug)]
+pub struct Key(pub Value);
+
+impl Key {
+    /// Wraps a value as a key, or returns the type name if it is unhashable.
+    pub fn new(v: Value) -> Result<Key, &'static str> {
+        match &v {
+            Value::List(_) => Err("list"),
+            Value::Dict(_) => Err("dict"),
+            Value::Set(_) => Err("set"),
+            Value::Slice(_) => Err("slice"),
+            Value::Tuple(t) => {
+                for x in t.iter() {
+                    Key::new(x.clone())?;
+                }
+                Ok(Key(v))
+            }
+            _ => Ok(Key(v)),
+        }
+    }
+}
+
+/// Python-compatible hash of a hashable value (ints and equal floats hash alike).
+pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+    match v {
+        Value::None => 0u8.hash(h),
+        Value::Bool(b) => (*b as i64).hash(h),
+        Value::Int(i) => i.hash(h),
+        Value::Float(f) => {
+            if f.fract() == 0.0 && *f >= -9.2e18 && *f <= 9.2e18 {
+                (*f as i64).hash(h)
+            } else {
+                f.to_bits().hash(h)
+            }
+        }
+        Value::Str(s) => s.hash(h),
+        Value::Tuple(t) => {
+            t.len().hash(h);
+            for x in t.iter() {
+                hash_value(x, h);
+            }
+        }
+        other => other.ptr_id().hash(h),
+    }
+}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_value(&self.0, h)
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        simple_eq(&self.0, &other.0)
+    }
+}
+impl Eq for Key {}
+
+/// Equality without user `__eq__` (identity for objects): used for dict keys.
+pub fn simple_eq(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (None, None) | (Ellipsis, Ellipsis) => true,
+        (Int(x), Int(y)) => x == y,
+        (Float(x), Float(y)) => x == y,
+        (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y && int_float_eq(*x, *y),
+        (Bool(x), Bool(y)) => x == y,
+        (Bool(x), Int(y)) | (Int(y), Bool(x)) => (*x as i64) == *y,
+        (Bool(x), Float(y)) | (Float(y), Bool(x)) => (*x as i64 as f64) == *y,
+        (Str(x), Str(y)) => x == y,
+        (Tuple(x), Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q)),
+        _ => a.ptr_id() != 0 && a.ptr_id() == b.ptr_id(),
+    }
+}
+
+/// Exact int/float equality (no rounding of large ints).
+pub fn int_float_eq(i: i64, f: f64) -> bool {
+    f.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&f) && f as i64 == i
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(s.into())
+    }
+
+    pub fn list(v: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(v)))
+    }
+
+    pub fn tuple(v: Vec<Value>) -> Value {
+        Value::Tuple(v.into())
+    }
+
+    /// The address of a heap object (0 for unboxed values): used for `id` and `is`.
+    pub fn ptr_id(&self) -> usize {
+        use Value::*;
+        match self {
+            Str(s) => Rc::as_ptr(s) as *const u8 as usize,
+            List(x) => Rc::as_ptr(x) as usize,
+            Tuple(x) => Rc::as_ptr(x) as *const u8 as usize,
+            Dict(x) | Set(x) => Rc::as_ptr(x) as usize,
+            Range(x) => Rc::as_ptr(x) as usize,
+            Slice(x) => Rc::as_ptr(x) as usize,
+            Func(x) => Rc::as_ptr(x) as usize,
+            Native(x) => Rc::as_ptr(x) as usize,
+            BoundMethod(x) => Rc::as_ptr(x) as usize,
+            BuiltinMethod(x) => Rc::as_ptr(x) as usize,
+            Class(x) => Rc::as_ptr(x) as usize,
+            Instance(x) => Rc::as_ptr(x) as usize,
+            Module(x) => Rc::as_ptr(x) as usize,
+            Iter(x) => Rc::as_ptr(x) as usize,
+            Super(x) => Rc::as_ptr(x) as usize,
+            Cell(x) => Rc::as_ptr(x) as usize,
+            None | Bool(_) | Int(_) | Float(_) | Ellipsis | Unbound => 0,
+        }
+    }
+
+    /// Python's `is`.
+    pub fn is(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (None, None) | (Ellipsis, Ellipsis) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            _ => {
+                let p = self.ptr_id();
+                p != 0 && p == other.ptr_id()
+            }
+        }
+    }
+
+    /// The Python type name (`int`, `list`, a class name for instances).
+    pub fn type_name(&self) -> Rc<str> {
+        use Value::*;
+        let s = match self {
+            None => "NoneType",
+            Bool(_) => "bool",
+            Int(_) => "int",
+            Float(_) => "float",
+            Str(_) => "str",
+            List(_) => "list",
+            Tuple(_) => "tuple",
+            Dict(_) => "dict",
+            Set(_) => "set",
+            Range(_) => "range",
+            Slice(_) => "slice",
+            Ellipsis => "ellipsis",
+            Func(_) => "function",
+            Native(_) => "builtin_function_or_method",
+            BoundMethod(_) | BuiltinMethod(_) => "method",
+            Class(_) => "type",
+            Instance(i) => return i.class.name.clone(),
+            Module(_) => "module",
+            Iter(_) => "iterator",
+            Super(_) => "super",
+            Cell(_) | Unbound => "cell",
+        };
+        s.into()
+    }
+}

@@ -1,0 +1,80 @@
+//! Golden tests: every tests/golden/**/*.dl runs through the Engine; stdout (plus the
+//! rendered error, for scripts that fail) must equal the `.out` / `.err` file.
+//! `KILN_BLESS=1 cargo test --test golden` rewrites the expectations.
+
+use kiln::Engine;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            scripts(&p, out);
+        } else if p.extension().is_some_and(|x| x == "dl") {
+            out.push(p);
+        }
+    }
+}
+
+/// Runs one script; returns (expected-file path, actual text).
+fn run(path: &Path) -> (PathBuf, String) {
+    let buf = Rc::new(RefCell::new(String::new()));
+    let sink = buf.clone();
+    let mut e = Engine::new();
+    e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
+    let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path);
+    e.set_argv(vec![rel.display().to_string()]);
+    let r = e.run_file(rel);
+    let mut text = buf.borrow().clone();
+    match r {
+        Ok(()) => (path.with_extension("out"), text),
+        Err(err) => {
+            text.push_str(&e.render_error(&err));
+            (path.with_extension("err"), text)
+        }
+    }
+}
+
+#[test]
+fn golden() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::env::set_current_dir(root).expect("cd to the crate root");
+    let mut files = Vec::new();
+    scripts(&root.join("tests/golden"), &mut files);
+    files.sort();
+    assert!(!files.is_empty(), "no golden scripts found");
+    let bless = std::env::var_os("KILN_BLESS").is_some();
+    let mut failures = Vec::new();
+    for f in &files {
+        let (expect_path, actual) = run(f);
+        if bless {
+            let other = if expect_path.extension().is_some_and(|x| x == "out") {
+                f.with_extension("err")
+            } else {
+                f.with_extension("out")
+            };
+            let _ = std::fs::remove_file(other);
+            std::fs::write(&expect_path, &actual).expect("write expectation");
+            continue;
+        }
+        match std::fs::read_to_string(&expect_path) {
+            Ok(expected) if expected == actual => {}
+            Ok(expected) => failures.push(format!(
+                "{}: output differs\n--- expected\n{}\n--- actual\n{}",
+                f.display(),
+                expected,
+                actual
+            )),
+            Err(_) => failures.push(format!(
+                "{}: missing {} ; actual output:\n{}",
+                f.display(),
+                expect_path.display(),
+                actual
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{} golden failures:\n{}", failures.len(), failures.join("\n"));
+}
