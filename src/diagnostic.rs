@@ -10,12 +10,21 @@ pub fn render(e: &Error, map: &SourceMap, color: bool) -> String {
     let mut out = String::new();
     if !e.traceback.is_empty() {
         out.push_str("Traceback (most recent call last):\n");
-        for f in &e.traceback {
-            let (file, line, text) = locate(map, f.span);
-            let _ = writeln!(out, "  File \"{}\", line {}, in {}", file, line, f.func);
-            if !text.trim().is_empty() {
-                let _ = writeln!(out, "    {}", text.trim());
+        let mut i = 0;
+        while i < e.traceback.len() {
+            let f = &e.traceback[i];
+            let mut same = 1;
+            while e.traceback.get(i + same).is_some_and(|g| g == f) {
+                same += 1;
             }
+            for _ in 0..same.min(3) {
+                frame_lines(&mut out, map, f);
+            }
+            if same > 3 {
+                let n = same - 3;
+                let _ = writeln!(out, "  [Previous line repeated {} more time{}]", n, if n == 1 { "" } else { "s" });
+            }
+            i += same;
         }
     }
     let header = if e.message.is_empty() {
@@ -31,6 +40,14 @@ pub fn render(e: &Error, map: &SourceMap, color: bool) -> String {
         }
     }
     out
+}
+
+fn frame_lines(out: &mut String, map: &SourceMap, f: &crate::error::TraceFrame) {
+    let (file, line, text) = locate(map, f.span);
+    let _ = writeln!(out, "  File \"{}\", line {}, in {}", file, line, f.func);
+    if !text.trim().is_empty() {
+        let _ = writeln!(out, "    {}", text.trim());
+    }
 }
 
 /// The file name, 1-based line number and text of the line containing `span`.
@@ -60,7 +77,9 @@ fn snippet(e: &Error, span: Span, map: &SourceMap, color: bool) -> Option<String
         .with_color(color)
         .with_index_type(IndexType::Byte)
         .with_char_set(CharSet::Unicode);
-    let label = Label::new((name.clone(), start..end)).with_color(kind_color);
+    let label = Label::new((name.clone(), start..end))
+        .with_color(kind_color)
+        .with_message("raised here");
     let report = Report::build(ReportKind::Custom(&e.type_name, kind_color), (name.clone(), start..end))
         .with_config(config)
         .with_message(&e.message)
@@ -70,5 +89,24 @@ fn snippet(e: &Error, span: Span, map: &SourceMap, color: bool) -> Option<String
     report
         .write(ariadne::sources(vec![(name, f.text.to_string())]), &mut buf)
         .ok()?;
-    String::from_utf8(buf).ok()
+    let text = String::from_utf8(buf).ok()?;
+    Some(if color { text } else { strip_ansi(&text) })
+}
+
+/// Removes ANSI color sequences (ariadne colors custom report kinds unconditionally).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -191,6 +191,20 @@ impl Interp {
     }
 }
 
+impl Interp {
+    /// `KeyError(key)`: the message is `repr(key)`, `args` holds the key itself.
+    pub fn key_error(&mut self, key: &Value) -> Exc {
+        let cls = self.b.exc_class(ErrorKind::KeyError);
+        let msg = match self.repr(key) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        let mut e = err(ErrorKind::KeyError, msg);
+        e.value = Some(new_exc_instance(&cls, vec![key.clone()]));
+        e
+    }
+}
+
 /// A new exception object of class `cls` with `args`.
 pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
     let inst = Instance {
@@ -216,7 +230,13 @@ pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
     let args = inst.dict.borrow().get("args").cloned();
     match args {
         Some(Value::Tuple(t)) if t.is_empty() => Ok(String::new()),
-        Some(Value::Tuple(t)) if t.len() == 1 => me.to_str(&t[0]),
+        Some(Value::Tuple(t)) if t.len() == 1 => {
+            if inst.class.exc_kind() == Some(ErrorKind::KeyError) {
+                me.repr(&t[0])
+            } else {
+                me.to_str(&t[0])
+            }
+        }
         Some(a) => me.to_str(&a),
         None => Ok(String::new()),
     }

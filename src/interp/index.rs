@@ -124,7 +124,7 @@ impl Interp {
                 let found = d.borrow().get(&k).cloned();
                 match found {
                     Some(v) => Ok(v),
-                    None => Err(err(ErrorKind::KeyError, self.repr(idx)?)),
+                    None => Err(self.key_error(idx)),
                 }
             }
             (Value::Instance(_), _) => match self.call_dunder(obj, "__getitem__", &[idx.clone()])? {
@@ -207,7 +207,7 @@ impl Interp {
                 let removed = d.borrow_mut().shift_remove(&k);
                 match removed {
                     Some(_) => Ok(()),
-                    None => Err(err(ErrorKind::KeyError, self.repr(idx)?)),
+                    None => Err(self.key_error(idx)),
                 }
             }
             (Value::Instance(_), _) => match self.call_dunder(obj, "__delitem__", &[idx.clone()])? {

@@ -246,7 +246,13 @@ impl Interp {
             let Some(arg) = it.next() else {
                 return Err(type_err("not enough arguments for format string"));
             };
-            let spec = spec.replacen('-', "<", 1);
+            let spec = if spec.contains('-') {
+                format!("<{}", spec.replace('-', ""))
+            } else if matches!(conv, 's' | 'r') && !spec.is_empty() {
+                format!(">{spec}")
+            } else {
+                spec
+            };
             let text = match conv {
                 's' => {
                     let s = self.to_str(&arg)?;

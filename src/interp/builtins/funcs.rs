@@ -451,8 +451,11 @@ fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     use std::hash::{BuildHasher, Hasher};
     arity("hash", args, 1, 1)?;
     let k = me.key(args[0].clone())?;
-    if let Value::Int(i) = &k.0 {
-        return Ok(Value::Int(*i));
+    match &k.0 {
+        Value::Int(i) => return Ok(Value::Int(*i)),
+        Value::Bool(b) => return Ok(Value::Int(*b as i64)),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => return Ok(Value::Int(*f as i64)),
+        _ => {}
     }
     let mut h = crate::interp::value::FxBuild::default().build_hasher();
     crate::interp::value::hash_value(&k.0, &mut h);

@@ -189,7 +189,7 @@ pub fn dict_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: 
             match (removed, args.get(1)) {
                 (Some(v), _) => v,
                 (None, Some(def)) => def.clone(),
-                (None, None) => return Err(err(ErrorKind::KeyError, me.repr(&args[0])?)),
+                (None, None) => return Err(me.key_error(&args[0])),
             }
         }
         "setdefault" => {
@@ -230,7 +230,7 @@ pub fn set_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: V
             let k = me.key(args[0].clone())?;
             let removed = d.borrow_mut().shift_remove(&k);
             if removed.is_none() && name == "remove" {
-                return Err(err(ErrorKind::KeyError, me.repr(&args[0])?));
+                return Err(me.key_error(&args[0]));
             }
             Value::None
         }
