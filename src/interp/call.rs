@@ -52,7 +52,7 @@ impl Interp {
         if let Value::Instance(inst) = &obj {
             let own = inst.dict.borrow().get(name).cloned();
             if own.is_none() {
-                if let Some(Value::Func(func)) = inst.class.lookup(name) {
+                if let Some(Value::Func(func)) = inst.class.lookup(name).as_ref() {
                     if func.proto.simple
                         && args.len() + 1 == func.proto.params.len()
                         && args.iter().all(|a| matches!(a, CArg::Pos(_)))
@@ -70,7 +70,7 @@ impl Interp {
                                 }
                             }
                         }
-                        return self.invoke(func, base).map_err(|e| at(e, span));
+                        return self.invoke(func.clone(), base).map_err(|e| at(e, span));
                     }
                 }
             }

@@ -29,7 +29,7 @@ impl Interp {
             decs.push(self.eval(d)?);
         }
         let base = match &c.base {
-            Some(b) => match self.eval(b)? {
+            Some(b) => match &self.eval(b)? {
                 Value::Class(k) => match k.kind {
                     ClassKind::Builtin(TypeTag::Object) => None,
                     ClassKind::Builtin(_) => {
@@ -38,7 +38,7 @@ impl Interp {
                             b.span,
                         ))
                     }
-                    _ => Some(k),
+                    _ => Some(k.clone()),
                 },
                 other => {
                     return Err(at(

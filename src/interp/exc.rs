@@ -228,7 +228,7 @@ pub fn exc_init(_: &mut Interp, args: &[Value], _: &[(Rc<str>, Value)]) -> R<Val
 pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
     let Value::Instance(inst) = v else { return Ok(String::new()) };
     let args = inst.dict.borrow().get("args").cloned();
-    match args {
+    match &args {
         Some(Value::Tuple(t)) if t.is_empty() => Ok(String::new()),
         Some(Value::Tuple(t)) if t.len() == 1 => {
             if inst.class.exc_kind() == Some(ErrorKind::KeyError) {
@@ -237,7 +237,7 @@ pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
                 me.to_str(&t[0])
             }
         }
-        Some(a) => me.to_str(&a),
+        Some(a) => me.to_str(a),
         None => Ok(String::new()),
     }
 }

@@ -152,8 +152,8 @@ impl Interp {
                 };
                 if let Some(f) = user {
                     let r = self.call_value(&f, vec![v.clone()], vec![])?;
-                    match r {
-                        Str(s) => out.push_str(&s),
+                    match &r {
+                        Str(s) => out.push_str(s),
                         other => {
                             return Err(type_err(format!(
                                 "__{}__ returned non-string (type {})",
@@ -166,10 +166,10 @@ impl Interp {
                     let s = super::exc::exc_str(self, v)?;
                     if is_repr {
                         let args = inst.dict.borrow().get("args").cloned();
-                        let inner = match args {
+                        let inner = match &args {
                             Some(Tuple(t)) if t.len() == 1 => self.repr(&t[0])?,
                             Some(Tuple(t)) => {
-                                let r = self.repr(&Tuple(t))?;
+                                let r = self.repr(&Tuple(t.clone()))?;
                                 r[1..r.len() - 1].trim_end_matches(',').to_string()
                             }
                             _ => String::new(),
