@@ -205,9 +205,6 @@ fn unexpected(tok: &Tok, expected: &[String]) -> String {
     if *tok == Tok::Newline && has("\":\"") {
         return "expected ':'".into();
     }
-    if *tok == Tok::Newline && expected.len() <= 3 && !expected.is_empty() {
-        return "invalid syntax (unexpected end of line)".into();
-    }
     "invalid syntax".into()
 }
 
