@@ -64,10 +64,33 @@ fn strings_and_escapes() {
     assert_eq!(s("u'x'"), "x");
     assert_eq!(s("'é'"), "é");
     let f = one("f'a{x}'");
-    assert!(matches!(f, Tok::Str(StrTok::F { start: 2, end: 6, raw: false })), "{f:?}");
-    assert!(matches!(one("rf'{x}'"), Tok::Str(StrTok::F { raw: true, .. })));
-    assert!(matches!(one("Fr'{x}'"), Tok::Str(StrTok::F { raw: true, .. })));
-    assert!(matches!(one("f'''{x}\n'''"), Tok::Str(StrTok::F { start: 4, end: 8, .. })));
+    assert!(
+        matches!(
+            f,
+            Tok::Str(StrTok::F {
+                start: 2,
+                end: 6,
+                raw: false
+            })
+        ),
+        "{f:?}"
+    );
+    assert!(matches!(
+        one("rf'{x}'"),
+        Tok::Str(StrTok::F { raw: true, .. })
+    ));
+    assert!(matches!(
+        one("Fr'{x}'"),
+        Tok::Str(StrTok::F { raw: true, .. })
+    ));
+    assert!(matches!(
+        one("f'''{x}\n'''"),
+        Tok::Str(StrTok::F {
+            start: 4,
+            end: 8,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -83,13 +106,64 @@ fn names_keywords_operators() {
     assert_eq!(one("iff"), Name("iff".into()));
     assert_eq!(
         toks("+ - * ** / // % @ << >> & | ^ ~ < > <= >= == != -> ..."),
-        vec![Plus, Minus, Star, DoubleStar, Slash, DoubleSlash, Percent, At, LShift, RShift, Amper, Vbar, Circumflex, Tilde, Less, Greater, LessEqual, GreaterEqual, EqEqual, NotEqual, Rarrow, Ellipsis]
+        vec![
+            Plus,
+            Minus,
+            Star,
+            DoubleStar,
+            Slash,
+            DoubleSlash,
+            Percent,
+            At,
+            LShift,
+            RShift,
+            Amper,
+            Vbar,
+            Circumflex,
+            Tilde,
+            Less,
+            Greater,
+            LessEqual,
+            GreaterEqual,
+            EqEqual,
+            NotEqual,
+            Rarrow,
+            Ellipsis
+        ]
     );
     assert_eq!(
         toks("+= -= *= /= //= %= **= @= &= |= ^= <<= >>= = ( ) [ ] { } , : . ;"),
-        vec![PlusEqual, MinusEqual, StarEqual, SlashEqual, DoubleSlashEqual, PercentEqual, DoubleStarEqual, AtEqual, AmperEqual, VbarEqual, CircumflexEqual, LShiftEqual, RShiftEqual, Equal, Lpar, Rpar, Lsqb, Rsqb, Lbrace, Rbrace, Comma, Colon, Dot, Semi]
+        vec![
+            PlusEqual,
+            MinusEqual,
+            StarEqual,
+            SlashEqual,
+            DoubleSlashEqual,
+            PercentEqual,
+            DoubleStarEqual,
+            AtEqual,
+            AmperEqual,
+            VbarEqual,
+            CircumflexEqual,
+            LShiftEqual,
+            RShiftEqual,
+            Equal,
+            Lpar,
+            Rpar,
+            Lsqb,
+            Rsqb,
+            Lbrace,
+            Rbrace,
+            Comma,
+            Colon,
+            Dot,
+            Semi
+        ]
     );
-    assert_eq!(toks("a # comment\nb"), vec![Name("a".into()), Newline, Name("b".into())]);
+    assert_eq!(
+        toks("a # comment\nb"),
+        vec![Name("a".into()), Newline, Name("b".into())]
+    );
     assert_eq!(toks("a \\\n b"), vec![Name("a".into()), Name("b".into())]);
 }
 

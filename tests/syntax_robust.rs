@@ -18,7 +18,10 @@ fn first_message(src: &str) -> String {
 }
 
 fn assert_too_deep(src: &str, limit: usize) {
-    assert_eq!(first_message(src), format!("too deeply nested (limit {limit})"));
+    assert_eq!(
+        first_message(src),
+        format!("too deeply nested (limit {limit})")
+    );
     let _ = is_incomplete(src);
 }
 
@@ -36,7 +39,12 @@ fn megabyte_nesting_is_rejected() {
     assert_too_deep(&format!("{}1", "lambda: ".repeat(MB / 8)), 200);
     assert_too_deep(&format!("{}1", "1 if x else ".repeat(MB / 12)), 200);
     assert_too_deep(&format!("{}1", "a or ".repeat(MB / 5)), 200);
-    let mixed = format!("x = {}{}1{}", "-(".repeat(120), "-".repeat(100), ")".repeat(120));
+    let mixed = format!(
+        "x = {}{}1{}",
+        "-(".repeat(120),
+        "-".repeat(100),
+        ")".repeat(120)
+    );
     assert_too_deep(&mixed, 200);
 }
 
@@ -91,18 +99,22 @@ fn random_bytes_do_not_panic() {
     let src = String::from_utf8_lossy(&bytes);
     assert!(parse_module(&src, FileId(0)).is_err());
     let _ = is_incomplete(&src);
-    let ascii: String = bytes.iter().map(|b| (b % 96 + 32) as char).map(|c| if c == '\x7f' { '\n' } else { c }).collect();
+    let ascii: String = bytes
+        .iter()
+        .map(|b| (b % 96 + 32) as char)
+        .map(|c| if c == '\x7f' { '\n' } else { c })
+        .collect();
     assert!(parse_module(&ascii, FileId(0)).is_err());
     let _ = is_incomplete(&ascii);
 }
 
 const SNIPPETS: &[&str] = &[
-    "x", "y", "f", "1", "2.5", "'s'", "f'{x}'", "\"\"\"", "(", ")", "[", "]", "{", "}", ",", ":", ".",
-    ";", "=", "+", "-", "*", "**", "/", "//", "%", "@", "<", "==", "!=", "not", "in", "is", "and",
-    "or", "if", "else", "elif", "for", "while", "def", "class", "return", "lambda", "try",
+    "x", "y", "f", "1", "2.5", "'s'", "f'{x}'", "\"\"\"", "(", ")", "[", "]", "{", "}", ",", ":",
+    ".", ";", "=", "+", "-", "*", "**", "/", "//", "%", "@", "<", "==", "!=", "not", "in", "is",
+    "and", "or", "if", "else", "elif", "for", "while", "def", "class", "return", "lambda", "try",
     "except", "finally", "with", "as", "del", "import", "from", "pass", "break", "continue",
-    "global", "nonlocal", "assert", "raise", "None", "True", "...", "\n", "\n  ", "\n    ",
-    "\\\n", "#c\n", "match", "yield", ":=", "->", "+=", "\t", "f'{", "}'", "!r", "*a",
+    "global", "nonlocal", "assert", "raise", "None", "True", "...", "\n", "\n  ", "\n    ", "\\\n",
+    "#c\n", "match", "yield", ":=", "->", "+=", "\t", "f'{", "}'", "!r", "*a",
 ];
 
 proptest! {
@@ -157,8 +169,19 @@ enum E {
 }
 
 const BINOPS: &[(&str, u8)] = &[
-    ("|", 6), ("^", 7), ("&", 8), ("<<", 9), (">>", 9), ("+", 10), ("-", 10),
-    ("*", 11), ("/", 11), ("//", 11), ("%", 11), ("@", 11), ("**", 13),
+    ("|", 6),
+    ("^", 7),
+    ("&", 8),
+    ("<<", 9),
+    (">>", 9),
+    ("+", 10),
+    ("-", 10),
+    ("*", 11),
+    ("/", 11),
+    ("//", 11),
+    ("%", 11),
+    ("@", 11),
+    ("**", 13),
 ];
 
 fn arb_expr() -> impl Strategy<Value = E> {
@@ -167,9 +190,17 @@ fn arb_expr() -> impl Strategy<Value = E> {
         let b = || inner.clone().prop_map(Box::new);
         prop_oneof![
             (0..BINOPS.len(), b(), b()).prop_map(|(i, x, y)| E::Bin(BINOPS[i].0, x, y)),
-            (prop_oneof![Just("-"), Just("+"), Just("~"), Just("not")], b()).prop_map(|(o, x)| E::Un(o, x)),
+            (
+                prop_oneof![Just("-"), Just("+"), Just("~"), Just("not")],
+                b()
+            )
+                .prop_map(|(o, x)| E::Un(o, x)),
             (prop_oneof![Just("and"), Just("or")], b(), b()).prop_map(|(o, x, y)| E::Bool(o, x, y)),
-            (prop_oneof![Just("<"), Just("=="), Just("not in"), Just("is not")], b(), b())
+            (
+                prop_oneof![Just("<"), Just("=="), Just("not in"), Just("is not")],
+                b(),
+                b()
+            )
                 .prop_map(|(o, x, y)| E::Cmp(o, x, y)),
             (b(), b(), b()).prop_map(|(x, c, y)| E::IfX(x, c, y)),
             (b(), prop::collection::vec(inner.clone(), 0..3)).prop_map(|(f, a)| E::Call(f, a)),
@@ -212,10 +243,17 @@ fn show(e: &E, min: u8) -> String {
         }
         E::Cmp(op, x, y) => format!("{} {op} {}", show(x, 6), show(y, 6)),
         E::IfX(x, c, y) => format!("{} if {} else {}", show(x, 2), show(c, 2), show(y, 1)),
-        E::Call(f, a) => format!("{}({})", primary(f), a.iter().map(|x| show(x, 1)).collect::<Vec<_>>().join(", ")),
+        E::Call(f, a) => format!(
+            "{}({})",
+            primary(f),
+            a.iter().map(|x| show(x, 1)).collect::<Vec<_>>().join(", ")
+        ),
         E::Attr(x) => format!("{}.t", primary(x)),
         E::Sub(x, i) => format!("{}[{}]", primary(x), show(i, 1)),
-        E::List(v) => format!("[{}]", v.iter().map(|x| show(x, 1)).collect::<Vec<_>>().join(", ")),
+        E::List(v) => format!(
+            "[{}]",
+            v.iter().map(|x| show(x, 1)).collect::<Vec<_>>().join(", ")
+        ),
     };
     if level(e) < min {
         format!("({s})")
@@ -241,10 +279,17 @@ fn sexp(e: &E) -> String {
         E::Cmp(op, x, y) => format!("(cmp {} {op} {})", sexp(x), sexp(y)),
         E::IfX(x, c, y) => format!("(ifx {} {} {})", sexp(c), sexp(x), sexp(y)),
         E::Call(f, a) if a.is_empty() => format!("(call {})", sexp(f)),
-        E::Call(f, a) => format!("(call {} {})", sexp(f), a.iter().map(sexp).collect::<Vec<_>>().join(" ")),
+        E::Call(f, a) => format!(
+            "(call {} {})",
+            sexp(f),
+            a.iter().map(sexp).collect::<Vec<_>>().join(" ")
+        ),
         E::Attr(x) => format!("(. {} t)", sexp(x)),
         E::Sub(x, i) => format!("([] {} {})", sexp(x), sexp(i)),
         E::List(v) if v.is_empty() => "(list)".into(),
-        E::List(v) => format!("(list {})", v.iter().map(sexp).collect::<Vec<_>>().join(" ")),
+        E::List(v) => format!(
+            "(list {})",
+            v.iter().map(sexp).collect::<Vec<_>>().join(" ")
+        ),
     }
 }

@@ -112,7 +112,13 @@ impl Cx<'_> {
         self.node(ExprKind::BoolOp(op, bx(a), bx(b)), span, d)
     }
 
-    pub fn compare(&self, first: Node, rest: Vec<(CmpOp, Node)>, l: usize, r: usize) -> PResult<Node> {
+    pub fn compare(
+        &self,
+        first: Node,
+        rest: Vec<(CmpOp, Node)>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         let d = first.d.max(depth(rest.iter().map(|r| &r.1)));
         let span = self.span(l, r);
         let rest = rest.into_iter().map(|(op, n)| (op, n.e)).collect();
@@ -142,12 +148,7 @@ impl Cx<'_> {
         self.node(ExprKind::Subscript(bx(v), bx(idx)), span, d)
     }
 
-    pub fn slice(
-        &self,
-        parts: [Option<Node>; 3],
-        l: usize,
-        r: usize,
-    ) -> PResult<Node> {
+    pub fn slice(&self, parts: [Option<Node>; 3], l: usize, r: usize) -> PResult<Node> {
         let d = depth(parts.iter().flatten());
         let [a, b, c] = parts;
         let kind = ExprKind::Slice(a.map(bx), b.map(bx), c.map(bx));
@@ -200,7 +201,12 @@ impl Cx<'_> {
     }
 
     /// `{k: v, ...}`; a `**mapping` item is `None` (unsupported).
-    pub fn dict_items(&self, items: Vec<Option<(Node, Node)>>, l: usize, r: usize) -> PResult<Node> {
+    pub fn dict_items(
+        &self,
+        items: Vec<Option<(Node, Node)>>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         match items.into_iter().collect::<Option<Vec<_>>>() {
             Some(items) => self.dict(items, l, r),
             None => self.unsupported("'**' unpackings in dict literals", l, r),
@@ -227,7 +233,13 @@ impl Cx<'_> {
         Ok((out, d))
     }
 
-    pub fn listcomp(&self, elt: Node, clauses: Vec<CompClause>, l: usize, r: usize) -> PResult<Node> {
+    pub fn listcomp(
+        &self,
+        elt: Node,
+        clauses: Vec<CompClause>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         let (comps, d) = self.comps(clauses)?;
         let d = d.max(elt.d);
         self.node(ExprKind::ListComp(bx(elt), comps), self.span(l, r), d)
@@ -268,7 +280,10 @@ fn check_args(cx: &Cx, args: &[ArgItem]) -> PResult<()> {
     for a in args {
         match &a.arg {
             Arg::Pos(_) if seen_kwunpack => {
-                return cx.err_at("positional argument follows keyword argument unpacking", a.span)
+                return cx.err_at(
+                    "positional argument follows keyword argument unpacking",
+                    a.span,
+                )
             }
             Arg::Pos(_) if seen_kw => {
                 return cx.err_at("positional argument follows keyword argument", a.span)
