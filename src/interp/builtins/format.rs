@@ -596,7 +596,7 @@ fn float_body(x: f64, opts: &FloatOpts) -> (bool, String) {
 fn decimal_digits(x: f64, opts: &FloatOpts) -> (String, i64) {
     let text = match opts.code {
         Code::Fixed => return fixed_digits(x, opts.precision.min(MAX_EXACT_FRAC)),
-        Code::Repr => format!("{x:e}"),
+        Code::Repr => shortest_digits(x),
         Code::Exp => format!("{:.*e}", opts.precision.min(MAX_EXACT_SIG), x),
         Code::General => format!("{:.*e}", opts.precision.clamp(1, MAX_EXACT_SIG) - 1, x),
     };
@@ -604,6 +604,22 @@ fn decimal_digits(x: f64, opts: &FloatOpts) -> (String, i64) {
     let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     strip_trailing_zeros(&mut digits);
     (digits, exp + 1)
+}
+
+/// The shortest round-trip digits of `x` in `{:e}` layout. Of several shortest
+/// candidates dtoa takes the one nearest `x`, ties to even (`590398187742831.25` ->
+/// `...831.2`); Rust's shortest mode may round such a tie up, so when the correctly
+/// rounded string of the same length round-trips too, that one is used.
+fn shortest_digits(x: f64) -> String {
+    let shortest = format!("{x:e}");
+    let (mantissa, _) = split_exp(&shortest);
+    let n = mantissa.chars().filter(char::is_ascii_digit).count();
+    let nearest = format!("{:.*e}", n.saturating_sub(1), x);
+    if nearest != shortest && nearest.parse::<f64>() == Ok(x) {
+        nearest
+    } else {
+        shortest
+    }
 }
 
 /// Splits Rust's `1.25e-7` into `("1.25", -7)`.

@@ -152,6 +152,9 @@ fn float_repr_examples_from_the_spec() {
         (0.1, "0.1"),
         (4.0, "4.0"),
         (9999999999999998.0, "9999999999999998.0"),
+        // Exactly 590398187742831.25: two shortest candidates, Python takes the even one.
+        (590398187742831.25, "590398187742831.2"),
+        (788512140571229.25, "788512140571229.2"),
     ];
     for (x, want) in cases {
         assert_eq!(float_repr(x), want, "repr({x:?})");
