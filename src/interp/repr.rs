@@ -82,7 +82,11 @@ impl Interp {
                 }
             }
             Dict(d) => {
-                let items: Vec<(Value, Value)> = d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
                 self.repr_guard.push(v.ptr_id());
                 out.push('{');
                 let mut r = Ok(());
@@ -140,7 +144,9 @@ impl Interp {
                 bm.0.type_name()
             )),
             Class(c) => match c.kind {
-                super::value::ClassKind::User => out.push_str(&format!("<class '__main__.{}'>", c.name)),
+                super::value::ClassKind::User => {
+                    out.push_str(&format!("<class '__main__.{}'>", c.name))
+                }
                 _ => out.push_str(&format!("<class '{}'>", c.name)),
             },
             Instance(inst) => {
@@ -272,12 +278,18 @@ impl Interp {
                 'f' | 'e' | 'g' | 'x' | 'X' | 'o' | 'E' | 'G' | 'F' => {
                     self.format_spec(&arg, &format!("{spec}{conv}"))?
                 }
-                other => return Err(value_err_fmt(&format!("unsupported format character '{other}'"))),
+                other => {
+                    return Err(value_err_fmt(&format!(
+                        "unsupported format character '{other}'"
+                    )))
+                }
             };
             out.push_str(&text);
         }
         if it.next().is_some() {
-            return Err(type_err("not all arguments converted during string formatting"));
+            return Err(type_err(
+                "not all arguments converted during string formatting",
+            ));
         }
         Ok(Value::str(&out))
     }

@@ -262,13 +262,32 @@ impl ModuleObj {
 /// Iterator state for `iter()` and the iterator-producing builtins.
 #[derive(Debug)]
 pub enum IterObj {
-    Seq { items: Rc<[Value]>, pos: usize },
-    List { list: Rc<RefCell<Vec<Value>>>, pos: usize },
-    Range { cur: i64, stop: i64, step: i64 },
-    Enumerate { inner: Value, count: i64 },
+    Seq {
+        items: Rc<[Value]>,
+        pos: usize,
+    },
+    List {
+        list: Rc<RefCell<Vec<Value>>>,
+        pos: usize,
+    },
+    Range {
+        cur: i64,
+        stop: i64,
+        step: i64,
+    },
+    Enumerate {
+        inner: Value,
+        count: i64,
+    },
     Zip(Vec<Value>),
-    Map { func: Value, iters: Vec<Value> },
-    Filter { func: Value, inner: Value },
+    Map {
+        func: Value,
+        iters: Vec<Value>,
+    },
+    Filter {
+        func: Value,
+        inner: Value,
+    },
     /// An instance with `__next__`.
     User(Value),
     Done,
@@ -346,7 +365,9 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Bool(x), Int(y)) | (Int(y), Bool(x)) => (*x as i64) == *y,
         (Bool(x), Float(y)) | (Float(y), Bool(x)) => (*x as i64 as f64) == *y,
         (Str(x), Str(y)) => x == y,
-        (Tuple(x), Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q)),
+        (Tuple(x), Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
+        }
         _ => a.ptr_id() != 0 && a.ptr_id() == b.ptr_id(),
     }
 }
@@ -456,13 +477,15 @@ fn take_children(v: &mut Value) -> Vec<Value> {
             Some(items) => items.iter_mut().map(std::mem::take).collect(),
             None => Vec::new(),
         },
-        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => match rc.try_borrow_mut() {
-            Ok(mut m) => std::mem::take(&mut *m)
-                .into_iter()
-                .flat_map(|(k, x)| [k.0, x])
-                .collect(),
-            Err(_) => Vec::new(),
-        },
+        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
+            match rc.try_borrow_mut() {
+                Ok(mut m) => std::mem::take(&mut *m)
+                    .into_iter()
+                    .flat_map(|(k, x)| [k.0, x])
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        }
         Value::Instance(rc) if Rc::strong_count(rc) == 1 => match rc.dict.try_borrow_mut() {
             Ok(mut m) => std::mem::take(&mut *m).into_values().collect(),
             Err(_) => Vec::new(),
@@ -490,7 +513,12 @@ fn take_children(v: &mut Value) -> Vec<Value> {
 impl Drop for Value {
     fn drop(&mut self) {
         match self {
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Unbound => return,
+            Value::None
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Unbound => return,
             _ => {}
         }
         let children = take_children(self);
