@@ -1,0 +1,4 @@
+//! Builtin functions and standard-library modules.
+
+pub mod format;
+pub mod pyrandom;

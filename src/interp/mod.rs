@@ -1,0 +1,3 @@
+//! The tree-walking interpreter.
+
+pub mod builtins;
