@@ -1,6 +1,7 @@
 //! Kiln: an embeddable deep-learning scripting language with eager autograd and a JIT.
 
 pub mod error;
+pub mod io;
 pub mod source;
 pub mod syntax;
 
