@@ -12,7 +12,10 @@ fn f32_table(text: &str, header: CsvHeader) -> (Array, Option<Vec<String>>) {
 fn auto_detects_a_header_row() {
     let (a, h) = f32_table("x,y\n1,2.5\n-3,4e2\n", CsvHeader::Auto);
     assert_eq!(h, Some(vec!["x".to_string(), "y".to_string()]));
-    assert_eq!(a, Array::from_f32(vec![2, 2], vec![1.0, 2.5, -3.0, 400.0]).unwrap());
+    assert_eq!(
+        a,
+        Array::from_f32(vec![2, 2], vec![1.0, 2.5, -3.0, 400.0]).unwrap()
+    );
     let (a, h) = f32_table("1,2\n3,4", CsvHeader::Auto);
     assert_eq!(h, None);
     assert_eq!(a.shape(), &[2, 2]);
@@ -33,8 +36,14 @@ fn explicit_header_choices() {
 fn delimiters_quotes_blank_lines_crlf_and_bom() {
     let text = "\u{feff}\"a;b\" ; \"say \"\"hi\"\"\"\r\n\r\n 1 ; 2 \r\n\n3;4\r\n";
     let t = parse_csv(text, CsvHeader::Auto, ';', DType::I64).unwrap();
-    assert_eq!(t.header, Some(vec!["a;b".to_string(), "say \"hi\"".to_string()]));
-    assert_eq!(t.array, Array::from_i64(vec![2, 2], vec![1, 2, 3, 4]).unwrap());
+    assert_eq!(
+        t.header,
+        Some(vec!["a;b".to_string(), "say \"hi\"".to_string()])
+    );
+    assert_eq!(
+        t.array,
+        Array::from_i64(vec![2, 2], vec![1, 2, 3, 4]).unwrap()
+    );
     let t = parse_csv("1\t0\ntrue\tFalse\n", CsvHeader::No, '\t', DType::Bool).unwrap();
     assert_eq!(
         t.array,
@@ -107,11 +116,20 @@ fn load_csv_reads_files_and_reports_them() {
     assert_eq!(t.array, Array::from_i64(vec![1, 2], vec![1, 2]).unwrap());
     std::fs::write(&path, "a,b\n1,z\n").unwrap();
     let e = load_csv(&path, CsvHeader::Auto, ',', DType::I64).unwrap_err();
-    assert!(e.message.contains("d.csv") && e.message.contains("line 2, column 2"), "{e}");
+    assert!(
+        e.message.contains("d.csv") && e.message.contains("line 2, column 2"),
+        "{e}"
+    );
     std::fs::write(&path, b"1,\xff\n").unwrap();
     let e = load_csv(&path, CsvHeader::Auto, ',', DType::I64).unwrap_err();
     assert_eq!(e.kind, ErrorKind::ValueError);
     assert!(e.message.contains("UTF-8"), "{e}");
-    let e = load_csv(&dir.path().join("nope.csv"), CsvHeader::Auto, ',', DType::F32).unwrap_err();
+    let e = load_csv(
+        &dir.path().join("nope.csv"),
+        CsvHeader::Auto,
+        ',',
+        DType::F32,
+    )
+    .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OSError);
 }

@@ -94,12 +94,18 @@ fn reads_conversions_big_endian_fortran_and_v2() {
     let i32s = load_npy(&fixture("i32_3.npy")).unwrap();
     assert_eq!(i32s.data(), &ArrayData::I64(vec![-7, 0, 2147483647]));
     let be = load_npy(&fixture("f4_big_endian_2x2.npy")).unwrap();
-    assert_eq!(be, Array::from_f32(vec![2, 2], vec![1.0, -2.0, 3.25, 4.0]).unwrap());
+    assert_eq!(
+        be,
+        Array::from_f32(vec![2, 2], vec![1.0, -2.0, 3.25, 4.0]).unwrap()
+    );
     let be = load_npy(&fixture("i8_big_endian_3.npy")).unwrap();
     assert_eq!(be.data(), &ArrayData::I64(vec![1, -1, 1 << 33]));
     // NumPy prints this column-major array as [[0, 1, 2], [3, 4, 5]].
     let f = load_npy(&fixture("f32_fortran_2x3.npy")).unwrap();
-    assert_eq!(f, Array::from_f32(vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap());
+    assert_eq!(
+        f,
+        Array::from_f32(vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap()
+    );
     let v2 = load_npy(&fixture("i64_v2.npy")).unwrap();
     assert_eq!(v2, Array::from_i64(vec![2, 2], vec![1, 2, 3, 4]).unwrap());
 }
@@ -117,7 +123,9 @@ fn reads_fortran_order_in_three_dims() {
             }
         }
     }
-    stored.iter().for_each(|x| bytes.extend_from_slice(&x.to_le_bytes()));
+    stored
+        .iter()
+        .for_each(|x| bytes.extend_from_slice(&x.to_le_bytes()));
     let a = npy_from_bytes(&bytes).unwrap();
     let expected: Vec<i64> = (0..2)
         .flat_map(|i| (0..3).flat_map(move |j| (0..2).map(move |k| 100 * i + 10 * j + k)))
@@ -171,14 +179,35 @@ fn corrupt_files_give_clear_value_errors() {
     long.push(0);
     assert!(err_of(&long).message.contains("25 bytes"));
     let cases = [
-        ("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", "unsupported .npy dtype '<c8'"),
-        ("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "structured"),
+        (
+            "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+            "unsupported .npy dtype '<c8'",
+        ),
+        (
+            "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",
+            "structured",
+        ),
         ("{'descr': '<f4', 'shape': (1,), }", "missing"),
-        ("{'descr': '<f4', 'fortran_order': False, 'shape': (1), }", "not a tuple"),
-        ("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", "invalid dimension"),
-        ("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,), }", "unsupported value"),
-        ("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 'y'}", "unexpected key"),
-        ("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk", "after the dict"),
+        (
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1), }",
+            "not a tuple",
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
+            "invalid dimension",
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,), }",
+            "unsupported value",
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 'y'}",
+            "unexpected key",
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk",
+            "after the dict",
+        ),
         ("{'descr: '<f4'", "expected ':'"),
     ];
     for (dict, message) in cases {
@@ -205,5 +234,8 @@ fn save_and_load_round_trip_through_a_file() {
     assert!(e.message.contains("missing.npy"), "{e}");
     std::fs::write(&path, b"junk").unwrap();
     let e = load_npy(&path).unwrap_err();
-    assert!(e.message.contains("x.npy") && e.message.contains("bad magic"), "{e}");
+    assert!(
+        e.message.contains("x.npy") && e.message.contains("bad magic"),
+        "{e}"
+    );
 }
