@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod interp;
+pub mod io;
 pub mod source;
 pub mod syntax;
 
