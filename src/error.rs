@@ -25,6 +25,8 @@ pub enum ErrorKind {
     NotImplementedError,
     ImportError,
     StopIteration,
+    /// A file-system or operating-system failure (open, read, write, rename).
+    OSError,
     /// Ctrl-C or a host's interrupt handle.
     KeyboardInterrupt,
     /// A safety limit set by the embedding host was exceeded (operations, time, memory).
@@ -55,6 +57,7 @@ impl ErrorKind {
             ErrorKind::NotImplementedError => "NotImplementedError",
             ErrorKind::ImportError => "ImportError",
             ErrorKind::StopIteration => "StopIteration",
+            ErrorKind::OSError => "OSError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::LimitExceeded => "LimitExceeded",
             ErrorKind::Exception => "Exception",

@@ -4,6 +4,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod error;
 pub mod interp;
+pub mod io;
 pub mod source;
 pub mod syntax;
 
