@@ -137,11 +137,19 @@ impl UnaryOp {
 }
 
 fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
+    use BinaryOp::*;
+    // save only what the gradient rule reads (so unrelated in-place writes stay legal)
+    let (sa, sb, so) = match op {
+        Mul | Maximum | Minimum | Rem => (true, true, false),
+        Div => (false, true, true),
+        Pow => (true, true, true),
+        _ => (false, false, false),
+    };
     let node = BackwardOp::Binary {
         op,
-        a: Saved::new(a),
-        b: Saved::new(b),
-        out: Saved::new(out),
+        a: sa.then(|| Saved::new(a)),
+        b: sb.then(|| Saved::new(b)),
+        out: so.then(|| Saved::new(out)),
         a_shape: a.shape().into(),
         b_shape: b.shape().into(),
     };
@@ -175,10 +183,14 @@ pub fn binary_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Resu
 pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let out = unary_raw(op, a)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
+        let uses_out = matches!(
+            op,
+            UnaryOp::Exp | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Tanh | UnaryOp::Sigmoid
+        );
         let node = BackwardOp::Unary {
             op,
-            x: Saved::new(a),
-            out: Saved::new(&out),
+            x: (!uses_out).then(|| Saved::new(a)),
+            out: uses_out.then(|| Saved::new(&out)),
         };
         autograd::record(&out, node, &[a]);
     }

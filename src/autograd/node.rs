@@ -95,16 +95,16 @@ pub enum BackwardOp {
     /// `a op b` (a scalar operand is saved as a 0-d tensor).
     Binary {
         op: BinaryOp,
-        a: Saved,
-        b: Saved,
-        out: Saved,
+        a: Option<Saved>,
+        b: Option<Saved>,
+        out: Option<Saved>,
         a_shape: Dims,
         b_shape: Dims,
     },
     Unary {
         op: UnaryOp,
-        x: Saved,
-        out: Saved,
+        x: Option<Saved>,
+        out: Option<Saved>,
     },
     Clamp {
         x: Saved,

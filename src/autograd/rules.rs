@@ -1,7 +1,7 @@
 //! Gradient rules: one match arm per backward op, each written with ordinary tensor
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
-use super::node::BackwardOp;
+use super::node::{BackwardOp, Saved};
 use crate::error::Result;
 use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
@@ -39,6 +39,14 @@ fn mask_f(t: &Tensor) -> Result<Tensor> {
 
 fn zeros(shape: &[usize]) -> Result<Tensor> {
     creation::zeros(shape, DType::F32)
+}
+
+/// A saved tensor (or, when the rule does not read it, an empty placeholder).
+fn opt(s: &Option<Saved>) -> Result<Tensor> {
+    match s {
+        Some(s) => s.get(),
+        None => zeros(&[0]),
+    }
 }
 
 fn binary_grads(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)> {
@@ -139,10 +147,10 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
     use BackwardOp as B;
     Ok(match op {
         B::Binary { op, a, b, out, a_shape, b_shape } => {
-            let (ga, gb) = binary_grads(*op, &a.get()?, &b.get()?, &out.get()?, g)?;
+            let (ga, gb) = binary_grads(*op, &opt(a)?, &opt(b)?, &opt(out)?, g)?;
             vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
         }
-        B::Unary { op, x, out } => vec![Some(unary_grad(*op, &x.get()?, &out.get()?, g)?)],
+        B::Unary { op, x, out } => vec![Some(unary_grad(*op, &opt(x)?, &opt(out)?, g)?)],
         B::Clamp { x, min, max } => {
             let x = x.get()?;
             let mut m = creation::ones(x.shape(), DType::F32)?;

@@ -2,7 +2,8 @@
 //! `tensor([1.0, 2.5])`, `tensor([[1, 2],\n        [3, 4]])`, `tensor(True)`.
 //!
 //! Choices (documented): floats print with at most 4 decimals, trailing zeros trimmed
-//! to one (`0.3333`, `2.0`), right-aligned to a common width. Scientific notation
+//! to one (`0.3333`, `2.0`); in 2-D and higher tensors every element is right-aligned
+//! to a common width (PyTorch's column alignment); 1-D tensors are not padded. Scientific notation
 //! (`1.0e+10`, `1.2346e-05`, mantissa trimmed the same way) is used for the whole
 //! tensor when a finite nonzero |value| is >= 1e8 or < 1e-4 (PyTorch's thresholds,
 //! without its max/min-ratio rule). Past 1000 elements each dim longer than 6 shows
@@ -138,7 +139,8 @@ fn render(g: &Grid, dim: usize, start: usize, indent: usize, width: usize, out: 
     let orig_big = g.cut.get(dim).copied().unwrap_or(false);
     out.push('[');
     if rest.is_empty() {
-        let per_line = ((LINE_WIDTH.saturating_sub(indent + 1)) / (width + 2)).max(1);
+        let cell = g.cells.iter().map(|c| c.len()).max().unwrap_or(1).max(width);
+        let per_line = ((LINE_WIDTH.saturating_sub(indent + 1)) / (cell + 2)).max(1);
         for i in 0..n {
             if i > 0 {
                 out.push(',');
@@ -191,7 +193,11 @@ pub fn format_tensor(t: &Tensor) -> String {
         if t.ndim() == 0 {
             body.push_str(g.cells.first().map_or("", |s| s.as_str()));
         } else {
-            let width = g.cells.iter().map(|c| c.len()).max().unwrap_or(1);
+            let width = if t.ndim() >= 2 {
+                g.cells.iter().map(|c| c.len()).max().unwrap_or(1)
+            } else {
+                0
+            };
             render(&g, 0, 0, 7, width, &mut body);
         }
     }
