@@ -207,7 +207,10 @@ pub fn clamp(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
         out = binary_scalar_raw(BinaryOp::Minimum, &out, num(x.dtype(), hi), false)?;
     }
     if min.is_none() && max.is_none() {
-        return Err(err(ErrorKind::ValueError, "clamp: at least one of min and max must be given"));
+        return Err(err(
+            ErrorKind::ValueError,
+            "clamp: at least one of min and max must be given",
+        ));
     }
     if out.dtype().is_float() && autograd::needs_grad(&[x]) {
         let node = BackwardOp::Clamp {
@@ -234,7 +237,10 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if cond.dtype() != DType::Bool {
         return Err(err(
             ErrorKind::TypeError,
-            format!("where: condition must be a bool tensor, got {}", cond.dtype().name()),
+            format!(
+                "where: condition must be a bool tensor, got {}",
+                cond.dtype().name()
+            ),
         ));
     }
     let shape = broadcast_shapes("where", a.shape(), b.shape())?;
@@ -260,7 +266,10 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 }
 
 fn select<T: crate::tensor::Elem>(c: &[bool], a: &[T], b: &[T], shape: &[usize]) -> Result<Tensor> {
-    let it = c.iter().zip(a.iter().zip(b.iter())).map(|(&c, (&x, &y))| if c { x } else { y });
+    let it = c
+        .iter()
+        .zip(a.iter().zip(b.iter()))
+        .map(|(&c, (&x, &y))| if c { x } else { y });
     let v = crate::tensor::storage::collect_vec(c.len(), it)?;
     Ok(Tensor::from_vec(v, shape))
 }

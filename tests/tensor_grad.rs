@@ -18,7 +18,9 @@ type F = dyn Fn(&[Tensor]) -> Result<Tensor>;
 /// Fixed weights so the scalar loss sum(out * w) exercises every output element.
 fn weights(shape: &[usize]) -> Vec<f64> {
     let n: usize = shape.iter().product();
-    (0..n).map(|i| 0.3 + ((i * 7919) % 13) as f64 / 10.0).collect()
+    (0..n)
+        .map(|i| 0.3 + ((i * 7919) % 13) as f64 / 10.0)
+        .collect()
 }
 
 fn loss64(out: &Tensor) -> f64 {
@@ -29,18 +31,27 @@ fn loss64(out: &Tensor) -> f64 {
 
 /// Compare autograd gradients of sum(f(xs) * w) with central differences.
 fn gradcheck(name: &str, xs: &[Tensor], f: &F) {
-    let leaves: Vec<Tensor> = xs.iter().map(|x| {
-        let l = x.contiguous_copy().unwrap();
-        l.set_requires_grad(true).unwrap();
-        l
-    }).collect();
+    let leaves: Vec<Tensor> = xs
+        .iter()
+        .map(|x| {
+            let l = x.contiguous_copy().unwrap();
+            l.set_requires_grad(true).unwrap();
+            l
+        })
+        .collect();
     let out = f(&leaves).unwrap();
-    let w = from_f32(weights(out.shape()).iter().map(|&v| v as f32).collect(), out.shape()).unwrap();
+    let w = from_f32(
+        weights(out.shape()).iter().map(|&v| v as f32).collect(),
+        out.shape(),
+    )
+    .unwrap();
     let loss = out.mul(&w).unwrap().sum(&[], false).unwrap();
     backward(&loss, None, false).unwrap();
     let eps = 1e-3f32;
     for (k, leaf) in leaves.iter().enumerate() {
-        let g = leaf.grad().unwrap_or_else(|| panic!("{name}: input {k} got no grad"));
+        let g = leaf
+            .grad()
+            .unwrap_or_else(|| panic!("{name}: input {k} got no grad"));
         assert_eq!(g.shape(), leaf.shape(), "{name}: grad shape");
         let ga = g.to_f32_vec().unwrap();
         let base = leaf.to_f32_vec().unwrap();
@@ -75,11 +86,24 @@ fn pos(shape: &[usize]) -> Tensor {
 #[test]
 fn grad_binary_ops_with_broadcasting() {
     manual_seed(1);
-    for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Maximum, BinaryOp::Minimum] {
-        gradcheck(op.name(), &[rn(&[2, 3]), pos(&[3])], &move |x| ops::binary(op, &x[0], &x[1]));
-        gradcheck(op.name(), &[rn(&[4, 1]), pos(&[1, 3])], &move |x| ops::binary(op, &x[0], &x[1]));
+    for op in [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ] {
+        gradcheck(op.name(), &[rn(&[2, 3]), pos(&[3])], &move |x| {
+            ops::binary(op, &x[0], &x[1])
+        });
+        gradcheck(op.name(), &[rn(&[4, 1]), pos(&[1, 3])], &move |x| {
+            ops::binary(op, &x[0], &x[1])
+        });
     }
-    gradcheck("pow", &[pos(&[2, 3]), rn(&[2, 3])], &|x| ops::binary(BinaryOp::Pow, &x[0], &x[1]));
+    gradcheck("pow", &[pos(&[2, 3]), rn(&[2, 3])], &|x| {
+        ops::binary(BinaryOp::Pow, &x[0], &x[1])
+    });
     gradcheck("remainder", &[pos(&[5]).mul_s(3.0).unwrap()], &|x| {
         ops::binary_scalar(BinaryOp::Rem, &x[0], Scalar::Float(0.7), false)
     });
@@ -90,25 +114,40 @@ fn grad_scalar_ops_and_reversed() {
     manual_seed(2);
     gradcheck("x*2+1", &[rn(&[5])], &|x| x[0].mul_s(2.0)?.add_s(1.0));
     gradcheck("1-x", &[rn(&[5])], &|x| x[0].rsub_s(1.0));
-    gradcheck("2/x", &[pos(&[5])], &|x| ops::binary_scalar(BinaryOp::Div, &x[0], Scalar::Float(2.0), true));
+    gradcheck("2/x", &[pos(&[5])], &|x| {
+        ops::binary_scalar(BinaryOp::Div, &x[0], Scalar::Float(2.0), true)
+    });
     gradcheck("x**3", &[rn(&[5])], &|x| x[0].pow_s(3.0));
-    gradcheck("2**x", &[rn(&[5])], &|x| ops::binary_scalar(BinaryOp::Pow, &x[0], Scalar::Float(2.0), true));
+    gradcheck("2**x", &[rn(&[5])], &|x| {
+        ops::binary_scalar(BinaryOp::Pow, &x[0], Scalar::Float(2.0), true)
+    });
 }
 
 #[test]
 fn grad_unary_ops() {
     manual_seed(3);
     use UnaryOp::*;
-    for op in [Neg, Exp, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Softplus, Abs, Erf] {
+    for op in [
+        Neg, Exp, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Softplus, Abs, Erf,
+    ] {
         gradcheck(op.name(), &[rn(&[3, 4])], &move |x| ops::unary(op, &x[0]));
     }
     for op in [Log, Sqrt, Rsqrt] {
         gradcheck(op.name(), &[pos(&[3, 4])], &move |x| ops::unary(op, &x[0]));
     }
     // non-contiguous input: the op sees a transposed view
-    gradcheck("tanh(x.T)", &[rn(&[3, 4])], &|x| ops::unary(Tanh, &x[0].t()));
+    gradcheck("tanh(x.T)", &[rn(&[3, 4])], &|x| {
+        ops::unary(Tanh, &x[0].t())
+    });
     gradcheck("exp(x[:, ::2])", &[rn(&[3, 4])], &|x| {
-        let v = x[0].index(&[TensorIndex::full(), TensorIndex::Slice { start: None, stop: None, step: Some(2) }])?;
+        let v = x[0].index(&[
+            TensorIndex::full(),
+            TensorIndex::Slice {
+                start: None,
+                stop: None,
+                step: Some(2),
+            },
+        ])?;
         ops::unary(Exp, &v)
     });
 }
@@ -116,7 +155,9 @@ fn grad_unary_ops() {
 #[test]
 fn grad_clamp_where() {
     manual_seed(4);
-    gradcheck("clamp", &[rn(&[10])], &|x| ops::clamp(&x[0], Some(-0.5), Some(0.5)));
+    gradcheck("clamp", &[rn(&[10])], &|x| {
+        ops::clamp(&x[0], Some(-0.5), Some(0.5))
+    });
     gradcheck("where", &[rn(&[2, 3]), rn(&[3])], &|x| {
         let c = x[0].cmp_s(BinaryOp::Gt, 0.0)?;
         ops::where_(&c, &x[0], &x[1])
@@ -130,9 +171,15 @@ fn grad_reductions() {
     gradcheck("sum", &[x()], &|x| x[0].sum(&[], false));
     gradcheck("sum dim1", &[x()], &|x| x[0].sum(&[1], false));
     gradcheck("sum dim0 keep", &[x()], &|x| x[0].sum(&[0], true));
-    gradcheck("mean dims", &[rn(&[2, 3, 4])], &|x| x[0].mean(&[0, -1], false));
-    gradcheck("max dim", &[x()], &|x| Ok(x[0].extreme_dim(1, false, false)?.0));
-    gradcheck("min dim keep", &[x()], &|x| Ok(x[0].extreme_dim(0, true, true)?.0));
+    gradcheck("mean dims", &[rn(&[2, 3, 4])], &|x| {
+        x[0].mean(&[0, -1], false)
+    });
+    gradcheck("max dim", &[x()], &|x| {
+        Ok(x[0].extreme_dim(1, false, false)?.0)
+    });
+    gradcheck("min dim keep", &[x()], &|x| {
+        Ok(x[0].extreme_dim(0, true, true)?.0)
+    });
     gradcheck("max all", &[x()], &|x| x[0].extreme_all(false));
     gradcheck("var", &[x()], &|x| x[0].var_std(&[1], 1.0, false, false));
     gradcheck("std", &[x()], &|x| x[0].var_std(&[], 1.0, false, true));
@@ -153,15 +200,29 @@ fn grad_reductions() {
 #[test]
 fn grad_shape_ops() {
     manual_seed(6);
-    gradcheck("reshape", &[rn(&[2, 6])], &|x| x[0].reshape(&[3, -1])?.mul_s(2.0));
-    gradcheck("transpose", &[rn(&[2, 3])], &|x| x[0].transpose(0, 1)?.mul(&x[0].t()));
-    gradcheck("permute", &[rn(&[2, 3, 4])], &|x| x[0].permute(&[2, 0, 1])?.contiguous());
+    gradcheck("reshape", &[rn(&[2, 6])], &|x| {
+        x[0].reshape(&[3, -1])?.mul_s(2.0)
+    });
+    gradcheck("transpose", &[rn(&[2, 3])], &|x| {
+        x[0].transpose(0, 1)?.mul(&x[0].t())
+    });
+    gradcheck("permute", &[rn(&[2, 3, 4])], &|x| {
+        x[0].permute(&[2, 0, 1])?.contiguous()
+    });
     gradcheck("expand", &[rn(&[3, 1])], &|x| x[0].expand(&[2, 3, 4]));
-    gradcheck("squeeze/unsqueeze", &[rn(&[3, 1])], &|x| x[0].squeeze(None)?.unsqueeze(0));
-    gradcheck("flatten", &[rn(&[2, 3, 2])], &|x| x[0].transpose(0, 2)?.flatten(0, -1));
+    gradcheck("squeeze/unsqueeze", &[rn(&[3, 1])], &|x| {
+        x[0].squeeze(None)?.unsqueeze(0)
+    });
+    gradcheck("flatten", &[rn(&[2, 3, 2])], &|x| {
+        x[0].transpose(0, 2)?.flatten(0, -1)
+    });
     gradcheck("narrow", &[rn(&[4, 3])], &|x| x[0].narrow(0, 1, 2));
-    gradcheck("cat", &[rn(&[2, 3]), rn(&[1, 3])], &|x| cat(&[x[0].clone(), x[1].clone()], 0));
-    gradcheck("stack", &[rn(&[2, 3]), rn(&[2, 3])], &|x| stack(&[x[0].clone(), x[1].clone()], 1));
+    gradcheck("cat", &[rn(&[2, 3]), rn(&[1, 3])], &|x| {
+        cat(&[x[0].clone(), x[1].clone()], 0)
+    });
+    gradcheck("stack", &[rn(&[2, 3]), rn(&[2, 3])], &|x| {
+        stack(&[x[0].clone(), x[1].clone()], 1)
+    });
     gradcheck("split", &[rn(&[5, 2])], &|x| {
         let p = x[0].split(2, 0)?;
         p[0].mul(&p[1])?.sum(&[], true)?.add(&p[2].sum(&[], false)?)
@@ -178,10 +239,19 @@ fn grad_indexing() {
     manual_seed(7);
     let idx = from_i64(vec![2, 0, 2], &[3]).unwrap();
     gradcheck("int+slice", &[rn(&[4, 5])], &|x| {
-        x[0].index(&[TensorIndex::Int(1), TensorIndex::Slice { start: Some(1), stop: None, step: Some(2) }])
+        x[0].index(&[
+            TensorIndex::Int(1),
+            TensorIndex::Slice {
+                start: Some(1),
+                stop: None,
+                step: Some(2),
+            },
+        ])
     });
     let i2 = idx.clone();
-    gradcheck("advanced (repeated)", &[rn(&[4, 5])], &move |x| x[0].index(&[TensorIndex::Indices(i2.clone())]));
+    gradcheck("advanced (repeated)", &[rn(&[4, 5])], &move |x| {
+        x[0].index(&[TensorIndex::Indices(i2.clone())])
+    });
     let i3 = idx.clone();
     gradcheck("advanced dim1", &[rn(&[2, 4])], &move |x| {
         x[0].index(&[TensorIndex::full(), TensorIndex::Indices(i3.clone())])
@@ -191,12 +261,16 @@ fn grad_indexing() {
         x[0].index(&[TensorIndex::Mask(m)])
     });
     let i4 = idx.clone();
-    gradcheck("index_select", &[rn(&[3, 4])], &move |x| x[0].index_select(0, &i4));
+    gradcheck("index_select", &[rn(&[3, 4])], &move |x| {
+        x[0].index_select(0, &i4)
+    });
     let gi = from_i64(vec![0, 2, 1, 1, 0, 0], &[2, 3]).unwrap();
     let g2 = gi.clone();
     gradcheck("gather", &[rn(&[2, 3])], &move |x| x[0].gather(1, &g2));
     let g3 = gi.clone();
-    gradcheck("scatter_add", &[rn(&[2, 3]), rn(&[2, 4])], &move |x| x[0].scatter_add(1, &g3, &x[1]));
+    gradcheck("scatter_add", &[rn(&[2, 3]), rn(&[2, 4])], &move |x| {
+        x[0].scatter_add(1, &g3, &x[1])
+    });
     gradcheck("masked_fill", &[rn(&[3, 4])], &|x| {
         let m = x[0].cmp_s(BinaryOp::Lt, 0.0)?;
         x[0].masked_fill(&m, Scalar::Float(0.5))
@@ -208,7 +282,10 @@ fn grad_indexing() {
     });
     gradcheck("slice assign", &[rn(&[3, 4])], &|x| {
         let y = x[0].mul_s(2.0)?;
-        y.index_put_scalar_(&[TensorIndex::full(), TensorIndex::Int(0)], Scalar::Float(0.0))?;
+        y.index_put_scalar_(
+            &[TensorIndex::full(), TensorIndex::Int(0)],
+            Scalar::Float(0.0),
+        )?;
         y.exp()
     });
 }
@@ -225,29 +302,69 @@ impl ExpExt for Tensor {
 #[test]
 fn grad_matmul_family() {
     manual_seed(8);
-    gradcheck("mm", &[rn(&[3, 4]), rn(&[4, 2])], &|x| linalg::matmul(&x[0], &x[1]));
-    gradcheck("mm transposed", &[rn(&[4, 3]), rn(&[2, 4])], &|x| linalg::matmul(&x[0].t(), &x[1].t()));
-    gradcheck("bmm broadcast", &[rn(&[2, 3, 4]), rn(&[4, 2])], &|x| linalg::matmul(&x[0], &x[1]));
-    gradcheck("bmm batch bcast", &[rn(&[2, 1, 2, 3]), rn(&[3, 3, 2])], &|x| linalg::matmul(&x[0], &x[1]));
-    gradcheck("mv", &[rn(&[3, 4]), rn(&[4])], &|x| linalg::matmul(&x[0], &x[1]));
-    gradcheck("vm", &[rn(&[4]), rn(&[4, 2])], &|x| linalg::matmul(&x[0], &x[1]));
+    gradcheck("mm", &[rn(&[3, 4]), rn(&[4, 2])], &|x| {
+        linalg::matmul(&x[0], &x[1])
+    });
+    gradcheck("mm transposed", &[rn(&[4, 3]), rn(&[2, 4])], &|x| {
+        linalg::matmul(&x[0].t(), &x[1].t())
+    });
+    gradcheck("bmm broadcast", &[rn(&[2, 3, 4]), rn(&[4, 2])], &|x| {
+        linalg::matmul(&x[0], &x[1])
+    });
+    gradcheck(
+        "bmm batch bcast",
+        &[rn(&[2, 1, 2, 3]), rn(&[3, 3, 2])],
+        &|x| linalg::matmul(&x[0], &x[1]),
+    );
+    gradcheck("mv", &[rn(&[3, 4]), rn(&[4])], &|x| {
+        linalg::matmul(&x[0], &x[1])
+    });
+    gradcheck("vm", &[rn(&[4]), rn(&[4, 2])], &|x| {
+        linalg::matmul(&x[0], &x[1])
+    });
     gradcheck("dot", &[rn(&[4]), rn(&[4])], &|x| linalg::dot(&x[0], &x[1]));
-    gradcheck("outer", &[rn(&[3]), rn(&[2])], &|x| linalg::outer(&x[0], &x[1]));
+    gradcheck("outer", &[rn(&[3]), rn(&[2])], &|x| {
+        linalg::outer(&x[0], &x[1])
+    });
 }
 
 #[test]
 fn grad_conv_pool() {
     manual_seed(9);
-    let p = ConvParams { stride: (1, 2), padding: (1, 0), dilation: (1, 1) };
-    gradcheck("conv2d", &[rn(&[2, 2, 4, 5]), rn(&[3, 2, 3, 2]), rn(&[3])], &move |x| {
-        linalg::conv2d(&x[0], &x[1], Some(&x[2]), p)
+    let p = ConvParams {
+        stride: (1, 2),
+        padding: (1, 0),
+        dilation: (1, 1),
+    };
+    gradcheck(
+        "conv2d",
+        &[rn(&[2, 2, 4, 5]), rn(&[3, 2, 3, 2]), rn(&[3])],
+        &move |x| linalg::conv2d(&x[0], &x[1], Some(&x[2]), p),
+    );
+    let pd = ConvParams {
+        stride: (1, 1),
+        padding: (2, 1),
+        dilation: (2, 2),
+    };
+    gradcheck(
+        "conv2d dilated",
+        &[rn(&[1, 1, 5, 5]), rn(&[2, 1, 2, 2])],
+        &move |x| linalg::conv2d(&x[0], &x[1], None, pd),
+    );
+    gradcheck("conv1d", &[rn(&[2, 2, 6]), rn(&[3, 2, 3])], &|x| {
+        linalg::conv1d(&x[0], &x[1], None, 2, 1, 1)
     });
-    let pd = ConvParams { stride: (1, 1), padding: (2, 1), dilation: (2, 2) };
-    gradcheck("conv2d dilated", &[rn(&[1, 1, 5, 5]), rn(&[2, 1, 2, 2])], &move |x| linalg::conv2d(&x[0], &x[1], None, pd));
-    gradcheck("conv1d", &[rn(&[2, 2, 6]), rn(&[3, 2, 3])], &|x| linalg::conv1d(&x[0], &x[1], None, 2, 1, 1));
-    let pp = PoolParams { kernel: (2, 2), stride: (2, 1), padding: (1, 0) };
-    gradcheck("max_pool2d", &[rn(&[1, 2, 4, 4])], &move |x| linalg::max_pool2d(&x[0], pp));
-    gradcheck("avg_pool2d", &[rn(&[2, 1, 4, 5])], &move |x| linalg::avg_pool2d(&x[0], pp));
+    let pp = PoolParams {
+        kernel: (2, 2),
+        stride: (2, 1),
+        padding: (1, 0),
+    };
+    gradcheck("max_pool2d", &[rn(&[1, 2, 4, 4])], &move |x| {
+        linalg::max_pool2d(&x[0], pp)
+    });
+    gradcheck("avg_pool2d", &[rn(&[2, 1, 4, 5])], &move |x| {
+        linalg::avg_pool2d(&x[0], pp)
+    });
 }
 
 #[test]
@@ -260,7 +377,10 @@ fn grad_accumulates_and_leaf_rules() {
         backward(&y, None, false).unwrap();
     }
     // accumulated twice: 4x
-    assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![4.0, 8.0, 12.0]);
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f32>().unwrap(),
+        vec![4.0, 8.0, 12.0]
+    );
     let y = x.mul_s(3.0).unwrap();
     assert!(y.grad().is_none(), "non-leaf .grad is None");
     assert!(!y.is_leaf());
@@ -286,13 +406,18 @@ fn backward_errors() {
     x.set_requires_grad(true).unwrap();
     let y = x.mul(&x).unwrap();
     let e = backward(&y, None, false).unwrap_err();
-    assert_eq!(e.message, "grad can be implicitly created only for scalar outputs");
+    assert_eq!(
+        e.message,
+        "grad can be implicitly created only for scalar outputs"
+    );
     let s = y.sum(&[], false).unwrap();
     backward(&s, None, true).unwrap();
     backward(&s, None, false).unwrap(); // retained once
     let e = backward(&s, None, false).unwrap_err();
     assert_eq!(e.kind, ErrorKind::RuntimeError);
-    assert!(e.message.starts_with("Trying to backward through the graph a second time"));
+    assert!(e
+        .message
+        .starts_with("Trying to backward through the graph a second time"));
     // version check: exp saves its output; modifying it in place breaks backward
     let h = x.mul_s(1.0).unwrap();
     let ex = ops::unary(UnaryOp::Exp, &h).unwrap();
@@ -303,7 +428,11 @@ fn backward_errors() {
     }
     let e = backward(&loss, None, false).unwrap_err();
     assert_eq!(e.kind, ErrorKind::RuntimeError);
-    assert!(e.message.contains("modified by an inplace operation"), "{}", e.message);
+    assert!(
+        e.message.contains("modified by an inplace operation"),
+        "{}",
+        e.message
+    );
     // backward with an explicit gradient
     x.set_grad(None);
     let y = x.mul_s(3.0).unwrap();
@@ -322,14 +451,26 @@ fn hand_derived_grads() {
     let f = linalg::matmul(&a, &b).unwrap().sum(&[], false).unwrap();
     backward(&f, None, false).unwrap();
     assert_eq!(a.grad().unwrap().to_vec::<f32>().unwrap(), vec![1.0; 4]);
-    assert_eq!(b.grad().unwrap().to_vec::<f32>().unwrap(), vec![4.0, 4.0, 6.0, 6.0]);
+    assert_eq!(
+        b.grad().unwrap().to_vec::<f32>().unwrap(),
+        vec![4.0, 4.0, 6.0, 6.0]
+    );
     // softmax of equal logits is uniform; d sum(softmax * [1,0]) / dx = p0(1 - p0), -p0 p1
     // = [0.25, -0.25] at x = [0, 0].
     let x = from_f32(vec![0.0, 0.0], &[2]).unwrap();
     x.set_requires_grad(true).unwrap();
-    let y = x.softmax(0).unwrap().mul(&from_f32(vec![1.0, 0.0], &[2]).unwrap()).unwrap().sum(&[], false).unwrap();
+    let y = x
+        .softmax(0)
+        .unwrap()
+        .mul(&from_f32(vec![1.0, 0.0], &[2]).unwrap())
+        .unwrap()
+        .sum(&[], false)
+        .unwrap();
     backward(&y, None, false).unwrap();
-    assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![0.25, -0.25]);
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f32>().unwrap(),
+        vec![0.25, -0.25]
+    );
     // broadcasting: x [3] + y [2, 3]; d sum / dx = 2 (summed over the broadcast dim)
     let x = from_f32(vec![1.0, 2.0, 3.0], &[3]).unwrap();
     x.set_requires_grad(true).unwrap();

@@ -69,7 +69,7 @@ fn collect(root: &Rc<Node>) -> Vec<Rc<Node>> {
         }
         out.push(n);
     }
-    out.sort_by(|a, b| b.id.cmp(&a.id));
+    out.sort_by_key(|n| std::cmp::Reverse(n.id));
     out
 }
 
@@ -83,7 +83,9 @@ fn sweep(root: Rc<Node>, g: Tensor, retain: bool) -> Result<()> {
         };
         let input_grads = {
             let op = node.op.borrow();
-            let op = op.as_ref().ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
+            let op = op
+                .as_ref()
+                .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
             rules::apply(op, &g)?
         };
         if !retain {

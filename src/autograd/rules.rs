@@ -22,7 +22,11 @@ pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
         .filter(|&i| i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1))
         .map(|i| i as i64)
         .collect();
-    let s = if dims.is_empty() { g.clone() } else { g.sum(&dims, true)? };
+    let s = if dims.is_empty() {
+        g.clone()
+    } else {
+        g.sum(&dims, true)?
+    };
     s.reshape_raw(shape)
 }
 
@@ -49,7 +53,13 @@ fn opt(s: &Option<Saved>) -> Result<Tensor> {
     }
 }
 
-fn binary_grads(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)> {
+fn binary_grads(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    g: &Tensor,
+) -> Result<(Tensor, Tensor)> {
     use BinaryOp::*;
     Ok(match op {
         Add => (g.clone(), g.clone()),
@@ -60,7 +70,10 @@ fn binary_grads(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor, g: &Tensor) 
             let ga = g.mul(b)?.mul(&binary(Pow, a, &b.add_s(-1.0)?)?)?;
             let log_a = a.un(UnaryOp::Log)?;
             let zero_a = a.cmp_s(Eq, 0.0)?;
-            let gb = g.mul(out)?.mul(&log_a)?.masked_fill(&zero_a, Scalar::Float(0.0))?;
+            let gb = g
+                .mul(out)?
+                .mul(&log_a)?
+                .masked_fill(&zero_a, Scalar::Float(0.0))?;
             (ga, gb)
         }
         Maximum | Minimum => {
@@ -93,8 +106,16 @@ fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tenso
         Relu => g.mul(&mask_f(&x.cmp_s(BinaryOp::Gt, 0.0)?)?),
         Gelu => {
             // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-            let cdf = x.mul_s(std::f64::consts::FRAC_1_SQRT_2)?.un(Erf)?.add_s(1.0)?.mul_s(0.5)?;
-            let pdf = x.mul(x)?.mul_s(-0.5)?.un(Exp)?.mul_s(0.398_942_280_401_432_7)?;
+            let cdf = x
+                .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
+                .un(Erf)?
+                .add_s(1.0)?
+                .mul_s(0.5)?;
+            let pdf = x
+                .mul(x)?
+                .mul_s(-0.5)?
+                .un(Exp)?
+                .mul_s(0.398_942_280_401_432_7)?;
             g.mul(&cdf.add(&x.mul(&pdf)?)?)
         }
         GeluTanh => {
@@ -112,7 +133,12 @@ fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tenso
             g.mul(&s.mul(&x.mul(&s.rsub_s(1.0)?)?.add_s(1.0)?)?)
         }
         Softplus => g.mul(&x.un(Sigmoid)?),
-        Erf => g.mul(&x.mul(x)?.neg()?.un(Exp)?.mul_s(std::f64::consts::FRAC_2_SQRT_PI)?),
+        Erf => g.mul(
+            &x.mul(x)?
+                .neg()?
+                .un(Exp)?
+                .mul_s(std::f64::consts::FRAC_2_SQRT_PI)?,
+        ),
         Sign | Floor | Round | Not => g.mul_s(0.0),
     }
 }
@@ -127,7 +153,10 @@ fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     let mut flat: Vec<usize> = moved.shape()[..keep].to_vec();
     flat.push(dims.iter().map(|&d| x.shape()[d]).product());
     let rows = moved.reshape_raw(&flat)?;
-    let po = rows.along_dim(flat.len() - 1, crate::tensor::kernels::reduce::prod_others_row)?;
+    let po = rows.along_dim(
+        flat.len() - 1,
+        crate::tensor::kernels::reduce::prod_others_row,
+    )?;
     let back = po.reshape_raw(moved.shape())?;
     let mut inv = vec![0; nd];
     for (i, &p) in perm.iter().enumerate() {
@@ -146,7 +175,14 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
 pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
     use BackwardOp as B;
     Ok(match op {
-        B::Binary { op, a, b, out, a_shape, b_shape } => {
+        B::Binary {
+            op,
+            a,
+            b,
+            out,
+            a_shape,
+            b_shape,
+        } => {
             let (ga, gb) = binary_grads(*op, &opt(a)?, &opt(b)?, &opt(out)?, g)?;
             vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
         }
@@ -162,7 +198,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             }
             vec![Some(g.mul(&m)?)]
         }
-        B::Where { cond, a_shape, b_shape } => {
+        B::Where {
+            cond,
+            a_shape,
+            b_shape,
+        } => {
             let c = cond.get()?;
             let z = zeros(&[])?;
             let ga = where_(&c, g, &z)?;
@@ -170,11 +210,25 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
         }
         B::Identity => vec![Some(g.clone())],
-        B::Sum { in_shape, dims, keepdim, scale } => {
+        B::Sum {
+            in_shape,
+            dims,
+            keepdim,
+            scale,
+        } => {
             let e = unreduce(g, in_shape, dims, *keepdim)?;
-            vec![Some(if *scale == 1.0 { e } else { e.mul_s(f64::from(*scale))? })]
+            vec![Some(if *scale == 1.0 {
+                e
+            } else {
+                e.mul_s(f64::from(*scale))?
+            })]
         }
-        B::ExtremeDim { in_shape, dim, keepdim, indices } => {
+        B::ExtremeDim {
+            in_shape,
+            dim,
+            keepdim,
+            indices,
+        } => {
             let (gk, ik) = if *keepdim || in_shape.is_empty() {
                 (g.clone(), indices.clone())
             } else {
@@ -190,7 +244,13 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let cnt = m.sum(&[], false)?;
             vec![Some(m.mul(g)?.div(&cnt)?)]
         }
-        B::Var { x, dims, keepdim, correction, std_out } => {
+        B::Var {
+            x,
+            dims,
+            keepdim,
+            correction,
+            std_out,
+        } => {
             let x = x.get()?;
             let n: usize = dims.iter().map(|&d| x.shape()[d]).product();
             let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
@@ -211,7 +271,12 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let ge = unreduce(g, x.shape(), dims, *keepdim)?;
             vec![Some(ge.mul(&prod_others(&x, dims)?)?)]
         }
-        B::LogSumExp { x, out, dims, keepdim } => {
+        B::LogSumExp {
+            x,
+            out,
+            dims,
+            keepdim,
+        } => {
             let x = x.get()?;
             let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
             let ge = unreduce(g, x.shape(), dims, *keepdim)?;
@@ -228,7 +293,13 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
         }
         B::Cumsum { dim } => vec![Some(g.cumsum_raw(*dim, true)?)],
-        B::Norm { x, out, dims, keepdim, p } => {
+        B::Norm {
+            x,
+            out,
+            dims,
+            keepdim,
+            p,
+        } => {
             let x = x.get()?;
             let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
             let ge = unreduce(g, x.shape(), dims, *keepdim)?;
@@ -238,10 +309,15 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 let cnt = m.sum(&dims.iter().map(|&d| d as i64).collect::<Vec<_>>(), true)?;
                 ge.mul(&m)?.mul(&x.un(UnaryOp::Sign)?)?.div(&cnt)?
             } else {
-                let num = x.un(UnaryOp::Sign)?.mul(&x.un(UnaryOp::Abs)?.pow_s(p - 1.0)?)?;
+                let num = x
+                    .un(UnaryOp::Sign)?
+                    .mul(&x.un(UnaryOp::Abs)?.pow_s(p - 1.0)?)?;
                 ge.mul(&num)?.div(&oe.pow_s(p - 1.0)?)?
             };
-            vec![Some(gx.masked_fill(&zero.expand_raw(x.shape())?, Scalar::Float(0.0))?)]
+            vec![Some(gx.masked_fill(
+                &zero.expand_raw(x.shape())?,
+                Scalar::Float(0.0),
+            )?)]
         }
         B::Reshape { in_shape } => vec![Some(g.reshape_raw(in_shape)?)],
         B::Permute { perm } => {
@@ -253,7 +329,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
         B::Expand { in_shape } => vec![Some(sum_to(g, in_shape)?)],
         B::Index { in_shape, indices } => vec![Some(index_grad(in_shape, indices, g)?)],
-        B::IndexPut { indices, value_shape, accumulate } => {
+        B::IndexPut {
+            indices,
+            value_shape,
+            accumulate,
+        } => {
             let gx = if *accumulate {
                 g.clone()
             } else {
@@ -264,10 +344,18 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let gv = sum_to(&g.index(indices)?, value_shape)?;
             vec![Some(gx), Some(gv)]
         }
-        B::Gather { dim, index, in_shape } => {
+        B::Gather {
+            dim,
+            index,
+            in_shape,
+        } => {
             vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, index, g)?)]
         }
-        B::ScatterAdd { dim, index, src_shape } => {
+        B::ScatterAdd {
+            dim,
+            index,
+            src_shape,
+        } => {
             let part = g.gather(*dim as i64, index)?;
             let gs = if part.shape() == src_shape.as_slice() {
                 part
@@ -275,7 +363,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 let idx: Vec<TensorIndex> = index
                     .shape()
                     .iter()
-                    .map(|&n| TensorIndex::Slice { start: None, stop: Some(n as i64), step: None })
+                    .map(|&n| TensorIndex::Slice {
+                        start: None,
+                        stop: Some(n as i64),
+                        step: None,
+                    })
                     .collect();
                 index_grad(src_shape, &idx, &part)?
             };

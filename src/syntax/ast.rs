@@ -26,13 +26,33 @@ pub enum StmtKind {
     /// `a = b = value`: `targets` holds `[a, b]`, assigned left to right.
     /// Targets are `Name`, `Attr`, `Subscript`, `Tuple`/`List` of targets, or `Starred`
     /// inside a tuple/list target (`a, *rest = xs`).
-    Assign { targets: Vec<Expr>, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
     /// `target op= value`; the target is a `Name`, `Attr` or `Subscript`.
-    AugAssign { target: Expr, op: BinOp, value: Expr },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
     /// `if`/`elif`/`else`: an `elif` is a nested `If` as the only statement of `orelse`.
-    If { cond: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    While { cond: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    If {
+        cond: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
     Break,
     Continue,
     Pass,
@@ -44,10 +64,19 @@ pub enum StmtKind {
     /// `import a.b as c, d`: each item is a dotted path and an optional alias.
     Import(Vec<ImportItem>),
     /// `from a.b import x, y as z`.
-    ImportFrom { module: Vec<Name>, names: Vec<(Name, Option<Name>)> },
-    Assert { test: Expr, msg: Option<Expr> },
+    ImportFrom {
+        module: Vec<Name>,
+        names: Vec<(Name, Option<Name>)>,
+    },
+    Assert {
+        test: Expr,
+        msg: Option<Expr>,
+    },
     /// `raise` (re-raise) or `raise E(...)`; `raise E from C` keeps the cause.
-    Raise { exc: Option<Expr>, cause: Option<Expr> },
+    Raise {
+        exc: Option<Expr>,
+        cause: Option<Expr>,
+    },
     Try {
         body: Vec<Stmt>,
         handlers: Vec<ExceptHandler>,
@@ -55,7 +84,10 @@ pub enum StmtKind {
         finalbody: Vec<Stmt>,
     },
     /// `with a as x, b:`; each item is a context expression and an optional target.
-    With { items: Vec<(Expr, Option<Expr>)>, body: Vec<Stmt> },
+    With {
+        items: Vec<(Expr, Option<Expr>)>,
+        body: Vec<Stmt>,
+    },
     /// `del a, b[k], c.attr`.
     Del(Vec<Expr>),
 }
@@ -155,7 +187,11 @@ pub enum ExprKind {
     /// `a < b <= c`: the first operand, then each operator with its right operand.
     Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
     /// `then if cond else orelse`.
-    IfExp { cond: Box<Expr>, then: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     Lambda(Rc<FuncDef>),
     ListComp(Box<Expr>, Vec<Comprehension>),
     DictComp(Box<Expr>, Box<Expr>, Vec<Comprehension>),

@@ -75,11 +75,16 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
 
 /// `arange(start, end, step)`: int64 when all three are ints, else float32.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-    let all_int = [start, end, step].iter().all(|s| !matches!(s, Scalar::Float(_)));
+    let all_int = [start, end, step]
+        .iter()
+        .all(|s| !matches!(s, Scalar::Float(_)));
     let dt = dtype.unwrap_or(if all_int { DType::I64 } else { DType::F32 });
     let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
     if st == 0.0 || !st.is_finite() || !s.is_finite() || !e.is_finite() {
-        return Err(err(ErrorKind::ValueError, "arange: step must be nonzero and bounds finite"));
+        return Err(err(
+            ErrorKind::ValueError,
+            "arange: step must be nonzero and bounds finite",
+        ));
     }
     if (e - s) / st < 0.0 {
         return Err(err(
@@ -103,7 +108,11 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
 
 /// `linspace(start, end, steps)` float32 (endpoints included).
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
-    let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
+    let step = if steps > 1 {
+        (end - start) / (steps - 1) as f64
+    } else {
+        0.0
+    };
     let v = collect_vec(
         steps,
         (0..steps).map(|i| {
@@ -121,7 +130,16 @@ pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
 pub fn eye(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
     let m = m.unwrap_or(n);
     let total = numel(&[n, m])?;
-    let v = collect_vec(total, (0..total).map(|i| if i / m.max(1) == i % m.max(1) { 1.0f32 } else { 0.0 }))?;
+    let v = collect_vec(
+        total,
+        (0..total).map(|i| {
+            if i / m.max(1) == i % m.max(1) {
+                1.0f32
+            } else {
+                0.0
+            }
+        }),
+    )?;
     Tensor::from_vec(v, &[n, m]).cast(dtype)
 }
 
@@ -131,7 +149,9 @@ pub fn infer_dtype(leaves: &[Scalar]) -> DType {
     if leaves.is_empty() {
         return DType::F32; // `tensor([])` is float32, as in PyTorch
     }
-    leaves.iter().fold(DType::Bool, |acc, s| acc.promote(s.dtype()))
+    leaves
+        .iter()
+        .fold(DType::Bool, |acc, s| acc.promote(s.dtype()))
 }
 
 /// `tensor(data)` from flattened leaves and the shape the interpreter measured.

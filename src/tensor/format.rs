@@ -105,7 +105,11 @@ impl Grid {
         Some(Grid {
             shape: kept.iter().map(|k| k.len()).collect(),
             cells,
-            cut: t.shape().iter().map(|&n| summarize && n > 2 * EDGE).collect(),
+            cut: t
+                .shape()
+                .iter()
+                .map(|&n| summarize && n > 2 * EDGE)
+                .collect(),
         })
     }
 }
@@ -139,7 +143,13 @@ fn render(g: &Grid, dim: usize, start: usize, indent: usize, width: usize, out: 
     let orig_big = g.cut.get(dim).copied().unwrap_or(false);
     out.push('[');
     if rest.is_empty() {
-        let cell = g.cells.iter().map(|c| c.len()).max().unwrap_or(1).max(width);
+        let cell = g
+            .cells
+            .iter()
+            .map(|c| c.len())
+            .max()
+            .unwrap_or(1)
+            .max(width);
         let per_line = ((LINE_WIDTH.saturating_sub(indent + 1)) / (cell + 2)).max(1);
         for i in 0..n {
             if i > 0 {

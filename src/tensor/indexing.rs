@@ -79,7 +79,9 @@ fn dims_consumed(idx: &[TensorIndex]) -> Result<usize> {
         };
     }
     if ell > 1 {
-        return Err(index_err("an index can only have a single ellipsis ('...')".into()));
+        return Err(index_err(
+            "an index can only have a single ellipsis ('...')".into(),
+        ));
     }
     Ok(n)
 }
@@ -105,7 +107,10 @@ fn nonzero(m: &Tensor) -> Result<Vec<Tensor>> {
             c[d] = 0;
         }
     }
-    Ok(coords.into_iter().map(|v| Tensor::from_vec(v, &[cnt])).collect())
+    Ok(coords
+        .into_iter()
+        .map(|v| Tensor::from_vec(v, &[cnt]))
+        .collect())
 }
 
 /// Check and normalise an index tensor against a dim of `size`.
@@ -113,7 +118,10 @@ fn norm_indices(t: &Tensor, dim: usize, size: usize) -> Result<Tensor> {
     if t.dtype() != DType::I64 {
         return Err(err(
             ErrorKind::TypeError,
-            format!("tensors used as indices must be int64 or bool, got {}", t.dtype().name()),
+            format!(
+                "tensors used as indices must be int64 or bool, got {}",
+                t.dtype().name()
+            ),
         ));
     }
     let n = size as i64;
@@ -161,7 +169,10 @@ impl Tensor {
                 TensorIndex::Slice { start, stop, step } => {
                     let step = step.unwrap_or(1);
                     if step <= 0 {
-                        return Err(err(ErrorKind::ValueError, "slice step must be greater than zero"));
+                        return Err(err(
+                            ErrorKind::ValueError,
+                            "slice step must be greater than zero",
+                        ));
                     }
                     let (s, len) = slice_bounds(*start, *stop, step, sh[src]);
                     if len > 0 {
@@ -194,7 +205,10 @@ impl Tensor {
                 TensorIndex::Mask(m) => {
                     let k = m.ndim();
                     if m.dtype() != DType::Bool {
-                        return Err(err(ErrorKind::TypeError, "a mask index must be a bool tensor"));
+                        return Err(err(
+                            ErrorKind::TypeError,
+                            "a mask index must be a bool tensor",
+                        ));
                     }
                     if m.shape() != &sh[src..src + k] {
                         return Err(index_err(format!(
@@ -246,7 +260,12 @@ impl Tensor {
     }
 
     /// `x[idx] = value` (or `+=` when `accumulate`) in place, without autograd.
-    pub(crate) fn index_put_raw(&self, idx: &[TensorIndex], value: &Tensor, accumulate: bool) -> Result<()> {
+    pub(crate) fn index_put_raw(
+        &self,
+        idx: &[TensorIndex],
+        value: &Tensor,
+        accumulate: bool,
+    ) -> Result<()> {
         let (offsets, shape) = match self.resolve(idx)? {
             Resolved::View(v) => (view_offsets(&v), Dims::from(v.shape())),
             Resolved::Gather { offsets, shape, .. } => (offsets, shape),
@@ -293,7 +312,10 @@ impl Tensor {
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = norm_dim("index_select", dim, self.ndim())?;
         if index.ndim() > 1 {
-            return Err(err(ErrorKind::ShapeError, "index_select: index must be 1-D"));
+            return Err(err(
+                ErrorKind::ShapeError,
+                "index_select: index must be 1-D",
+            ));
         }
         let mut idx = vec![TensorIndex::full(); d];
         idx.push(TensorIndex::Indices(index.reshape_raw(&[index.numel()])?));
@@ -304,7 +326,14 @@ impl Tensor {
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = norm_dim("gather", dim, self.ndim())?;
         check_dim_index("gather", self, index, d)?;
-        let offs = dim_offsets("gather", self.shape(), self.strides(), self.offset(), index, d)?;
+        let offs = dim_offsets(
+            "gather",
+            self.shape(),
+            self.strides(),
+            self.offset(),
+            index,
+            d,
+        )?;
         let out = take(self, &offs, index.shape())?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Gather {
@@ -360,7 +389,10 @@ impl Tensor {
     /// `masked_fill(mask, value)`: `value` where `mask` (broadcast to x's shape).
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         if mask.dtype() != DType::Bool {
-            return Err(err(ErrorKind::TypeError, "masked_fill: mask must be a bool tensor"));
+            return Err(err(
+                ErrorKind::TypeError,
+                "masked_fill: mask must be a bool tensor",
+            ));
         }
         let shape = broadcast_shapes("masked_fill", self.shape(), mask.shape())?;
         if shape.as_slice() != self.shape() {
@@ -381,7 +413,9 @@ impl Tensor {
             .enumerate()
             .filter_map(|(i, &b)| b.then_some(i))
             .collect();
-        let v = Tensor::scalar(value).cast(self.dtype())?.expand_raw(&[offs.len()])?;
+        let v = Tensor::scalar(value)
+            .cast(self.dtype())?
+            .expand_raw(&[offs.len()])?;
         put(&out, &offs, &v, false)?;
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::MaskedFill {
@@ -492,7 +526,10 @@ fn advanced(view: Tensor, adv: Vec<(usize, Tensor)>) -> Result<Resolved> {
 /// `one_hot(t, num_classes=-1)`: int64 of shape `t.shape + (C,)`.
 pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     if t.dtype() != DType::I64 {
-        return Err(err(ErrorKind::TypeError, "one_hot: input must be an int64 tensor"));
+        return Err(err(
+            ErrorKind::TypeError,
+            "one_hot: input must be an int64 tensor",
+        ));
     }
     let v = t.to_vec::<i64>()?;
     let c = if num_classes < 0 {
@@ -509,7 +546,16 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     let mut shape: Vec<usize> = t.shape().to_vec();
     shape.push(c as usize);
     let out = creation::zeros(&shape, DType::I64)?;
-    let offs: Vec<usize> = v.iter().enumerate().map(|(i, &x)| i * c as usize + x as usize).collect();
-    put(&out, &offs, &Tensor::scalar(Scalar::Int(1)).expand_raw(&[offs.len()])?, false)?;
+    let offs: Vec<usize> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| i * c as usize + x as usize)
+        .collect();
+    put(
+        &out,
+        &offs,
+        &Tensor::scalar(Scalar::Int(1)).expand_raw(&[offs.len()])?,
+        false,
+    )?;
     Ok(out)
 }

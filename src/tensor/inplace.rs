@@ -35,7 +35,10 @@ impl Tensor {
         if r.dtype().is_float() && !self.dtype().is_float() {
             return Err(err(
                 ErrorKind::TypeError,
-                format!("{op}: result type float32 can't be cast to the desired output type {}", self.dtype()),
+                format!(
+                    "{op}: result type float32 can't be cast to the desired output type {}",
+                    self.dtype()
+                ),
             ));
         }
         let r = r.cast(self.dtype())?;
@@ -47,7 +50,12 @@ impl Tensor {
     }
 
     /// Run `f` on a differentiable copy when grad is needed, then write and rebase.
-    fn inplace_with(&self, op: &str, other: Option<&Tensor>, f: impl Fn(&Tensor, bool) -> Result<Tensor>) -> Result<()> {
+    fn inplace_with(
+        &self,
+        op: &str,
+        other: Option<&Tensor>,
+        f: impl Fn(&Tensor, bool) -> Result<Tensor>,
+    ) -> Result<()> {
         let grad = match other {
             Some(o) => autograd::needs_grad(&[self, o]),
             None => autograd::needs_grad(&[self]),

@@ -31,7 +31,11 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         )));
     }
     let ka = a.shape()[a.ndim() - 1];
-    let kb = if b.ndim() == 1 { b.shape()[0] } else { b.shape()[b.ndim() - 2] };
+    let kb = if b.ndim() == 1 {
+        b.shape()[0]
+    } else {
+        b.shape()[b.ndim() - 2]
+    };
     if ka != kb {
         return Err(inner_err(ka, kb));
     }
@@ -46,7 +50,11 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (na, nb) = (a.ndim(), b.ndim());
     let batch = broadcast_shapes("matmul", &a.shape()[..na - 2], &b.shape()[..nb - 2])?;
-    let dt = if a.dtype().is_float() || b.dtype().is_float() { DType::F32 } else { DType::I64 };
+    let dt = if a.dtype().is_float() || b.dtype().is_float() {
+        DType::F32
+    } else {
+        DType::I64
+    };
     let out = bmm(&a.cast(dt)?, &b.cast(dt)?, &batch)?;
     if dt.is_float() && autograd::needs_grad(&[a, b]) {
         let node = BackwardOp::Matmul {
@@ -130,12 +138,29 @@ pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> R
 pub fn conv2d_grads(x: &Tensor, w: &Tensor, g: &Tensor, p: ConvParams) -> Result<(Tensor, Tensor)> {
     let gm = geom("conv2d", x.shape(), w.shape()[2], w.shape()[3], p)?;
     let (n, o) = (x.shape()[0], w.shape()[0]);
-    let (gx, gw) = conv::conv2d_backward(&x.to_f32_vec()?, &w.to_f32_vec()?, &g.to_f32_vec()?, n, o, &gm)?;
-    Ok((Tensor::from_vec(gx, x.shape()), Tensor::from_vec(gw, w.shape())))
+    let (gx, gw) = conv::conv2d_backward(
+        &x.to_f32_vec()?,
+        &w.to_f32_vec()?,
+        &g.to_f32_vec()?,
+        n,
+        o,
+        &gm,
+    )?;
+    Ok((
+        Tensor::from_vec(gx, x.shape()),
+        Tensor::from_vec(gw, w.shape()),
+    ))
 }
 
 /// `conv1d(x [N,C,L], w [O,C,K], bias?)` as a conv2d over a height-1 image.
-pub fn conv1d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, stride: usize, padding: usize, dilation: usize) -> Result<Tensor> {
+pub fn conv1d(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> Result<Tensor> {
     if x.ndim() == 2 {
         return conv1d(&x.unsqueeze(0)?, w, bias, stride, padding, dilation)?.squeeze(Some(0));
     }
@@ -156,10 +181,16 @@ pub fn conv1d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, stride: usize, padd
 
 fn pool_geom(op: &str, x: &Tensor, p: PoolParams) -> Result<Geom> {
     if x.ndim() != 4 {
-        return Err(shape_err(format!("{op}: expected a 3-D or 4-D input, got {}", fmt_shape(x.shape()))));
+        return Err(shape_err(format!(
+            "{op}: expected a 3-D or 4-D input, got {}",
+            fmt_shape(x.shape())
+        )));
     }
     if p.padding.0 * 2 > p.kernel.0 || p.padding.1 * 2 > p.kernel.1 {
-        return Err(err(ErrorKind::ValueError, format!("{op}: padding should be at most half of kernel size")));
+        return Err(err(
+            ErrorKind::ValueError,
+            format!("{op}: padding should be at most half of kernel size"),
+        ));
     }
     let cp = ConvParams {
         stride: p.stride,

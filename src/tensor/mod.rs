@@ -47,7 +47,12 @@ pub(crate) fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
 impl Tensor {
     /// A tensor over `storage` with explicit layout. The caller guarantees the layout
     /// stays inside the storage.
-    pub(crate) fn from_parts(storage: Rc<Storage>, shape: Dims, strides: Dims, offset: usize) -> Tensor {
+    pub(crate) fn from_parts(
+        storage: Rc<Storage>,
+        shape: Dims,
+        strides: Dims,
+        offset: usize,
+    ) -> Tensor {
         let dtype = storage.dtype();
         Tensor(Rc::new(TensorImpl {
             storage,
@@ -64,7 +69,12 @@ impl Tensor {
     /// A contiguous tensor owning `data` (whose length is the product of `shape`).
     pub(crate) fn from_vec<T: Elem>(data: Vec<T>, shape: &[usize]) -> Tensor {
         let strides = shape::contiguous_strides(shape);
-        Tensor::from_parts(Rc::new(Storage::new(T::wrap(data))), shape.into(), strides, 0)
+        Tensor::from_parts(
+            Rc::new(Storage::new(T::wrap(data))),
+            shape.into(),
+            strides,
+            0,
+        )
     }
 
     /// Build a tensor from a flat buffer and a shape (the interpreter's `tensor(data)`).
@@ -81,7 +91,12 @@ impl Tensor {
             ));
         }
         let strides = shape::contiguous_strides(shape);
-        Ok(Tensor::from_parts(Rc::new(Storage::new(buf)), shape.into(), strides, 0))
+        Ok(Tensor::from_parts(
+            Rc::new(Storage::new(buf)),
+            shape.into(),
+            strides,
+            0,
+        ))
     }
 
     /// A 0-d tensor holding `s`.
@@ -190,7 +205,9 @@ impl Tensor {
 
     /// Attach the node that produced this tensor (marks it requiring grad).
     pub(crate) fn set_grad_fn(&self, node: Option<Rc<Node>>) {
-        self.0.requires_grad.set(node.is_some() || self.0.requires_grad.get());
+        self.0
+            .requires_grad
+            .set(node.is_some() || self.0.requires_grad.get());
         *self.0.grad_fn.borrow_mut() = node;
     }
 

@@ -26,7 +26,10 @@ pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
 }
 
 fn outer(shape: &[usize], dims: &[usize]) -> usize {
-    (0..shape.len()).filter(|d| !dims.contains(d)).map(|d| shape[d]).product()
+    (0..shape.len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| shape[d])
+        .product()
 }
 
 fn float_only(op: &str, x: &Tensor) -> Result<()> {
@@ -35,15 +38,26 @@ fn float_only(op: &str, x: &Tensor) -> Result<()> {
     }
     Err(err(
         ErrorKind::TypeError,
-        format!("{op}: expected a float32 tensor, got {} (use .float())", x.dtype().name()),
+        format!(
+            "{op}: expected a float32 tensor, got {} (use .float())",
+            x.dtype().name()
+        ),
     ))
 }
 
 impl Tensor {
-    fn reduce_f32(&self, dims: &[usize], keepdim: bool, f: impl Fn(&[f32]) -> f32 + Sync + Send) -> Result<Tensor> {
+    fn reduce_f32(
+        &self,
+        dims: &[usize],
+        keepdim: bool,
+        f: impl Fn(&[f32]) -> f32 + Sync + Send,
+    ) -> Result<Tensor> {
         let (data, k) = rows::<f32>(&self.cast(DType::F32)?, dims)?;
         let out = per_row(&data, outer(self.shape(), dims), k, f)?;
-        Ok(Tensor::from_vec(out, &reduced_shape(self.shape(), dims, keepdim)))
+        Ok(Tensor::from_vec(
+            out,
+            &reduced_shape(self.shape(), dims, keepdim),
+        ))
     }
 
     /// `sum(dim, keepdim)`; `dims` empty = all. Ints and bools sum to int64.
@@ -90,7 +104,10 @@ impl Tensor {
         let d = norm_dim(op, dim, self.ndim())?;
         let dims = if self.ndim() == 0 { vec![] } else { vec![d] };
         if dims.iter().any(|&i| self.shape()[i] == 0) {
-            return Err(err(ErrorKind::IndexError, format!("{op}: cannot reduce over an empty dimension")));
+            return Err(err(
+                ErrorKind::IndexError,
+                format!("{op}: cannot reduce over an empty dimension"),
+            ));
         }
         let oshape = reduced_shape(self.shape(), &dims, keepdim);
         let idx = self.arg_rows(&dims, is_min)?;
@@ -145,7 +162,10 @@ impl Tensor {
     pub fn extreme_all(&self, is_min: bool) -> Result<Tensor> {
         let op = if is_min { "min" } else { "max" };
         if self.numel() == 0 {
-            return Err(err(ErrorKind::RuntimeError, format!("{op}: reduction of an empty tensor")));
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!("{op}: reduction of an empty tensor"),
+            ));
         }
         let all: Vec<usize> = (0..self.ndim()).collect();
         let idx = Tensor::from_vec(self.arg_rows(&all, is_min)?, &[]);
@@ -175,7 +195,13 @@ impl Tensor {
     }
 
     /// `var(dim, correction=1, keepdim)`; `std` when `take_sqrt`.
-    pub fn var_std(&self, dims: &[i64], correction: f64, keepdim: bool, take_sqrt: bool) -> Result<Tensor> {
+    pub fn var_std(
+        &self,
+        dims: &[i64],
+        correction: f64,
+        keepdim: bool,
+        take_sqrt: bool,
+    ) -> Result<Tensor> {
         float_only("var", self)?;
         let d = norm_dims("var", dims, self.ndim())?;
         let out = self.reduce_f32(&d, keepdim, move |r| {
@@ -273,11 +299,18 @@ impl Tensor {
                 r.iter().all(|&b| b)
             }
         })?;
-        Ok(Tensor::from_vec(v, &reduced_shape(self.shape(), &d, keepdim)))
+        Ok(Tensor::from_vec(
+            v,
+            &reduced_shape(self.shape(), &d, keepdim),
+        ))
     }
 
     /// Apply a row scan along `dim` and restore the layout.
-    pub(crate) fn along_dim(&self, dim: usize, f: impl Fn(&[f32], &mut [f32]) + Sync + Send) -> Result<Tensor> {
+    pub(crate) fn along_dim(
+        &self,
+        dim: usize,
+        f: impl Fn(&[f32], &mut [f32]) + Sync + Send,
+    ) -> Result<Tensor> {
         let x = self.cast(DType::F32)?;
         if x.ndim() == 0 {
             let v = x.to_vec::<f32>()?;
@@ -287,7 +320,10 @@ impl Tensor {
         }
         let (data, k) = rows::<f32>(&x, &[dim])?;
         let out = scan_rows(&data, k, f)?;
-        let mut moved: Vec<usize> = (0..x.ndim()).filter(|&i| i != dim).map(|i| x.shape()[i]).collect();
+        let mut moved: Vec<usize> = (0..x.ndim())
+            .filter(|&i| i != dim)
+            .map(|i| x.shape()[i])
+            .collect();
         moved.push(x.shape()[dim]);
         // inverse of "move dim last"
         let nd = x.ndim();
@@ -298,7 +334,9 @@ impl Tensor {
                 std::cmp::Ordering::Greater => i - 1,
             })
             .collect();
-        Tensor::from_vec(out, &moved).permute_raw(&perm, false).contiguous_copy()
+        Tensor::from_vec(out, &moved)
+            .permute_raw(&perm, false)
+            .contiguous_copy()
     }
 
     /// `softmax(dim)`.
@@ -370,8 +408,18 @@ impl Tensor {
         let mut moved: Vec<usize> = (0..nd).filter(|&i| i != d).map(|i| x.shape()[i]).collect();
         moved.push(x.shape()[d]);
         let perm: Vec<usize> = (0..nd)
-            .map(|i| if i < d { i } else if i == d { nd - 1 } else { i - 1 })
+            .map(|i| {
+                if i < d {
+                    i
+                } else if i == d {
+                    nd - 1
+                } else {
+                    i - 1
+                }
+            })
             .collect();
-        Tensor::from_vec(out, &moved).permute_raw(&perm, false).contiguous_copy()
+        Tensor::from_vec(out, &moved)
+            .permute_raw(&perm, false)
+            .contiguous_copy()
     }
 }

@@ -60,8 +60,16 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Dims> {
     let n = a.len().max(b.len());
     let mut out: Dims = SmallVec::from_elem(1, n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -87,7 +95,11 @@ pub fn broadcast_strides(shape: &[usize], strides: &[usize], out: &[usize]) -> D
     let mut st: Dims = SmallVec::from_elem(0, n);
     for i in 0..shape.len() {
         let j = i + n - shape.len();
-        st[j] = if shape[i] == 1 && out[j] != 1 { 0 } else { strides[i] };
+        st[j] = if shape[i] == 1 && out[j] != 1 {
+            0
+        } else {
+            strides[i]
+        };
     }
     st
 }

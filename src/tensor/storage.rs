@@ -133,6 +133,7 @@ pub fn alloc_offsets(n: usize) -> Result<Vec<usize>> {
         return Err(memory_error(n, DType::I64));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| memory_error(n, DType::I64))?;
+    v.try_reserve_exact(n)
+        .map_err(|_| memory_error(n, DType::I64))?;
     Ok(v)
 }

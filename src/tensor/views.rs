@@ -23,7 +23,9 @@ fn infer_shape(op: &str, from: &[usize], req: &[i64]) -> Result<Dims> {
     for (i, &d) in req.iter().enumerate() {
         if d == -1 {
             if infer.is_some() {
-                return Err(shape_err(format!("{op}: only one dimension can be inferred")));
+                return Err(shape_err(format!(
+                    "{op}: only one dimension can be inferred"
+                )));
             }
             infer = Some(i);
             out.push(1);
@@ -35,7 +37,7 @@ fn infer_shape(op: &str, from: &[usize], req: &[i64]) -> Result<Dims> {
     }
     let known = numel(&out)?;
     if let Some(i) = infer {
-        if known == 0 || n % known != 0 {
+        if known == 0 || !n.is_multiple_of(known) {
             return Err(shape_err(format!(
                 "{op}: shape '{}' is invalid for input of size {n}",
                 fmt_req(req)
@@ -111,9 +113,15 @@ impl Tensor {
         if self.ndim() == 0 {
             return self.reshape(&[1]);
         }
-        let (s, e) = (norm_dim("flatten", start, self.ndim())?, norm_dim("flatten", end, self.ndim())?);
+        let (s, e) = (
+            norm_dim("flatten", start, self.ndim())?,
+            norm_dim("flatten", end, self.ndim())?,
+        );
         if s > e {
-            return Err(err(ErrorKind::ValueError, "flatten: start_dim cannot come after end_dim"));
+            return Err(err(
+                ErrorKind::ValueError,
+                "flatten: start_dim cannot come after end_dim",
+            ));
         }
         let sh = self.shape();
         let mut req: Vec<i64> = sh[..s].iter().map(|&d| d as i64).collect();
@@ -131,7 +139,9 @@ impl Tensor {
                     return Ok(self.clone());
                 }
                 let d = norm_dim("squeeze", d, self.ndim())?;
-                (0..self.ndim()).filter(|&i| i != d || self.shape()[i] != 1).collect()
+                (0..self.ndim())
+                    .filter(|&i| i != d || self.shape()[i] != 1)
+                    .collect()
             }
         };
         let shape: Dims = keep.iter().map(|&i| self.shape()[i]).collect();
@@ -146,7 +156,11 @@ impl Tensor {
         let d = norm_insert_dim("unsqueeze", dim, self.ndim())?;
         let mut shape: Dims = self.shape().into();
         let mut strides: Dims = self.strides().into();
-        let st = if d < self.ndim() { self.strides()[d] * self.shape()[d] } else { 1 };
+        let st = if d < self.ndim() {
+            self.strides()[d] * self.shape()[d]
+        } else {
+            1
+        };
         shape.insert(d, 1);
         strides.insert(d, st);
         let out = self.view_with(shape, strides, self.offset());
@@ -179,7 +193,9 @@ impl Tensor {
         let strides: Dims = perm.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
         if grad && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Permute { perm: perm.to_vec() };
+            let node = BackwardOp::Permute {
+                perm: perm.to_vec(),
+            };
             autograd::record(&out, node, &[self]);
         }
         out
@@ -282,11 +298,16 @@ impl Tensor {
     /// `split(size, dim)`: pieces of `size` along `dim` (the last may be smaller).
     pub fn split(&self, size: usize, dim: i64) -> Result<Vec<Tensor>> {
         if size == 0 {
-            return Err(err(ErrorKind::ValueError, "split: split_size must be positive"));
+            return Err(err(
+                ErrorKind::ValueError,
+                "split: split_size must be positive",
+            ));
         }
         let d = norm_dim("split", dim, self.ndim())?;
         let n = self.shape().get(d).copied().unwrap_or(0);
-        let sizes: Vec<usize> = (0..n.div_ceil(size)).map(|i| size.min(n - i * size)).collect();
+        let sizes: Vec<usize> = (0..n.div_ceil(size))
+            .map(|i| size.min(n - i * size))
+            .collect();
         self.split_sizes(&sizes, dim)
     }
 
@@ -345,11 +366,16 @@ impl Tensor {
 
 /// `cat(tensors, dim)`.
 pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let first = ts
-        .first()
-        .ok_or_else(|| err(ErrorKind::ValueError, "cat: expected a non-empty list of tensors"))?;
+    let first = ts.first().ok_or_else(|| {
+        err(
+            ErrorKind::ValueError,
+            "cat: expected a non-empty list of tensors",
+        )
+    })?;
     let d = norm_dim("cat", dim, first.ndim())?;
-    let dt = ts.iter().fold(first.dtype(), |acc, t| acc.promote(t.dtype()));
+    let dt = ts
+        .iter()
+        .fold(first.dtype(), |acc, t| acc.promote(t.dtype()));
     let mut out_shape: Dims = first.shape().into();
     let mut total = 0;
     for t in ts {
@@ -381,7 +407,12 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     Ok(out)
 }
 
-fn cat_typed<T: super::Elem>(ts: &[Tensor], d: usize, out_shape: &[usize], dt: DType) -> Result<Tensor> {
+fn cat_typed<T: super::Elem>(
+    ts: &[Tensor],
+    d: usize,
+    out_shape: &[usize],
+    dt: DType,
+) -> Result<Tensor> {
     let outer: usize = out_shape[..d].iter().product();
     let parts: Vec<(Vec<T>, usize)> = ts
         .iter()
@@ -401,9 +432,12 @@ fn cat_typed<T: super::Elem>(ts: &[Tensor], d: usize, out_shape: &[usize], dt: D
 
 /// `stack(tensors, dim)`: unsqueeze each, then cat.
 pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let first = ts
-        .first()
-        .ok_or_else(|| err(ErrorKind::ValueError, "stack: expected a non-empty list of tensors"))?;
+    let first = ts.first().ok_or_else(|| {
+        err(
+            ErrorKind::ValueError,
+            "stack: expected a non-empty list of tensors",
+        )
+    })?;
     for t in ts {
         if t.shape() != first.shape() {
             return Err(shape_err(format!(

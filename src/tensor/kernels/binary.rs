@@ -79,7 +79,10 @@ pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
             if p == DType::F32 {
                 return Err(err(
                     ErrorKind::TypeError,
-                    format!("{}: not supported for float32 tensors (use bool or int64)", op.name()),
+                    format!(
+                        "{}: not supported for float32 tensors (use bool or int64)",
+                        op.name()
+                    ),
                 ));
             }
             p
@@ -99,7 +102,10 @@ macro_rules! arith {
             BinaryOp::Maximum => $apply!($max),
             BinaryOp::Minimum => $apply!($min),
             BinaryOp::Div => $apply!(|x: $T, y: $T| x / y),
-            _ => Err(err(ErrorKind::RuntimeError, "internal: not an arithmetic op")),
+            _ => Err(err(
+                ErrorKind::RuntimeError,
+                "internal: not an arithmetic op",
+            )),
         }
     };
 }
@@ -208,7 +214,11 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let dt = compute_dtype(op, s.promote_with(a.dtype()))?;
     if dt == DType::I64 {
-        let rhs = if reverse { a.clone() } else { Tensor::scalar(s) };
+        let rhs = if reverse {
+            a.clone()
+        } else {
+            Tensor::scalar(s)
+        };
         int_checks(op, dt, &rhs)?;
     }
     let a = a.cast(dt)?;

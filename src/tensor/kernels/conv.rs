@@ -3,8 +3,8 @@
 
 use super::matmul::{gemm_f32, Mat};
 use crate::error::{ErrorKind, Result};
-use crate::tensor::storage::alloc_filled;
 use crate::tensor::err;
+use crate::tensor::storage::alloc_filled;
 
 /// conv2d hyper-parameters (per spatial dim: (h, w)).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,7 +28,10 @@ pub fn out_size(op: &str, input: usize, k: usize, s: usize, p: usize, d: usize) 
     if s == 0 || input + 2 * p < span {
         return Err(err(
             ErrorKind::ShapeError,
-            format!("{op}: input size {input} (padded {}) is smaller than the kernel extent {span}", input + 2 * p),
+            format!(
+                "{op}: input size {input} (padded {}) is smaller than the kernel extent {span}",
+                input + 2 * p
+            ),
         ));
     }
     Ok((input + 2 * p - span) / s + 1)
@@ -103,7 +106,12 @@ fn col2im(cols: &[f32], g: &Geom, img: &mut [f32]) {
 }
 
 fn mat(data: &[f32], rs: usize, cs: usize) -> Mat<'_> {
-    Mat { data, offset: 0, rs, cs }
+    Mat {
+        data,
+        offset: 0,
+        rs,
+        cs,
+    }
 }
 
 /// Forward: x `[n, c, h, w]`, weight `[o, c, kh, kw]` -> `[n, o, oh, ow]`.
@@ -114,13 +122,28 @@ pub fn conv2d_forward(x: &[f32], wt: &[f32], n: usize, o: usize, g: &Geom) -> Re
     let img = g.c * g.h * g.w;
     for b in 0..n {
         im2col(&x[b * img..(b + 1) * img], g, &mut cols);
-        gemm_f32(o, l, r, &mut out[b * o * l..(b + 1) * o * l], mat(wt, r, 1), mat(&cols, l, 1), false)?;
+        gemm_f32(
+            o,
+            l,
+            r,
+            &mut out[b * o * l..(b + 1) * o * l],
+            mat(wt, r, 1),
+            mat(&cols, l, 1),
+            false,
+        )?;
     }
     Ok(out)
 }
 
 /// Backward: (grad_x, grad_w) from grad_out `[n, o, oh, ow]`.
-pub fn conv2d_backward(x: &[f32], wt: &[f32], gout: &[f32], n: usize, o: usize, g: &Geom) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn conv2d_backward(
+    x: &[f32],
+    wt: &[f32],
+    gout: &[f32],
+    n: usize,
+    o: usize,
+    g: &Geom,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let (r, l) = (g.rows(), g.cols());
     let img = g.c * g.h * g.w;
     let mut gx = alloc_filled(n * img, 0.0f32)?;

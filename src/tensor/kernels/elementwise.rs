@@ -14,7 +14,11 @@ use rayon::prelude::*;
 fn wrong_dtype(t: &Tensor, want: crate::tensor::DType) -> crate::error::Error {
     err(
         ErrorKind::RuntimeError,
-        format!("internal: kernel expected {} but got {}", want.name(), t.dtype().name()),
+        format!(
+            "internal: kernel expected {} but got {}",
+            want.name(),
+            t.dtype().name()
+        ),
     )
 }
 

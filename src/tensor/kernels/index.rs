@@ -12,7 +12,8 @@ use crate::tensor::{err, Tensor};
 pub fn take(src: &Tensor, offsets: &[usize], shape: &[usize]) -> Result<Tensor> {
     fn go<T: Elem>(src: &Tensor, offsets: &[usize], shape: &[usize]) -> Result<Tensor> {
         let buf = src.storage().borrow();
-        let s = T::slice(&buf).ok_or_else(|| err(ErrorKind::RuntimeError, "internal: take dtype"))?;
+        let s =
+            T::slice(&buf).ok_or_else(|| err(ErrorKind::RuntimeError, "internal: take dtype"))?;
         let v = collect_vec(offsets.len(), offsets.iter().map(|&o| s[o]))?;
         Ok(Tensor::from_vec(v, shape))
     }
@@ -34,7 +35,8 @@ pub fn put(dst: &Tensor, offsets: &[usize], vals: &Tensor, accumulate: bool) -> 
     ) -> Result<()> {
         let v = vals.to_vec::<T>()?; // materialised first: vals may alias dst
         let mut buf = dst.storage().borrow_mut();
-        let d = T::slice_mut(&mut buf).ok_or_else(|| err(ErrorKind::RuntimeError, "internal: put dtype"))?;
+        let d = T::slice_mut(&mut buf)
+            .ok_or_else(|| err(ErrorKind::RuntimeError, "internal: put dtype"))?;
         for (&o, &x) in offsets.iter().zip(v.iter()) {
             d[o] = match add {
                 Some(f) => f(d[o], x),
@@ -46,7 +48,12 @@ pub fn put(dst: &Tensor, offsets: &[usize], vals: &Tensor, accumulate: bool) -> 
     let vals = vals.cast(dst.dtype())?;
     match dst.dtype() {
         DType::F32 => go::<f32>(dst, offsets, &vals, accumulate.then_some(|a, b| a + b)),
-        DType::I64 => go::<i64>(dst, offsets, &vals, accumulate.then_some(|a, b| a.wrapping_add(b))),
+        DType::I64 => go::<i64>(
+            dst,
+            offsets,
+            &vals,
+            accumulate.then_some(|a, b| a.wrapping_add(b)),
+        ),
         DType::Bool => go::<bool>(dst, offsets, &vals, accumulate.then_some(|a, b| a | b)),
     }
 }
@@ -84,8 +91,8 @@ pub fn dim_offsets(
             ));
         }
         let mut o = offset;
-        for d in 0..nd {
-            let c = if d == dim { i as usize } else { coord[d] };
+        for (d, &cd) in coord.iter().enumerate() {
+            let c = if d == dim { i as usize } else { cd };
             o += c * strides.get(d).copied().unwrap_or(0);
         }
         out.push(o);

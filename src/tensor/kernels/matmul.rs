@@ -29,15 +29,28 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
 /// `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, dst row-major with row stride `n`.
 /// Accumulates into dst when `acc`. Offsets and strides must stay inside the slices
 /// (guaranteed by the callers' shape checks); checked here before the unsafe call.
-pub fn gemm_f32(m: usize, n: usize, k: usize, dst: &mut [f32], lhs: Mat, rhs: Mat, acc: bool) -> Result<()> {
+pub fn gemm_f32(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: &mut [f32],
+    lhs: Mat,
+    rhs: Mat,
+    acc: bool,
+) -> Result<()> {
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let last = |x: &Mat, r: usize, c: usize| x.offset + r.saturating_sub(1) * x.rs + c.saturating_sub(1) * x.cs;
+    let last = |x: &Mat, r: usize, c: usize| {
+        x.offset + r.saturating_sub(1) * x.rs + c.saturating_sub(1) * x.cs
+    };
     let ok = dst.len() >= m * n
         && (k == 0 || (last(&lhs, m, k) < lhs.data.len() && last(&rhs, k, n) < rhs.data.len()));
     if !ok {
-        return Err(err(ErrorKind::RuntimeError, "internal: matmul operand out of bounds"));
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "internal: matmul operand out of bounds",
+        ));
     }
     if k == 0 {
         if !acc {
@@ -100,8 +113,18 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
         for_each_offset2(batch, &sa, a.offset(), &sb, b.offset(), |oa, ob| {
             if res.is_ok() && i < nbatch {
                 let dst = &mut out[i * m * n..(i + 1) * m * n];
-                let lhs = Mat { data: da, offset: oa, rs: ars, cs: acs };
-                let rhs = Mat { data: db, offset: ob, rs: brs, cs: bcs };
+                let lhs = Mat {
+                    data: da,
+                    offset: oa,
+                    rs: ars,
+                    cs: acs,
+                };
+                let rhs = Mat {
+                    data: db,
+                    offset: ob,
+                    rs: brs,
+                    cs: bcs,
+                };
                 res = gemm_f32(m, n, k, dst, lhs, rhs, false);
             }
             i += 1;
@@ -135,7 +158,9 @@ fn bmm_i64(
             for j in 0..n {
                 let mut s = 0i64;
                 for p in 0..k {
-                    s = s.wrapping_add(da[oa + i * ars + p * acs].wrapping_mul(db[ob + p * brs + j * bcs]));
+                    s = s.wrapping_add(
+                        da[oa + i * ars + p * acs].wrapping_mul(db[ob + p * brs + j * bcs]),
+                    );
                 }
                 out[bi * m * n + i * n + j] = s;
             }

@@ -72,7 +72,11 @@ pub fn arg_extreme<T: Elem + PartialOrd>(r: &[T], less: bool) -> i64 {
 }
 
 /// For each row: write `f(row, out_row)`; the output keeps the moved-last layout.
-pub fn scan_rows<T: Elem>(data: &[T], k: usize, f: impl Fn(&[T], &mut [T]) + Sync + Send) -> Result<Vec<T>> {
+pub fn scan_rows<T: Elem>(
+    data: &[T],
+    k: usize,
+    f: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Result<Vec<T>> {
     let mut out = alloc_vec::<T>(data.len())?;
     out.resize(data.len(), T::zero());
     if k == 0 {

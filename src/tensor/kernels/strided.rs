@@ -2,7 +2,12 @@
 //! row-major order, for one or two operands at once.
 
 /// Call `f` with the storage offset of every element, in row-major order.
-pub fn for_each_offset(shape: &[usize], strides: &[usize], offset: usize, mut f: impl FnMut(usize)) {
+pub fn for_each_offset(
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+    mut f: impl FnMut(usize),
+) {
     let nd = shape.len();
     if nd == 0 {
         f(offset);

@@ -55,7 +55,9 @@ fn float_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         Tanh => map(&a, |x: f32| x.tanh()),
         Sigmoid => map(&a, sigmoid),
         Relu => map(&a, |x: f32| if x > 0.0 { x } else { 0.0 }),
-        Gelu => map(&a, |x: f32| 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))),
+        Gelu => map(&a, |x: f32| {
+            0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+        }),
         GeluTanh => map(&a, |x: f32| {
             0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + GELU_C * x * x * x)).tanh())
         }),
