@@ -1,13 +1,17 @@
 //! Kiln: an embeddable deep-learning scripting language with eager autograd and a JIT.
 
+pub mod autograd;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;
 pub mod interp;
 pub mod io;
+pub mod ops;
 pub mod source;
 pub mod syntax;
+pub mod tensor;
 
 pub use engine::Engine;
 pub use error::{Error, ErrorKind, Result};
 pub use interp::value::Value;
+pub use tensor::Tensor;

@@ -1,0 +1,126 @@
+//! The backward sweep: visit the nodes reachable from the output in reverse creation
+//! order, apply each node's gradient rule, and accumulate into leaf `.grad`.
+
+use super::node::{Edge, Node};
+use super::{no_grad, rules};
+use crate::error::{ErrorKind, Result};
+use crate::tensor::shape::fmt_shape;
+use crate::tensor::{creation, err, Tensor};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+const FREED: &str = "Trying to backward through the graph a second time (or directly access saved \
+tensors after they have already been freed). Saved intermediate values of the graph are freed when \
+you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through \
+the graph a second time or if you need to access saved tensors after calling backward.";
+
+/// `t.backward(grad, retain_graph)`.
+pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
+    if !root.requires_grad() {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "element 0 of tensors does not require grad and does not have a grad_fn",
+        ));
+    }
+    let g = match grad {
+        Some(g) => {
+            if g.shape() != root.shape() {
+                return Err(err(
+                    ErrorKind::ShapeError,
+                    format!(
+                        "backward: gradient of shape {} does not match the output's shape {}",
+                        fmt_shape(g.shape()),
+                        fmt_shape(root.shape())
+                    ),
+                ));
+            }
+            g.cast(root.dtype())?
+        }
+        None => {
+            if root.numel() != 1 {
+                return Err(err(
+                    ErrorKind::RuntimeError,
+                    "grad can be implicitly created only for scalar outputs",
+                ));
+            }
+            creation::ones(root.shape(), root.dtype())?
+        }
+    };
+    let _guard = no_grad();
+    match root.grad_fn() {
+        None => accumulate_leaf(root, &g),
+        Some(node) => sweep(node, g, retain_graph),
+    }
+}
+
+/// Nodes reachable from `root`, newest first (creation ids give a topological order).
+fn collect(root: &Rc<Node>) -> Vec<Rc<Node>> {
+    let mut seen: HashMap<*const Node, ()> = HashMap::new();
+    let mut stack = vec![root.clone()];
+    let mut out = Vec::new();
+    while let Some(n) = stack.pop() {
+        if seen.insert(Rc::as_ptr(&n), ()).is_some() {
+            continue;
+        }
+        for e in &n.edges {
+            if let Edge::Node(m) = e {
+                stack.push(m.clone());
+            }
+        }
+        out.push(n);
+    }
+    out.sort_by_key(|n| std::cmp::Reverse(n.id));
+    out
+}
+
+fn sweep(root: Rc<Node>, g: Tensor, retain: bool) -> Result<()> {
+    let order = collect(&root);
+    let mut grads: HashMap<*const Node, Tensor> = HashMap::new();
+    grads.insert(Rc::as_ptr(&root), g);
+    for node in order {
+        let Some(g) = grads.remove(&Rc::as_ptr(&node)) else {
+            continue;
+        };
+        let input_grads = {
+            let op = node.op.borrow();
+            let op = op
+                .as_ref()
+                .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
+            rules::apply(op, &g)?
+        };
+        if !retain {
+            node.op.borrow_mut().take();
+        }
+        for (edge, ig) in node.edges.iter().zip(input_grads) {
+            let Some(ig) = ig else { continue };
+            match edge {
+                Edge::None => {}
+                Edge::Leaf(t) => accumulate_leaf(t, &ig)?,
+                Edge::Node(m) => {
+                    let key = Rc::as_ptr(m);
+                    let sum = match grads.remove(&key) {
+                        Some(prev) => prev.add(&ig)?,
+                        None => ig,
+                    };
+                    grads.insert(key, sum);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `.grad += g` on a leaf (a fresh tensor, never aliasing the graph's gradients).
+fn accumulate_leaf(t: &Tensor, g: &Tensor) -> Result<()> {
+    let g = if g.shape() == t.shape() {
+        g.clone()
+    } else {
+        rules::sum_to(g, t.shape())?
+    };
+    let new = match t.grad() {
+        Some(prev) => prev.add(&g)?,
+        None => g.contiguous_copy()?,
+    };
+    t.set_grad(Some(new));
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! Graph nodes: the closed enum of backward ops with their saved tensors (and the
+//! versions those had when saved), and the edges to the inputs' producers.
+
+use crate::error::{ErrorKind, Result};
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::tensor::indexing::TensorIndex;
+use crate::tensor::shape::Dims;
+use crate::tensor::{err, Tensor};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A tensor saved for backward: detached (no cycle through its own node) with the
+/// storage version at save time.
+#[derive(Clone)]
+pub struct Saved {
+    t: Tensor,
+    version: u64,
+}
+
+impl Saved {
+    pub fn new(t: &Tensor) -> Saved {
+        Saved {
+            t: t.detach(),
+            version: t.version(),
+        }
+    }
+
+    /// The saved tensor, or `RuntimeError` if it was modified in place since.
+    pub fn get(&self) -> Result<Tensor> {
+        if self.t.version() != self.version {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!(
+                    "one of the variables needed for gradient computation has been modified by an \
+                     inplace operation: [{}{}] is at version {}; expected version {} instead",
+                    self.t.dtype().name(),
+                    crate::tensor::shape::fmt_shape(self.t.shape()),
+                    self.t.version(),
+                    self.version
+                ),
+            ));
+        }
+        Ok(self.t.clone())
+    }
+}
+
+/// Where the gradient of one input goes.
+pub enum Edge {
+    /// The input does not require grad.
+    None,
+    /// A leaf: accumulate into its `.grad`.
+    Leaf(Tensor),
+    /// An intermediate: pass to its producer.
+    Node(Rc<Node>),
+}
+
+impl Edge {
+    pub fn of(t: &Tensor) -> Edge {
+        if !t.requires_grad() {
+            return Edge::None;
+        }
+        match t.grad_fn() {
+            Some(n) => Edge::Node(n),
+            None => Edge::Leaf(t.clone()),
+        }
+    }
+}
+
+/// One recorded op. `op` is taken (freed) by a backward without `retain_graph`.
+pub struct Node {
+    pub(crate) id: u64,
+    pub(crate) op: RefCell<Option<BackwardOp>>,
+    pub(crate) edges: Vec<Edge>,
+    name: &'static str,
+}
+
+impl Node {
+    pub(crate) fn new(id: u64, op: BackwardOp, edges: Vec<Edge>) -> Node {
+        Node {
+            id,
+            name: op.name(),
+            op: RefCell::new(Some(op)),
+            edges,
+        }
+    }
+
+    /// The PyTorch-style name of the backward op (`MulBackward`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The closed set of backward ops, one per differentiable primitive.
+pub enum BackwardOp {
+    /// `a op b` (a scalar operand is saved as a 0-d tensor).
+    Binary {
+        op: BinaryOp,
+        a: Option<Saved>,
+        b: Option<Saved>,
+        out: Option<Saved>,
+        a_shape: Dims,
+        b_shape: Dims,
+    },
+    Unary {
+        op: UnaryOp,
+        x: Option<Saved>,
+        out: Option<Saved>,
+    },
+    Clamp {
+        x: Saved,
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    Where {
+        cond: Saved,
+        a_shape: Dims,
+        b_shape: Dims,
+    },
+    /// clone / contiguous copy.
+    Identity,
+    /// sum (scale 1) and mean (scale 1/n) over `dims`.
+    Sum {
+        in_shape: Dims,
+        dims: Vec<usize>,
+        keepdim: bool,
+        scale: f32,
+    },
+    /// max/min with a dim: the gradient goes to `indices`.
+    ExtremeDim {
+        in_shape: Dims,
+        dim: usize,
+        keepdim: bool,
+        indices: Tensor,
+    },
+    /// full max/min: shared evenly among the tied maxima, as PyTorch.
+    ExtremeAll {
+        x: Saved,
+        out: Saved,
+    },
+    /// var (std when `std_out` is set) with Bessel `correction`.
+    Var {
+        x: Saved,
+        dims: Vec<usize>,
+        keepdim: bool,
+        correction: f64,
+        std_out: Option<Saved>,
+    },
+    Prod {
+        x: Saved,
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    LogSumExp {
+        x: Saved,
+        out: Saved,
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    Softmax {
+        out: Saved,
+        dim: usize,
+    },
+    LogSoftmax {
+        out: Saved,
+        dim: usize,
+    },
+    Cumsum {
+        dim: usize,
+    },
+    Norm {
+        x: Saved,
+        out: Saved,
+        dims: Vec<usize>,
+        keepdim: bool,
+        p: f64,
+    },
+    Reshape {
+        in_shape: Dims,
+    },
+    Permute {
+        perm: Vec<usize>,
+    },
+    Expand {
+        in_shape: Dims,
+    },
+    /// Basic and advanced indexing (and narrow / split / index_select).
+    Index {
+        in_shape: Dims,
+        indices: Vec<TensorIndex>,
+    },
+    /// `x[indices] = value` recorded on x (inputs: old x, value).
+    IndexPut {
+        indices: Vec<TensorIndex>,
+        value_shape: Dims,
+        accumulate: bool,
+    },
+    Gather {
+        dim: usize,
+        index: Tensor,
+        in_shape: Dims,
+    },
+    ScatterAdd {
+        dim: usize,
+        index: Tensor,
+        src_shape: Dims,
+    },
+    MaskedFill {
+        mask: Tensor,
+        in_shape: Dims,
+    },
+    Cat {
+        dim: usize,
+        sizes: Vec<usize>,
+    },
+    Matmul {
+        a: Saved,
+        b: Saved,
+    },
+    Conv2d {
+        x: Saved,
+        w: Saved,
+        params: crate::tensor::kernels::conv::ConvParams,
+    },
+    MaxPool2d {
+        in_shape: Dims,
+        argmax: Tensor,
+    },
+    AvgPool2d {
+        in_shape: Dims,
+        params: crate::tensor::kernels::conv::PoolParams,
+    },
+}
+
+impl BackwardOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BackwardOp::Binary { .. } => "BinaryBackward",
+            BackwardOp::Unary { .. } => "UnaryBackward",
+            BackwardOp::Clamp { .. } => "ClampBackward",
+            BackwardOp::Where { .. } => "WhereBackward",
+            BackwardOp::Identity => "CloneBackward",
+            BackwardOp::Sum { .. } => "SumBackward",
+            BackwardOp::ExtremeDim { .. } => "MaxBackward",
+            BackwardOp::ExtremeAll { .. } => "MaxBackward",
+            BackwardOp::Var { .. } => "VarBackward",
+            BackwardOp::Prod { .. } => "ProdBackward",
+            BackwardOp::LogSumExp { .. } => "LogsumexpBackward",
+            BackwardOp::Softmax { .. } => "SoftmaxBackward",
+            BackwardOp::LogSoftmax { .. } => "LogSoftmaxBackward",
+            BackwardOp::Cumsum { .. } => "CumsumBackward",
+            BackwardOp::Norm { .. } => "NormBackward",
+            BackwardOp::Reshape { .. } => "ViewBackward",
+            BackwardOp::Permute { .. } => "PermuteBackward",
+            BackwardOp::Expand { .. } => "ExpandBackward",
+            BackwardOp::Index { .. } => "IndexBackward",
+            BackwardOp::IndexPut { .. } => "IndexPutBackward",
+            BackwardOp::Gather { .. } => "GatherBackward",
+            BackwardOp::ScatterAdd { .. } => "ScatterAddBackward",
+            BackwardOp::MaskedFill { .. } => "MaskedFillBackward",
+            BackwardOp::Cat { .. } => "CatBackward",
+            BackwardOp::Matmul { .. } => "MmBackward",
+            BackwardOp::Conv2d { .. } => "ConvolutionBackward",
+            BackwardOp::MaxPool2d { .. } => "MaxPool2DBackward",
+            BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
+        }
+    }
+}

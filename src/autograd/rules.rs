@@ -1,0 +1,402 @@
+//! Gradient rules: one match arm per backward op, each written with ordinary tensor
+//! ops (run with grad mode off), so a compiler can reuse the same rules.
+
+use super::node::{BackwardOp, Saved};
+use crate::error::Result;
+use crate::ops::{binary, where_, BinaryOp, UnaryOp};
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::indexing::TensorIndex;
+use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, matmul, max_pool2d_grad};
+use crate::tensor::reduce::reduced_shape;
+use crate::tensor::{creation, Tensor};
+
+type Grads = Vec<Option<Tensor>>;
+
+/// Sum `g` down to `shape` (undoing broadcasting).
+pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let lead = g.ndim().saturating_sub(shape.len());
+    let dims: Vec<i64> = (0..g.ndim())
+        .filter(|&i| i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1))
+        .map(|i| i as i64)
+        .collect();
+    let s = if dims.is_empty() {
+        g.clone()
+    } else {
+        g.sum(&dims, true)?
+    };
+    s.reshape_raw(shape)
+}
+
+/// A reduced gradient broadcast back over the reduced dims of `in_shape`.
+fn unreduce(g: &Tensor, in_shape: &[usize], dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    let kshape = reduced_shape(in_shape, dims, true);
+    let _ = keepdim;
+    g.reshape_raw(&kshape)?.expand_raw(in_shape)
+}
+
+fn mask_f(t: &Tensor) -> Result<Tensor> {
+    t.cast(DType::F32)
+}
+
+fn zeros(shape: &[usize]) -> Result<Tensor> {
+    creation::zeros(shape, DType::F32)
+}
+
+/// A saved tensor (or, when the rule does not read it, an empty placeholder).
+fn opt(s: &Option<Saved>) -> Result<Tensor> {
+    match s {
+        Some(s) => s.get(),
+        None => zeros(&[0]),
+    }
+}
+
+fn binary_grads(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    g: &Tensor,
+) -> Result<(Tensor, Tensor)> {
+    use BinaryOp::*;
+    Ok(match op {
+        Add => (g.clone(), g.clone()),
+        Sub => (g.clone(), g.neg()?),
+        Mul => (g.mul(b)?, g.mul(a)?),
+        Div => (g.div(b)?, g.mul(out)?.div(b)?.neg()?),
+        Pow => {
+            let ga = g.mul(b)?.mul(&binary(Pow, a, &b.add_s(-1.0)?)?)?;
+            let log_a = a.un(UnaryOp::Log)?;
+            let zero_a = a.cmp_s(Eq, 0.0)?;
+            let gb = g
+                .mul(out)?
+                .mul(&log_a)?
+                .masked_fill(&zero_a, Scalar::Float(0.0))?;
+            (ga, gb)
+        }
+        Maximum | Minimum => {
+            let cmp = if op == Maximum { Gt } else { Lt };
+            let win = mask_f(&binary(cmp, a, b)?)?;
+            let tie = mask_f(&binary(Eq, a, b)?)?.mul_s(0.5)?;
+            let wa = win.add(&tie)?;
+            (g.mul(&wa)?, g.mul(&wa.rsub_s(1.0)?)?)
+        }
+        FloorDiv => (g.mul_s(0.0)?, g.mul_s(0.0)?),
+        Rem => (g.clone(), g.mul(&binary(FloorDiv, a, b)?)?.neg()?),
+        _ => (g.mul_s(0.0)?, g.mul_s(0.0)?),
+    })
+}
+
+fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
+    use UnaryOp::*;
+    let x = &x.cast(DType::F32)?;
+    match op {
+        Neg => g.neg(),
+        Exp => g.mul(out),
+        Log => g.div(x),
+        Sqrt => g.div(out)?.mul_s(0.5),
+        Rsqrt => g.mul(&out.pow_s(3.0)?)?.mul_s(-0.5),
+        Abs => g.mul(&x.un(Sign)?),
+        Sin => g.mul(&x.un(Cos)?),
+        Cos => g.mul(&x.un(Sin)?).and_then(|t| t.neg()),
+        Tanh => g.mul(&out.mul(out)?.rsub_s(1.0)?),
+        Sigmoid => g.mul(&out.mul(&out.rsub_s(1.0)?)?),
+        Relu => g.mul(&mask_f(&x.cmp_s(BinaryOp::Gt, 0.0)?)?),
+        Gelu => {
+            // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+            let cdf = x
+                .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
+                .un(Erf)?
+                .add_s(1.0)?
+                .mul_s(0.5)?;
+            let pdf = x
+                .mul(x)?
+                .mul_s(-0.5)?
+                .un(Exp)?
+                .mul_s(0.398_942_280_401_432_7)?;
+            g.mul(&cdf.add(&x.mul(&pdf)?)?)
+        }
+        GeluTanh => {
+            // u = k(x + c x^3), t = tanh u: d = 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2)
+            let (k, c) = (0.797_884_560_802_865_4, 0.044_715);
+            let x2 = x.mul(x)?;
+            let t = x.add(&x2.mul(x)?.mul_s(c)?)?.mul_s(k)?.un(Tanh)?;
+            let left = t.add_s(1.0)?.mul_s(0.5)?;
+            let du = x2.mul_s(3.0 * c)?.add_s(1.0)?.mul_s(k)?;
+            let right = x.mul_s(0.5)?.mul(&t.mul(&t)?.rsub_s(1.0)?)?.mul(&du)?;
+            g.mul(&left.add(&right)?)
+        }
+        Silu => {
+            let s = x.un(Sigmoid)?;
+            g.mul(&s.mul(&x.mul(&s.rsub_s(1.0)?)?.add_s(1.0)?)?)
+        }
+        Softplus => g.mul(&x.un(Sigmoid)?),
+        Erf => g.mul(
+            &x.mul(x)?
+                .neg()?
+                .un(Exp)?
+                .mul_s(std::f64::consts::FRAC_2_SQRT_PI)?,
+        ),
+        Sign | Floor | Round | Not => g.mul_s(0.0),
+    }
+}
+
+/// For each element: the product of the other elements over `dims`.
+fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let nd = x.ndim();
+    let mut perm: Vec<usize> = (0..nd).filter(|d| !dims.contains(d)).collect();
+    perm.extend_from_slice(dims);
+    let moved = x.permute_raw(&perm, false).contiguous_copy()?;
+    let keep = nd - dims.len();
+    let mut flat: Vec<usize> = moved.shape()[..keep].to_vec();
+    flat.push(dims.iter().map(|&d| x.shape()[d]).product());
+    let rows = moved.reshape_raw(&flat)?;
+    let po = rows.along_dim(
+        flat.len() - 1,
+        crate::tensor::kernels::reduce::prod_others_row,
+    )?;
+    let back = po.reshape_raw(moved.shape())?;
+    let mut inv = vec![0; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    back.permute_raw(&inv, false).contiguous_copy()
+}
+
+fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
+    let z = zeros(in_shape)?;
+    z.index_put_raw(indices, g, true)?;
+    Ok(z)
+}
+
+/// Gradients for each input edge of `op`, given the output gradient `g`.
+pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
+    use BackwardOp as B;
+    Ok(match op {
+        B::Binary {
+            op,
+            a,
+            b,
+            out,
+            a_shape,
+            b_shape,
+        } => {
+            let (ga, gb) = binary_grads(*op, &opt(a)?, &opt(b)?, &opt(out)?, g)?;
+            vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
+        }
+        B::Unary { op, x, out } => vec![Some(unary_grad(*op, &opt(x)?, &opt(out)?, g)?)],
+        B::Clamp { x, min, max } => {
+            let x = x.get()?;
+            let mut m = creation::ones(x.shape(), DType::F32)?;
+            if let Some(lo) = min {
+                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Ge, *lo)?)?)?;
+            }
+            if let Some(hi) = max {
+                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Le, *hi)?)?)?;
+            }
+            vec![Some(g.mul(&m)?)]
+        }
+        B::Where {
+            cond,
+            a_shape,
+            b_shape,
+        } => {
+            let c = cond.get()?;
+            let z = zeros(&[])?;
+            let ga = where_(&c, g, &z)?;
+            let gb = where_(&c, &z, g)?;
+            vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
+        }
+        B::Identity => vec![Some(g.clone())],
+        B::Sum {
+            in_shape,
+            dims,
+            keepdim,
+            scale,
+        } => {
+            let e = unreduce(g, in_shape, dims, *keepdim)?;
+            vec![Some(if *scale == 1.0 {
+                e
+            } else {
+                e.mul_s(f64::from(*scale))?
+            })]
+        }
+        B::ExtremeDim {
+            in_shape,
+            dim,
+            keepdim,
+            indices,
+        } => {
+            let (gk, ik) = if *keepdim || in_shape.is_empty() {
+                (g.clone(), indices.clone())
+            } else {
+                (g.unsqueeze(*dim as i64)?, indices.unsqueeze(*dim as i64)?)
+            };
+            if in_shape.is_empty() {
+                return Ok(vec![Some(g.clone())]);
+            }
+            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, &ik, &gk)?)]
+        }
+        B::ExtremeAll { x, out } => {
+            let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
+            let cnt = m.sum(&[], false)?;
+            vec![Some(m.mul(g)?.div(&cnt)?)]
+        }
+        B::Var {
+            x,
+            dims,
+            keepdim,
+            correction,
+            std_out,
+        } => {
+            let x = x.get()?;
+            let n: usize = dims.iter().map(|&d| x.shape()[d]).product();
+            let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+            let centered = x.sub(&x.mean(&di, true)?)?;
+            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
+            let denom = (n as f64 - correction).max(0.0);
+            let gx = match std_out {
+                None => ge.mul(&centered)?.mul_s(2.0 / denom)?,
+                Some(s) => {
+                    let se = unreduce(&s.get()?, x.shape(), dims, *keepdim)?;
+                    ge.mul(&centered)?.div(&se)?.mul_s(1.0 / denom)?
+                }
+            };
+            vec![Some(gx)]
+        }
+        B::Prod { x, dims, keepdim } => {
+            let x = x.get()?;
+            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
+            vec![Some(ge.mul(&prod_others(&x, dims)?)?)]
+        }
+        B::LogSumExp {
+            x,
+            out,
+            dims,
+            keepdim,
+        } => {
+            let x = x.get()?;
+            let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
+            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
+            vec![Some(ge.mul(&x.sub(&oe)?.un(UnaryOp::Exp)?)?)]
+        }
+        B::Softmax { out, dim } => {
+            let y = out.get()?;
+            let s = g.mul(&y)?.sum(&[*dim as i64], true)?;
+            vec![Some(y.mul(&g.sub(&s)?)?)]
+        }
+        B::LogSoftmax { out, dim } => {
+            let y = out.get()?;
+            let s = g.sum(&[*dim as i64], true)?;
+            vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
+        }
+        B::Cumsum { dim } => vec![Some(g.cumsum_raw(*dim, true)?)],
+        B::Norm {
+            x,
+            out,
+            dims,
+            keepdim,
+            p,
+        } => {
+            let x = x.get()?;
+            let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
+            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
+            let zero = oe.cmp_s(BinaryOp::Eq, 0.0)?;
+            let gx = if p.is_infinite() {
+                let m = mask_f(&binary(BinaryOp::Eq, &x.un(UnaryOp::Abs)?, &oe)?)?;
+                let cnt = m.sum(&dims.iter().map(|&d| d as i64).collect::<Vec<_>>(), true)?;
+                ge.mul(&m)?.mul(&x.un(UnaryOp::Sign)?)?.div(&cnt)?
+            } else {
+                let num = x
+                    .un(UnaryOp::Sign)?
+                    .mul(&x.un(UnaryOp::Abs)?.pow_s(p - 1.0)?)?;
+                ge.mul(&num)?.div(&oe.pow_s(p - 1.0)?)?
+            };
+            vec![Some(gx.masked_fill(
+                &zero.expand_raw(x.shape())?,
+                Scalar::Float(0.0),
+            )?)]
+        }
+        B::Reshape { in_shape } => vec![Some(g.reshape_raw(in_shape)?)],
+        B::Permute { perm } => {
+            let mut inv = vec![0; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inv[p] = i;
+            }
+            vec![Some(g.permute_raw(&inv, false))]
+        }
+        B::Expand { in_shape } => vec![Some(sum_to(g, in_shape)?)],
+        B::Index { in_shape, indices } => vec![Some(index_grad(in_shape, indices, g)?)],
+        B::IndexPut {
+            indices,
+            value_shape,
+            accumulate,
+        } => {
+            let gx = if *accumulate {
+                g.clone()
+            } else {
+                let c = g.contiguous_copy()?;
+                c.index_put_raw(indices, &zeros(&[])?, false)?;
+                c
+            };
+            let gv = sum_to(&g.index(indices)?, value_shape)?;
+            vec![Some(gx), Some(gv)]
+        }
+        B::Gather {
+            dim,
+            index,
+            in_shape,
+        } => {
+            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, index, g)?)]
+        }
+        B::ScatterAdd {
+            dim,
+            index,
+            src_shape,
+        } => {
+            let part = g.gather(*dim as i64, index)?;
+            let gs = if part.shape() == src_shape.as_slice() {
+                part
+            } else {
+                let idx: Vec<TensorIndex> = index
+                    .shape()
+                    .iter()
+                    .map(|&n| TensorIndex::Slice {
+                        start: None,
+                        stop: Some(n as i64),
+                        step: None,
+                    })
+                    .collect();
+                index_grad(src_shape, &idx, &part)?
+            };
+            vec![Some(g.clone()), Some(gs)]
+        }
+        B::MaskedFill { mask, in_shape } => {
+            let _ = in_shape;
+            vec![Some(g.masked_fill(mask, Scalar::Float(0.0))?)]
+        }
+        B::Cat { dim, sizes } => {
+            let mut start = 0;
+            let mut out = Vec::with_capacity(sizes.len());
+            for &s in sizes {
+                out.push(Some(g.narrow(*dim as i64, start as i64, s as i64)?));
+                start += s;
+            }
+            out
+        }
+        B::Matmul { a, b } => {
+            let (a, b) = (a.get()?, b.get()?);
+            let ga = matmul(g, &b.transpose(-1, -2)?)?;
+            let gb = matmul(&a.transpose(-1, -2)?, g)?;
+            vec![Some(sum_to(&ga, a.shape())?), Some(sum_to(&gb, b.shape())?)]
+        }
+        B::Conv2d { x, w, params } => {
+            let (gx, gw) = conv2d_grads(&x.get()?, &w.get()?, g, *params)?;
+            vec![Some(gx), Some(gw)]
+        }
+        B::MaxPool2d { in_shape, argmax } => vec![Some(max_pool2d_grad(in_shape, argmax, g)?)],
+        B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
+    })
+}

@@ -1,0 +1,328 @@
+//! The primitive elementwise ops as closed enums (`BinaryOp`, `UnaryOp`) and their
+//! public entry points: run the kernel, then record a graph node only when grad mode
+//! is on and an input requires grad. Gradient rules are in `autograd::rules`.
+
+use crate::autograd::{self, BackwardOp, Saved};
+use crate::error::{ErrorKind, Result};
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
+use crate::tensor::kernels::unary::unary_raw;
+use crate::tensor::shape::broadcast_shapes;
+use crate::tensor::{err, Tensor};
+
+/// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Rem,
+    Pow,
+    Maximum,
+    Minimum,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Xor,
+}
+
+impl BinaryOp {
+    /// The op's name in error messages (PyTorch's function names).
+    pub fn name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "sub",
+            Mul => "mul",
+            Div => "div",
+            FloorDiv => "floor_divide",
+            Rem => "remainder",
+            Pow => "pow",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Eq => "eq",
+            Ne => "ne",
+            Lt => "lt",
+            Le => "le",
+            Gt => "gt",
+            Ge => "ge",
+            And => "bitwise_and",
+            Or => "bitwise_or",
+            Xor => "bitwise_xor",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
+    }
+
+    /// Ops with a gradient (floor_divide/remainder get zero / pass-through grads).
+    pub fn differentiable(self) -> bool {
+        !self.is_comparison() && !self.is_logical()
+    }
+}
+
+/// Unary elementwise ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Abs,
+    Sin,
+    Cos,
+    Tanh,
+    Sigmoid,
+    Relu,
+    /// Exact (erf) GELU.
+    Gelu,
+    /// `gelu(x, approximate="tanh")`.
+    GeluTanh,
+    Silu,
+    Softplus,
+    Sign,
+    Floor,
+    Round,
+    /// The error function (a primitive so GELU's gradient can be written with ops).
+    Erf,
+    /// `~x`: logical not on bool, bitwise not on int64.
+    Not,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "neg",
+            Exp => "exp",
+            Log => "log",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Abs => "abs",
+            Sin => "sin",
+            Cos => "cos",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Relu => "relu",
+            Gelu => "gelu",
+            GeluTanh => "gelu",
+            Silu => "silu",
+            Softplus => "softplus",
+            Sign => "sign",
+            Floor => "floor",
+            Round => "round",
+            Erf => "erf",
+            Not => "bitwise_not",
+        }
+    }
+
+    /// Ops whose output can carry a gradient.
+    pub fn differentiable(self) -> bool {
+        !matches!(self, UnaryOp::Not)
+    }
+}
+
+fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
+    use BinaryOp::*;
+    // save only what the gradient rule reads (so unrelated in-place writes stay legal)
+    let (sa, sb, so) = match op {
+        Mul | Maximum | Minimum | Rem => (true, true, false),
+        Div => (false, true, true),
+        Pow => (true, true, true),
+        _ => (false, false, false),
+    };
+    let node = BackwardOp::Binary {
+        op,
+        a: sa.then(|| Saved::new(a)),
+        b: sb.then(|| Saved::new(b)),
+        out: so.then(|| Saved::new(out)),
+        a_shape: a.shape().into(),
+        b_shape: b.shape().into(),
+    };
+    autograd::record(out, node, &[a, b]);
+}
+
+/// `a op b` with broadcasting, type promotion and autograd.
+pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let out = binary_raw(op, a, b)?;
+    if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a, b]) {
+        record_binary(op, a, b, &out);
+    }
+    Ok(out)
+}
+
+/// `a op s`, or `s op a` when `reverse` (e.g. `1 - x`), without materialising `s`.
+pub fn binary_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
+    let out = binary_scalar_raw(op, a, s, reverse)?;
+    if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
+        let st = Tensor::scalar(s);
+        if reverse {
+            record_binary(op, &st, a, &out);
+        } else {
+            record_binary(op, a, &st, &out);
+        }
+    }
+    Ok(out)
+}
+
+/// `op(a)` with autograd.
+pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
+    let out = unary_raw(op, a)?;
+    if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
+        let uses_out = matches!(
+            op,
+            UnaryOp::Exp | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Tanh | UnaryOp::Sigmoid
+        );
+        let node = BackwardOp::Unary {
+            op,
+            x: (!uses_out).then(|| Saved::new(a)),
+            out: uses_out.then(|| Saved::new(&out)),
+        };
+        autograd::record(&out, node, &[a]);
+    }
+    Ok(out)
+}
+
+/// `clamp(x, min, max)` (either bound optional).
+pub fn clamp(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
+    let mut out = x.clone();
+    if let Some(lo) = min {
+        out = binary_scalar_raw(BinaryOp::Maximum, &out, num(x.dtype(), lo), false)?;
+    }
+    if let Some(hi) = max {
+        out = binary_scalar_raw(BinaryOp::Minimum, &out, num(x.dtype(), hi), false)?;
+    }
+    if min.is_none() && max.is_none() {
+        return Err(err(
+            ErrorKind::ValueError,
+            "clamp: at least one of min and max must be given",
+        ));
+    }
+    if out.dtype().is_float() && autograd::needs_grad(&[x]) {
+        let node = BackwardOp::Clamp {
+            x: Saved::new(x),
+            min,
+            max,
+        };
+        autograd::record(&out, node, &[x]);
+    }
+    Ok(out)
+}
+
+/// An f64 bound as a scalar of the tensor's kind (int bounds keep int64 tensors int).
+fn num(dt: DType, v: f64) -> Scalar {
+    if dt != DType::F32 && v.fract() == 0.0 {
+        Scalar::Int(v as i64)
+    } else {
+        Scalar::Float(v)
+    }
+}
+
+/// `where(cond, a, b)`: elements of `a` where `cond`, else of `b` (broadcasting).
+pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if cond.dtype() != DType::Bool {
+        return Err(err(
+            ErrorKind::TypeError,
+            format!(
+                "where: condition must be a bool tensor, got {}",
+                cond.dtype().name()
+            ),
+        ));
+    }
+    let shape = broadcast_shapes("where", a.shape(), b.shape())?;
+    let shape = broadcast_shapes("where", cond.shape(), &shape)?;
+    let dt = a.dtype().promote(b.dtype());
+    let va = a.cast(dt)?.expand_raw(&shape)?;
+    let vb = b.cast(dt)?.expand_raw(&shape)?;
+    let c = cond.expand_raw(&shape)?.to_vec::<bool>()?;
+    let out = match dt {
+        DType::F32 => select(&c, &va.to_vec::<f32>()?, &vb.to_vec::<f32>()?, &shape),
+        DType::I64 => select(&c, &va.to_vec::<i64>()?, &vb.to_vec::<i64>()?, &shape),
+        DType::Bool => select(&c, &va.to_vec::<bool>()?, &vb.to_vec::<bool>()?, &shape),
+    }?;
+    if dt.is_float() && autograd::needs_grad(&[a, b]) {
+        let node = BackwardOp::Where {
+            cond: Saved::new(cond),
+            a_shape: a.shape().into(),
+            b_shape: b.shape().into(),
+        };
+        autograd::record(&out, node, &[a, b]);
+    }
+    Ok(out)
+}
+
+fn select<T: crate::tensor::Elem>(c: &[bool], a: &[T], b: &[T], shape: &[usize]) -> Result<Tensor> {
+    let it = c
+        .iter()
+        .zip(a.iter().zip(b.iter()))
+        .map(|(&c, (&x, &y))| if c { x } else { y });
+    let v = crate::tensor::storage::collect_vec(c.len(), it)?;
+    Ok(Tensor::from_vec(v, shape))
+}
+
+/// `x.to(dtype)` / `.float()` / `.long()` / `.bool()`: float->float keeps the graph;
+/// other casts are not differentiable (as in PyTorch).
+pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    x.cast(dtype)
+}
+
+/// `x.clone()`: a differentiable copy.
+pub fn clone(x: &Tensor) -> Result<Tensor> {
+    let out = x.contiguous_copy()?;
+    if autograd::needs_grad(&[x]) {
+        autograd::record(&out, BackwardOp::Identity, &[x]);
+    }
+    Ok(out)
+}
+
+/// Method sugar used by the gradient rules and by Rust callers.
+impl Tensor {
+    pub fn add(&self, o: &Tensor) -> Result<Tensor> {
+        binary(BinaryOp::Add, self, o)
+    }
+    pub fn sub(&self, o: &Tensor) -> Result<Tensor> {
+        binary(BinaryOp::Sub, self, o)
+    }
+    pub fn mul(&self, o: &Tensor) -> Result<Tensor> {
+        binary(BinaryOp::Mul, self, o)
+    }
+    pub fn div(&self, o: &Tensor) -> Result<Tensor> {
+        binary(BinaryOp::Div, self, o)
+    }
+    pub fn add_s(&self, s: f64) -> Result<Tensor> {
+        binary_scalar(BinaryOp::Add, self, Scalar::Float(s), false)
+    }
+    pub fn mul_s(&self, s: f64) -> Result<Tensor> {
+        binary_scalar(BinaryOp::Mul, self, Scalar::Float(s), false)
+    }
+    pub fn pow_s(&self, s: f64) -> Result<Tensor> {
+        binary_scalar(BinaryOp::Pow, self, Scalar::Float(s), false)
+    }
+    /// `s - self`.
+    pub fn rsub_s(&self, s: f64) -> Result<Tensor> {
+        binary_scalar(BinaryOp::Sub, self, Scalar::Float(s), true)
+    }
+    pub fn neg(&self) -> Result<Tensor> {
+        unary(UnaryOp::Neg, self)
+    }
+    pub fn un(&self, op: UnaryOp) -> Result<Tensor> {
+        unary(op, self)
+    }
+    pub fn cmp_s(&self, op: BinaryOp, s: f64) -> Result<Tensor> {
+        binary_scalar(op, self, Scalar::Float(s), false)
+    }
+}

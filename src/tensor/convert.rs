@@ -1,0 +1,167 @@
+//! Reading tensor data from Rust: typed slices, contiguous copies, dtype casts,
+//! `.item()` and `.tolist()`.
+
+use super::dtype::{DType, Elem, Scalar};
+use super::kernels::strided::gather_strided;
+use super::storage::{alloc_vec, collect_vec, Buffer};
+use super::{err, Tensor};
+use crate::error::{ErrorKind, Result};
+
+/// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TensorList {
+    Scalar(Scalar),
+    List(Vec<TensorList>),
+}
+
+fn dtype_mismatch(want: DType, got: DType) -> crate::error::Error {
+    err(
+        ErrorKind::TypeError,
+        format!("expected a {} tensor, got {}", want.name(), got.name()),
+    )
+}
+
+impl Tensor {
+    /// Run `f` on the elements in row-major order as one slice (borrowed when the
+    /// tensor is contiguous, gathered otherwise). `T` must be the tensor's dtype.
+    pub fn read<T: Elem, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+        let n = self.numel();
+        let buf = self.storage().borrow();
+        let src = T::slice(&buf).ok_or_else(|| dtype_mismatch(T::DTYPE, self.dtype()))?;
+        if self.is_contiguous() {
+            let start = self.offset();
+            let s = src.get(start..start + n).unwrap_or(&[]);
+            return Ok(f(s));
+        }
+        let mut v = alloc_vec(n)?;
+        gather_strided(src, self.shape(), self.strides(), self.offset(), &mut v);
+        drop(buf);
+        Ok(f(&v))
+    }
+
+    /// A row-major copy of the elements. `T` must be the tensor's dtype.
+    pub fn to_vec<T: Elem>(&self) -> Result<Vec<T>> {
+        let n = self.numel();
+        self.read(|s: &[T]| collect_vec(n, s.iter().copied()))?
+    }
+
+    /// The elements converted to f32 (any dtype).
+    pub fn to_f32_vec(&self) -> Result<Vec<f32>> {
+        self.cast(DType::F32)?.to_vec::<f32>()
+    }
+
+    /// The elements converted to i64 (any dtype; floats truncate).
+    pub fn to_i64_vec(&self) -> Result<Vec<i64>> {
+        self.cast(DType::I64)?.to_vec::<i64>()
+    }
+
+    /// A tensor of `dtype` with the same values (the same tensor if the dtype matches;
+    /// no autograd — see `ops::to_dtype`).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let n = self.numel();
+        let buf = match self.dtype() {
+            DType::F32 => self.read(|s: &[f32]| cast_from(s, dtype, n))??,
+            DType::I64 => self.read(|s: &[i64]| cast_from(s, dtype, n))??,
+            DType::Bool => self.read(|s: &[bool]| cast_from(s, dtype, n))??,
+        };
+        Tensor::from_buffer(buf, self.shape())
+    }
+
+    /// `.item()`: the one element of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(err(
+                ErrorKind::ValueError,
+                format!(
+                    "a Tensor with {} elements cannot be converted to Scalar",
+                    self.numel()
+                ),
+            ));
+        }
+        let off = self.offset();
+        let buf = self.storage().borrow();
+        let s = match &*buf {
+            Buffer::F32(v) => v.get(off).map(|x| x.to_scalar()),
+            Buffer::I64(v) => v.get(off).map(|x| x.to_scalar()),
+            Buffer::Bool(v) => v.get(off).map(|x| x.to_scalar()),
+        };
+        s.ok_or_else(|| err(ErrorKind::RuntimeError, "item: storage too small"))
+    }
+
+    /// `.tolist()`.
+    pub fn tolist(&self) -> Result<TensorList> {
+        let flat: Vec<Scalar> = match self.dtype() {
+            DType::F32 => self.read(|s: &[f32]| s.iter().map(|x| x.to_scalar()).collect())?,
+            DType::I64 => self.read(|s: &[i64]| s.iter().map(|x| x.to_scalar()).collect())?,
+            DType::Bool => self.read(|s: &[bool]| s.iter().map(|x| x.to_scalar()).collect())?,
+        };
+        Ok(nest(&flat, self.shape()))
+    }
+}
+
+fn nest(flat: &[Scalar], shape: &[usize]) -> TensorList {
+    match shape.split_first() {
+        None => TensorList::Scalar(flat.first().copied().unwrap_or(Scalar::Int(0))),
+        Some((&d, rest)) => {
+            let inner: usize = rest.iter().product();
+            let items = (0..d)
+                .map(|i| nest(flat.get(i * inner..(i + 1) * inner).unwrap_or(&[]), rest))
+                .collect();
+            TensorList::List(items)
+        }
+    }
+}
+
+fn cast_from<T: Elem + CastTo>(s: &[T], dtype: DType, n: usize) -> Result<Buffer> {
+    Ok(match dtype {
+        DType::F32 => Buffer::F32(collect_vec(n, s.iter().map(|x| x.to_f32()))?),
+        DType::I64 => Buffer::I64(collect_vec(n, s.iter().map(|x| x.to_i64()))?),
+        DType::Bool => Buffer::Bool(collect_vec(n, s.iter().map(|x| x.to_bool()))?),
+    })
+}
+
+/// Element conversions between the three dtypes (float -> int truncates, as PyTorch).
+pub trait CastTo: Copy {
+    fn to_f32(self) -> f32;
+    fn to_i64(self) -> i64;
+    fn to_bool(self) -> bool;
+}
+
+impl CastTo for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn to_bool(self) -> bool {
+        self != 0.0
+    }
+}
+
+impl CastTo for i64 {
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn to_bool(self) -> bool {
+        self != 0
+    }
+}
+
+impl CastTo for bool {
+    fn to_f32(self) -> f32 {
+        f32::from(u8::from(self))
+    }
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn to_bool(self) -> bool {
+        self
+    }
+}

@@ -1,0 +1,181 @@
+//! Creation functions: `zeros ones empty full rand randn randint arange linspace eye`
+//! and the `tensor(...)` builder helpers. Each returns a fresh leaf; the caller sets
+//! `requires_grad` with `set_requires_grad`.
+
+use super::dtype::{DType, Scalar};
+use super::random::with_rng;
+use super::shape::numel;
+use super::storage::{alloc_filled, collect_vec, Buffer};
+use super::{err, Tensor};
+use crate::error::{ErrorKind, Result};
+
+/// A tensor of `shape` filled with `value` converted to `dtype`.
+pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
+    let n = numel(shape)?;
+    let buf = match dtype.unwrap_or(value.dtype()) {
+        DType::F32 => Buffer::F32(alloc_filled(n, value.as_f64() as f32)?),
+        DType::I64 => Buffer::I64(alloc_filled(n, value.as_i64())?),
+        DType::Bool => Buffer::Bool(alloc_filled(n, value.as_bool())?),
+    };
+    Tensor::from_buffer(buf, shape)
+}
+
+pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    full(shape, Scalar::Int(0), Some(dtype))
+}
+
+pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    full(shape, Scalar::Int(1), Some(dtype))
+}
+
+/// `empty`: zero-filled (uninitialised memory is never exposed).
+pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    zeros(shape, dtype)
+}
+
+fn float_only(op: &str, dtype: DType) -> Result<()> {
+    if dtype.is_float() {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorKind::TypeError,
+            format!("{op}: dtype must be float32, got {}", dtype.name()),
+        ))
+    }
+}
+
+/// Uniform [0, 1) float32.
+pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    float_only("rand", dtype)?;
+    let n = numel(shape)?;
+    let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.uniform() as f32)))?;
+    Ok(Tensor::from_vec(v, shape))
+}
+
+/// Standard normal float32.
+pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    float_only("randn", dtype)?;
+    let n = numel(shape)?;
+    let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.normal() as f32)))?;
+    Ok(Tensor::from_vec(v, shape))
+}
+
+/// Integers uniform in [low, high), int64 unless `dtype` says otherwise.
+pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    if low >= high {
+        return Err(err(
+            ErrorKind::ValueError,
+            format!("randint: expected low < high, got low={low}, high={high}"),
+        ));
+    }
+    let n = numel(shape)?;
+    let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.int_range(low, high))))?;
+    Tensor::from_vec(v, shape).cast(dtype)
+}
+
+/// `arange(start, end, step)`: int64 when all three are ints, else float32.
+pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
+    let all_int = [start, end, step]
+        .iter()
+        .all(|s| !matches!(s, Scalar::Float(_)));
+    let dt = dtype.unwrap_or(if all_int { DType::I64 } else { DType::F32 });
+    let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
+    if st == 0.0 || !st.is_finite() || !s.is_finite() || !e.is_finite() {
+        return Err(err(
+            ErrorKind::ValueError,
+            "arange: step must be nonzero and bounds finite",
+        ));
+    }
+    if (e - s) / st < 0.0 {
+        return Err(err(
+            ErrorKind::ValueError,
+            "arange: upper bound and larger bound inconsistent with step sign",
+        ));
+    }
+    let count = ((e - s) / st).ceil();
+    if count > usize::MAX as f64 / 8.0 {
+        return Err(err(ErrorKind::MemoryError, "arange: too many elements"));
+    }
+    let n = count as usize;
+    if all_int {
+        let (s, st) = (start.as_i64(), step.as_i64());
+        let v = collect_vec(n, (0..n as i64).map(|i| s.wrapping_add(i.wrapping_mul(st))))?;
+        return Tensor::from_vec(v, &[n]).cast(dt);
+    }
+    let v = collect_vec(n, (0..n).map(|i| (s + i as f64 * st) as f32))?;
+    Tensor::from_vec(v, &[n]).cast(dt)
+}
+
+/// `linspace(start, end, steps)` float32 (endpoints included).
+pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
+    let step = if steps > 1 {
+        (end - start) / (steps - 1) as f64
+    } else {
+        0.0
+    };
+    let v = collect_vec(
+        steps,
+        (0..steps).map(|i| {
+            if i + 1 == steps && steps > 1 {
+                end as f32
+            } else {
+                (start + i as f64 * step) as f32
+            }
+        }),
+    )?;
+    Ok(Tensor::from_vec(v, &[steps]))
+}
+
+/// `eye(n, m)`: ones on the diagonal.
+pub fn eye(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
+    let m = m.unwrap_or(n);
+    let total = numel(&[n, m])?;
+    let v = collect_vec(
+        total,
+        (0..total).map(|i| {
+            if i / m.max(1) == i % m.max(1) {
+                1.0f32
+            } else {
+                0.0
+            }
+        }),
+    )?;
+    Tensor::from_vec(v, &[n, m]).cast(dtype)
+}
+
+/// The dtype `tensor(data)` infers from its leaves: any float -> float32, else any
+/// int -> int64, else bool.
+pub fn infer_dtype(leaves: &[Scalar]) -> DType {
+    if leaves.is_empty() {
+        return DType::F32; // `tensor([])` is float32, as in PyTorch
+    }
+    leaves
+        .iter()
+        .fold(DType::Bool, |acc, s| acc.promote(s.dtype()))
+}
+
+/// `tensor(data)` from flattened leaves and the shape the interpreter measured.
+pub fn from_scalars(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {
+    let n = leaves.len();
+    let buf = match dtype.unwrap_or_else(|| infer_dtype(leaves)) {
+        DType::F32 => Buffer::F32(collect_vec(n, leaves.iter().map(|s| s.as_f64() as f32))?),
+        DType::I64 => Buffer::I64(collect_vec(n, leaves.iter().map(|s| s.as_i64()))?),
+        DType::Bool => Buffer::Bool(collect_vec(n, leaves.iter().map(|s| s.as_bool()))?),
+    };
+    Tensor::from_buffer(buf, shape)
+}
+
+/// `tensor(data)` from a flat f32 Vec.
+pub fn from_f32(data: Vec<f32>, shape: &[usize]) -> Result<Tensor> {
+    Tensor::from_buffer(Buffer::F32(data), shape)
+}
+
+/// `tensor(data)` from a flat i64 Vec.
+pub fn from_i64(data: Vec<i64>, shape: &[usize]) -> Result<Tensor> {
+    Tensor::from_buffer(Buffer::I64(data), shape)
+}
+
+/// `tensor(data)` from a flat bool Vec.
+pub fn from_bool(data: Vec<bool>, shape: &[usize]) -> Result<Tensor> {
+    Tensor::from_buffer(Buffer::Bool(data), shape)
+}

@@ -1,0 +1,131 @@
+//! In-place ops (`add_ sub_ mul_ div_ clamp_ fill_ zero_ copy_`, augmented assignment):
+//! write into the tensor's storage (bumping its version). Under grad mode a non-leaf
+//! gets its history rebased onto the new value; a leaf requiring grad is refused.
+
+use super::dtype::{DType, Scalar};
+use super::indexing::check_inplace_leaf;
+use super::kernels::binary::{binary_raw, binary_scalar_raw};
+use super::kernels::elementwise::assign;
+use super::shape::fmt_shape;
+use super::{err, Tensor};
+use crate::autograd;
+use crate::error::{ErrorKind, Result};
+use crate::ops::{self, BinaryOp};
+
+/// The right-hand side of an in-place op.
+#[derive(Clone, Copy)]
+pub enum Operand<'a> {
+    Tensor(&'a Tensor),
+    Scalar(Scalar),
+}
+
+impl Tensor {
+    /// Overwrite this tensor's elements with `r` (same shape), cast to this dtype.
+    fn write_from(&self, op: &str, r: &Tensor) -> Result<()> {
+        if r.shape() != self.shape() {
+            return Err(err(
+                ErrorKind::ShapeError,
+                format!(
+                    "{op}: output with shape {} doesn't match the broadcast shape {}",
+                    fmt_shape(self.shape()),
+                    fmt_shape(r.shape())
+                ),
+            ));
+        }
+        if r.dtype().is_float() && !self.dtype().is_float() {
+            return Err(err(
+                ErrorKind::TypeError,
+                format!(
+                    "{op}: result type float32 can't be cast to the desired output type {}",
+                    self.dtype()
+                ),
+            ));
+        }
+        let r = r.cast(self.dtype())?;
+        match self.dtype() {
+            DType::F32 => assign(self, &r.to_vec::<f32>()?),
+            DType::I64 => assign(self, &r.to_vec::<i64>()?),
+            DType::Bool => assign(self, &r.to_vec::<bool>()?),
+        }
+    }
+
+    /// Run `f` on a differentiable copy when grad is needed, then write and rebase.
+    fn inplace_with(
+        &self,
+        op: &str,
+        other: Option<&Tensor>,
+        f: impl Fn(&Tensor, bool) -> Result<Tensor>,
+    ) -> Result<()> {
+        let grad = match other {
+            Some(o) => autograd::needs_grad(&[self, o]),
+            None => autograd::needs_grad(&[self]),
+        };
+        if !grad {
+            let r = f(self, false)?;
+            return self.write_from(op, &r);
+        }
+        check_inplace_leaf(self)?;
+        let base = ops::clone(self)?;
+        let r = f(&base, true)?;
+        self.write_from(op, &r)?;
+        self.set_grad_fn(r.grad_fn());
+        Ok(())
+    }
+
+    /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).
+    pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
+        let name = op.name();
+        match rhs {
+            Operand::Tensor(t) => self.inplace_with(name, Some(t), |x, g| {
+                if g {
+                    ops::binary(op, x, t)
+                } else {
+                    binary_raw(op, x, t)
+                }
+            }),
+            Operand::Scalar(s) => self.inplace_with(name, None, |x, g| {
+                if g {
+                    ops::binary_scalar(op, x, s, false)
+                } else {
+                    binary_scalar_raw(op, x, s, false)
+                }
+            }),
+        }
+    }
+
+    pub fn add_(&self, rhs: Operand) -> Result<()> {
+        self.binary_(BinaryOp::Add, rhs)
+    }
+
+    pub fn sub_(&self, rhs: Operand) -> Result<()> {
+        self.binary_(BinaryOp::Sub, rhs)
+    }
+
+    pub fn mul_(&self, rhs: Operand) -> Result<()> {
+        self.binary_(BinaryOp::Mul, rhs)
+    }
+
+    pub fn div_(&self, rhs: Operand) -> Result<()> {
+        self.binary_(BinaryOp::Div, rhs)
+    }
+
+    /// `clamp_(min, max)`.
+    pub fn clamp_(&self, min: Option<f64>, max: Option<f64>) -> Result<()> {
+        self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))
+    }
+
+    /// `fill_(value)`.
+    pub fn fill_(&self, s: Scalar) -> Result<()> {
+        self.index_put_scalar_(&[], s)
+    }
+
+    /// `zero_()`.
+    pub fn zero_(&self) -> Result<()> {
+        self.fill_(Scalar::Int(0))
+    }
+
+    /// `copy_(src)`: src broadcast to this shape and cast to this dtype.
+    pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        self.index_put_(&[], src)
+    }
+}

@@ -1,0 +1,171 @@
+//! Matrix multiply: f32 through the `gemm` crate (any row/column strides, so transposed
+//! operands are not copied), batched with broadcast batch dims; int64 by a plain loop.
+
+use super::strided::for_each_offset2;
+use crate::error::{ErrorKind, Result};
+use crate::tensor::dtype::DType;
+use crate::tensor::shape::broadcast_strides;
+use crate::tensor::storage::alloc_filled;
+use crate::tensor::{err, Tensor};
+use gemm::Parallelism;
+
+/// A strided f32 matrix operand: base slice + offset, row and column strides.
+#[derive(Clone, Copy)]
+pub struct Mat<'a> {
+    pub data: &'a [f32],
+    pub offset: usize,
+    pub rs: usize,
+    pub cs: usize,
+}
+
+fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
+    if m.saturating_mul(n).saturating_mul(k) >= 48 * 48 * 48 {
+        Parallelism::Rayon(0)
+    } else {
+        Parallelism::None
+    }
+}
+
+/// `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, dst row-major with row stride `n`.
+/// Accumulates into dst when `acc`. Offsets and strides must stay inside the slices
+/// (guaranteed by the callers' shape checks); checked here before the unsafe call.
+pub fn gemm_f32(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: &mut [f32],
+    lhs: Mat,
+    rhs: Mat,
+    acc: bool,
+) -> Result<()> {
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let last = |x: &Mat, r: usize, c: usize| {
+        x.offset + r.saturating_sub(1) * x.rs + c.saturating_sub(1) * x.cs
+    };
+    let ok = dst.len() >= m * n
+        && (k == 0 || (last(&lhs, m, k) < lhs.data.len() && last(&rhs, k, n) < rhs.data.len()));
+    if !ok {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "internal: matmul operand out of bounds",
+        ));
+    }
+    if k == 0 {
+        if !acc {
+            dst.iter_mut().take(m * n).for_each(|v| *v = 0.0);
+        }
+        return Ok(());
+    }
+    // SAFETY: every address gemm touches is inside the slices (checked above): rows
+    // 0..m, cols 0..n of dst with strides (n, 1); lhs/rhs likewise by `last`.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            acc,
+            lhs.data.as_ptr().add(lhs.offset),
+            lhs.cs as isize,
+            lhs.rs as isize,
+            rhs.data.as_ptr().add(rhs.offset),
+            rhs.cs as isize,
+            rhs.rs as isize,
+            if acc { 1.0 } else { 0.0 },
+            1.0,
+            false,
+            false,
+            false,
+            parallelism(m, n, k),
+        );
+    }
+    Ok(())
+}
+
+/// Batched matmul of `a [..., m, k]` and `b [..., k, n]` (both >= 2-D, same dtype,
+/// batch dims already broadcast to `batch`).
+pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
+    let (na, nb) = (a.ndim(), b.ndim());
+    let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nb - 1]);
+    let sa = broadcast_strides(&a.shape()[..na - 2], &a.strides()[..na - 2], batch);
+    let sb = broadcast_strides(&b.shape()[..nb - 2], &b.strides()[..nb - 2], batch);
+    let nbatch: usize = batch.iter().product();
+    let mut shape: Vec<usize> = batch.to_vec();
+    shape.extend([m, n]);
+    let total = crate::tensor::shape::numel(&shape)?;
+    if a.dtype() == DType::I64 {
+        return bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n));
+    }
+    let mut out = alloc_filled(total, 0.0f32)?;
+    {
+        let ba = a.storage().borrow();
+        let bb = b.storage().borrow();
+        let da = <f32 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
+        let db = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+        let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
+        let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
+        let mut i = 0;
+        let mut res = Ok(());
+        for_each_offset2(batch, &sa, a.offset(), &sb, b.offset(), |oa, ob| {
+            if res.is_ok() && i < nbatch {
+                let dst = &mut out[i * m * n..(i + 1) * m * n];
+                let lhs = Mat {
+                    data: da,
+                    offset: oa,
+                    rs: ars,
+                    cs: acs,
+                };
+                let rhs = Mat {
+                    data: db,
+                    offset: ob,
+                    rs: brs,
+                    cs: bcs,
+                };
+                res = gemm_f32(m, n, k, dst, lhs, rhs, false);
+            }
+            i += 1;
+        });
+        res?;
+    }
+    Ok(Tensor::from_vec(out, &shape))
+}
+
+fn bmm_i64(
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    sa: &[usize],
+    sb: &[usize],
+    shape: &[usize],
+    (m, k, n): (usize, usize, usize),
+) -> Result<Tensor> {
+    let total: usize = shape.iter().product();
+    let mut out = alloc_filled(total, 0i64)?;
+    let ba = a.storage().borrow();
+    let bb = b.storage().borrow();
+    let da = <i64 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
+    let db = <i64 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+    let (na, nb) = (a.ndim(), b.ndim());
+    let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
+    let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
+    let mut bi = 0;
+    for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0i64;
+                for p in 0..k {
+                    s = s.wrapping_add(
+                        da[oa + i * ars + p * acs].wrapping_mul(db[ob + p * brs + j * bcs]),
+                    );
+                }
+                out[bi * m * n + i * n + j] = s;
+            }
+        }
+        bi += 1;
+    });
+    Ok(Tensor::from_vec(out, shape))
+}

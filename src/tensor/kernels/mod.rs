@@ -1,0 +1,14 @@
+//! Compute kernels: strided iteration, elementwise maps, reductions, matmul (gemm),
+//! convolution/pooling, and index gathering/scattering.
+
+pub mod binary;
+pub mod conv;
+pub mod elementwise;
+pub mod index;
+pub mod matmul;
+pub mod reduce;
+pub mod strided;
+pub mod unary;
+
+/// Element count above which elementwise and reduction kernels split across threads.
+pub const PAR_THRESHOLD: usize = 32 * 1024;

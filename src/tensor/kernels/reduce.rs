@@ -1,0 +1,142 @@
+//! Reduction kernels: lay the reduced dims out last and contiguous, then reduce each
+//! row (rows split across threads above `PAR_THRESHOLD`); row-wise scans for
+//! softmax / log_softmax / cumsum along one dim.
+
+use super::PAR_THRESHOLD;
+use crate::error::Result;
+use crate::tensor::dtype::Elem;
+use crate::tensor::storage::alloc_vec;
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+/// The elements with `dims` moved last, contiguous: (data, row length).
+pub fn rows<T: Elem>(x: &Tensor, dims: &[usize]) -> Result<(Vec<T>, usize)> {
+    let mut perm: Vec<usize> = (0..x.ndim()).filter(|d| !dims.contains(d)).collect();
+    perm.extend_from_slice(dims);
+    let k: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    let data = x.permute_raw(&perm, false).to_vec::<T>()?;
+    Ok((data, k))
+}
+
+/// Apply `f` to each of `rows` rows of length `k` (parallel for big inputs).
+pub fn per_row<T: Elem, O: Elem>(
+    data: &[T],
+    rows: usize,
+    k: usize,
+    f: impl Fn(&[T]) -> O + Sync + Send,
+) -> Result<Vec<O>> {
+    if k == 0 {
+        let mut out = alloc_vec::<O>(rows)?;
+        out.resize(rows, f(&[]));
+        return Ok(out);
+    }
+    let mut out = alloc_vec::<O>(rows)?;
+    if data.len() >= PAR_THRESHOLD && rows > 1 {
+        out.par_extend(data.par_chunks(k).map(&f));
+    } else {
+        out.extend(data.chunks(k).map(&f));
+    }
+    Ok(out)
+}
+
+/// Sum of f32 values accumulated in f64 (parallel for long rows).
+pub fn sum_f32(r: &[f32]) -> f64 {
+    let seq = |c: &[f32]| c.iter().map(|&v| f64::from(v)).sum::<f64>();
+    if r.len() >= PAR_THRESHOLD {
+        r.par_chunks(16 * 1024).map(seq).sum()
+    } else {
+        seq(r)
+    }
+}
+
+/// Index of the max (or min with `less`) in a row; NaN wins, first index on ties.
+pub fn arg_extreme<T: Elem + PartialOrd>(r: &[T], less: bool) -> i64 {
+    let mut best = 0usize;
+    for (i, v) in r.iter().enumerate().skip(1) {
+        let b = r[best];
+        #[allow(clippy::eq_op)]
+        let v_nan = v != v;
+        #[allow(clippy::eq_op)]
+        let b_nan = b != b;
+        if b_nan {
+            break;
+        }
+        if v_nan || (less && *v < b) || (!less && *v > b) {
+            best = i;
+            if v_nan {
+                break;
+            }
+        }
+    }
+    best as i64
+}
+
+/// For each row: write `f(row, out_row)`; the output keeps the moved-last layout.
+pub fn scan_rows<T: Elem>(
+    data: &[T],
+    k: usize,
+    f: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Result<Vec<T>> {
+    let mut out = alloc_vec::<T>(data.len())?;
+    out.resize(data.len(), T::zero());
+    if k == 0 {
+        return Ok(out);
+    }
+    if data.len() >= PAR_THRESHOLD {
+        out.par_chunks_mut(k)
+            .zip(data.par_chunks(k))
+            .for_each(|(o, r)| f(r, o));
+    } else {
+        for (o, r) in out.chunks_mut(k).zip(data.chunks(k)) {
+            f(r, o);
+        }
+    }
+    Ok(out)
+}
+
+/// Row-wise softmax (max-subtracted).
+pub fn softmax_row(r: &[f32], o: &mut [f32]) {
+    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut s = 0.0f64;
+    for (y, &x) in o.iter_mut().zip(r) {
+        *y = (x - m).exp();
+        s += f64::from(*y);
+    }
+    let inv = (1.0 / s) as f32;
+    o.iter_mut().for_each(|y| *y *= inv);
+}
+
+/// Row-wise log_softmax.
+pub fn log_softmax_row(r: &[f32], o: &mut [f32]) {
+    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let s: f64 = r.iter().map(|&x| f64::from((x - m).exp())).sum();
+    let lse = m + s.ln() as f32;
+    for (y, &x) in o.iter_mut().zip(r) {
+        *y = x - lse;
+    }
+}
+
+/// log(sum(exp(row))), stable.
+pub fn logsumexp_row(r: &[f32]) -> f32 {
+    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if m.is_infinite() {
+        return m;
+    }
+    let s: f64 = r.iter().map(|&x| f64::from((x - m).exp())).sum();
+    m + s.ln() as f32
+}
+
+/// For each element, the product of the other elements of its row (prod's gradient,
+/// exact with zeros: prefix products times suffix products).
+pub fn prod_others_row(r: &[f32], o: &mut [f32]) {
+    let mut acc = 1.0f32;
+    for (y, &x) in o.iter_mut().zip(r) {
+        *y = acc;
+        acc *= x;
+    }
+    acc = 1.0;
+    for (y, &x) in o.iter_mut().zip(r).rev() {
+        *y *= acc;
+        acc *= x;
+    }
+}

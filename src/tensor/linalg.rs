@@ -1,0 +1,273 @@
+//! Linear algebra and convolution entry points: `matmul dot outer conv1d conv2d
+//! max_pool2d avg_pool2d` (shape checks, autograd recording), plus the backward
+//! helpers the gradient rules call.
+
+use super::dtype::DType;
+use super::kernels::conv::{self, ConvParams, Geom, PoolParams};
+use super::kernels::matmul::bmm;
+use super::shape::{broadcast_shapes, fmt_shape};
+use super::{err, Tensor};
+use crate::autograd::{self, BackwardOp, Saved};
+use crate::error::{ErrorKind, Result};
+
+fn shape_err(msg: String) -> crate::error::Error {
+    err(ErrorKind::ShapeError, msg)
+}
+
+/// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let inner_err = |ka: usize, kb: usize| {
+        shape_err(format!(
+            "matmul: {} @ {}: inner dimensions {ka} and {kb} differ",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        ))
+    };
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(shape_err(format!(
+            "matmul: {} @ {}: both arguments need at least 1 dimension",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        )));
+    }
+    let ka = a.shape()[a.ndim() - 1];
+    let kb = if b.ndim() == 1 {
+        b.shape()[0]
+    } else {
+        b.shape()[b.ndim() - 2]
+    };
+    if ka != kb {
+        return Err(inner_err(ka, kb));
+    }
+    match (a.ndim(), b.ndim()) {
+        (1, 1) => dot(a, b),
+        (1, _) => matmul(&a.unsqueeze(0)?, b)?.squeeze(Some(-2)),
+        (_, 1) => matmul(a, &b.unsqueeze(1)?)?.squeeze(Some(-1)),
+        _ => mm(a, b),
+    }
+}
+
+fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (na, nb) = (a.ndim(), b.ndim());
+    let batch = broadcast_shapes("matmul", &a.shape()[..na - 2], &b.shape()[..nb - 2])?;
+    let dt = if a.dtype().is_float() || b.dtype().is_float() {
+        DType::F32
+    } else {
+        DType::I64
+    };
+    let out = bmm(&a.cast(dt)?, &b.cast(dt)?, &batch)?;
+    if dt.is_float() && autograd::needs_grad(&[a, b]) {
+        let node = BackwardOp::Matmul {
+            a: Saved::new(a),
+            b: Saved::new(b),
+        };
+        autograd::record(&out, node, &[a, b]);
+    }
+    Ok(out)
+}
+
+/// `dot(a, b)` of two 1-D tensors.
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 || a.shape() != b.shape() {
+        return Err(shape_err(format!(
+            "dot: expected two 1-D tensors of the same size, got {} and {}",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        )));
+    }
+    a.mul(b)?.sum(&[], false)
+}
+
+/// `outer(a, b)` of two 1-D tensors.
+pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(shape_err(format!(
+            "outer: expected two 1-D tensors, got {} and {}",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        )));
+    }
+    a.unsqueeze(1)?.mul(&b.unsqueeze(0)?)
+}
+
+fn geom(op: &str, x: &[usize], kh: usize, kw: usize, p: ConvParams) -> Result<Geom> {
+    let (h, w) = (x[2], x[3]);
+    Ok(Geom {
+        c: x[1],
+        h,
+        w,
+        kh,
+        kw,
+        oh: conv::out_size(op, h, kh, p.stride.0, p.padding.0, p.dilation.0)?,
+        ow: conv::out_size(op, w, kw, p.stride.1, p.padding.1, p.dilation.1)?,
+        p,
+    })
+}
+
+/// `conv2d(x [N,C,H,W], w [O,C,KH,KW], bias [O]?)`.
+pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
+    if x.ndim() == 3 {
+        return conv2d(&x.unsqueeze(0)?, w, bias, p)?.squeeze(Some(0));
+    }
+    if x.ndim() != 4 || w.ndim() != 4 || x.shape()[1] != w.shape()[1] {
+        return Err(shape_err(format!(
+            "conv2d: input {} and weight {} do not match (expected [N, C, H, W] and [O, C, KH, KW])",
+            fmt_shape(x.shape()),
+            fmt_shape(w.shape())
+        )));
+    }
+    let g = geom("conv2d", x.shape(), w.shape()[2], w.shape()[3], p)?;
+    let (n, o) = (x.shape()[0], w.shape()[0]);
+    let out = conv::conv2d_forward(&x.to_f32_vec()?, &w.to_f32_vec()?, n, o, &g)?;
+    let out = Tensor::from_vec(out, &[n, o, g.oh, g.ow]);
+    if autograd::needs_grad(&[x, w]) {
+        let node = BackwardOp::Conv2d {
+            x: Saved::new(x),
+            w: Saved::new(w),
+            params: p,
+        };
+        autograd::record(&out, node, &[x, w]);
+    }
+    match bias {
+        Some(b) => out.add(&b.reshape(&[1, -1, 1, 1])?),
+        None => Ok(out),
+    }
+}
+
+/// conv2d's gradients (grad_x, grad_w) for the rule table.
+pub fn conv2d_grads(x: &Tensor, w: &Tensor, g: &Tensor, p: ConvParams) -> Result<(Tensor, Tensor)> {
+    let gm = geom("conv2d", x.shape(), w.shape()[2], w.shape()[3], p)?;
+    let (n, o) = (x.shape()[0], w.shape()[0]);
+    let (gx, gw) = conv::conv2d_backward(
+        &x.to_f32_vec()?,
+        &w.to_f32_vec()?,
+        &g.to_f32_vec()?,
+        n,
+        o,
+        &gm,
+    )?;
+    Ok((
+        Tensor::from_vec(gx, x.shape()),
+        Tensor::from_vec(gw, w.shape()),
+    ))
+}
+
+/// `conv1d(x [N,C,L], w [O,C,K], bias?)` as a conv2d over a height-1 image.
+pub fn conv1d(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> Result<Tensor> {
+    if x.ndim() == 2 {
+        return conv1d(&x.unsqueeze(0)?, w, bias, stride, padding, dilation)?.squeeze(Some(0));
+    }
+    if x.ndim() != 3 || w.ndim() != 3 {
+        return Err(shape_err(format!(
+            "conv1d: input {} and weight {} do not match (expected [N, C, L] and [O, C, K])",
+            fmt_shape(x.shape()),
+            fmt_shape(w.shape())
+        )));
+    }
+    let p = ConvParams {
+        stride: (1, stride),
+        padding: (0, padding),
+        dilation: (1, dilation),
+    };
+    conv2d(&x.unsqueeze(2)?, &w.unsqueeze(2)?, bias, p)?.squeeze(Some(2))
+}
+
+fn pool_geom(op: &str, x: &Tensor, p: PoolParams) -> Result<Geom> {
+    if x.ndim() != 4 {
+        return Err(shape_err(format!(
+            "{op}: expected a 3-D or 4-D input, got {}",
+            fmt_shape(x.shape())
+        )));
+    }
+    if p.padding.0 * 2 > p.kernel.0 || p.padding.1 * 2 > p.kernel.1 {
+        return Err(err(
+            ErrorKind::ValueError,
+            format!("{op}: padding should be at most half of kernel size"),
+        ));
+    }
+    let cp = ConvParams {
+        stride: p.stride,
+        padding: p.padding,
+        dilation: (1, 1),
+    };
+    geom(op, x.shape(), p.kernel.0, p.kernel.1, cp)
+}
+
+/// `max_pool2d(x, kernel, stride, padding)` on `[N, C, H, W]` (or `[C, H, W]`).
+pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    if x.ndim() == 3 {
+        return max_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
+    }
+    let g = pool_geom("max_pool2d", x, p)?;
+    let planes = x.shape()[0] * x.shape()[1];
+    let (v, arg) = conv::max_pool_forward(&x.to_f32_vec()?, planes, &g)?;
+    let shape = [x.shape()[0], x.shape()[1], g.oh, g.ow];
+    let out = Tensor::from_vec(v, &shape);
+    if autograd::needs_grad(&[x]) {
+        let node = BackwardOp::MaxPool2d {
+            in_shape: x.shape().into(),
+            argmax: Tensor::from_vec(arg, &shape),
+        };
+        autograd::record(&out, node, &[x]);
+    }
+    Ok(out)
+}
+
+/// `avg_pool2d(x, kernel, stride, padding)` (padding counted in the average).
+pub fn avg_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    if x.ndim() == 3 {
+        return avg_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
+    }
+    let g = pool_geom("avg_pool2d", x, p)?;
+    let planes = x.shape()[0] * x.shape()[1];
+    let v = conv::avg_pool_forward(&x.to_f32_vec()?, planes, &g)?;
+    let out = Tensor::from_vec(v, &[x.shape()[0], x.shape()[1], g.oh, g.ow]);
+    if autograd::needs_grad(&[x]) {
+        let node = BackwardOp::AvgPool2d {
+            in_shape: x.shape().into(),
+            params: p,
+        };
+        autograd::record(&out, node, &[x]);
+    }
+    Ok(out)
+}
+
+/// Pooling gradients for the rule table.
+pub fn max_pool2d_grad(in_shape: &[usize], argmax: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let planes = in_shape[0] * in_shape[1];
+    let gm = Geom {
+        c: in_shape[1],
+        h: in_shape[2],
+        w: in_shape[3],
+        kh: 1,
+        kw: 1,
+        oh: g.shape()[2],
+        ow: g.shape()[3],
+        p: ConvParams {
+            stride: (1, 1),
+            padding: (0, 0),
+            dilation: (1, 1),
+        },
+    };
+    let gx = conv::max_pool_backward(&g.to_f32_vec()?, &argmax.to_vec::<i64>()?, planes, &gm)?;
+    Ok(Tensor::from_vec(gx, in_shape))
+}
+
+pub fn avg_pool2d_grad(in_shape: &[usize], p: PoolParams, g: &Tensor) -> Result<Tensor> {
+    let cp = ConvParams {
+        stride: p.stride,
+        padding: p.padding,
+        dilation: (1, 1),
+    };
+    let gm = geom("avg_pool2d", in_shape, p.kernel.0, p.kernel.1, cp)?;
+    let planes = in_shape[0] * in_shape[1];
+    let gx = conv::avg_pool_backward(&g.to_f32_vec()?, planes, &gm)?;
+    Ok(Tensor::from_vec(gx, in_shape))
+}

@@ -1,0 +1,240 @@
+//! The `Tensor` handle: a cheap-to-clone Rc to storage + shape + strides + offset +
+//! autograd metadata. Submodules hold creation, views, indexing, reductions, printing
+//! and the kernels; elementwise ops and their autograd recording live in `crate::ops`.
+
+pub mod convert;
+pub mod creation;
+pub mod dtype;
+pub mod format;
+pub mod indexing;
+pub mod inplace;
+pub mod kernels;
+pub mod linalg;
+pub mod random;
+pub mod reduce;
+pub mod shape;
+pub mod storage;
+pub mod views;
+
+use crate::autograd::Node;
+use crate::error::{Error, ErrorKind, Result};
+pub use dtype::{DType, Elem, Scalar};
+use shape::Dims;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+pub use storage::{Buffer, Storage};
+
+/// A tensor handle. Cloning it is an Rc increment; both handles are the same tensor.
+#[derive(Clone)]
+pub struct Tensor(Rc<TensorImpl>);
+
+pub struct TensorImpl {
+    storage: Rc<Storage>,
+    dtype: DType,
+    shape: Dims,
+    strides: Dims,
+    offset: usize,
+    requires_grad: Cell<bool>,
+    grad: RefCell<Option<Tensor>>,
+    grad_fn: RefCell<Option<Rc<Node>>>,
+}
+
+/// An error of `kind` with no span (the interpreter attaches the call's span).
+pub(crate) fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
+    Error::new(kind, msg, None)
+}
+
+impl Tensor {
+    /// A tensor over `storage` with explicit layout. The caller guarantees the layout
+    /// stays inside the storage.
+    pub(crate) fn from_parts(
+        storage: Rc<Storage>,
+        shape: Dims,
+        strides: Dims,
+        offset: usize,
+    ) -> Tensor {
+        let dtype = storage.dtype();
+        Tensor(Rc::new(TensorImpl {
+            storage,
+            dtype,
+            shape,
+            strides,
+            offset,
+            requires_grad: Cell::new(false),
+            grad: RefCell::new(None),
+            grad_fn: RefCell::new(None),
+        }))
+    }
+
+    /// A contiguous tensor owning `data` (whose length is the product of `shape`).
+    pub(crate) fn from_vec<T: Elem>(data: Vec<T>, shape: &[usize]) -> Tensor {
+        let strides = shape::contiguous_strides(shape);
+        Tensor::from_parts(
+            Rc::new(Storage::new(T::wrap(data))),
+            shape.into(),
+            strides,
+            0,
+        )
+    }
+
+    /// Build a tensor from a flat buffer and a shape (the interpreter's `tensor(data)`).
+    pub fn from_buffer(buf: Buffer, shape: &[usize]) -> Result<Tensor> {
+        let n = shape::numel(shape)?;
+        if buf.len() != n {
+            return Err(err(
+                ErrorKind::ShapeError,
+                format!(
+                    "tensor: {} elements cannot fill shape {}",
+                    buf.len(),
+                    shape::fmt_shape(shape)
+                ),
+            ));
+        }
+        let strides = shape::contiguous_strides(shape);
+        Ok(Tensor::from_parts(
+            Rc::new(Storage::new(buf)),
+            shape.into(),
+            strides,
+            0,
+        ))
+    }
+
+    /// A 0-d tensor holding `s`.
+    pub fn scalar(s: Scalar) -> Tensor {
+        match s {
+            Scalar::Bool(b) => Tensor::from_vec(vec![b], &[]),
+            Scalar::Int(i) => Tensor::from_vec(vec![i], &[]),
+            Scalar::Float(f) => Tensor::from_vec(vec![f as f32], &[]),
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    pub fn strides(&self) -> &[usize] {
+        &self.0.strides
+    }
+
+    pub fn offset(&self) -> usize {
+        self.0.offset
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.0.shape.len()
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    pub fn numel(&self) -> usize {
+        self.0.shape.iter().product()
+    }
+
+    /// `size(dim)` with a negative dim allowed.
+    pub fn size(&self, dim: i64) -> Result<usize> {
+        let d = shape::norm_dim("size", dim, self.ndim())?;
+        Ok(self.0.shape.get(d).copied().unwrap_or(1))
+    }
+
+    pub fn storage(&self) -> &Rc<Storage> {
+        &self.0.storage
+    }
+
+    pub fn is_contiguous(&self) -> bool {
+        shape::is_contiguous(&self.0.shape, &self.0.strides)
+    }
+
+    /// True when both handles are the same tensor object.
+    pub fn same(&self, other: &Tensor) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// True when the two tensors share storage (views of one another).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Rc::ptr_eq(&self.0.storage, &other.0.storage)
+    }
+
+    /// The storage version counter (bumped by every in-place write).
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+
+    // ----- autograd metadata -----
+
+    pub fn requires_grad(&self) -> bool {
+        self.0.requires_grad.get()
+    }
+
+    /// `x.requires_grad_(flag)`: only leaves may change it; only float tensors may
+    /// require grad.
+    pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
+        if flag && !self.dtype().is_float() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "only tensors of floating point dtype can require gradients",
+            ));
+        }
+        if !flag && self.grad_fn().is_some() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "you can only change requires_grad flags of leaf variables",
+            ));
+        }
+        self.0.requires_grad.set(flag);
+        Ok(())
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.0.grad_fn.borrow().is_none()
+    }
+
+    pub fn grad(&self) -> Option<Tensor> {
+        self.0.grad.borrow().clone()
+    }
+
+    /// Set or clear `.grad` (`x.grad = None`).
+    pub fn set_grad(&self, g: Option<Tensor>) {
+        *self.0.grad.borrow_mut() = g;
+    }
+
+    pub fn grad_fn(&self) -> Option<Rc<Node>> {
+        self.0.grad_fn.borrow().clone()
+    }
+
+    /// Attach the node that produced this tensor (marks it requiring grad).
+    pub(crate) fn set_grad_fn(&self, node: Option<Rc<Node>>) {
+        self.0
+            .requires_grad
+            .set(node.is_some() || self.0.requires_grad.get());
+        *self.0.grad_fn.borrow_mut() = node;
+    }
+
+    /// A new handle on the same data, with no autograd history (`detach`).
+    pub fn detach(&self) -> Tensor {
+        Tensor::from_parts(
+            self.0.storage.clone(),
+            self.0.shape.clone(),
+            self.0.strides.clone(),
+            self.0.offset,
+        )
+    }
+
+    /// A view with a new layout over the same storage, no autograd history.
+    pub(crate) fn view_with(&self, shape: Dims, strides: Dims, offset: usize) -> Tensor {
+        Tensor::from_parts(self.0.storage.clone(), shape, strides, offset)
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format::format_tensor(self))
+    }
+}
+
+impl std::fmt::Display for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format::format_tensor(self))
+    }
+}

@@ -1,0 +1,425 @@
+//! Reductions (`sum mean max min argmax argmin var std prod logsumexp all any norm`)
+//! and dim-wise ops (`softmax log_softmax cumsum`), with keepdim and autograd.
+
+use super::dtype::{DType, Elem};
+use super::kernels::reduce::{
+    arg_extreme, log_softmax_row, logsumexp_row, per_row, rows, scan_rows, softmax_row, sum_f32,
+};
+use super::shape::{norm_dim, norm_dims, Dims};
+use super::{err, Tensor};
+use crate::autograd::{self, BackwardOp, Saved};
+use crate::error::{ErrorKind, Result};
+
+/// The output shape of a reduction over `dims`.
+pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
+    let mut out = Dims::new();
+    for (i, &s) in shape.iter().enumerate() {
+        if dims.contains(&i) {
+            if keepdim {
+                out.push(1);
+            }
+        } else {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn outer(shape: &[usize], dims: &[usize]) -> usize {
+    (0..shape.len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| shape[d])
+        .product()
+}
+
+fn float_only(op: &str, x: &Tensor) -> Result<()> {
+    if x.dtype().is_float() {
+        return Ok(());
+    }
+    Err(err(
+        ErrorKind::TypeError,
+        format!(
+            "{op}: expected a float32 tensor, got {} (use .float())",
+            x.dtype().name()
+        ),
+    ))
+}
+
+impl Tensor {
+    fn reduce_f32(
+        &self,
+        dims: &[usize],
+        keepdim: bool,
+        f: impl Fn(&[f32]) -> f32 + Sync + Send,
+    ) -> Result<Tensor> {
+        let (data, k) = rows::<f32>(&self.cast(DType::F32)?, dims)?;
+        let out = per_row(&data, outer(self.shape(), dims), k, f)?;
+        Ok(Tensor::from_vec(
+            out,
+            &reduced_shape(self.shape(), dims, keepdim),
+        ))
+    }
+
+    /// `sum(dim, keepdim)`; `dims` empty = all. Ints and bools sum to int64.
+    pub fn sum(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let d = norm_dims("sum", dims, self.ndim())?;
+        let out = if self.dtype().is_float() {
+            self.reduce_f32(&d, keepdim, |r| sum_f32(r) as f32)?
+        } else {
+            let (data, k) = rows::<i64>(&self.cast(DType::I64)?, &d)?;
+            let v = per_row(&data, outer(self.shape(), &d), k, |r| {
+                r.iter().fold(0i64, |a, &b| a.wrapping_add(b))
+            })?;
+            Tensor::from_vec(v, &reduced_shape(self.shape(), &d, keepdim))
+        };
+        self.record_sum(&out, d, keepdim, 1.0);
+        Ok(out)
+    }
+
+    fn record_sum(&self, out: &Tensor, dims: Vec<usize>, keepdim: bool, scale: f32) {
+        if out.dtype().is_float() && autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Sum {
+                in_shape: self.shape().into(),
+                dims,
+                keepdim,
+                scale,
+            };
+            autograd::record(out, node, &[self]);
+        }
+    }
+
+    /// `mean(dim, keepdim)` (float tensors).
+    pub fn mean(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        float_only("mean", self)?;
+        let d = norm_dims("mean", dims, self.ndim())?;
+        let n: usize = d.iter().map(|&i| self.shape()[i]).product();
+        let out = self.reduce_f32(&d, keepdim, |r| (sum_f32(r) / r.len() as f64) as f32)?;
+        self.record_sum(&out, d, keepdim, 1.0 / n as f32);
+        Ok(out)
+    }
+
+    /// `max(dim, keepdim)` / `min(...)` -> (values, indices int64).
+    pub fn extreme_dim(&self, dim: i64, keepdim: bool, is_min: bool) -> Result<(Tensor, Tensor)> {
+        let op = if is_min { "min" } else { "max" };
+        let d = norm_dim(op, dim, self.ndim())?;
+        let dims = if self.ndim() == 0 { vec![] } else { vec![d] };
+        if dims.iter().any(|&i| self.shape()[i] == 0) {
+            return Err(err(
+                ErrorKind::IndexError,
+                format!("{op}: cannot reduce over an empty dimension"),
+            ));
+        }
+        let oshape = reduced_shape(self.shape(), &dims, keepdim);
+        let idx = self.arg_rows(&dims, is_min)?;
+        let index = Tensor::from_vec(idx, &oshape);
+        let values = self.gather_rows(&dims, &index)?;
+        if values.dtype().is_float() && autograd::needs_grad(&[self]) {
+            let node = BackwardOp::ExtremeDim {
+                in_shape: self.shape().into(),
+                dim: d,
+                keepdim,
+                indices: index.clone(),
+            };
+            autograd::record(&values, node, &[self]);
+        }
+        Ok((values, index))
+    }
+
+    fn arg_rows(&self, dims: &[usize], is_min: bool) -> Result<Vec<i64>> {
+        let n = outer(self.shape(), dims);
+        match self.dtype() {
+            DType::F32 => {
+                let (data, k) = rows::<f32>(self, dims)?;
+                per_row(&data, n, k, |r| arg_extreme(r, is_min))
+            }
+            _ => {
+                let (data, k) = rows::<i64>(&self.cast(DType::I64)?, dims)?;
+                per_row(&data, n, k, |r| arg_extreme(r, is_min))
+            }
+        }
+    }
+
+    /// The values at row-wise `index` (the same layout as `arg_rows`).
+    fn gather_rows(&self, dims: &[usize], index: &Tensor) -> Result<Tensor> {
+        fn go<T: Elem>(x: &Tensor, dims: &[usize], idx: &[i64], shape: &[usize]) -> Result<Tensor> {
+            let (data, k) = rows::<T>(x, dims)?;
+            let v: Vec<T> = idx
+                .iter()
+                .enumerate()
+                .map(|(r, &i)| data.get(r * k + i as usize).copied().unwrap_or(T::zero()))
+                .collect();
+            Ok(Tensor::from_vec(v, shape))
+        }
+        let idx = index.to_vec::<i64>()?;
+        match self.dtype() {
+            DType::F32 => go::<f32>(self, dims, &idx, index.shape()),
+            DType::I64 => go::<i64>(self, dims, &idx, index.shape()),
+            DType::Bool => go::<bool>(self, dims, &idx, index.shape()),
+        }
+    }
+
+    /// `max()` / `min()` over all elements.
+    pub fn extreme_all(&self, is_min: bool) -> Result<Tensor> {
+        let op = if is_min { "min" } else { "max" };
+        if self.numel() == 0 {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!("{op}: reduction of an empty tensor"),
+            ));
+        }
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        let idx = Tensor::from_vec(self.arg_rows(&all, is_min)?, &[]);
+        let out = self.gather_rows(&all, &idx)?;
+        if out.dtype().is_float() && autograd::needs_grad(&[self]) {
+            let node = BackwardOp::ExtremeAll {
+                x: Saved::new(self),
+                out: Saved::new(&out),
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `argmax(dim=None, keepdim)` / `argmin`: flat index when `dim` is None.
+    pub fn arg_extreme(&self, dim: Option<i64>, keepdim: bool, is_min: bool) -> Result<Tensor> {
+        match dim {
+            Some(d) => Ok(self.extreme_dim(d, keepdim, is_min)?.1),
+            None => {
+                let flat = self.reshape_raw(&[self.numel()])?;
+                if self.numel() == 0 {
+                    return Err(err(ErrorKind::RuntimeError, "argmax: empty tensor"));
+                }
+                Ok(Tensor::from_vec(flat.arg_rows(&[0], is_min)?, &[]))
+            }
+        }
+    }
+
+    /// `var(dim, correction=1, keepdim)`; `std` when `take_sqrt`.
+    pub fn var_std(
+        &self,
+        dims: &[i64],
+        correction: f64,
+        keepdim: bool,
+        take_sqrt: bool,
+    ) -> Result<Tensor> {
+        float_only("var", self)?;
+        let d = norm_dims("var", dims, self.ndim())?;
+        let out = self.reduce_f32(&d, keepdim, move |r| {
+            let n = r.len() as f64;
+            let mean = sum_f32(r) / n;
+            let ss: f64 = r.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum();
+            let v = ss / (n - correction).max(0.0);
+            (if take_sqrt { v.sqrt() } else { v }) as f32
+        })?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Var {
+                x: Saved::new(self),
+                dims: d,
+                keepdim,
+                correction,
+                std_out: take_sqrt.then(|| Saved::new(&out)),
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `prod(dim, keepdim)`.
+    pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let d = norm_dims("prod", dims, self.ndim())?;
+        let out = if self.dtype().is_float() {
+            self.reduce_f32(&d, keepdim, |r| r.iter().product())?
+        } else {
+            let (data, k) = rows::<i64>(&self.cast(DType::I64)?, &d)?;
+            let v = per_row(&data, outer(self.shape(), &d), k, |r| {
+                r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+            })?;
+            Tensor::from_vec(v, &reduced_shape(self.shape(), &d, keepdim))
+        };
+        if out.dtype().is_float() && autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Prod {
+                x: Saved::new(self),
+                dims: d,
+                keepdim,
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `logsumexp(dim, keepdim)`.
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let x = self.cast(DType::F32)?;
+        let d = norm_dims("logsumexp", dims, self.ndim())?;
+        let out = x.reduce_f32(&d, keepdim, logsumexp_row)?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::LogSumExp {
+                x: Saved::new(self),
+                out: Saved::new(&out),
+                dims: d,
+                keepdim,
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `norm(p=2, dim, keepdim)`: (sum |x|^p)^(1/p); p = inf gives max |x|.
+    pub fn norm(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        float_only("norm", self)?;
+        let d = norm_dims("norm", dims, self.ndim())?;
+        let out = self.reduce_f32(&d, keepdim, move |r| {
+            if p.is_infinite() {
+                return r.iter().fold(0.0f32, |a, &b| a.max(b.abs()));
+            }
+            let s: f64 = r.iter().map(|&v| f64::from(v.abs()).powf(p)).sum();
+            s.powf(1.0 / p) as f32
+        })?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Norm {
+                x: Saved::new(self),
+                out: Saved::new(&out),
+                dims: d,
+                keepdim,
+                p,
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `all(dim)` / `any(dim)` (bool result); `dims` empty = all elements.
+    pub fn all_any(&self, dims: &[i64], keepdim: bool, any: bool) -> Result<Tensor> {
+        let d = norm_dims(if any { "any" } else { "all" }, dims, self.ndim())?;
+        let (data, k) = rows::<bool>(&self.cast(DType::Bool)?, &d)?;
+        let v = per_row(&data, outer(self.shape(), &d), k, |r| {
+            if any {
+                r.iter().any(|&b| b)
+            } else {
+                r.iter().all(|&b| b)
+            }
+        })?;
+        Ok(Tensor::from_vec(
+            v,
+            &reduced_shape(self.shape(), &d, keepdim),
+        ))
+    }
+
+    /// Apply a row scan along `dim` and restore the layout.
+    pub(crate) fn along_dim(
+        &self,
+        dim: usize,
+        f: impl Fn(&[f32], &mut [f32]) + Sync + Send,
+    ) -> Result<Tensor> {
+        let x = self.cast(DType::F32)?;
+        if x.ndim() == 0 {
+            let v = x.to_vec::<f32>()?;
+            let mut o = vec![0.0f32; 1];
+            f(&v, &mut o);
+            return Ok(Tensor::from_vec(o, &[]));
+        }
+        let (data, k) = rows::<f32>(&x, &[dim])?;
+        let out = scan_rows(&data, k, f)?;
+        let mut moved: Vec<usize> = (0..x.ndim())
+            .filter(|&i| i != dim)
+            .map(|i| x.shape()[i])
+            .collect();
+        moved.push(x.shape()[dim]);
+        // inverse of "move dim last"
+        let nd = x.ndim();
+        let perm: Vec<usize> = (0..nd)
+            .map(|i| match i.cmp(&dim) {
+                std::cmp::Ordering::Less => i,
+                std::cmp::Ordering::Equal => nd - 1,
+                std::cmp::Ordering::Greater => i - 1,
+            })
+            .collect();
+        Tensor::from_vec(out, &moved)
+            .permute_raw(&perm, false)
+            .contiguous_copy()
+    }
+
+    /// `softmax(dim)`.
+    pub fn softmax(&self, dim: i64) -> Result<Tensor> {
+        let d = norm_dim("softmax", dim, self.ndim())?;
+        let out = self.along_dim(d, softmax_row)?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Softmax {
+                out: Saved::new(&out),
+                dim: d,
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `log_softmax(dim)`.
+    pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
+        let d = norm_dim("log_softmax", dim, self.ndim())?;
+        let out = self.along_dim(d, log_softmax_row)?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::LogSoftmax {
+                out: Saved::new(&out),
+                dim: d,
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `cumsum(dim)` (float32 result for floats; int64 for ints and bools).
+    pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
+        let d = norm_dim("cumsum", dim, self.ndim())?;
+        let out = self.cumsum_raw(d, false)?;
+        if autograd::needs_grad(&[self]) {
+            autograd::record(&out, BackwardOp::Cumsum { dim: d }, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// Cumulative sum along `dim`, from the end when `reverse`. No autograd.
+    pub(crate) fn cumsum_raw(&self, d: usize, reverse: bool) -> Result<Tensor> {
+        let scan = move |r: &[f32], o: &mut [f32]| {
+            let mut acc = 0.0f64;
+            let n = r.len();
+            for i in 0..n {
+                let j = if reverse { n - 1 - i } else { i };
+                acc += f64::from(r[j]);
+                o[j] = acc as f32;
+            }
+        };
+        if self.dtype().is_float() {
+            return self.along_dim(d, scan);
+        }
+        // ints: exact in i64 (f32 would lose precision)
+        let x = self.cast(DType::I64)?;
+        let (data, k) = rows::<i64>(&x, &[d.min(x.ndim().saturating_sub(1))])?;
+        let out = scan_rows(&data, k.max(1), move |r: &[i64], o: &mut [i64]| {
+            let mut acc = 0i64;
+            for (y, &v) in o.iter_mut().zip(r) {
+                acc = acc.wrapping_add(v);
+                *y = acc;
+            }
+        })?;
+        let nd = x.ndim();
+        if nd == 0 {
+            return Ok(Tensor::from_vec(out, &[]));
+        }
+        let mut moved: Vec<usize> = (0..nd).filter(|&i| i != d).map(|i| x.shape()[i]).collect();
+        moved.push(x.shape()[d]);
+        let perm: Vec<usize> = (0..nd)
+            .map(|i| {
+                if i < d {
+                    i
+                } else if i == d {
+                    nd - 1
+                } else {
+                    i - 1
+                }
+            })
+            .collect();
+        Tensor::from_vec(out, &moved)
+            .permute_raw(&perm, false)
+            .contiguous_copy()
+    }
+}

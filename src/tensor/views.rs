@@ -1,0 +1,452 @@
+//! Shape ops: reshape/view, flatten, squeeze/unsqueeze, transpose/permute/.T, expand,
+//! narrow, contiguous, cat/stack, split/chunk, repeat. Views share storage; each op
+//! records its autograd node.
+
+use super::dtype::DType;
+use super::indexing::TensorIndex;
+use super::shape::{contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, Dims};
+use super::storage::alloc_vec;
+use super::{err, Tensor};
+use crate::autograd::{self, BackwardOp};
+use crate::error::{ErrorKind, Result};
+use smallvec::SmallVec;
+
+fn shape_err(msg: String) -> crate::error::Error {
+    err(ErrorKind::ShapeError, msg)
+}
+
+/// Resolve a `-1` in a requested shape against `n` elements.
+fn infer_shape(op: &str, from: &[usize], req: &[i64]) -> Result<Dims> {
+    let n: usize = from.iter().product();
+    let mut out: Dims = SmallVec::with_capacity(req.len());
+    let mut infer = None;
+    for (i, &d) in req.iter().enumerate() {
+        if d == -1 {
+            if infer.is_some() {
+                return Err(shape_err(format!(
+                    "{op}: only one dimension can be inferred"
+                )));
+            }
+            infer = Some(i);
+            out.push(1);
+        } else if d < 0 {
+            return Err(shape_err(format!("{op}: invalid shape dimension {d}")));
+        } else {
+            out.push(d as usize);
+        }
+    }
+    let known = numel(&out)?;
+    if let Some(i) = infer {
+        if known == 0 || !n.is_multiple_of(known) {
+            return Err(shape_err(format!(
+                "{op}: shape '{}' is invalid for input of size {n}",
+                fmt_req(req)
+            )));
+        }
+        out[i] = n / known;
+    } else if known != n {
+        return Err(shape_err(format!(
+            "{op}: shape '{}' is invalid for input of size {n}",
+            fmt_req(req)
+        )));
+    }
+    Ok(out)
+}
+
+fn fmt_req(req: &[i64]) -> String {
+    let parts: Vec<String> = req.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+impl Tensor {
+    /// A contiguous copy (always a new storage), no autograd.
+    pub fn contiguous_copy(&self) -> Result<Tensor> {
+        Ok(match self.dtype() {
+            DType::F32 => Tensor::from_vec(self.to_vec::<f32>()?, self.shape()),
+            DType::I64 => Tensor::from_vec(self.to_vec::<i64>()?, self.shape()),
+            DType::Bool => Tensor::from_vec(self.to_vec::<bool>()?, self.shape()),
+        })
+    }
+
+    fn record_reshape(&self, out: &Tensor) {
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Reshape {
+                in_shape: self.shape().into(),
+            };
+            autograd::record(out, node, &[self]);
+        }
+    }
+
+    /// Reshape without autograd (view when contiguous, else copy).
+    pub(crate) fn reshape_raw(&self, shape: &[usize]) -> Result<Tensor> {
+        let base = if self.is_contiguous() {
+            self.detach()
+        } else {
+            self.contiguous_copy()?
+        };
+        Ok(base.view_with(shape.into(), contiguous_strides(shape), base.offset()))
+    }
+
+    /// `reshape(*shape)` with one `-1` allowed: a view when possible, else a copy.
+    pub fn reshape(&self, req: &[i64]) -> Result<Tensor> {
+        let shape = infer_shape("reshape", self.shape(), req)?;
+        let out = self.reshape_raw(&shape)?;
+        self.record_reshape(&out);
+        Ok(out)
+    }
+
+    /// `view(*shape)`: like reshape but never copies.
+    pub fn view(&self, req: &[i64]) -> Result<Tensor> {
+        let shape = infer_shape("view", self.shape(), req)?;
+        if !self.is_contiguous() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "view: view size is not compatible with input tensor's size and stride; use \
+                 .reshape(...) instead",
+            ));
+        }
+        self.reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
+    }
+
+    /// `flatten(start_dim=0, end_dim=-1)`.
+    pub fn flatten(&self, start: i64, end: i64) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            return self.reshape(&[1]);
+        }
+        let (s, e) = (
+            norm_dim("flatten", start, self.ndim())?,
+            norm_dim("flatten", end, self.ndim())?,
+        );
+        if s > e {
+            return Err(err(
+                ErrorKind::ValueError,
+                "flatten: start_dim cannot come after end_dim",
+            ));
+        }
+        let sh = self.shape();
+        let mut req: Vec<i64> = sh[..s].iter().map(|&d| d as i64).collect();
+        req.push(sh[s..=e].iter().product::<usize>() as i64);
+        req.extend(sh[e + 1..].iter().map(|&d| d as i64));
+        self.reshape(&req)
+    }
+
+    /// `squeeze(dim=None)`: drop size-1 dims (a view).
+    pub fn squeeze(&self, dim: Option<i64>) -> Result<Tensor> {
+        let keep: Vec<usize> = match dim {
+            None => (0..self.ndim()).filter(|&i| self.shape()[i] != 1).collect(),
+            Some(d) => {
+                if self.ndim() == 0 {
+                    return Ok(self.clone());
+                }
+                let d = norm_dim("squeeze", d, self.ndim())?;
+                (0..self.ndim())
+                    .filter(|&i| i != d || self.shape()[i] != 1)
+                    .collect()
+            }
+        };
+        let shape: Dims = keep.iter().map(|&i| self.shape()[i]).collect();
+        let strides: Dims = keep.iter().map(|&i| self.strides()[i]).collect();
+        let out = self.view_with(shape, strides, self.offset());
+        self.record_reshape(&out);
+        Ok(out)
+    }
+
+    /// `unsqueeze(dim)`: insert a size-1 dim (a view).
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        let d = norm_insert_dim("unsqueeze", dim, self.ndim())?;
+        let mut shape: Dims = self.shape().into();
+        let mut strides: Dims = self.strides().into();
+        let st = if d < self.ndim() {
+            self.strides()[d] * self.shape()[d]
+        } else {
+            1
+        };
+        shape.insert(d, 1);
+        strides.insert(d, st);
+        let out = self.view_with(shape, strides, self.offset());
+        self.record_reshape(&out);
+        Ok(out)
+    }
+
+    /// `permute(*dims)` (a view).
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        if dims.len() != self.ndim() {
+            return Err(shape_err(format!(
+                "permute: number of dims {} does not match the tensor's {} dims",
+                dims.len(),
+                self.ndim()
+            )));
+        }
+        let mut perm = Vec::with_capacity(dims.len());
+        for &d in dims {
+            let d = norm_dim("permute", d, self.ndim())?;
+            if perm.contains(&d) {
+                return Err(err(ErrorKind::ValueError, "permute: repeated dim"));
+            }
+            perm.push(d);
+        }
+        Ok(self.permute_raw(&perm, true))
+    }
+
+    pub(crate) fn permute_raw(&self, perm: &[usize], grad: bool) -> Tensor {
+        let shape: Dims = perm.iter().map(|&i| self.shape()[i]).collect();
+        let strides: Dims = perm.iter().map(|&i| self.strides()[i]).collect();
+        let out = self.view_with(shape, strides, self.offset());
+        if grad && autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Permute {
+                perm: perm.to_vec(),
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        out
+    }
+
+    /// `transpose(d0, d1)` (a view).
+    pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            return Ok(self.clone());
+        }
+        let a = norm_dim("transpose", d0, self.ndim())?;
+        let b = norm_dim("transpose", d1, self.ndim())?;
+        let mut perm: Vec<usize> = (0..self.ndim()).collect();
+        perm.swap(a, b);
+        Ok(self.permute_raw(&perm, true))
+    }
+
+    /// `.T`: all dims reversed.
+    pub fn t(&self) -> Tensor {
+        let perm: Vec<usize> = (0..self.ndim()).rev().collect();
+        self.permute_raw(&perm, true)
+    }
+
+    /// Broadcast view to `shape` without autograd (caller-checked sizes).
+    pub(crate) fn expand_raw(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let sh = super::shape::broadcast_shapes("expand", self.shape(), shape)?;
+        if sh.as_slice() != shape {
+            return Err(shape_err(format!(
+                "expand: the expanded size {} must match the existing size {}",
+                fmt_shape(shape),
+                fmt_shape(self.shape())
+            )));
+        }
+        let st = super::shape::broadcast_strides(self.shape(), self.strides(), shape);
+        Ok(self.view_with(shape.into(), st, self.offset()))
+    }
+
+    /// `expand(*sizes)`, `-1` keeping a size (a view with stride 0).
+    pub fn expand(&self, req: &[i64]) -> Result<Tensor> {
+        if req.len() < self.ndim() {
+            return Err(shape_err(format!(
+                "expand: the number of sizes provided ({}) must be greater or equal to the \
+                 number of dimensions in the tensor ({})",
+                req.len(),
+                self.ndim()
+            )));
+        }
+        let lead = req.len() - self.ndim();
+        let mut shape: Dims = SmallVec::with_capacity(req.len());
+        for (i, &r) in req.iter().enumerate() {
+            shape.push(if r == -1 && i >= lead {
+                self.shape()[i - lead]
+            } else if r < 0 {
+                return Err(shape_err(format!("expand: invalid size {r}")));
+            } else {
+                r as usize
+            });
+        }
+        let out = self.expand_raw(&shape)?;
+        if autograd::needs_grad(&[self]) {
+            let node = BackwardOp::Expand {
+                in_shape: self.shape().into(),
+            };
+            autograd::record(&out, node, &[self]);
+        }
+        Ok(out)
+    }
+
+    /// `contiguous()`: self when already contiguous, else a differentiable copy.
+    pub fn contiguous(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        crate::ops::clone(self)
+    }
+
+    /// `narrow(dim, start, length)` (a view).
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        let d = norm_dim("narrow", dim, self.ndim())?;
+        let size = self.shape().get(d).copied().unwrap_or(0) as i64;
+        let s = if start < 0 { start + size } else { start };
+        if s < 0 || length < 0 || s + length > size {
+            return Err(err(
+                ErrorKind::IndexError,
+                format!("narrow: start ({start}) + length ({length}) exceeds dimension {d} of size {size}"),
+            ));
+        }
+        let mut idx: Vec<TensorIndex> = vec![TensorIndex::full(); d];
+        idx.push(TensorIndex::Slice {
+            start: Some(s),
+            stop: Some(s + length),
+            step: None,
+        });
+        self.index(&idx)
+    }
+
+    /// `split(size, dim)`: pieces of `size` along `dim` (the last may be smaller).
+    pub fn split(&self, size: usize, dim: i64) -> Result<Vec<Tensor>> {
+        if size == 0 {
+            return Err(err(
+                ErrorKind::ValueError,
+                "split: split_size must be positive",
+            ));
+        }
+        let d = norm_dim("split", dim, self.ndim())?;
+        let n = self.shape().get(d).copied().unwrap_or(0);
+        let sizes: Vec<usize> = (0..n.div_ceil(size))
+            .map(|i| size.min(n - i * size))
+            .collect();
+        self.split_sizes(&sizes, dim)
+    }
+
+    /// `split([s0, s1, ...], dim)`: pieces of the given sizes.
+    pub fn split_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        let d = norm_dim("split", dim, self.ndim())?;
+        let n = self.shape().get(d).copied().unwrap_or(0);
+        if sizes.iter().sum::<usize>() != n {
+            return Err(shape_err(format!(
+                "split: split sizes {:?} do not sum to the size {n} of dim {d}",
+                sizes
+            )));
+        }
+        let mut start = 0;
+        let mut out = Vec::with_capacity(sizes.len());
+        for &s in sizes {
+            out.push(self.narrow(d as i64, start as i64, s as i64)?);
+            start += s;
+        }
+        Ok(out)
+    }
+
+    /// `chunk(chunks, dim)`: at most `chunks` pieces of equal size (ceil).
+    pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+        if chunks == 0 {
+            return Err(err(ErrorKind::ValueError, "chunk: chunks must be positive"));
+        }
+        let d = norm_dim("chunk", dim, self.ndim())?;
+        let n = self.shape().get(d).copied().unwrap_or(0);
+        self.split(n.div_ceil(chunks).max(1), dim)
+    }
+
+    /// `repeat(*reps)`: tile the tensor (expand + reshape, so the gradient is free).
+    pub fn repeat(&self, reps: &[usize]) -> Result<Tensor> {
+        if reps.len() < self.ndim() {
+            return Err(shape_err(format!(
+                "repeat: number of repeat dims ({}) can not be smaller than number of tensor dims ({})",
+                reps.len(),
+                self.ndim()
+            )));
+        }
+        let lead = reps.len() - self.ndim();
+        let mut src: Vec<i64> = Vec::new();
+        let mut big: Vec<i64> = Vec::new();
+        let mut fin: Vec<i64> = Vec::new();
+        for (i, &r) in reps.iter().enumerate() {
+            let s = if i >= lead { self.shape()[i - lead] } else { 1 };
+            src.extend([1, s as i64]);
+            big.extend([r as i64, s as i64]);
+            fin.push((r * s) as i64);
+        }
+        numel(&fin.iter().map(|&x| x as usize).collect::<Vec<_>>())?;
+        self.reshape(&src)?.expand(&big)?.reshape(&fin)
+    }
+}
+
+/// `cat(tensors, dim)`.
+pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    let first = ts.first().ok_or_else(|| {
+        err(
+            ErrorKind::ValueError,
+            "cat: expected a non-empty list of tensors",
+        )
+    })?;
+    let d = norm_dim("cat", dim, first.ndim())?;
+    let dt = ts
+        .iter()
+        .fold(first.dtype(), |acc, t| acc.promote(t.dtype()));
+    let mut out_shape: Dims = first.shape().into();
+    let mut total = 0;
+    for t in ts {
+        let same_rank = t.ndim() == first.ndim();
+        let ok = same_rank && (0..t.ndim()).all(|i| i == d || t.shape()[i] == first.shape()[i]);
+        if !ok || t.ndim() == 0 {
+            return Err(shape_err(format!(
+                "cat: shapes {} and {} cannot be concatenated along dim {d}",
+                fmt_shape(first.shape()),
+                fmt_shape(t.shape())
+            )));
+        }
+        total += t.shape()[d];
+    }
+    out_shape[d] = total;
+    let out = match dt {
+        DType::F32 => cat_typed::<f32>(ts, d, &out_shape, dt)?,
+        DType::I64 => cat_typed::<i64>(ts, d, &out_shape, dt)?,
+        DType::Bool => cat_typed::<bool>(ts, d, &out_shape, dt)?,
+    };
+    let refs: Vec<&Tensor> = ts.iter().collect();
+    if dt.is_float() && autograd::needs_grad(&refs) {
+        let node = BackwardOp::Cat {
+            dim: d,
+            sizes: ts.iter().map(|t| t.shape()[d]).collect(),
+        };
+        autograd::record(&out, node, &refs);
+    }
+    Ok(out)
+}
+
+fn cat_typed<T: super::Elem>(
+    ts: &[Tensor],
+    d: usize,
+    out_shape: &[usize],
+    dt: DType,
+) -> Result<Tensor> {
+    let outer: usize = out_shape[..d].iter().product();
+    let parts: Vec<(Vec<T>, usize)> = ts
+        .iter()
+        .map(|t| {
+            let inner: usize = t.shape()[d..].iter().product();
+            Ok((t.cast(dt)?.to_vec::<T>()?, inner))
+        })
+        .collect::<Result<_>>()?;
+    let mut out = alloc_vec::<T>(numel(out_shape)?)?;
+    for o in 0..outer {
+        for (v, inner) in &parts {
+            out.extend_from_slice(v.get(o * inner..(o + 1) * inner).unwrap_or(&[]));
+        }
+    }
+    Ok(Tensor::from_vec(out, out_shape))
+}
+
+/// `stack(tensors, dim)`: unsqueeze each, then cat.
+pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    let first = ts.first().ok_or_else(|| {
+        err(
+            ErrorKind::ValueError,
+            "stack: expected a non-empty list of tensors",
+        )
+    })?;
+    for t in ts {
+        if t.shape() != first.shape() {
+            return Err(shape_err(format!(
+                "stack: expects each tensor to be equal size, but got {} and {}",
+                fmt_shape(first.shape()),
+                fmt_shape(t.shape())
+            )));
+        }
+    }
+    let us: Vec<Tensor> = ts.iter().map(|t| t.unsqueeze(dim)).collect::<Result<_>>()?;
+    cat(&us, dim)
+}
