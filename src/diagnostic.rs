@@ -22,7 +22,12 @@ pub fn render(e: &Error, map: &SourceMap, color: bool) -> String {
             }
             if same > 3 {
                 let n = same - 3;
-                let _ = writeln!(out, "  [Previous line repeated {} more time{}]", n, if n == 1 { "" } else { "s" });
+                let _ = writeln!(
+                    out,
+                    "  [Previous line repeated {} more time{}]",
+                    n,
+                    if n == 1 { "" } else { "s" }
+                );
             }
             i += same;
         }
@@ -56,7 +61,12 @@ fn locate(map: &SourceMap, span: Span) -> (String, usize, String) {
         return ("<unknown>".into(), 0, String::new());
     };
     let (line, _) = map.line_col(span.file, span.start);
-    let text = f.text.lines().nth(line.saturating_sub(1)).unwrap_or("").to_string();
+    let text = f
+        .text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .unwrap_or("")
+        .to_string();
     (f.name.to_string(), line, text)
 }
 
@@ -80,11 +90,14 @@ fn snippet(e: &Error, span: Span, map: &SourceMap, color: bool) -> Option<String
     let label = Label::new((name.clone(), start..end))
         .with_color(kind_color)
         .with_message("raised here");
-    let report = Report::build(ReportKind::Custom(&e.type_name, kind_color), (name.clone(), start..end))
-        .with_config(config)
-        .with_message(&e.message)
-        .with_label(label)
-        .finish();
+    let report = Report::build(
+        ReportKind::Custom(&e.type_name, kind_color),
+        (name.clone(), start..end),
+    )
+    .with_config(config)
+    .with_message(&e.message)
+    .with_label(label)
+    .finish();
     let mut buf = Vec::new();
     report
         .write(ariadne::sources(vec![(name, f.text.to_string())]), &mut buf)

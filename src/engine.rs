@@ -23,7 +23,9 @@ impl Default for Engine {
 
 impl Engine {
     pub fn new() -> Engine {
-        Engine { interp: Interp::new() }
+        Engine {
+            interp: Interp::new(),
+        }
     }
 
     /// Runs `src` in the main module; returns the value of a final expression statement
@@ -73,7 +75,8 @@ impl Engine {
             }
         });
         *self.interp.main.dir.borrow_mut() = dir;
-        self.run_source(&src, &path.display().to_string()).map(|_| ())
+        self.run_source(&src, &path.display().to_string())
+            .map(|_| ())
     }
 
     /// Parses `src` without running it and returns every syntax error found.
@@ -113,9 +116,13 @@ impl Engine {
 
     /// Calls a global function with positional arguments.
     pub fn call(&mut self, name: &str, args: Vec<Value>) -> Result<Value> {
-        let f = self
-            .get_global(name)
-            .ok_or_else(|| Error::new(ErrorKind::NameError, format!("name '{name}' is not defined"), None))?;
+        let f = self.get_global(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::NameError,
+                format!("name '{name}' is not defined"),
+                None,
+            )
+        })?;
         let depth = self.interp.depth;
         let r = self.interp.call_value(&f, args, Vec::new());
         self.interp.depth = depth;

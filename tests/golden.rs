@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -25,7 +27,9 @@ fn run(path: &Path) -> (PathBuf, String) {
     let sink = buf.clone();
     let mut e = Engine::new();
     e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
-    let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path);
+    let rel = path
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(path);
     e.set_argv(vec![rel.display().to_string()]);
     let r = e.run_file(rel);
     let mut text = buf.borrow().clone();
@@ -76,5 +80,10 @@ fn golden() {
             )),
         }
     }
-    assert!(failures.is_empty(), "{} golden failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -28,7 +28,9 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Some(flag) if flag.starts_with('-') && flag != "-" => usage(&format!("unknown option {flag}")),
+        Some(flag) if flag.starts_with('-') && flag != "-" => {
+            usage(&format!("unknown option {flag}"))
+        }
         Some(file) => run_file(file, rest.to_vec()),
     }
 }

@@ -103,7 +103,12 @@ fn random_bytes_never_crash() {
         let p = temp_file(&format!("rand{i}.dl"), &bytes);
         let o = kiln(&[p.to_str().unwrap_or("")]);
         let code = o.status.code();
-        assert!(code == Some(0) || code == Some(1), "exit {:?} for {:?}", code, bytes);
+        assert!(
+            code == Some(0) || code == Some(1),
+            "exit {:?} for {:?}",
+            code,
+            bytes
+        );
     }
 }
 

@@ -48,11 +48,17 @@ impl Interp {
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
     }
 
-    pub fn call_method_expr(&mut self, obj: Value, name: &Rc<str>, args: &[CArg], span: Span) -> R<Value> {
+    pub fn call_method_expr(
+        &mut self,
+        obj: Value,
+        name: &Rc<str>,
+        args: &[CArg],
+        span: Span,
+    ) -> R<Value> {
         if let Value::Instance(inst) = &obj {
             let own = inst.dict.borrow().get(name).cloned();
             if own.is_none() {
-                if let Some(Value::Func(func)) = inst.class.lookup(name) {
+                if let Some(Value::Func(func)) = inst.class.lookup(name).as_ref() {
                     if func.proto.simple
                         && args.len() + 1 == func.proto.params.len()
                         && args.iter().all(|a| matches!(a, CArg::Pos(_)))
@@ -70,7 +76,7 @@ impl Interp {
                                 }
                             }
                         }
-                        return self.invoke(func, base).map_err(|e| at(e, span));
+                        return self.invoke(func.clone(), base).map_err(|e| at(e, span));
                     }
                 }
             }
@@ -81,7 +87,9 @@ impl Interp {
                 let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
                 self.call_value(&f, pos, kw).map_err(|e| at(e, span))
             }
-            _ => self.call_builtin_method(&obj, name, pos, kw).map_err(|e| at(e, span)),
+            _ => self
+                .call_builtin_method(&obj, name, pos, kw)
+                .map_err(|e| at(e, span)),
         }
     }
 
@@ -112,9 +120,15 @@ impl Interp {
                     all.extend(args);
                     self.call_value(&m, all, kw)
                 }
-                None => Err(type_err(format!("'{}' object is not callable", f.type_name()))),
+                None => Err(type_err(format!(
+                    "'{}' object is not callable",
+                    f.type_name()
+                ))),
             },
-            _ => Err(type_err(format!("'{}' object is not callable", f.type_name()))),
+            _ => Err(type_err(format!(
+                "'{}' object is not callable",
+                f.type_name()
+            ))),
         }
     }
 
@@ -211,7 +225,8 @@ impl Interp {
     /// Runs a function whose bound parameters start at `base` on the stack.
     pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
         let proto = func.proto.clone();
-        self.stack.resize(base + proto.n_slots as usize, Value::Unbound);
+        self.stack
+            .resize(base + proto.n_slots as usize, Value::Unbound);
         for s in &proto.cell_params {
             let i = base + *s as usize;
             let v = std::mem::take(&mut self.stack[i]);
@@ -225,7 +240,10 @@ impl Interp {
         }
         if self.depth >= self.max_depth {
             self.stack.truncate(base);
-            return Err(err(ErrorKind::RecursionError, "maximum recursion depth exceeded"));
+            return Err(err(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded",
+            ));
         }
         if let Err(e) = self.check_interrupt() {
             self.stack.truncate(base);
@@ -268,7 +286,10 @@ impl Interp {
             .as_ref()
             .and_then(|f| f.owner.borrow().as_ref().and_then(|w| w.upgrade()));
         let Some(cls) = owner else {
-            return Err(err(ErrorKind::RuntimeError, "super(): __class__ cell not found"));
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "super(): __class__ cell not found",
+            ));
         };
         let me = match self.local(slot) {
             Value::Cell(c) => c.borrow().clone(),

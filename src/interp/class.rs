@@ -29,20 +29,26 @@ impl Interp {
             decs.push(self.eval(d)?);
         }
         let base = match &c.base {
-            Some(b) => match self.eval(b)? {
+            Some(b) => match &self.eval(b)? {
                 Value::Class(k) => match k.kind {
                     ClassKind::Builtin(TypeTag::Object) => None,
                     ClassKind::Builtin(_) => {
                         return Err(at(
-                            type_err(format!("subclassing the built-in type '{}' is not supported", k.name)),
+                            type_err(format!(
+                                "subclassing the built-in type '{}' is not supported",
+                                k.name
+                            )),
                             b.span,
                         ))
                     }
-                    _ => Some(k),
+                    _ => Some(k.clone()),
                 },
                 other => {
                     return Err(at(
-                        type_err(format!("base class must be a class, not '{}'", other.type_name())),
+                        type_err(format!(
+                            "base class must be a class, not '{}'",
+                            other.type_name()
+                        )),
                         b.span,
                     ))
                 }
@@ -68,7 +74,9 @@ impl Interp {
         }
         let mut v = Value::Class(cls);
         for (d, ex) in decs.iter().zip(c.decorators.iter()).rev() {
-            v = self.call_value(d, vec![v], Vec::new()).map_err(|x| at(x, ex.span))?;
+            v = self
+                .call_value(d, vec![v], Vec::new())
+                .map_err(|x| at(x, ex.span))?;
         }
         self.store(&c.store, v)
     }
@@ -166,7 +174,11 @@ impl Interp {
             }
             _ => Err(err(
                 ErrorKind::AttributeError,
-                format!("'{}' object attribute '{}' is read-only", obj.type_name(), name),
+                format!(
+                    "'{}' object attribute '{}' is read-only",
+                    obj.type_name(),
+                    name
+                ),
             )),
         }
     }
@@ -174,7 +186,9 @@ impl Interp {
     pub fn del_attr(&mut self, obj: &Value, name: &str) -> R<()> {
         let removed = match obj {
             Value::Instance(inst) => inst.dict.borrow_mut().shift_remove(name).is_some(),
-            Value::Class(c) if c.kind == ClassKind::User => c.dict.borrow_mut().shift_remove(name).is_some(),
+            Value::Class(c) if c.kind == ClassKind::User => {
+                c.dict.borrow_mut().shift_remove(name).is_some()
+            }
             _ => false,
         };
         if removed {
@@ -187,7 +201,8 @@ impl Interp {
     /// `isinstance(v, cls)` for one class.
     pub fn is_instance(&self, v: &Value, cls: &Rc<Class>) -> bool {
         let vc = self.class_of(v);
-        vc.is_subclass(cls) || (matches!(v, Value::Bool(_)) && cls.kind == ClassKind::Builtin(TypeTag::Int))
+        vc.is_subclass(cls)
+            || (matches!(v, Value::Bool(_)) && cls.kind == ClassKind::Builtin(TypeTag::Int))
     }
 
     /// The class object of any value (`type(v)`).

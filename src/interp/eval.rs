@@ -102,7 +102,8 @@ impl Interp {
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
                 let i = self.eval(idx)?;
-                self.set_item(&o, &i, v).map_err(|e| at(e, obj.span.to(idx.span)))
+                self.set_item(&o, &i, v)
+                    .map_err(|e| at(e, obj.span.to(idx.span)))
             }
             Target::Unpack(ts, star, span) => self.unpack(ts, *star, v).map_err(|e| at(e, *span)),
         }
@@ -326,7 +327,9 @@ impl Interp {
                 FPart::Expr { expr, conv, spec } => {
                     let v = self.eval(expr)?;
                     let v = match conv {
-                        Some('r') | Some('a') => Value::str(&self.repr(&v).map_err(|x| at(x, expr.span))?),
+                        Some('r') | Some('a') => {
+                            Value::str(&self.repr(&v).map_err(|x| at(x, expr.span))?)
+                        }
                         Some(_) => Value::str(&self.to_str(&v).map_err(|x| at(x, expr.span))?),
                         None => v,
                     };
@@ -355,7 +358,12 @@ impl Interp {
         for s in &proto.capture_from {
             match self.local(*s) {
                 Value::Cell(c) => closure.push(c.clone()),
-                _ => return Err(err(ErrorKind::RuntimeError, "internal error: missing closure cell")),
+                _ => {
+                    return Err(err(
+                        ErrorKind::RuntimeError,
+                        "internal error: missing closure cell",
+                    ))
+                }
             }
         }
         Ok(Value::Func(Rc::new(Function {
@@ -384,7 +392,10 @@ impl Interp {
                     let v = self.eval(x)?;
                     let Value::Dict(d) = &v else {
                         return Err(at(
-                            type_err(format!("argument after ** must be a mapping, not {}", v.type_name())),
+                            type_err(format!(
+                                "argument after ** must be a mapping, not {}",
+                                v.type_name()
+                            )),
                             x.span,
                         ));
                     };
@@ -405,6 +416,8 @@ fn value_unpack(expected: usize, got: usize) -> super::Exc {
     if got > expected {
         super::value_err(format!("too many values to unpack (expected {expected})"))
     } else {
-        super::value_err(format!("not enough values to unpack (expected {expected}, got {got})"))
+        super::value_err(format!(
+            "not enough values to unpack (expected {expected}, got {got})"
+        ))
     }
 }

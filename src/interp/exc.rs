@@ -37,7 +37,10 @@ impl Interp {
         let Some(e) = e else {
             return match self.handling.last() {
                 Some(cur) => Ok(Box::new(cur.clone())),
-                None => Err(err(ErrorKind::RuntimeError, "No active exception to reraise")),
+                None => Err(err(
+                    ErrorKind::RuntimeError,
+                    "No active exception to reraise",
+                )),
             };
         };
         let mut v = self.eval(e)?;
@@ -46,9 +49,14 @@ impl Interp {
         }
         if let Value::Class(c) = &v {
             if c.exc_kind().is_none() {
-                return Err(at(type_err("exceptions must derive from BaseException"), e.span));
+                return Err(at(
+                    type_err("exceptions must derive from BaseException"),
+                    e.span,
+                ));
             }
-            v = self.instantiate(&c.clone(), vec![], vec![]).map_err(|x| at(x, e.span))?;
+            v = self
+                .instantiate(&c.clone(), vec![], vec![])
+                .map_err(|x| at(x, e.span))?;
         }
         let exc = self.exc_from_value(v).map_err(|x| at(x, e.span))?;
         Ok(at(exc, e.span))
@@ -115,7 +123,8 @@ impl Interp {
                 None => true,
                 Some(te) => {
                     let tv = self.eval(te)?;
-                    self.handler_matches(&tv, &cls).map_err(|x| at(x, te.span))?
+                    self.handler_matches(&tv, &cls)
+                        .map_err(|x| at(x, te.span))?
                 }
             };
             if !matched {
@@ -141,9 +150,15 @@ impl Interp {
             return self.exec_block(body);
         };
         let mgr = self.eval(ce)?;
-        let enter = self.get_attr(&mgr, "__enter__").map_err(|x| at(x, ce.span))?;
-        let exit = self.get_attr(&mgr, "__exit__").map_err(|x| at(x, ce.span))?;
-        let v = self.call_value(&enter, vec![], vec![]).map_err(|x| at(x, ce.span))?;
+        let enter = self
+            .get_attr(&mgr, "__enter__")
+            .map_err(|x| at(x, ce.span))?;
+        let exit = self
+            .get_attr(&mgr, "__exit__")
+            .map_err(|x| at(x, ce.span))?;
+        let v = self
+            .call_value(&enter, vec![], vec![])
+            .map_err(|x| at(x, ce.span))?;
         if let Some(t) = target {
             self.store(t, v)?;
         }
@@ -211,7 +226,9 @@ pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
         class: cls.clone(),
         dict: RefCell::new(Default::default()),
     };
-    inst.dict.borrow_mut().insert("args".into(), Value::tuple(args));
+    inst.dict
+        .borrow_mut()
+        .insert("args".into(), Value::tuple(args));
     Value::Instance(Rc::new(inst))
 }
 
@@ -220,15 +237,19 @@ pub fn exc_init(_: &mut Interp, args: &[Value], _: &[(Rc<str>, Value)]) -> R<Val
     let Some((Value::Instance(me), rest)) = args.split_first() else {
         return Err(type_err("Exception.__init__ needs an instance"));
     };
-    me.dict.borrow_mut().insert("args".into(), Value::tuple(rest.to_vec()));
+    me.dict
+        .borrow_mut()
+        .insert("args".into(), Value::tuple(rest.to_vec()));
     Ok(Value::None)
 }
 
 /// `str(e)` for an exception object without a user `__str__`.
 pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
-    let Value::Instance(inst) = v else { return Ok(String::new()) };
+    let Value::Instance(inst) = v else {
+        return Ok(String::new());
+    };
     let args = inst.dict.borrow().get("args").cloned();
-    match args {
+    match &args {
         Some(Value::Tuple(t)) if t.is_empty() => Ok(String::new()),
         Some(Value::Tuple(t)) if t.len() == 1 => {
             if inst.class.exc_kind() == Some(ErrorKind::KeyError) {
@@ -237,7 +258,7 @@ pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
                 me.to_str(&t[0])
             }
         }
-        Some(a) => me.to_str(&a),
+        Some(a) => me.to_str(a),
         None => Ok(String::new()),
     }
 }

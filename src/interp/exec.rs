@@ -69,20 +69,18 @@ impl Interp {
                     self.exec_block(orelse)
                 };
             }
-            StKind::While(c, body, orelse) => {
-                loop {
-                    self.check_interrupt()?;
-                    let cv = self.eval(c)?;
-                    if !self.truthy(&cv).map_err(|x| at(x, c.span))? {
-                        return self.exec_block(orelse);
-                    }
-                    match self.exec_block(body)? {
-                        Flow::Break => break,
-                        Flow::Return(v) => return Ok(Flow::Return(v)),
-                        Flow::Normal | Flow::Continue => {}
-                    }
+            StKind::While(c, body, orelse) => loop {
+                self.check_interrupt()?;
+                let cv = self.eval(c)?;
+                if !self.truthy(&cv).map_err(|x| at(x, c.span))? {
+                    return self.exec_block(orelse);
                 }
-            }
+                match self.exec_block(body)? {
+                    Flow::Break => break,
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    Flow::Normal | Flow::Continue => {}
+                }
+            },
             StKind::For(t, it, body, orelse) => {
                 let itv = self.eval(it)?;
                 let mut out = Flow::Normal;
@@ -123,7 +121,9 @@ impl Interp {
                 }
                 let mut f = self.eval(mk)?;
                 for (d, ex) in decs.iter().zip(decos.iter()).rev() {
-                    f = self.call_value(d, vec![f], Vec::new()).map_err(|x| at(x, ex.span))?;
+                    f = self
+                        .call_value(d, vec![f], Vec::new())
+                        .map_err(|x| at(x, ex.span))?;
                 }
                 self.store(store, f)?;
             }
@@ -210,7 +210,9 @@ impl Interp {
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
                 let i = self.eval(idx)?;
-                let cur = self.get_item(&o, &i).map_err(|x| at(x, obj.span.to(idx.span)))?;
+                let cur = self
+                    .get_item(&o, &i)
+                    .map_err(|x| at(x, obj.span.to(idx.span)))?;
                 let rhs = self.eval(e)?;
                 let new = self.inplace(op, cur, &rhs)?;
                 self.set_item(&o, &i, new)
@@ -243,7 +245,8 @@ impl Interp {
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
                 let i = self.eval(idx)?;
-                self.del_item(&o, &i).map_err(|x| at(x, obj.span.to(idx.span)))
+                self.del_item(&o, &i)
+                    .map_err(|x| at(x, obj.span.to(idx.span)))
             }
             Target::Unpack(ts, _, _) => {
                 for t in ts {
@@ -257,7 +260,8 @@ impl Interp {
     /// Runs a resolved module chunk in `module`; returns the value of a final expression.
     pub fn run_code(&mut self, code: &Code, module: Rc<ModuleObj>) -> R<Value> {
         let base = self.stack.len();
-        self.stack.resize(base + code.n_slots as usize, Value::Unbound);
+        self.stack
+            .resize(base + code.n_slots as usize, Value::Unbound);
         let saved_fp = std::mem::replace(&mut self.fp, base);
         let saved_globals = std::mem::replace(&mut self.globals, module);
         let saved_func = self.cur_func.take();
@@ -280,10 +284,16 @@ impl Interp {
             match self.exec(s)? {
                 Flow::Normal => {}
                 Flow::Return(_) => {
-                    return Err(at(err(ErrorKind::SyntaxError, "'return' outside function"), s.span))
+                    return Err(at(
+                        err(ErrorKind::SyntaxError, "'return' outside function"),
+                        s.span,
+                    ))
                 }
                 Flow::Break | Flow::Continue => {
-                    return Err(at(err(ErrorKind::SyntaxError, "'break' or 'continue' outside loop"), s.span))
+                    return Err(at(
+                        err(ErrorKind::SyntaxError, "'break' or 'continue' outside loop"),
+                        s.span,
+                    ))
                 }
             }
         }

@@ -75,7 +75,10 @@ fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
     };
     let j = if i < 0 { i + len as i64 } else { i };
     if j < 0 || j >= len as i64 {
-        return Err(err(ErrorKind::IndexError, format!("{what} index out of range")));
+        return Err(err(
+            ErrorKind::IndexError,
+            format!("{what} index out of range"),
+        ));
     }
     Ok(j as usize)
 }
@@ -95,14 +98,18 @@ impl Interp {
             }
             (Value::Tuple(t), Value::Slice(s)) => {
                 let pos = slice_positions(s, t.len())?;
-                Ok(Value::tuple(pos.into_iter().map(|i| t[i].clone()).collect()))
+                Ok(Value::tuple(
+                    pos.into_iter().map(|i| t[i].clone()).collect(),
+                ))
             }
             (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
             (Value::Str(s), _) => {
                 let chars: Vec<char> = s.chars().collect();
                 if let Value::Slice(sl) = idx {
                     let pos = slice_positions(sl, chars.len())?;
-                    return Ok(Value::str(&pos.into_iter().map(|i| chars[i]).collect::<String>()));
+                    return Ok(Value::str(
+                        &pos.into_iter().map(|i| chars[i]).collect::<String>(),
+                    ));
                 }
                 let i = norm_index(idx, chars.len(), "string")?;
                 Ok(Value::str(&chars[i].to_string()))
@@ -127,10 +134,12 @@ impl Interp {
                     None => Err(self.key_error(idx)),
                 }
             }
-            (Value::Instance(_), _) => match self.call_dunder(obj, "__getitem__", &[idx.clone()])? {
-                Some(v) => Ok(v),
-                None => Err(not_subscriptable(obj)),
-            },
+            (Value::Instance(_), _) => {
+                match self.call_dunder(obj, "__getitem__", &[idx.clone()])? {
+                    Some(v) => Ok(v),
+                    None => Err(not_subscriptable(obj)),
+                }
+            }
             (Value::Class(_), _) => Ok(obj.clone()),
             _ => Err(not_subscriptable(obj)),
         }
@@ -171,13 +180,15 @@ impl Interp {
                 d.borrow_mut().insert(k, v);
                 Ok(())
             }
-            (Value::Instance(_), _) => match self.call_dunder(obj, "__setitem__", &[idx.clone(), v])? {
-                Some(_) => Ok(()),
-                None => Err(type_err(format!(
-                    "'{}' object does not support item assignment",
-                    obj.type_name()
-                ))),
-            },
+            (Value::Instance(_), _) => {
+                match self.call_dunder(obj, "__setitem__", &[idx.clone(), v])? {
+                    Some(_) => Ok(()),
+                    None => Err(type_err(format!(
+                        "'{}' object does not support item assignment",
+                        obj.type_name()
+                    ))),
+                }
+            }
             _ => Err(type_err(format!(
                 "'{}' object does not support item assignment",
                 obj.type_name()
@@ -210,13 +221,15 @@ impl Interp {
                     None => Err(self.key_error(idx)),
                 }
             }
-            (Value::Instance(_), _) => match self.call_dunder(obj, "__delitem__", &[idx.clone()])? {
-                Some(_) => Ok(()),
-                None => Err(type_err(format!(
-                    "'{}' object doesn't support item deletion",
-                    obj.type_name()
-                ))),
-            },
+            (Value::Instance(_), _) => {
+                match self.call_dunder(obj, "__delitem__", &[idx.clone()])? {
+                    Some(_) => Ok(()),
+                    None => Err(type_err(format!(
+                        "'{}' object doesn't support item deletion",
+                        obj.type_name()
+                    ))),
+                }
+            }
             _ => Err(type_err(format!(
                 "'{}' object doesn't support item deletion",
                 obj.type_name()

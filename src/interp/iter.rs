@@ -101,8 +101,14 @@ impl Interp {
     pub fn get_iter(&mut self, v: &Value) -> R<Value> {
         let obj = match v {
             Value::Iter(_) => return Ok(v.clone()),
-            Value::List(l) => IterObj::List { list: l.clone(), pos: 0 },
-            Value::Tuple(t) => IterObj::Seq { items: t.clone(), pos: 0 },
+            Value::List(l) => IterObj::List {
+                list: l.clone(),
+                pos: 0,
+            },
+            Value::Tuple(t) => IterObj::Seq {
+                items: t.clone(),
+                pos: 0,
+            },
             Value::Range(r) => IterObj::Range {
                 cur: r.start,
                 stop: r.stop,
@@ -131,15 +137,22 @@ impl Interp {
                 }
                 if inst.class.lookup("__next__").is_some() {
                     IterObj::User(v.clone())
-                } else if inst.class.lookup("__getitem__").is_some() && inst.class.lookup("__len__").is_some() {
-                    let n = self.call_dunder(v, "__len__", &[])?.unwrap_or(Value::Int(0));
+                } else if inst.class.lookup("__getitem__").is_some()
+                    && inst.class.lookup("__len__").is_some()
+                {
+                    let n = self
+                        .call_dunder(v, "__len__", &[])?
+                        .unwrap_or(Value::Int(0));
                     let n = match n {
                         Value::Int(n) => n,
                         _ => 0,
                     };
                     let mut items = Vec::new();
                     for i in 0..n {
-                        items.push(self.call_dunder(v, "__getitem__", &[Value::Int(i)])?.unwrap_or(Value::None));
+                        items.push(
+                            self.call_dunder(v, "__getitem__", &[Value::Int(i)])?
+                                .unwrap_or(Value::None),
+                        );
                     }
                     IterObj::Seq {
                         items: items.into(),
@@ -160,7 +173,10 @@ impl Interp {
             if let Value::Instance(_) = it {
                 return self.user_next(it);
             }
-            return Err(type_err(format!("'{}' object is not an iterator", it.type_name())));
+            return Err(type_err(format!(
+                "'{}' object is not an iterator",
+                it.type_name()
+            )));
         };
         // Simple states advance under a short borrow; composite ones call back out.
         let composite = {
@@ -257,7 +273,10 @@ impl Interp {
     fn user_next(&mut self, v: &Value) -> R<Option<Value>> {
         match self.call_dunder(v, "__next__", &[]) {
             Ok(Some(x)) => Ok(Some(x)),
-            Ok(None) => Err(type_err(format!("'{}' object is not an iterator", v.type_name()))),
+            Ok(None) => Err(type_err(format!(
+                "'{}' object is not an iterator",
+                v.type_name()
+            ))),
             Err(e) if e.error.kind == ErrorKind::StopIteration => Ok(None),
             Err(e) => Err(e),
         }
@@ -270,6 +289,7 @@ impl Interp {
 
     /// `next(it)` raising StopIteration at the end.
     pub fn next_or_stop(&mut self, it: &Value) -> R<Value> {
-        self.next_of(it)?.ok_or_else(|| err(ErrorKind::StopIteration, ""))
+        self.next_of(it)?
+            .ok_or_else(|| err(ErrorKind::StopIteration, ""))
     }
 }

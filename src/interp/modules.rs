@@ -29,14 +29,26 @@ impl Interp {
         }
         let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/") + ".dl";
         if self.allow_fs {
-            let dir = self.globals.dir.borrow().clone().or_else(|| std::env::current_dir().ok());
+            let dir = self
+                .globals
+                .dir
+                .borrow()
+                .clone()
+                .or_else(|| std::env::current_dir().ok());
             if let Some(dir) = dir {
                 let file = dir.join(&rel);
                 if file.is_file() {
-                    let bytes = std::fs::read(&file)
-                        .map_err(|e| err(ErrorKind::ImportError, format!("cannot read '{}': {}", file.display(), e)))?;
+                    let bytes = std::fs::read(&file).map_err(|e| {
+                        err(
+                            ErrorKind::ImportError,
+                            format!("cannot read '{}': {}", file.display(), e),
+                        )
+                    })?;
                     let src = String::from_utf8(bytes).map_err(|_| {
-                        err(ErrorKind::ImportError, format!("'{}' is not valid UTF-8", file.display()))
+                        err(
+                            ErrorKind::ImportError,
+                            format!("'{}' is not valid UTF-8", file.display()),
+                        )
                     })?;
                     let mdir = file.parent().map(|p| p.to_path_buf());
                     return self.load_module(&name, &file.display().to_string(), &src, mdir);
@@ -46,12 +58,21 @@ impl Interp {
         if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name) {
             return self.load_module(&name, &format!("<stdlib>/{rel}"), src, None);
         }
-        Err(err(ErrorKind::ImportError, format!("No module named '{name}'")))
+        Err(err(
+            ErrorKind::ImportError,
+            format!("No module named '{name}'"),
+        ))
     }
 
     /// Parses, resolves and runs a module's source; the module is cached before it runs
     /// so circular imports see the partially initialised module.
-    pub fn load_module(&mut self, name: &str, display: &str, src: &str, dir: Option<std::path::PathBuf>) -> R<Rc<ModuleObj>> {
+    pub fn load_module(
+        &mut self,
+        name: &str,
+        display: &str,
+        src: &str,
+        dir: Option<std::path::PathBuf>,
+    ) -> R<Rc<ModuleObj>> {
         let file = self.sources.add(display, src);
         let ast = crate::syntax::parse_module(src, file).map_err(|mut es| {
             let e = if es.is_empty() {

@@ -172,11 +172,16 @@ pub fn float_op(op: BinOp, x: f64, y: f64) -> R<Value> {
                 return Err(zero_div("0.0 cannot be raised to a negative power"));
             }
             if x < 0.0 && y.fract() != 0.0 && y.is_finite() {
-                return Err(value_err("negative number cannot be raised to a fractional power"));
+                return Err(value_err(
+                    "negative number cannot be raised to a fractional power",
+                ));
             }
             let r = x.powf(y);
             if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(err(ErrorKind::OverflowError, "(34, 'Numerical result out of range')"));
+                return Err(err(
+                    ErrorKind::OverflowError,
+                    "(34, 'Numerical result out of range')",
+                ));
             }
             r
         }
@@ -185,7 +190,12 @@ pub fn float_op(op: BinOp, x: f64, y: f64) -> R<Value> {
 }
 
 fn unsupported(op: BinOp, a: &str, b: &str) -> super::Exc {
-    type_err(format!("unsupported operand type(s) for {}: '{}' and '{}'", op.symbol(), a, b))
+    type_err(format!(
+        "unsupported operand type(s) for {}: '{}' and '{}'",
+        op.symbol(),
+        a,
+        b
+    ))
 }
 
 /// The dunder method name of a binary operator.
@@ -211,7 +221,10 @@ fn repeat<T: Clone>(items: &[T], n: i64) -> R<Vec<T>> {
     let n = n.max(0) as usize;
     let total = items.len().checked_mul(n).filter(|t| *t <= (1 << 32));
     let Some(total) = total else {
-        return Err(err(ErrorKind::MemoryError, "repeated sequence is too large"));
+        return Err(err(
+            ErrorKind::MemoryError,
+            "repeated sequence is too large",
+        ));
     };
     let mut out = Vec::with_capacity(total);
     for _ in 0..n {
@@ -236,7 +249,9 @@ impl Interp {
         use Value::*;
         match (op, a, b) {
             (_, Bool(x), _) => return self.binop_bool(op, Int(*x as i64), b, a),
-            (_, _, Bool(y)) if !matches!(a, Instance(_)) => return self.binop_bool(op, a.clone(), &Int(*y as i64), a),
+            (_, _, Bool(y)) if !matches!(a, Instance(_)) => {
+                return self.binop_bool(op, a.clone(), &Int(*y as i64), a)
+            }
             (BinOp::Add, Str(x), Str(y)) => {
                 let mut s = String::with_capacity(x.len() + y.len());
                 s.push_str(x);
@@ -313,15 +328,21 @@ impl Interp {
             other => other.clone(),
         };
         match (&a, &b) {
-            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => self.binop(op, &a, &b),
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                self.binop(op, &a, &b)
+            }
             _ => self.binop_slow(op, &a, &b),
         }
     }
 
     /// Calls `obj.name(*args)` if the object's class defines `name`.
     pub fn call_dunder(&mut self, obj: &Value, name: &str, args: &[Value]) -> R<Option<Value>> {
-        let Value::Instance(inst) = obj else { return Ok(None) };
-        let Some(f) = inst.class.lookup(name) else { return Ok(None) };
+        let Value::Instance(inst) = obj else {
+            return Ok(None);
+        };
+        let Some(f) = inst.class.lookup(name) else {
+            return Ok(None);
+        };
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(obj.clone());
         all.extend_from_slice(args);
@@ -354,7 +375,11 @@ impl Interp {
                     UnaryOp::Pos => "+",
                     _ => "~",
                 };
-                return Err(type_err(format!("bad operand type for unary {}: '{}'", sym, v.type_name())));
+                return Err(type_err(format!(
+                    "bad operand type for unary {}: '{}'",
+                    sym,
+                    v.type_name()
+                )));
             }
         })
     }
@@ -424,7 +449,8 @@ impl Interp {
                 let (x, y) = (x.borrow(), y.borrow());
                 Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
             }
-            (Range(x), Range(y)) => Ok(x.len() == y.len() && (x.len() == 0 || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
+            (Range(x), Range(y)) => Ok(x.len() == y.len()
+                && (x.len() == 0 || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
             (Instance(_), _) | (_, Instance(_)) => {
                 if let Some(r) = self.call_dunder(a, "__eq__", &[b.clone()])? {
                     return self.truthy(&r);
@@ -460,7 +486,9 @@ impl Interp {
         use Value::*;
         let ord = match (a, b) {
             (Int(x), Int(y)) => Some(x.cmp(y)),
-            (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => num(a).partial_cmp(&num(b)),
+            (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
+                num(a).partial_cmp(&num(b))
+            }
             (Str(x), Str(y)) => Some(x.cmp(y)),
             (List(x), List(y)) => {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
@@ -561,7 +589,8 @@ impl Interp {
             }
             Tuple(t) => self.any_eq(&t.clone(), item),
             Dict(d) | Set(d) => {
-                let k = Key::new(item.clone()).map_err(|t| type_err(format!("unhashable type: '{t}'")))?;
+                let k = Key::new(item.clone())
+                    .map_err(|t| type_err(format!("unhashable type: '{t}'")))?;
                 Ok(d.borrow().contains_key(&k))
             }
             Range(r) => Ok(match item {

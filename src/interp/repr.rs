@@ -82,7 +82,11 @@ impl Interp {
                 }
             }
             Dict(d) => {
-                let items: Vec<(Value, Value)> = d.borrow().iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                let items: Vec<(Value, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
                 self.repr_guard.push(v.ptr_id());
                 out.push('{');
                 let mut r = Ok(());
@@ -140,7 +144,9 @@ impl Interp {
                 bm.0.type_name()
             )),
             Class(c) => match c.kind {
-                super::value::ClassKind::User => out.push_str(&format!("<class '__main__.{}'>", c.name)),
+                super::value::ClassKind::User => {
+                    out.push_str(&format!("<class '__main__.{}'>", c.name))
+                }
                 _ => out.push_str(&format!("<class '{}'>", c.name)),
             },
             Instance(inst) => {
@@ -152,8 +158,8 @@ impl Interp {
                 };
                 if let Some(f) = user {
                     let r = self.call_value(&f, vec![v.clone()], vec![])?;
-                    match r {
-                        Str(s) => out.push_str(&s),
+                    match &r {
+                        Str(s) => out.push_str(s),
                         other => {
                             return Err(type_err(format!(
                                 "__{}__ returned non-string (type {})",
@@ -166,10 +172,10 @@ impl Interp {
                     let s = super::exc::exc_str(self, v)?;
                     if is_repr {
                         let args = inst.dict.borrow().get("args").cloned();
-                        let inner = match args {
+                        let inner = match &args {
                             Some(Tuple(t)) if t.len() == 1 => self.repr(&t[0])?,
                             Some(Tuple(t)) => {
-                                let r = self.repr(&Tuple(t))?;
+                                let r = self.repr(&Tuple(t.clone()))?;
                                 r[1..r.len() - 1].trim_end_matches(',').to_string()
                             }
                             _ => String::new(),
@@ -272,12 +278,18 @@ impl Interp {
                 'f' | 'e' | 'g' | 'x' | 'X' | 'o' | 'E' | 'G' | 'F' => {
                     self.format_spec(&arg, &format!("{spec}{conv}"))?
                 }
-                other => return Err(value_err_fmt(&format!("unsupported format character '{other}'"))),
+                other => {
+                    return Err(value_err_fmt(&format!(
+                        "unsupported format character '{other}'"
+                    )))
+                }
             };
             out.push_str(&text);
         }
         if it.next().is_some() {
-            return Err(type_err("not all arguments converted during string formatting"));
+            return Err(type_err(
+                "not all arguments converted during string formatting",
+            ));
         }
         Ok(Value::str(&out))
     }

@@ -66,7 +66,11 @@ impl Resolver<'_> {
     }
 
     fn slot_place(&self, scope: usize, n: &Name) -> Place {
-        match self.frames.last().and_then(|f| f.slots.get(&(scope, n.clone()))) {
+        match self
+            .frames
+            .last()
+            .and_then(|f| f.slots.get(&(scope, n.clone())))
+        {
             Some((s, true)) => Place::Cell(*s, n.clone()),
             Some((s, false)) => Place::Local(*s, n.clone()),
             None => self.global(n),
@@ -153,12 +157,18 @@ impl Resolver<'_> {
             }
             ExprKind::Starred(x) => ExKind::Starred(Box::new(self.ex(x)?)),
             ExprKind::Attr(x, n) => ExKind::Attr(Box::new(self.ex(x)?), n.clone()),
-            ExprKind::Subscript(a, b) => ExKind::Subscript(Box::new(self.ex(a)?), Box::new(self.ex(b)?)),
+            ExprKind::Subscript(a, b) => {
+                ExKind::Subscript(Box::new(self.ex(a)?), Box::new(self.ex(b)?))
+            }
             ExprKind::Slice(a, b, c) => ExKind::Slice(self.opt(a)?, self.opt(b)?, self.opt(c)?),
             ExprKind::Call(f, args) => return self.call(f, args),
             ExprKind::Unary(op, x) => ExKind::Unary(*op, Box::new(self.ex(x)?)),
-            ExprKind::Binary(op, a, b) => ExKind::Binary(*op, Box::new(self.ex(a)?), Box::new(self.ex(b)?)),
-            ExprKind::BoolOp(op, a, b) => ExKind::BoolOp(*op, Box::new(self.ex(a)?), Box::new(self.ex(b)?)),
+            ExprKind::Binary(op, a, b) => {
+                ExKind::Binary(*op, Box::new(self.ex(a)?), Box::new(self.ex(b)?))
+            }
+            ExprKind::BoolOp(op, a, b) => {
+                ExKind::BoolOp(*op, Box::new(self.ex(a)?), Box::new(self.ex(b)?))
+            }
             ExprKind::Compare(a, rest) => {
                 let first = Box::new(self.ex(a)?);
                 let mut out = Vec::with_capacity(rest.len());
@@ -190,9 +200,16 @@ impl Resolver<'_> {
     }
 
     /// Enters a comprehension scope: fresh slots for its targets; returns the generators.
-    fn comp_enter(&mut self, e: &Expr, gens: &[ast::Comprehension]) -> Result<(Vec<Gen>, Vec<u32>, usize)> {
+    fn comp_enter(
+        &mut self,
+        e: &Expr,
+        gens: &[ast::Comprehension],
+    ) -> Result<(Vec<Gen>, Vec<u32>, usize)> {
         let Some(&cid) = self.t.by_node.get(&node_key(e as *const Expr)) else {
-            return Err(unsupported("internal error: comprehension scope not found", e.span));
+            return Err(unsupported(
+                "internal error: comprehension scope not found",
+                e.span,
+            ));
         };
         let first_iter = match gens.first() {
             Some(g) => Some(self.ex(&g.iter)?),
@@ -249,7 +266,11 @@ impl Resolver<'_> {
             });
         }
         if let ExprKind::Attr(recv, name) = &f.kind {
-            return Ok(ExKind::CallMethod(Box::new(self.ex(recv)?), name.clone(), out));
+            return Ok(ExKind::CallMethod(
+                Box::new(self.ex(recv)?),
+                name.clone(),
+                out,
+            ));
         }
         Ok(ExKind::Call(Box::new(self.ex(f)?), out))
     }
@@ -299,7 +320,10 @@ impl Resolver<'_> {
                 for (i, x) in xs.iter().enumerate() {
                     if let ExprKind::Starred(inner) = &x.kind {
                         if star.is_some() {
-                            return Err(unsupported("multiple starred expressions in assignment", x.span));
+                            return Err(unsupported(
+                                "multiple starred expressions in assignment",
+                                x.span,
+                            ));
                         }
                         star = Some(i);
                         out.push(self.target(inner)?);
@@ -310,7 +334,10 @@ impl Resolver<'_> {
                 Target::Unpack(out, star, t.span)
             }
             ExprKind::Starred(_) => {
-                return Err(unsupported("starred assignment target must be in a list or tuple", t.span))
+                return Err(unsupported(
+                    "starred assignment target must be in a list or tuple",
+                    t.span,
+                ))
             }
             _ => return Err(unsupported("cannot assign to expression", t.span)),
         })
@@ -339,17 +366,34 @@ impl Resolver<'_> {
                 let value = self.ex(value)?;
                 match self.target(target)? {
                     Target::Place(Place::Local(slot, n)) => StKind::AugLocal(slot, n, *op, value),
-                    Target::Unpack(_, _, sp) => return Err(unsupported("illegal expression for augmented assignment", sp)),
+                    Target::Unpack(_, _, sp) => {
+                        return Err(unsupported(
+                            "illegal expression for augmented assignment",
+                            sp,
+                        ))
+                    }
                     t => StKind::AugAssign(t, *op, value),
                 }
             }
-            StmtKind::If { cond, body, orelse } => StKind::If(self.ex(cond)?, self.stmts(body)?, self.stmts(orelse)?),
+            StmtKind::If { cond, body, orelse } => {
+                StKind::If(self.ex(cond)?, self.stmts(body)?, self.stmts(orelse)?)
+            }
             StmtKind::While { cond, body, orelse } => {
                 StKind::While(self.ex(cond)?, self.stmts(body)?, self.stmts(orelse)?)
             }
-            StmtKind::For { target, iter, body, orelse } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let iter = self.ex(iter)?;
-                StKind::For(self.target(target)?, iter, self.stmts(body)?, self.stmts(orelse)?)
+                StKind::For(
+                    self.target(target)?,
+                    iter,
+                    self.stmts(body)?,
+                    self.stmts(orelse)?,
+                )
             }
             StmtKind::Break => StKind::Break,
             StmtKind::Continue => StKind::Continue,
@@ -377,11 +421,17 @@ impl Resolver<'_> {
             StmtKind::Global(_) => StKind::Pass,
             StmtKind::Nonlocal(ns) => {
                 if !self.in_function() {
-                    return Err(unsupported("nonlocal declaration not allowed at module level", s.span));
+                    return Err(unsupported(
+                        "nonlocal declaration not allowed at module level",
+                        s.span,
+                    ));
                 }
                 for n in ns {
                     if matches!(self.place(n), Place::Global(..)) {
-                        return Err(unsupported(&format!("no binding for nonlocal '{n}' found"), s.span));
+                        return Err(unsupported(
+                            &format!("no binding for nonlocal '{n}' found"),
+                            s.span,
+                        ));
                     }
                 }
                 StKind::Pass
@@ -393,7 +443,11 @@ impl Resolver<'_> {
                     let Some(bind) = bind else {
                         return Err(unsupported("empty import", it.span));
                     };
-                    out.push((it.path.clone(), Target::Place(self.place(&bind)), it.alias.is_some()));
+                    out.push((
+                        it.path.clone(),
+                        Target::Place(self.place(&bind)),
+                        it.alias.is_some(),
+                    ));
                 }
                 StKind::Import(out)
             }
@@ -423,7 +477,12 @@ impl Resolver<'_> {
                 };
                 StKind::Raise(e, c)
             }
-            StmtKind::Try { body, handlers, orelse, finalbody } => {
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
                 let body = self.stmts(body)?;
                 let mut hs = Vec::with_capacity(handlers.len());
                 for h in handlers {
@@ -521,7 +580,10 @@ impl Resolver<'_> {
             });
         }
         let Some(&fid) = self.t.by_node.get(&node_key(Rc::as_ptr(f))) else {
-            return Err(unsupported("internal error: function scope not found", f.span));
+            return Err(unsupported(
+                "internal error: function scope not found",
+                f.span,
+            ));
         };
         // Captures are resolved in the defining scope.
         let frees: Vec<Name> = self.t.scopes[fid].frees.iter().cloned().collect();
@@ -529,7 +591,12 @@ impl Resolver<'_> {
         for n in &frees {
             match self.place(n) {
                 Place::Cell(s, _) => capture_from.push(s),
-                _ => return Err(unsupported(&format!("internal error: cannot capture '{n}'"), f.span)),
+                _ => {
+                    return Err(unsupported(
+                        &format!("internal error: cannot capture '{n}'"),
+                        f.span,
+                    ))
+                }
             }
         }
         let mut fr = FrameCtx {
@@ -562,7 +629,12 @@ impl Resolver<'_> {
         let np = p.params.len() as u32;
         let vararg = p.vararg.as_ref().map(|_| np);
         let kb = np + vararg.is_some() as u32;
-        let kwonly: Vec<(Name, u32)> = p.kwonly.iter().enumerate().map(|(i, q)| (q.name.clone(), kb + i as u32)).collect();
+        let kwonly: Vec<(Name, u32)> = p
+            .kwonly
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.name.clone(), kb + i as u32))
+            .collect();
         let kwarg = p.kwarg.as_ref().map(|_| kb + kwonly.len() as u32);
         self.frames.push(fr);
         let saved = self.sid;

@@ -124,7 +124,12 @@ impl Analyzer {
                 self.stmts(body);
                 self.stmts(orelse);
             }
-            StmtKind::For { target, iter, body, orelse } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 self.expr(iter);
                 self.target(target);
                 self.stmts(body);
@@ -189,7 +194,12 @@ impl Analyzer {
                     self.expr(e);
                 }
             }
-            StmtKind::Try { body, handlers, orelse, finalbody } => {
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
                 self.stmts(body);
                 for h in handlers {
                     if let Some(t) = &h.typ {
@@ -222,7 +232,12 @@ impl Analyzer {
 
     fn func(&mut self, f: &std::rc::Rc<FuncDef>) {
         let p = &f.params;
-        for d in p.params.iter().chain(p.kwonly.iter()).filter_map(|q| q.default.as_ref()) {
+        for d in p
+            .params
+            .iter()
+            .chain(p.kwonly.iter())
+            .filter_map(|q| q.default.as_ref())
+        {
             self.expr(d);
         }
         let prev = self.push(ScopeKind::Function, node_key(std::rc::Rc::as_ptr(f)));
@@ -310,7 +325,9 @@ impl Analyzer {
                 self.expr(f);
                 for a in args {
                     match a {
-                        Arg::Pos(x) | Arg::Star(x) | Arg::Kw(_, x) | Arg::StarStar(x) => self.expr(x),
+                        Arg::Pos(x) | Arg::Star(x) | Arg::Kw(_, x) | Arg::StarStar(x) => {
+                            self.expr(x)
+                        }
                     }
                 }
             }

@@ -57,7 +57,11 @@ pub enum ExKind {
 #[derive(Debug)]
 pub enum FPart {
     Lit(Rc<str>),
-    Expr { expr: Ex, conv: Option<char>, spec: Vec<FPart> },
+    Expr {
+        expr: Ex,
+        conv: Option<char>,
+        spec: Vec<FPart>,
+    },
 }
 
 #[derive(Debug)]

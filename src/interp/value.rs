@@ -262,13 +262,32 @@ impl ModuleObj {
 /// Iterator state for `iter()` and the iterator-producing builtins.
 #[derive(Debug)]
 pub enum IterObj {
-    Seq { items: Rc<[Value]>, pos: usize },
-    List { list: Rc<RefCell<Vec<Value>>>, pos: usize },
-    Range { cur: i64, stop: i64, step: i64 },
-    Enumerate { inner: Value, count: i64 },
+    Seq {
+        items: Rc<[Value]>,
+        pos: usize,
+    },
+    List {
+        list: Rc<RefCell<Vec<Value>>>,
+        pos: usize,
+    },
+    Range {
+        cur: i64,
+        stop: i64,
+        step: i64,
+    },
+    Enumerate {
+        inner: Value,
+        count: i64,
+    },
     Zip(Vec<Value>),
-    Map { func: Value, iters: Vec<Value> },
-    Filter { func: Value, inner: Value },
+    Map {
+        func: Value,
+        iters: Vec<Value>,
+    },
+    Filter {
+        func: Value,
+        inner: Value,
+    },
     /// An instance with `__next__`.
     User(Value),
     Done,
@@ -346,7 +365,9 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Bool(x), Int(y)) | (Int(y), Bool(x)) => (*x as i64) == *y,
         (Bool(x), Float(y)) | (Float(y), Bool(x)) => (*x as i64 as f64) == *y,
         (Str(x), Str(y)) => x == y,
-        (Tuple(x), Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q)),
+        (Tuple(x), Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
+        }
         _ => a.ptr_id() != 0 && a.ptr_id() == b.ptr_id(),
     }
 }
@@ -435,5 +456,82 @@ impl Value {
             Cell(_) | Unbound => "cell",
         };
         s.into()
+    }
+}
+
+thread_local! {
+    /// Children of dropped containers waiting to be released (iterative drop).
+    static DROP_QUEUE: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+    static DROPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Takes the children out of a container that is about to be freed, so that freeing a
+/// deeply nested structure never recurses deeply on the native stack.
+fn take_children(v: &mut Value) -> Vec<Value> {
+    match v {
+        Value::List(rc) if Rc::strong_count(rc) == 1 => match rc.try_borrow_mut() {
+            Ok(mut items) => std::mem::take(&mut *items),
+            Err(_) => Vec::new(),
+        },
+        Value::Tuple(rc) => match Rc::get_mut(rc) {
+            Some(items) => items.iter_mut().map(std::mem::take).collect(),
+            None => Vec::new(),
+        },
+        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
+            match rc.try_borrow_mut() {
+                Ok(mut m) => std::mem::take(&mut *m)
+                    .into_iter()
+                    .flat_map(|(k, x)| [k.0, x])
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        }
+        Value::Instance(rc) if Rc::strong_count(rc) == 1 => match rc.dict.try_borrow_mut() {
+            Ok(mut m) => std::mem::take(&mut *m).into_values().collect(),
+            Err(_) => Vec::new(),
+        },
+        Value::Cell(rc) if Rc::strong_count(rc) == 1 => match rc.try_borrow_mut() {
+            Ok(mut x) => vec![std::mem::take(&mut *x)],
+            Err(_) => Vec::new(),
+        },
+        Value::Func(rc) => match Rc::get_mut(rc) {
+            Some(f) => {
+                let mut out: Vec<Value> = std::mem::take(&mut f.defaults);
+                out.extend(std::mem::take(&mut f.closure).into_iter().map(Value::Cell));
+                out
+            }
+            None => Vec::new(),
+        },
+        Value::BoundMethod(rc) => match Rc::get_mut(rc) {
+            Some(pair) => vec![std::mem::take(&mut pair.0), std::mem::take(&mut pair.1)],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        match self {
+            Value::None
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Unbound => return,
+            _ => {}
+        }
+        let children = take_children(self);
+        if children.is_empty() {
+            return;
+        }
+        DROP_QUEUE.with(|q| q.borrow_mut().extend(children));
+        if DROPPING.with(|d| d.replace(true)) {
+            return;
+        }
+        while let Some(next) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {
+            drop(next);
+        }
+        DROPPING.with(|d| d.set(false));
     }
 }

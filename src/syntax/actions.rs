@@ -96,32 +96,37 @@ impl Cx<'_> {
         self.leaf(ExprKind::Name(n), l, r)
     }
 
-    pub fn binary(&self, op: BinOp, a: Node, b: Node) -> PResult<Node> {
-        let (span, d) = (a.e.span.to(b.e.span), a.d.max(b.d));
+    pub fn binary(&self, op: BinOp, a: Node, b: Node, l: usize, r: usize) -> PResult<Node> {
+        let (span, d) = (self.span(l, r), a.d.max(b.d));
         self.node(ExprKind::Binary(op, bx(a), bx(b)), span, d)
     }
 
-    pub fn unary(&self, op: UnaryOp, a: Node, l: usize) -> PResult<Node> {
-        let span = self.span(l, a.e.span.end as usize);
+    pub fn unary(&self, op: UnaryOp, a: Node, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
         let d = a.d;
         self.node(ExprKind::Unary(op, bx(a)), span, d)
     }
 
-    pub fn boolop(&self, op: BoolOp, a: Node, b: Node) -> PResult<Node> {
-        let (span, d) = (a.e.span.to(b.e.span), a.d.max(b.d));
+    pub fn boolop(&self, op: BoolOp, a: Node, b: Node, l: usize, r: usize) -> PResult<Node> {
+        let (span, d) = (self.span(l, r), a.d.max(b.d));
         self.node(ExprKind::BoolOp(op, bx(a), bx(b)), span, d)
     }
 
-    pub fn compare(&self, first: Node, rest: Vec<(CmpOp, Node)>) -> PResult<Node> {
+    pub fn compare(
+        &self,
+        first: Node,
+        rest: Vec<(CmpOp, Node)>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         let d = first.d.max(depth(rest.iter().map(|r| &r.1)));
-        let end = rest.last().map_or(first.e.span, |r| r.1.e.span);
-        let span = first.e.span.to(end);
+        let span = self.span(l, r);
         let rest = rest.into_iter().map(|(op, n)| (op, n.e)).collect();
         self.node(ExprKind::Compare(bx(first), rest), span, d)
     }
 
-    pub fn ifexp(&self, then: Node, cond: Node, orelse: Node) -> PResult<Node> {
-        let span = then.e.span.to(orelse.e.span);
+    pub fn ifexp(&self, then: Node, cond: Node, orelse: Node, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
         let d = then.d.max(cond.d).max(orelse.d);
         let kind = ExprKind::IfExp {
             cond: bx(cond),
@@ -131,32 +136,27 @@ impl Cx<'_> {
         self.node(kind, span, d)
     }
 
-    pub fn attr(&self, v: Node, name: Rc<str>, r: usize) -> PResult<Node> {
-        let span = self.span(v.e.span.start as usize, r);
+    pub fn attr(&self, v: Node, name: Rc<str>, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
         let d = v.d;
         self.node(ExprKind::Attr(bx(v), name), span, d)
     }
 
-    pub fn subscript(&self, v: Node, idx: Node, r: usize) -> PResult<Node> {
-        let span = self.span(v.e.span.start as usize, r);
+    pub fn subscript(&self, v: Node, idx: Node, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
         let d = v.d.max(idx.d);
         self.node(ExprKind::Subscript(bx(v), bx(idx)), span, d)
     }
 
-    pub fn slice(
-        &self,
-        parts: [Option<Node>; 3],
-        l: usize,
-        r: usize,
-    ) -> PResult<Node> {
+    pub fn slice(&self, parts: [Option<Node>; 3], l: usize, r: usize) -> PResult<Node> {
         let d = depth(parts.iter().flatten());
         let [a, b, c] = parts;
         let kind = ExprKind::Slice(a.map(bx), b.map(bx), c.map(bx));
         self.node(kind, self.span(l, r), d)
     }
 
-    pub fn starred(&self, v: Node, l: usize) -> PResult<Node> {
-        let span = self.span(l, v.e.span.end as usize);
+    pub fn starred(&self, v: Node, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
         let d = v.d;
         self.node(ExprKind::Starred(bx(v)), span, d)
     }
@@ -201,7 +201,12 @@ impl Cx<'_> {
     }
 
     /// `{k: v, ...}`; a `**mapping` item is `None` (unsupported).
-    pub fn dict_items(&self, items: Vec<Option<(Node, Node)>>, l: usize, r: usize) -> PResult<Node> {
+    pub fn dict_items(
+        &self,
+        items: Vec<Option<(Node, Node)>>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         match items.into_iter().collect::<Option<Vec<_>>>() {
             Some(items) => self.dict(items, l, r),
             None => self.unsupported("'**' unpackings in dict literals", l, r),
@@ -228,7 +233,13 @@ impl Cx<'_> {
         Ok((out, d))
     }
 
-    pub fn listcomp(&self, elt: Node, clauses: Vec<CompClause>, l: usize, r: usize) -> PResult<Node> {
+    pub fn listcomp(
+        &self,
+        elt: Node,
+        clauses: Vec<CompClause>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Node> {
         let (comps, d) = self.comps(clauses)?;
         let d = d.max(elt.d);
         self.node(ExprKind::ListComp(bx(elt), comps), self.span(l, r), d)
@@ -247,9 +258,9 @@ impl Cx<'_> {
         self.node(ExprKind::DictComp(bx(k), bx(v), comps), self.span(l, r), d)
     }
 
-    pub fn call(&self, f: Node, args: Vec<ArgItem>, r: usize) -> PResult<Node> {
+    pub fn call(&self, f: Node, args: Vec<ArgItem>, l: usize, r: usize) -> PResult<Node> {
         check_args(self, &args)?;
-        let span = self.span(f.e.span.start as usize, r);
+        let span = self.span(l, r);
         let d = f.d.max(args.iter().map(|a| a.d).max().unwrap_or(0));
         let args = args.into_iter().map(|a| a.arg).collect();
         self.node(ExprKind::Call(bx(f), args), span, d)
@@ -269,7 +280,10 @@ fn check_args(cx: &Cx, args: &[ArgItem]) -> PResult<()> {
     for a in args {
         match &a.arg {
             Arg::Pos(_) if seen_kwunpack => {
-                return cx.err_at("positional argument follows keyword argument unpacking", a.span)
+                return cx.err_at(
+                    "positional argument follows keyword argument unpacking",
+                    a.span,
+                )
             }
             Arg::Pos(_) if seen_kw => {
                 return cx.err_at("positional argument follows keyword argument", a.span)

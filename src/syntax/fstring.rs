@@ -61,7 +61,14 @@ impl Cx<'_> {
     }
 
     /// Splits `src[start..end]` (an f-string body or a format spec) into `out`.
-    fn fbody(&self, out: &mut Parts, start: usize, end: usize, raw: bool, nest: u32) -> PResult<()> {
+    fn fbody(
+        &self,
+        out: &mut Parts,
+        start: usize,
+        end: usize,
+        raw: bool,
+        nest: u32,
+    ) -> PResult<()> {
         let body = self.src.get(start..end).unwrap_or("");
         let mut raw_lit = String::new();
         let mut it = body.char_indices().peekable();
@@ -164,7 +171,11 @@ impl Cx<'_> {
     fn field_expr(&self, p: usize, stop: usize) -> PResult<Node> {
         let text = self.src.get(p..stop).unwrap_or("");
         if text.trim().is_empty() {
-            return self.err("f-string: empty expression not allowed", p.saturating_sub(1), stop + 1);
+            return self.err(
+                "f-string: empty expression not allowed",
+                p.saturating_sub(1),
+                stop + 1,
+            );
         }
         if self.fdepth + 1 >= MAX_FSTRING_DEPTH {
             return self.err(too_deep(MAX_FSTRING_DEPTH as usize), p, stop);

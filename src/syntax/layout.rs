@@ -105,7 +105,12 @@ impl State<'_> {
         let ws = before.get(line_start..).unwrap_or("");
         if let Some(t) = ws.find('\t') {
             let at = line_start + t;
-            return Err(self.err(ErrorKind::IndentationError, "tab in indentation", at, at + 1));
+            return Err(self.err(
+                ErrorKind::IndentationError,
+                "tab in indentation",
+                at,
+                at + 1,
+            ));
         }
         let col = ws.bytes().filter(|&b| b == b' ').count();
         let cur = self.indents.last().copied().unwrap_or(0);
@@ -163,7 +168,12 @@ impl State<'_> {
     fn close(&mut self, s: usize, tok: &Tok, e: usize) -> Result<(), LayoutError> {
         let closer = bracket_char(tok);
         let Some((open, _, _)) = self.brackets.pop() else {
-            return Err(self.err(ErrorKind::SyntaxError, format!("unmatched '{closer}'"), s, e));
+            return Err(self.err(
+                ErrorKind::SyntaxError,
+                format!("unmatched '{closer}'"),
+                s,
+                e,
+            ));
         };
         let expected = match open {
             Tok::Lpar => ')',

@@ -11,7 +11,13 @@ use crate::source::{FileId, Span};
 use lalrpop_util::{lalrpop_mod, ParseError};
 
 lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused_parens, unused_variables, dead_code)]
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        unused_parens,
+        unused_variables,
+        dead_code
+    )]
     grammar,
     "/kiln.rs"
 );
@@ -33,7 +39,11 @@ pub fn parse_module(src: &str, file: FileId) -> Result<Module, Vec<Error>> {
         return Err(lexed.errors);
     }
     let laid = layout(src, file, &lexed.toks, Mode::Module, 0).map_err(|e| vec![e.error])?;
-    let cx = Cx { src, file, fdepth: 0 };
+    let cx = Cx {
+        src,
+        file,
+        fdepth: 0,
+    };
     let mut errors = Vec::new();
     let body = parse_recovering(&cx, &laid.toks, &mut errors);
     validate(&body, &mut errors);
@@ -114,7 +124,10 @@ pub fn parse_expr(
     let parser = grammar::TopParser::new();
     match parser.parse(&cx, laid.toks.iter().cloned()) {
         Ok(Top::Expr(n)) => Ok(n),
-        Ok(Top::Module(_)) => Err(Error::syntax("f-string: invalid syntax", Span::new(file, start, end))),
+        Ok(Top::Module(_)) => Err(Error::syntax(
+            "f-string: invalid syntax",
+            Span::new(file, start, end),
+        )),
         Err(e) => Err(convert(&cx, e, &laid.toks, true).0),
     }
 }
@@ -137,7 +150,11 @@ pub fn is_incomplete(src: &str) -> bool {
     if ends_with_blank_line(src) {
         return false;
     }
-    let cx = Cx { src, file, fdepth: 0 };
+    let cx = Cx {
+        src,
+        file,
+        fdepth: 0,
+    };
     match grammar::TopParser::new().parse(&cx, laid.toks.iter().cloned()) {
         Ok(_) => laid.open_block,
         Err(ParseError::UnrecognizedEof { .. }) => true,
@@ -159,13 +176,16 @@ type LError = ParseError<usize, Tok, Error>;
 /// A Python-style error for a lalrpop error, with the byte offset where it happened.
 fn convert(cx: &Cx, e: LError, toks: &[Spanned], fstring: bool) -> (Error, usize) {
     let prefix = if fstring { "f-string: " } else { "" };
-    let syntax = |msg: &str, l: usize, r: usize| Error::syntax(format!("{prefix}{msg}"), cx.span(l, r));
+    let syntax =
+        |msg: &str, l: usize, r: usize| Error::syntax(format!("{prefix}{msg}"), cx.span(l, r));
     match e {
         ParseError::User { error } => {
             let pos = error.span.map_or(0, |s| s.start as usize);
             (error, pos)
         }
-        ParseError::InvalidToken { location } => (syntax("invalid syntax", location, location), location),
+        ParseError::InvalidToken { location } => {
+            (syntax("invalid syntax", location, location), location)
+        }
         ParseError::ExtraToken { token: (l, _, r) } => (syntax("invalid syntax", l, r), l),
         ParseError::UnrecognizedEof { location, expected } => {
             let idx = toks.len();
@@ -179,7 +199,10 @@ fn convert(cx: &Cx, e: LError, toks: &[Spanned], fstring: bool) -> (Error, usize
             token: (l, tok, r),
             expected,
         } => {
-            let idx = toks.iter().position(|t| t.0 == l && t.1 == tok).unwrap_or(toks.len());
+            let idx = toks
+                .iter()
+                .position(|t| t.0 == l && t.1 == tok)
+                .unwrap_or(toks.len());
             let err = if tok == Tok::Indent {
                 indentation(cx, "unexpected indent".into(), l, r.max(l + 1))
             } else if let Some(msg) = block_header(cx, toks, idx, &expected) {
@@ -205,9 +228,6 @@ fn unexpected(tok: &Tok, expected: &[String]) -> String {
     if *tok == Tok::Newline && has("\":\"") {
         return "expected ':'".into();
     }
-    if *tok == Tok::Newline && expected.len() <= 3 && !expected.is_empty() {
-        return "invalid syntax (unexpected end of line)".into();
-    }
     "invalid syntax".into()
 }
 
@@ -218,7 +238,12 @@ fn block_header(cx: &Cx, toks: &[Spanned], idx: usize, expected: &[String]) -> O
         return None;
     }
     let mut k = idx.checked_sub(2)?;
-    while k > 0 && !matches!(toks[k - 1].1, Tok::Newline | Tok::Indent | Tok::Dedent | Tok::StartModule) {
+    while k > 0
+        && !matches!(
+            toks[k - 1].1,
+            Tok::Newline | Tok::Indent | Tok::Dedent | Tok::StartModule
+        )
+    {
         k -= 1;
     }
     let (pos, kw, _) = toks.get(k)?;
@@ -237,5 +262,7 @@ fn block_header(cx: &Cx, toks: &[Spanned], idx: usize, expected: &[String]) -> O
         _ => return Some("expected an indented block".into()),
     };
     let line = cx.src.get(..*pos).unwrap_or("").matches('\n').count() + 1;
-    Some(format!("expected an indented block after {what} on line {line}"))
+    Some(format!(
+        "expected an indented block after {what} on line {line}"
+    ))
 }

@@ -41,9 +41,14 @@ impl Cx<'_> {
         }
     }
 
-    /// A compound statement from `l` to the end of its last block.
-    pub fn compound(&self, kind: StmtKind, l: usize, last: &[Stmt], r: usize) -> Stmt {
-        let end = block_end(last, r as u32);
+    /// A `while` or `for` statement from `l` to the end of its last block.
+    pub fn loop_stmt(&self, kind: StmtKind, l: usize, r: usize) -> Stmt {
+        let end = match &kind {
+            StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
+                block_end(orelse, block_end(body, r as u32))
+            }
+            _ => r as u32,
+        };
         self.stmt(kind, l, end as usize)
     }
 
@@ -156,7 +161,8 @@ impl Cx<'_> {
                     if q.default.is_some() {
                         default_seen = true;
                     } else if default_seen {
-                        return self.err_at("non-default argument follows default argument", q.span);
+                        return self
+                            .err_at("non-default argument follows default argument", q.span);
                     }
                     p.params.push(q);
                 }
@@ -240,7 +246,8 @@ impl Cx<'_> {
                     return self.err_at(msg, a.span);
                 }
                 Arg::Star(_) | Arg::StarStar(_) => {
-                    return self.err_at("argument unpacking in class bases is not supported", a.span)
+                    return self
+                        .err_at("argument unpacking in class bases is not supported", a.span)
                 }
             }
         }

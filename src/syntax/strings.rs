@@ -89,9 +89,21 @@ pub fn decode_escapes(body: &str) -> Result<String, &'static str> {
             'v' => out.push('\x0b'),
             '\\' | '\'' | '"' => out.push(e),
             '0'..='7' => out.push(octal(e, &mut chars)),
-            'x' => out.push(hex(&mut chars, 2, "(unicode error) truncated \\xXX escape")?),
-            'u' => out.push(hex(&mut chars, 4, "(unicode error) truncated \\uXXXX escape")?),
-            'U' => out.push(hex(&mut chars, 8, "(unicode error) truncated \\UXXXXXXXX escape")?),
+            'x' => out.push(hex(
+                &mut chars,
+                2,
+                "(unicode error) truncated \\xXX escape",
+            )?),
+            'u' => out.push(hex(
+                &mut chars,
+                4,
+                "(unicode error) truncated \\uXXXX escape",
+            )?),
+            'U' => out.push(hex(
+                &mut chars,
+                8,
+                "(unicode error) truncated \\UXXXXXXXX escape",
+            )?),
             'N' => return Err("\\N{...} escapes are not supported"),
             other => {
                 out.push('\\');

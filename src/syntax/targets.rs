@@ -55,7 +55,11 @@ impl Cx<'_> {
                 e.span,
             ),
             other => {
-                let verb = if ctx == Ctx::Del { "delete" } else { "assign to" };
+                let verb = if ctx == Ctx::Del {
+                    "delete"
+                } else {
+                    "assign to"
+                };
                 self.err_at(format!("cannot {verb} {}", describe(other)), e.span)
             }
         }
@@ -68,7 +72,8 @@ impl Cx<'_> {
                 ExprKind::Starred(inner) if ctx != Ctx::Del => {
                     starred += 1;
                     if starred > 1 {
-                        return self.err_at("multiple starred expressions in assignment", item.span);
+                        return self
+                            .err_at("multiple starred expressions in assignment", item.span);
                     }
                     self.check_target(inner, ctx)?;
                 }

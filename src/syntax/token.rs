@@ -18,7 +18,11 @@ pub type Spanned = (usize, Tok, usize);
 pub enum StrTok {
     Plain(Rc<str>),
     /// An f-string whose body is `src[start..end]` of the file; `raw` for `rf"..."`.
-    F { start: usize, end: usize, raw: bool },
+    F {
+        start: usize,
+        end: usize,
+        raw: bool,
+    },
 }
 
 /// Why lexing failed at a span (logos errors carry no span; the wrapper adds it).
@@ -32,6 +36,7 @@ pub enum LexError {
         triple: bool,
     },
     BadEscape(&'static str),
+    Unsupported(&'static str),
     /// A `\` that is not followed by a newline; `at_eof` when it ends the input.
     StrayBackslash {
         at_eof: bool,
@@ -62,12 +67,24 @@ pub enum Tok {
     #[regex(r"0[oO](_?[0-7])+", |lex| lex_radix(lex, 8))]
     #[regex(r"0[bB](_?[01])+", |lex| lex_radix(lex, 2))]
     Int(i64),
-    #[regex(r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?", lex_float)]
+    #[regex(
+        r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?",
+        lex_float
+    )]
     #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?", lex_float)]
     #[regex(r"[0-9](_?[0-9])*[eE][+-]?[0-9](_?[0-9])*", lex_float)]
     Float(f64),
     #[regex(r#"([rRfFuU]|[rR][fF]|[fF][rR])?["']"#, strings::lex_string)]
     Str(StrTok),
+    /// Unsupported literals (bytes, complex numbers): lexed only to report them clearly.
+    #[regex(r#"([bB]|[rR][bB]|[bB][rR])["']"#, bytes_literal)]
+    #[regex(r"[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?[jJ]", complex_literal)]
+    #[regex(
+        r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?[jJ]",
+        complex_literal
+    )]
+    #[regex(r"\.[0-9](_?[0-9])*([eE][+-]?[0-9](_?[0-9])*)?[jJ]", complex_literal)]
+    Unsupported,
     #[token("\\", stray_backslash)]
     Backslash,
 
@@ -241,6 +258,16 @@ pub enum Tok {
     RShiftEqual,
 }
 
+/// Consumes the whole bytes literal (so that the error covers it) and rejects it.
+fn bytes_literal(lex: &mut logos::Lexer<Tok>) -> Result<(), LexError> {
+    strings::lex_string(lex)?;
+    Err(LexError::Unsupported("bytes literals are not supported"))
+}
+
+fn complex_literal(_: &mut logos::Lexer<Tok>) -> Result<(), LexError> {
+    Err(LexError::Unsupported("complex numbers are not supported"))
+}
+
 fn stray_backslash(lex: &mut logos::Lexer<Tok>) -> Result<(), LexError> {
     let at_eof = lex.remainder().trim().is_empty();
     Err(LexError::StrayBackslash { at_eof })
@@ -412,14 +439,18 @@ pub fn lex(src: &str, start: usize, end: usize, file: FileId) -> Lexed {
         match res {
             Ok(tok) => match unsupported(&tok) {
                 Some(msg) => out.errors.push(Error::syntax(msg, span)),
-                None => out.toks.push((span.start as usize, shift(tok, start), span.end as usize)),
+                None => out
+                    .toks
+                    .push((span.start as usize, shift(tok, start), span.end as usize)),
             },
             Err(e) => {
                 out.incomplete |= matches!(
                     e,
-                    LexError::Unterminated { triple: true } | LexError::StrayBackslash { at_eof: true }
+                    LexError::Unterminated { triple: true }
+                        | LexError::StrayBackslash { at_eof: true }
                 );
-                out.errors.push(Error::syntax(lex_message(&e, &lexer.slice()[..]), span));
+                out.errors
+                    .push(Error::syntax(lex_message(&e, lexer.slice()), span));
             }
         }
     }
@@ -456,7 +487,7 @@ fn lex_message(e: &LexError, slice: &str) -> String {
             _ => "invalid syntax".into(),
         },
         LexError::IntTooLarge => "integer literal too large".into(),
-        LexError::BadNumber(m) | LexError::BadEscape(m) => (*m).into(),
+        LexError::BadNumber(m) | LexError::BadEscape(m) | LexError::Unsupported(m) => (*m).into(),
         LexError::Unterminated { triple: false } => "unterminated string literal".into(),
         LexError::Unterminated { triple: true } => {
             "unterminated triple-quoted string literal".into()

@@ -37,12 +37,14 @@ pub fn errs(src: &str) -> Vec<Error> {
 pub fn err1(src: &str) -> (String, String) {
     let e = errs(src).remove(0);
     let sp = e.span.expect("error without span");
-    let text = src.get(sp.start as usize..sp.end as usize).unwrap_or("<bad span>");
+    let text = src
+        .get(sp.start as usize..sp.end as usize)
+        .unwrap_or("<bad span>");
     (e.message.clone(), text.to_string())
 }
 
 /// The source text covered by a span.
-pub fn text<'a>(src: &'a str, sp: kiln::source::Span) -> &'a str {
+pub fn text(src: &str, sp: kiln::source::Span) -> &str {
     &src[sp.start as usize..sp.end as usize]
 }
 
@@ -61,7 +63,9 @@ fn opt(e: &Option<Expr>) -> String {
 pub fn stmt(s: &Stmt) -> String {
     match &s.kind {
         StmtKind::Expr(e) => expr(e),
-        StmtKind::Assign { targets, value } => format!("(= {} {})", list(targets, expr), expr(value)),
+        StmtKind::Assign { targets, value } => {
+            format!("(= {} {})", list(targets, expr), expr(value))
+        }
         StmtKind::AugAssign { target, op, value } => {
             format!("({}= {} {})", op.symbol(), expr(target), expr(value))
         }
@@ -71,7 +75,12 @@ pub fn stmt(s: &Stmt) -> String {
         StmtKind::While { cond, body, orelse } => {
             format!("(while {} {} {})", expr(cond), block(body), block(orelse))
         }
-        StmtKind::For { target, iter, body, orelse } => format!(
+        StmtKind::For {
+            target,
+            iter,
+            body,
+            orelse,
+        } => format!(
             "(for {} {} {} {})",
             expr(target),
             expr(iter),
@@ -115,7 +124,12 @@ pub fn stmt(s: &Stmt) -> String {
         ),
         StmtKind::Assert { test, msg } => format!("(assert {} {})", expr(test), opt(msg)),
         StmtKind::Raise { exc, cause } => format!("(raise {} {})", opt(exc), opt(cause)),
-        StmtKind::Try { body, handlers, orelse, finalbody } => format!(
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+        } => format!(
             "(try {} ({}) {} {})",
             block(body),
             list(handlers, |h| format!(
@@ -160,9 +174,17 @@ pub fn params(p: &Params) -> String {
 fn fparts(parts: &[FPart]) -> String {
     list(parts, |p| match p {
         FPart::Lit(s) => format!("{s:?}"),
-        FPart::Expr { expr: e, conv, spec } => {
+        FPart::Expr {
+            expr: e,
+            conv,
+            spec,
+        } => {
             let c = conv.map_or(String::new(), |c| format!(" !{c}"));
-            let s = if spec.is_empty() { String::new() } else { format!(" (spec {})", fparts(spec)) };
+            let s = if spec.is_empty() {
+                String::new()
+            } else {
+                format!(" (spec {})", fparts(spec))
+            };
             format!("{{{}{c}{s}}}", expr(e))
         }
     })
@@ -170,7 +192,11 @@ fn fparts(parts: &[FPart]) -> String {
 
 fn comps(cs: &[Comprehension]) -> String {
     list(cs, |c| {
-        let ifs = c.ifs.iter().map(|i| format!(" (if {})", expr(i))).collect::<String>();
+        let ifs = c
+            .ifs
+            .iter()
+            .map(|i| format!(" (if {})", expr(i)))
+            .collect::<String>();
         format!("(for {} {}{ifs})", expr(&c.target), expr(&c.iter))
     })
 }
@@ -196,9 +222,11 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Name(n) => n.to_string(),
         ExprKind::List(v) => format!("(list {})", list(v, expr)).replace("(list )", "(list)"),
         ExprKind::Tuple(v) => format!("(tuple {})", list(v, expr)).replace("(tuple )", "(tuple)"),
-        ExprKind::Dict(v) => {
-            format!("(dict {})", list(v, |(k, x)| format!("({} {})", expr(k), expr(x)))).replace("(dict )", "(dict)")
-        }
+        ExprKind::Dict(v) => format!(
+            "(dict {})",
+            list(v, |(k, x)| format!("({} {})", expr(k), expr(x)))
+        )
+        .replace("(dict )", "(dict)"),
         ExprKind::Starred(x) => format!("(* {})", expr(x)),
         ExprKind::Attr(x, n) => format!("(. {} {n})", expr(x)),
         ExprKind::Subscript(x, i) => format!("([] {} {})", expr(x), expr(i)),
@@ -213,7 +241,11 @@ pub fn expr(e: &Expr) -> String {
                 Arg::Kw(n, x) => format!("(kw {n} {})", expr(x)),
                 Arg::StarStar(x) => format!("(** {})", expr(x)),
             });
-            format!("(call {}{}{a})", expr(f), if args.is_empty() { "" } else { " " })
+            format!(
+                "(call {}{}{a})",
+                expr(f),
+                if args.is_empty() { "" } else { " " }
+            )
         }
         ExprKind::Unary(op, x) => format!("({} {})", unop(*op), expr(x)),
         ExprKind::Binary(op, a, b) => format!("({} {} {})", op.symbol(), expr(a), expr(b)),

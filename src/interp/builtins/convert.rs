@@ -18,11 +18,18 @@ fn parse_int(s: &str, base: u32) -> Option<i64> {
         None => (false, t.strip_prefix('+').unwrap_or(t)),
     };
     let digits = if base == 16 {
-        digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")).unwrap_or(digits)
+        digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+            .unwrap_or(digits)
     } else {
         digits
     };
-    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
         return None;
     }
     let clean: String = digits.chars().filter(|c| *c != '_').collect();
@@ -121,7 +128,11 @@ pub fn int_arg(v: &Value, what: &str) -> R<i64> {
         _ => Err(type_err(format!(
             "'{}' object cannot be interpreted as an integer{}",
             v.type_name(),
-            if what.is_empty() { String::new() } else { format!(" ({what})") }
+            if what.is_empty() {
+                String::new()
+            } else {
+                format!(" ({what})")
+            }
         ))),
     }
 }
@@ -178,7 +189,11 @@ impl Interp {
                             ))
                         })?)
                     }
-                    (Some(_), Some(_)) => return Err(type_err("int() can't convert non-string with explicit base")),
+                    (Some(_), Some(_)) => {
+                        return Err(type_err(
+                            "int() can't convert non-string with explicit base",
+                        ))
+                    }
                     (Some(v), None) => Value::Int(to_int(self, v)?),
                 }
             }

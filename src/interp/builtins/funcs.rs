@@ -3,10 +3,10 @@
 use super::convert::int_arg;
 use super::format::{int_from_float, py_round};
 use super::{arity, kwarg, native, no_kw};
+use crate::error::ErrorKind;
 use crate::interp::repr::fmt_err;
 use crate::interp::value::{IterObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
-use crate::error::ErrorKind;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -56,12 +56,22 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let sep = match kwarg(kw, "sep") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => " ".into(),
-        Some(v) => return Err(type_err(format!("sep must be None or a string, not {}", v.type_name()))),
+        Some(v) => {
+            return Err(type_err(format!(
+                "sep must be None or a string, not {}",
+                v.type_name()
+            )))
+        }
     };
     let end = match kwarg(kw, "end") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => "\n".into(),
-        Some(v) => return Err(type_err(format!("end must be None or a string, not {}", v.type_name()))),
+        Some(v) => {
+            return Err(type_err(format!(
+                "end must be None or a string, not {}",
+                v.type_name()
+            )))
+        }
     };
     let mut out = String::new();
     for (i, a) in args.iter().enumerate() {
@@ -92,9 +102,19 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
                     r.type_name()
                 )))
             }
-            None => return Err(type_err(format!("object of type '{}' has no len()", v.type_name()))),
+            None => {
+                return Err(type_err(format!(
+                    "object of type '{}' has no len()",
+                    v.type_name()
+                )))
+            }
         },
-        _ => return Err(type_err(format!("object of type '{}' has no len()", v.type_name()))),
+        _ => {
+            return Err(type_err(format!(
+                "object of type '{}' has no len()",
+                v.type_name()
+            )))
+        }
     })
 }
 
@@ -114,7 +134,12 @@ fn abs(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         Value::Float(f) => Value::Float(f.abs()),
         v => match me.call_dunder(v, "__abs__", &[])? {
             Some(r) => r,
-            None => return Err(type_err(format!("bad operand type for abs(): '{}'", v.type_name()))),
+            None => {
+                return Err(type_err(format!(
+                    "bad operand type for abs(): '{}'",
+                    v.type_name()
+                )))
+            }
         },
     })
 }
@@ -122,11 +147,17 @@ fn abs(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 fn min_max(me: &mut Interp, args: &[Value], kw: Kw, name: &str, want_max: bool) -> R<Value> {
     no_kw(name, kw, &["key", "default"])?;
     let items = match args.len() {
-        0 => return Err(type_err(format!("{name} expected at least 1 argument, got 0"))),
+        0 => {
+            return Err(type_err(format!(
+                "{name} expected at least 1 argument, got 0"
+            )))
+        }
         1 => me.collect(&args[0])?,
         _ => args.to_vec(),
     };
-    let key = kwarg(kw, "key").filter(|k| !matches!(k, Value::None)).cloned();
+    let key = kwarg(kw, "key")
+        .filter(|k| !matches!(k, Value::None))
+        .cloned();
     let mut best: Option<(Value, Value)> = None;
     for x in items {
         let k = match &key {
@@ -136,7 +167,11 @@ fn min_max(me: &mut Interp, args: &[Value], kw: Kw, name: &str, want_max: bool) 
         best = match best {
             None => Some((x, k)),
             Some((bx, bk)) => {
-                let better = if want_max { me.lt(&bk, &k)? } else { me.lt(&k, &bk)? };
+                let better = if want_max {
+                    me.lt(&bk, &k)?
+                } else {
+                    me.lt(&k, &bk)?
+                };
                 if better {
                     Some((x, k))
                 } else {
@@ -171,7 +206,9 @@ fn sum(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .cloned()
         .unwrap_or(Value::Int(0));
     if let Value::Str(_) = acc {
-        return Err(type_err("sum() can't sum strings [use ''.join(seq) instead]"));
+        return Err(type_err(
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
     }
     let items = me.collect(&args[0])?;
     for x in items {
@@ -213,7 +250,12 @@ fn round(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 }
 
 /// Stable sort of `items` by `key`, optionally reversed (as `list.sort`).
-pub fn sort_values(me: &mut Interp, items: Vec<Value>, key: Option<&Value>, reverse: bool) -> R<Vec<Value>> {
+pub fn sort_values(
+    me: &mut Interp,
+    items: Vec<Value>,
+    key: Option<&Value>,
+    reverse: bool,
+) -> R<Vec<Value>> {
     let keys = match key {
         Some(f) if !matches!(f, Value::None) => {
             let mut ks = Vec::with_capacity(items.len());
@@ -231,7 +273,11 @@ pub fn sort_values(me: &mut Interp, items: Vec<Value>, key: Option<&Value>, reve
         if failure.is_some() {
             return false;
         }
-        let (x, y) = if reverse { (&keys[a], &keys[b]) } else { (&keys[b], &keys[a]) };
+        let (x, y) = if reverse {
+            (&keys[a], &keys[b])
+        } else {
+            (&keys[b], &keys[a])
+        };
         match me.lt(x, y) {
             Ok(r) => r,
             Err(e) => {
@@ -280,7 +326,12 @@ fn sorted(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         Some(v) => me.truthy(v)?,
         None => false,
     };
-    Ok(Value::list(sort_values(me, items, kwarg(kw, "key"), reverse)?))
+    Ok(Value::list(sort_values(
+        me,
+        items,
+        kwarg(kw, "key"),
+        reverse,
+    )?))
 }
 
 fn reversed(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
@@ -291,8 +342,15 @@ fn reversed(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         }
     }
     let mut items = match &args[0] {
-        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(_) | Value::Instance(_) => me.collect(&args[0])?,
-        v => return Err(type_err(format!("'{}' object is not reversible", v.type_name()))),
+        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(_) | Value::Instance(_) => {
+            me.collect(&args[0])?
+        }
+        v => {
+            return Err(type_err(format!(
+                "'{}' object is not reversible",
+                v.type_name()
+            )))
+        }
     };
     items.reverse();
     Ok(me.make_iter(IterObj::Seq {
@@ -309,7 +367,10 @@ fn enumerate(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         None => 0,
     };
     let inner = me.get_iter(&args[0])?;
-    Ok(me.make_iter(IterObj::Enumerate { inner, count: start }))
+    Ok(me.make_iter(IterObj::Enumerate {
+        inner,
+        count: start,
+    }))
 }
 
 fn zip(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
@@ -382,12 +443,24 @@ fn class_check(me: &mut Interp, v: &Value, c: &Value, fname: &str, sub: bool) ->
 
 fn isinstance(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("isinstance", args, 2, 2)?;
-    Ok(Value::Bool(class_check(me, &args[0], &args[1], "isinstance", false)?))
+    Ok(Value::Bool(class_check(
+        me,
+        &args[0],
+        &args[1],
+        "isinstance",
+        false,
+    )?))
 }
 
 fn issubclass(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("issubclass", args, 2, 2)?;
-    Ok(Value::Bool(class_check(me, &args[0], &args[1], "issubclass", true)?))
+    Ok(Value::Bool(class_check(
+        me,
+        &args[0],
+        &args[1],
+        "issubclass",
+        true,
+    )?))
 }
 
 fn attr_name(v: &Value) -> R<Rc<str>> {
@@ -414,7 +487,9 @@ fn getattr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("getattr", args, 2, 3)?;
     let n = attr_name(&args[1])?;
     match me.get_attr(&args[0], &n) {
-        Err(e) if e.error.kind == ErrorKind::AttributeError && args.len() == 3 => Ok(args[2].clone()),
+        Err(e) if e.error.kind == ErrorKind::AttributeError && args.len() == 3 => {
+            Ok(args[2].clone())
+        }
         r => r,
     }
 }
@@ -454,7 +529,9 @@ fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     match &k.0 {
         Value::Int(i) => return Ok(Value::Int(*i)),
         Value::Bool(b) => return Ok(Value::Int(*b as i64)),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => return Ok(Value::Int(*f as i64)),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
+            return Ok(Value::Int(*f as i64))
+        }
         _ => {}
     }
     let mut h = crate::interp::value::FxBuild::default().build_hasher();
@@ -480,7 +557,11 @@ fn id(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 fn callable(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("callable", args, 1, 1)?;
     Ok(Value::Bool(match &args[0] {
-        Value::Func(_) | Value::Native(_) | Value::BoundMethod(_) | Value::BuiltinMethod(_) | Value::Class(_) => true,
+        Value::Func(_)
+        | Value::Native(_)
+        | Value::BoundMethod(_)
+        | Value::BuiltinMethod(_)
+        | Value::Class(_) => true,
         Value::Instance(i) => i.class.lookup("__call__").is_some(),
         _ => false,
     }))
@@ -507,7 +588,9 @@ fn chr(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 fn ord(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("ord", args, 1, 1)?;
     match &args[0] {
-        Value::Str(s) if s.chars().count() == 1 => Ok(Value::Int(s.chars().next().map(|c| c as i64).unwrap_or(0))),
+        Value::Str(s) if s.chars().count() == 1 => {
+            Ok(Value::Int(s.chars().next().map(|c| c as i64).unwrap_or(0)))
+        }
         Value::Str(s) => Err(type_err(format!(
             "ord() expected a character, but string of length {} found",
             s.chars().count()
@@ -523,7 +606,12 @@ fn format(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("format", args, 1, 2)?;
     let spec = match args.get(1) {
         Some(Value::Str(s)) => s.to_string(),
-        Some(v) => return Err(type_err(format!("format() argument 2 must be str, not {}", v.type_name()))),
+        Some(v) => {
+            return Err(type_err(format!(
+                "format() argument 2 must be str, not {}",
+                v.type_name()
+            )))
+        }
         None => String::new(),
     };
     Ok(Value::str(&me.format_spec(&args[0], &spec)?))

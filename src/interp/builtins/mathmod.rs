@@ -151,7 +151,9 @@ fn atan(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
 
 fn atan2(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
     arity("atan2", a, 2, 2)?;
-    Ok(Value::Float(num_arg(&a[0], "atan2")?.atan2(num_arg(&a[1], "atan2")?)))
+    Ok(Value::Float(
+        num_arg(&a[0], "atan2")?.atan2(num_arg(&a[1], "atan2")?),
+    ))
 }
 
 fn fabs(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
@@ -176,7 +178,10 @@ fn to_int_checked(f: f64) -> R<Value> {
         return Err(value_err("cannot convert float NaN to integer"));
     }
     if f.is_infinite() {
-        return Err(err(ErrorKind::OverflowError, "cannot convert float infinity to integer"));
+        return Err(err(
+            ErrorKind::OverflowError,
+            "cannot convert float infinity to integer",
+        ));
     }
     super::format::float_to_int(f)
         .map(Value::Int)
@@ -248,13 +253,19 @@ fn isclose(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
         return Ok(Value::Bool(false));
     }
     let d = (x - y).abs();
-    Ok(Value::Bool(d <= (rel * y).abs() || d <= (rel * x).abs() || d <= abs))
+    Ok(Value::Bool(
+        d <= (rel * y).abs() || d <= (rel * x).abs() || d <= abs,
+    ))
 }
 
 pub fn time_module() -> Rc<ModuleObj> {
     module(
         "time",
-        &[("time", time), ("perf_counter", perf_counter), ("sleep", sleep)],
+        &[
+            ("time", time),
+            ("perf_counter", perf_counter),
+            ("sleep", sleep),
+        ],
         &[],
     )
 }

@@ -7,9 +7,34 @@ use crate::interp::{type_err, value_err, Interp, R};
 use std::rc::Rc;
 
 pub const STR_METHODS: &[&str] = &[
-    "split", "join", "strip", "lstrip", "rstrip", "replace", "startswith", "endswith", "upper", "lower",
-    "find", "rfind", "index", "count", "format", "isdigit", "isalpha", "isalnum", "isspace", "isupper",
-    "islower", "title", "capitalize", "zfill", "center", "ljust", "rjust", "splitlines",
+    "split",
+    "join",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "replace",
+    "startswith",
+    "endswith",
+    "upper",
+    "lower",
+    "find",
+    "rfind",
+    "index",
+    "count",
+    "format",
+    "isdigit",
+    "isalpha",
+    "isalnum",
+    "isspace",
+    "isupper",
+    "islower",
+    "title",
+    "capitalize",
+    "zfill",
+    "center",
+    "ljust",
+    "rjust",
+    "splitlines",
 ];
 
 fn str_arg<'a>(v: &'a Value, fname: &str) -> R<&'a str> {
@@ -52,7 +77,11 @@ fn pad(s: &str, args: &[Value], fname: &str, align: char) -> R<Value> {
             let mut it = f.chars();
             match (it.next(), it.next()) {
                 (Some(c), None) => c,
-                _ => return Err(type_err("The fill character must be exactly one character long")),
+                _ => {
+                    return Err(type_err(
+                        "The fill character must be exactly one character long",
+                    ))
+                }
             }
         }
         None => ' ',
@@ -82,7 +111,13 @@ fn char_index(s: &str, byte: usize) -> i64 {
     s[..byte].chars().count() as i64
 }
 
-pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Value> {
+pub fn str_method(
+    me: &mut Interp,
+    s: &Rc<str>,
+    name: &str,
+    args: &[Value],
+    kw: &[(Rc<str>, Value)],
+) -> R<Value> {
     if name != "format" && name != "split" && !kw.is_empty() {
         return Err(type_err(format!("{name}() takes no keyword arguments")));
     }
@@ -114,7 +149,9 @@ pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: 
                         return Err(value_err("empty separator"));
                     }
                     if maxsplit >= 0 {
-                        s.splitn(maxsplit as usize + 1, sep).map(Value::str).collect()
+                        s.splitn(maxsplit as usize + 1, sep)
+                            .map(Value::str)
+                            .collect()
                     } else {
                         s.split(sep).map(Value::str).collect()
                     }
@@ -164,7 +201,13 @@ pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: 
         }
         "startswith" | "endswith" => {
             arity(name, args, 1, 1)?;
-            let test = |p: &str| if name == "startswith" { s.starts_with(p) } else { s.ends_with(p) };
+            let test = |p: &str| {
+                if name == "startswith" {
+                    s.starts_with(p)
+                } else {
+                    s.ends_with(p)
+                }
+            };
             match &args[0] {
                 Value::Tuple(ts) => {
                     let mut r = false;
@@ -194,7 +237,10 @@ pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: 
         "capitalize" => {
             let mut cs = s.chars();
             let out: String = match cs.next() {
-                Some(c) => c.to_uppercase().chain(cs.flat_map(|c| c.to_lowercase())).collect(),
+                Some(c) => c
+                    .to_uppercase()
+                    .chain(cs.flat_map(|c| c.to_lowercase()))
+                    .collect(),
                 None => String::new(),
             };
             Value::str(&out)
@@ -202,7 +248,11 @@ pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: 
         "find" | "rfind" | "index" => {
             arity(name, args, 1, 1)?;
             let sub = str_arg(&args[0], name)?;
-            let pos = if name == "rfind" { s.rfind(sub) } else { s.find(sub) };
+            let pos = if name == "rfind" {
+                s.rfind(sub)
+            } else {
+                s.find(sub)
+            };
             match (pos, name) {
                 (Some(b), _) => Value::Int(char_index(s, b)),
                 (None, "index") => return Err(value_err("substring not found")),
@@ -223,8 +273,12 @@ pub fn str_method(me: &mut Interp, s: &Rc<str>, name: &str, args: &[Value], kw: 
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
         "isspace" => Value::Bool(!s.is_empty() && s.chars().all(char::is_whitespace)),
-        "isupper" => Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
-        "islower" => Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
+        "isupper" => {
+            Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase))
+        }
+        "islower" => {
+            Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase))
+        }
         "zfill" => {
             arity(name, args, 1, 1)?;
             let w = int_arg(&args[0], "")?.max(0) as usize;
@@ -286,7 +340,15 @@ fn str_format(me: &mut Interp, s: &str, args: &[Value], kw: &[(Rc<str>, Value)])
                 let v = if name.is_empty() {
                     let v = args.get(auto).cloned();
                     auto += 1;
-                    v.ok_or_else(|| crate::interp::err(crate::error::ErrorKind::IndexError, format!("Replacement index {} out of range for positional args tuple", auto - 1)))?
+                    v.ok_or_else(|| {
+                        crate::interp::err(
+                            crate::error::ErrorKind::IndexError,
+                            format!(
+                                "Replacement index {} out of range for positional args tuple",
+                                auto - 1
+                            ),
+                        )
+                    })?
                 } else if let Ok(i) = name.parse::<usize>() {
                     args.get(i).cloned().ok_or_else(|| {
                         crate::interp::err(
@@ -295,9 +357,9 @@ fn str_format(me: &mut Interp, s: &str, args: &[Value], kw: &[(Rc<str>, Value)])
                         )
                     })?
                 } else {
-                    super::kwarg(kw, &name)
-                        .cloned()
-                        .ok_or_else(|| crate::interp::err(crate::error::ErrorKind::KeyError, format!("'{name}'")))?
+                    super::kwarg(kw, &name).cloned().ok_or_else(|| {
+                        crate::interp::err(crate::error::ErrorKind::KeyError, format!("'{name}'"))
+                    })?
                 };
                 let v = match conv {
                     Some('r') => Value::str(&me.repr(&v)?),

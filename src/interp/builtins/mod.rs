@@ -3,8 +3,8 @@
 pub mod convert;
 pub mod format;
 pub mod funcs;
-pub mod methods;
 pub mod mathmod;
+pub mod methods;
 pub mod pyrandom;
 pub mod randmod;
 pub mod seqmethods;
@@ -35,7 +35,10 @@ fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
 
 /// Wraps a Rust function as a Kiln value.
 pub fn native(name: &str, f: NativeImpl) -> Value {
-    Value::Native(Rc::new(NativeFn { name: name.into(), f }))
+    Value::Native(Rc::new(NativeFn {
+        name: name.into(),
+        f,
+    }))
 }
 
 const TYPES: &[(TypeTag, &str)] = &[
@@ -62,10 +65,18 @@ const TYPES: &[(TypeTag, &str)] = &[
 /// Exception classes: name, kind, parent name.
 const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("Exception", ErrorKind::Exception, "BaseException"),
-    ("KeyboardInterrupt", ErrorKind::KeyboardInterrupt, "BaseException"),
+    (
+        "KeyboardInterrupt",
+        ErrorKind::KeyboardInterrupt,
+        "BaseException",
+    ),
     ("LimitExceeded", ErrorKind::LimitExceeded, "BaseException"),
     ("SyntaxError", ErrorKind::SyntaxError, "Exception"),
-    ("IndentationError", ErrorKind::IndentationError, "SyntaxError"),
+    (
+        "IndentationError",
+        ErrorKind::IndentationError,
+        "SyntaxError",
+    ),
     ("MemoryError", ErrorKind::MemoryError, "Exception"),
     ("NameError", ErrorKind::NameError, "Exception"),
     ("TypeError", ErrorKind::TypeError, "Exception"),
@@ -75,12 +86,20 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("KeyError", ErrorKind::KeyError, "LookupError"),
     ("AttributeError", ErrorKind::AttributeError, "Exception"),
     ("ArithmeticError", ErrorKind::Exception, "Exception"),
-    ("ZeroDivisionError", ErrorKind::ZeroDivisionError, "ArithmeticError"),
+    (
+        "ZeroDivisionError",
+        ErrorKind::ZeroDivisionError,
+        "ArithmeticError",
+    ),
     ("OverflowError", ErrorKind::OverflowError, "ArithmeticError"),
     ("AssertionError", ErrorKind::AssertionError, "Exception"),
     ("RuntimeError", ErrorKind::RuntimeError, "Exception"),
     ("RecursionError", ErrorKind::RecursionError, "RuntimeError"),
-    ("NotImplementedError", ErrorKind::NotImplementedError, "RuntimeError"),
+    (
+        "NotImplementedError",
+        ErrorKind::NotImplementedError,
+        "RuntimeError",
+    ),
     ("ShapeError", ErrorKind::ShapeError, "Exception"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
@@ -97,7 +116,10 @@ impl Builtins {
             names.insert((*name).into(), Value::Class(c.clone()));
             types.push((*tag, c));
         }
-        let int = types.iter().find(|(t, _)| *t == TypeTag::Int).map(|(_, c)| c.clone());
+        let int = types
+            .iter()
+            .find(|(t, _)| *t == TypeTag::Int)
+            .map(|(_, c)| c.clone());
         let boolc = class("bool", int, ClassKind::Builtin(TypeTag::Bool));
         names.insert("bool".into(), Value::Class(boolc.clone()));
         types.push((TypeTag::Bool, boolc));

@@ -106,11 +106,16 @@ fn choice(me: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
     arity("choice", a, 1, 1)?;
     let items = me.collect(&a[0])?;
     if items.is_empty() {
-        return Err(err(ErrorKind::IndexError, "Cannot choose from an empty sequence"));
+        return Err(err(
+            ErrorKind::IndexError,
+            "Cannot choose from an empty sequence",
+        ));
     }
     let i = rng(me).choice_index(items.len()).map_err(fmt_err)?;
-    items
-        .get(i)
-        .cloned()
-        .ok_or_else(|| err(ErrorKind::IndexError, "Cannot choose from an empty sequence"))
+    items.get(i).cloned().ok_or_else(|| {
+        err(
+            ErrorKind::IndexError,
+            "Cannot choose from an empty sequence",
+        )
+    })
 }

@@ -9,13 +9,31 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 pub const LIST_METHODS: &[&str] = &[
-    "append", "extend", "insert", "pop", "remove", "index", "count", "sort", "reverse", "copy", "clear",
+    "append", "extend", "insert", "pop", "remove", "index", "count", "sort", "reverse", "copy",
+    "clear",
 ];
 pub const DICT_METHODS: &[&str] = &[
-    "get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear",
+    "get",
+    "keys",
+    "values",
+    "items",
+    "pop",
+    "setdefault",
+    "update",
+    "copy",
+    "clear",
 ];
 pub const SET_METHODS: &[&str] = &[
-    "add", "remove", "discard", "pop", "clear", "copy", "update", "union", "intersection", "difference",
+    "add",
+    "remove",
+    "discard",
+    "pop",
+    "clear",
+    "copy",
+    "update",
+    "union",
+    "intersection",
+    "difference",
 ];
 
 fn no_attr(t: &str, name: &str) -> crate::interp::Exc {
@@ -166,7 +184,12 @@ fn view(items: Vec<Value>) -> Value {
     Value::list(items)
 }
 
-pub fn dict_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: Vec<Value>) -> R<Value> {
+pub fn dict_method(
+    me: &mut Interp,
+    d: &Rc<RefCell<DictMap>>,
+    name: &str,
+    args: Vec<Value>,
+) -> R<Value> {
     Ok(match name {
         "get" => {
             arity(name, &args, 1, 2)?;
@@ -216,7 +239,12 @@ pub fn dict_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: 
     })
 }
 
-pub fn set_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: Vec<Value>) -> R<Value> {
+pub fn set_method(
+    me: &mut Interp,
+    d: &Rc<RefCell<DictMap>>,
+    name: &str,
+    args: Vec<Value>,
+) -> R<Value> {
     let new_set = |m: DictMap| Value::Set(Rc::new(RefCell::new(m)));
     Ok(match name {
         "add" => {
@@ -260,8 +288,16 @@ pub fn set_method(me: &mut Interp, d: &Rc<RefCell<DictMap>>, name: &str, args: V
                     m.extend(other);
                     new_set(m)
                 }
-                "intersection" => new_set(cur.into_iter().filter(|(k, _)| other.contains_key(k)).collect()),
-                _ => new_set(cur.into_iter().filter(|(k, _)| !other.contains_key(k)).collect()),
+                "intersection" => new_set(
+                    cur.into_iter()
+                        .filter(|(k, _)| other.contains_key(k))
+                        .collect(),
+                ),
+                _ => new_set(
+                    cur.into_iter()
+                        .filter(|(k, _)| !other.contains_key(k))
+                        .collect(),
+                ),
             }
         }
         _ => return Err(no_attr("set", name)),
