@@ -40,11 +40,33 @@ fn start_with(history: &Path, plain: bool) -> PtySession {
     s
 }
 
-/// Types a line and presses Enter.
-fn line(s: &mut PtySession, text: &str) {
+/// The prompts, as a regex.
+const PROMPT: &str = r">>> |\.\.\. ";
+
+/// Types a line, presses Enter, waits for the next prompt and returns what was printed
+/// before it (the echoed line, output, errors) and the prompt itself.
+fn line(s: &mut PtySession, text: &str) -> (String, String) {
     s.send(text).expect("send");
     s.send("\r").expect("send enter");
     s.flush().expect("flush");
+    match s.exp_regex(PROMPT) {
+        Ok(r) => r,
+        Err(e) => panic!("no prompt after {text:?}: {e}"),
+    }
+}
+
+/// Like [`line`], and checks the output contains `want` and the next prompt is `>>> `.
+fn check(s: &mut PtySession, text: &str, want: &str) -> String {
+    let (out, prompt) = line(s, text);
+    assert!(out.contains(want), "after {text:?}: expected {want:?} in {out:?}");
+    assert_eq!(prompt, ">>> ", "after {text:?}: output {out:?}");
+    out
+}
+
+/// Like [`line`], and checks the next prompt is `... `.
+fn more(s: &mut PtySession, text: &str) {
+    let (out, prompt) = line(s, text);
+    assert_eq!(prompt, "... ", "after {text:?}: output {out:?}");
 }
 
 /// Waits for `needle` and returns everything printed before it.
@@ -56,7 +78,8 @@ fn expect(s: &mut PtySession, needle: &str) -> String {
 }
 
 fn quit(mut s: PtySession) {
-    line(&mut s, ":quit");
+    s.send(":quit\r").expect("send :quit");
+    s.flush().expect("flush");
     s.exp_eof().expect("the REPL exits on :quit");
 }
 
@@ -64,22 +87,20 @@ fn quit(mut s: PtySession) {
 fn multi_line_def_then_call() {
     let dir = temp_dir("def");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "def f(a):");
-    expect(&mut s, "... ");
-    line(&mut s, "    b = a * 7");
-    expect(&mut s, "... ");
-    line(&mut s, "    return b");
-    expect(&mut s, "... ");
-    line(&mut s, "");
-    expect(&mut s, ">>> ");
-    line(&mut s, "f(6)");
-    expect(&mut s, "42");
-    line(&mut s, "[1,");
-    expect(&mut s, "... ");
-    line(&mut s, "");
-    expect(&mut s, "... ");
-    line(&mut s, " 2 + 3]");
-    expect(&mut s, "[1, 5]");
+    more(&mut s, "def f(a):");
+    more(&mut s, "    b = a * 7");
+    more(&mut s, "    return b");
+    check(&mut s, "", "");
+    check(&mut s, "f(6)", "42");
+    more(&mut s, "[1,");
+    more(&mut s, "");
+    check(&mut s, " 2 + 3]", "[1, 5]");
+    more(&mut s, "s = '''a");
+    check(&mut s, "b'''", "");
+    check(&mut s, "len(s) * 14", "42");
+    more(&mut s, "t = 4 + \\");
+    check(&mut s, "  38", "");
+    check(&mut s, "t", "42");
     quit(s);
 }
 
@@ -87,16 +108,14 @@ fn multi_line_def_then_call() {
 fn statements_and_none_are_not_echoed() {
     let dir = temp_dir("echo");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "x = 6 * 7");
-    line(&mut s, "None");
-    line(&mut s, "print('no' + 'ne' + 'echo')");
-    let before = expect(&mut s, "noneecho");
-    assert!(!before.contains("42"), "an assignment echoed its value: {before:?}");
-    line(&mut s, "x");
-    let before = expect(&mut s, "42");
-    assert!(!before.contains("None"), "None was echoed: {before:?}");
-    line(&mut s, "'a' + 'b'");
-    expect(&mut s, "'ab'");
+    let out = check(&mut s, "x = 6 * 7", "");
+    assert!(!out.contains("42"), "an assignment echoed its value: {out:?}");
+    let out = check(&mut s, "None", "");
+    assert_eq!(out.matches("None").count(), 1, "None was echoed: {out:?}");
+    let out = check(&mut s, "print('no' + 'ne' + 'echo')", "noneecho");
+    assert!(!out.contains("None"), "print's None result was echoed: {out:?}");
+    check(&mut s, "x", "42");
+    check(&mut s, "'a' + 'b'", "'ab'");
     quit(s);
 }
 
@@ -104,13 +123,11 @@ fn statements_and_none_are_not_echoed() {
 fn error_keeps_earlier_definitions() {
     let dir = temp_dir("error");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "base = 40");
-    line(&mut s, "base / 0");
-    expect(&mut s, "ZeroDivisionError");
-    line(&mut s, "undefined_name_here");
-    expect(&mut s, "NameError");
-    line(&mut s, "base + 2");
-    expect(&mut s, "42");
+    check(&mut s, "base = 40", "");
+    check(&mut s, "base / 0", "ZeroDivisionError");
+    check(&mut s, "undefined_name_here", "NameError");
+    check(&mut s, "x = = 1", "SyntaxError");
+    check(&mut s, "base + 2", "42");
     quit(s);
 }
 
@@ -118,22 +135,25 @@ fn error_keeps_earlier_definitions() {
 fn tab_completes_globals_and_methods() {
     let dir = temp_dir("tab");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "unique_counter = 41");
+    check(&mut s, "unique_counter = 41", "");
     s.send("uniq\t").expect("send tab");
-    line(&mut s, " + 1");
-    expect(&mut s, "42");
-    line(&mut s, "xs = [3]");
+    s.flush().expect("flush");
+    expect(&mut s, "unique_counter");
+    check(&mut s, " + 1", "42");
+    check(&mut s, "xs = [3]", "");
     s.send("xs.app\t").expect("send tab");
-    line(&mut s, "(39)");
-    line(&mut s, "xs[0] + xs[1]");
-    expect(&mut s, "42");
-    line(&mut s, "class Acc:");
-    line(&mut s, "    def total_sum(self): return 6 * 7");
-    line(&mut s, "");
-    line(&mut s, "acc = Acc()");
+    s.flush().expect("flush");
+    expect(&mut s, "append");
+    check(&mut s, "(39)", "");
+    check(&mut s, "xs[0] + xs[1]", "42");
+    more(&mut s, "class Acc:");
+    more(&mut s, "    def total_sum(self): return 6 * 7");
+    check(&mut s, "", "");
+    check(&mut s, "acc = Acc()", "");
     s.send("acc.tot\t").expect("send tab");
-    line(&mut s, "()");
-    expect(&mut s, "42");
+    s.flush().expect("flush");
+    expect(&mut s, "total_sum");
+    check(&mut s, "()", "42");
     quit(s);
 }
 
@@ -141,25 +161,27 @@ fn tab_completes_globals_and_methods() {
 fn ctrl_c_interrupts_a_loop_and_keeps_state() {
     let dir = temp_dir("ctrlc");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "n = 5");
-    line(&mut s, "def spin():");
-    line(&mut s, "    print('spin' + 'ning')");
-    line(&mut s, "    while True: pass");
-    line(&mut s, "");
-    line(&mut s, "spin()");
+    check(&mut s, "n = 5", "");
+    more(&mut s, "def spin():");
+    more(&mut s, "    print('spin' + 'ning')");
+    more(&mut s, "    while True: pass");
+    check(&mut s, "", "");
+    s.send("spin()\r").expect("send");
+    s.flush().expect("flush");
     expect(&mut s, "spinning");
     std::thread::sleep(std::time::Duration::from_millis(200));
     s.send_control('c').expect("send ctrl-c");
-    expect(&mut s, "KeyboardInterrupt");
-    line(&mut s, "n * 8 + 2");
-    expect(&mut s, "42");
+    let (out, prompt) = s.exp_regex(PROMPT).expect("prompt after Ctrl-C");
+    assert!(out.contains("KeyboardInterrupt"), "{out:?}");
+    assert_eq!(prompt, ">>> ");
+    check(&mut s, "n * 8 + 2", "42");
     // Ctrl-C at a continuation prompt drops the partial block.
-    line(&mut s, "if True:");
-    expect(&mut s, "... ");
+    more(&mut s, "if True:");
     s.send_control('c').expect("send ctrl-c");
-    expect(&mut s, "KeyboardInterrupt");
-    line(&mut s, "n * 9 - 3");
-    expect(&mut s, "42");
+    let (out, prompt) = s.exp_regex(PROMPT).expect("prompt after Ctrl-C");
+    assert!(out.contains("KeyboardInterrupt"), "{out:?}");
+    assert_eq!(prompt, ">>> ");
+    check(&mut s, "n * 9 - 3", "42");
     // Ctrl-D on an empty line exits.
     s.send_control('d').expect("send ctrl-d");
     s.exp_eof().expect("the REPL exits on Ctrl-D");
@@ -169,21 +191,17 @@ fn ctrl_c_interrupts_a_loop_and_keeps_state() {
 fn vars_time_graph_and_help() {
     let dir = temp_dir("vars");
     let mut s = start(&dir.join("h"));
-    line(&mut s, "alpha = 3");
-    line(&mut s, "names = ['p', 'q']");
-    line(&mut s, ":vars");
-    let before = expect(&mut s, "alpha: int = 3");
-    assert!(!before.contains("argv"), "argv listed as a user variable: {before:?}");
-    expect(&mut s, "names: list = ['p', 'q']");
-    line(&mut s, ":time sum(range(1000))");
-    expect(&mut s, "499500");
-    expect(&mut s, "wall time: ");
-    line(&mut s, ":graph f 1");
-    expect(&mut s, "graph: @compile is not available yet");
-    line(&mut s, ":help");
-    expect(&mut s, ":reset");
-    line(&mut s, ":nope");
-    expect(&mut s, "unknown command :nope");
+    check(&mut s, "alpha = 3", "");
+    check(&mut s, "names = ['p', 'q']", "");
+    let out = check(&mut s, ":vars", "alpha: int = 3");
+    assert!(out.contains("names: list = ['p', 'q']"), "{out:?}");
+    assert!(!out.contains("argv"), "argv listed as a user variable: {out:?}");
+    assert!(!out.contains("__name__"), "__name__ listed as a user variable: {out:?}");
+    let out = check(&mut s, ":time sum(range(1000))", "499500");
+    assert!(out.contains("wall time: "), "{out:?}");
+    check(&mut s, ":graph f 1", "graph: @compile is not available yet");
+    check(&mut s, ":help", ":reset");
+    check(&mut s, ":nope", "unknown command :nope");
     quit(s);
 }
 
@@ -193,19 +211,13 @@ fn load_then_reset() {
     let script = dir.join("lib.dl");
     std::fs::write(&script, "loaded_value = 6 * 7\ndef triple(x):\n    return 3 * x\n").expect("write script");
     let mut s = start(&dir.join("h"));
-    line(&mut s, &format!(":load {}", script.display()));
-    line(&mut s, "loaded_value");
-    expect(&mut s, "42");
-    line(&mut s, "triple(5)");
-    expect(&mut s, "15");
-    line(&mut s, ":load /nonexistent/file.dl");
-    expect(&mut s, "ImportError");
-    line(&mut s, ":reset");
-    expect(&mut s, "session reset");
-    line(&mut s, "loaded_value");
-    expect(&mut s, "NameError");
-    line(&mut s, "3 * 14");
-    expect(&mut s, "42");
+    check(&mut s, &format!(":load {}", script.display()), "");
+    check(&mut s, "loaded_value", "42");
+    check(&mut s, "triple(5)", "15");
+    check(&mut s, ":load /nonexistent/file.dl", "ImportError");
+    check(&mut s, ":reset", "session reset");
+    check(&mut s, "loaded_value", "NameError");
+    check(&mut s, "3 * 14", "42");
     quit(s);
 }
 
@@ -214,17 +226,18 @@ fn history_persists_across_runs() {
     let dir = temp_dir("history");
     let hist = dir.join("sub").join("history");
     let mut s = start(&hist);
-    line(&mut s, "hist_marker = 6 * 7");
-    line(&mut s, "print(hist_marker - 1)");
-    expect(&mut s, "41");
+    check(&mut s, "hist_marker = 6 * 7", "");
+    check(&mut s, "print(hist_marker - 1)", "41");
     quit(s);
     let saved = std::fs::read_to_string(&hist).expect("history file written");
     assert!(saved.contains("hist_marker = 6 * 7"), "history file: {saved:?}");
     let mut s = start(&hist);
-    // Up twice: `:quit`, then the print line, then the assignment.
-    s.send("\x1b[A\x1b[A\x1b[A\r").expect("send up arrows");
-    line(&mut s, "hist_marker");
-    expect(&mut s, "42");
+    // Up three times: `:quit`, the print line, then the assignment.
+    s.send("\x1b[A\x1b[A\x1b[A").expect("send up arrows");
+    s.flush().expect("flush");
+    expect(&mut s, "hist_marker = 6 * 7");
+    check(&mut s, "", "");
+    check(&mut s, "hist_marker", "42");
     quit(s);
 }
 
@@ -233,13 +246,16 @@ fn colors_on_a_terminal() {
     let dir = temp_dir("colors");
     let mut s = start_with(&dir.join("h"), false);
     s.send("def").expect("send");
+    s.flush().expect("flush");
     expect(&mut s, "\x1b[1;35mdef\x1b[0m");
     s.send(" = 1\r").expect("send");
+    s.flush().expect("flush");
     expect(&mut s, "SyntaxError");
-    line(&mut s, "1 / 0");
-    let before = expect(&mut s, "ZeroDivisionError");
-    let after_input = before.rsplit("1 / 0").next().unwrap_or("");
-    assert!(after_input.contains("\x1b["), "error not colored: {before:?}");
+    s.send("1 / 0\r").expect("send");
+    s.flush().expect("flush");
+    let out = expect(&mut s, "ZeroDivisionError");
+    let after_input = out.rsplit("1 / 0").next().unwrap_or("");
+    assert!(after_input.contains("\x1b["), "error not colored: {out:?}");
     quit(s);
 }
 

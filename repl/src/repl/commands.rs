@@ -52,7 +52,7 @@ pub fn run(session: &mut Session, line: &str) -> After {
 }
 
 fn unquote(s: &str) -> &str {
-    let quoted = s.len() >= 2 && (s.starts_with('"') && s.ends_with('"') || s.starts_with('\'') && s.ends_with('\''));
+    let quoted = s.len() >= 2 && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\'')));
     if quoted {
         &s[1..s.len() - 1]
     } else {
@@ -102,7 +102,7 @@ fn graph(session: &mut Session, arg: &str) {
     };
     match session.guarded(|e| e.run_source(&call, "<graph>")) {
         Ok(Value::None) => {}
-        Ok(Value::Str(s)) => println!("{s}"),
+        Ok(Value::Str(ref s)) => println!("{s}"),
         Ok(v) => session.echo(&v),
         Err(err) => session.report(&err),
     }

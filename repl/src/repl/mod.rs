@@ -97,11 +97,20 @@ fn read_input(editor: &mut Ed) -> Input {
             }
         }
         src.push_str(&line);
-        src.push('\n');
-        if !kiln::syntax::is_incomplete(&src) {
+        if !continues(&src, &line) {
+            src.push('\n');
             return Input::Source(src);
         }
+        src.push('\n');
     }
+}
+
+/// Whether `src` (ending with `line`, before its newline) needs more lines. The
+/// trailing-`\` check runs on the text without the newline, the form in which
+/// `is_incomplete` recognizes an explicit line continuation.
+fn continues(src: &str, line: &str) -> bool {
+    let with_newline = format!("{src}\n");
+    kiln::syntax::is_incomplete(&with_newline) || (line.ends_with('\\') && kiln::syntax::is_incomplete(src))
 }
 
 /// Writes the history file; failures (read-only home, no data directory) are silent.
