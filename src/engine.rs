@@ -189,7 +189,10 @@ impl Engine {
             }
             Value::Class(c) => class_names(c),
             Value::Module(m) => m.items().into_iter().map(|(k, _)| k.to_string()).collect(),
-            other => builtin_method_names(other).iter().map(|s| s.to_string()).collect(),
+            other => builtin_method_names(other)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         };
         names.sort();
         names.dedup();

@@ -58,7 +58,10 @@ fn line(s: &mut PtySession, text: &str) -> (String, String) {
 /// Like [`line`], and checks the output contains `want` and the next prompt is `>>> `.
 fn check(s: &mut PtySession, text: &str, want: &str) -> String {
     let (out, prompt) = line(s, text);
-    assert!(out.contains(want), "after {text:?}: expected {want:?} in {out:?}");
+    assert!(
+        out.contains(want),
+        "after {text:?}: expected {want:?} in {out:?}"
+    );
     assert_eq!(prompt, ">>> ", "after {text:?}: output {out:?}");
     out
 }
@@ -109,11 +112,17 @@ fn statements_and_none_are_not_echoed() {
     let dir = temp_dir("echo");
     let mut s = start(&dir.join("h"));
     let out = check(&mut s, "x = 6 * 7", "");
-    assert!(!out.contains("42"), "an assignment echoed its value: {out:?}");
+    assert!(
+        !out.contains("42"),
+        "an assignment echoed its value: {out:?}"
+    );
     let out = check(&mut s, "None", "");
     assert_eq!(out.matches("None").count(), 1, "None was echoed: {out:?}");
     let out = check(&mut s, "print('no' + 'ne' + 'echo')", "noneecho");
-    assert!(!out.contains("None"), "print's None result was echoed: {out:?}");
+    assert!(
+        !out.contains("None"),
+        "print's None result was echoed: {out:?}"
+    );
     check(&mut s, "x", "42");
     check(&mut s, "'a' + 'b'", "'ab'");
     quit(s);
@@ -195,8 +204,14 @@ fn vars_time_graph_and_help() {
     check(&mut s, "names = ['p', 'q']", "");
     let out = check(&mut s, ":vars", "alpha: int = 3");
     assert!(out.contains("names: list = ['p', 'q']"), "{out:?}");
-    assert!(!out.contains("argv"), "argv listed as a user variable: {out:?}");
-    assert!(!out.contains("__name__"), "__name__ listed as a user variable: {out:?}");
+    assert!(
+        !out.contains("argv"),
+        "argv listed as a user variable: {out:?}"
+    );
+    assert!(
+        !out.contains("__name__"),
+        "__name__ listed as a user variable: {out:?}"
+    );
     let out = check(&mut s, ":time sum(range(1000))", "499500");
     assert!(out.contains("wall time: "), "{out:?}");
     check(&mut s, ":graph f 1", "graph: @compile is not available yet");
@@ -209,7 +224,11 @@ fn vars_time_graph_and_help() {
 fn load_then_reset() {
     let dir = temp_dir("load");
     let script = dir.join("lib.dl");
-    std::fs::write(&script, "loaded_value = 6 * 7\ndef triple(x):\n    return 3 * x\n").expect("write script");
+    std::fs::write(
+        &script,
+        "loaded_value = 6 * 7\ndef triple(x):\n    return 3 * x\n",
+    )
+    .expect("write script");
     let mut s = start(&dir.join("h"));
     check(&mut s, &format!(":load {}", script.display()), "");
     check(&mut s, "loaded_value", "42");
@@ -230,7 +249,10 @@ fn history_persists_across_runs() {
     check(&mut s, "print(hist_marker - 1)", "41");
     quit(s);
     let saved = std::fs::read_to_string(&hist).expect("history file written");
-    assert!(saved.contains("hist_marker = 6 * 7"), "history file: {saved:?}");
+    assert!(
+        saved.contains("hist_marker = 6 * 7"),
+        "history file: {saved:?}"
+    );
     let mut s = start(&hist);
     // Up three times: `:quit`, the print line, then the assignment.
     s.send("\x1b[A\x1b[A\x1b[A").expect("send up arrows");

@@ -52,7 +52,8 @@ pub fn run(session: &mut Session, line: &str) -> After {
 }
 
 fn unquote(s: &str) -> &str {
-    let quoted = s.len() >= 2 && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\'')));
+    let quoted = s.len() >= 2
+        && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\'')));
     if quoted {
         &s[1..s.len() - 1]
     } else {
@@ -89,7 +90,12 @@ fn graph(session: &mut Session, arg: &str) {
         eprintln!("usage: :graph f args");
         return;
     }
-    let has_graph = session.engine.borrow().builtin_names().iter().any(|n| n == "graph");
+    let has_graph = session
+        .engine
+        .borrow()
+        .builtin_names()
+        .iter()
+        .any(|n| n == "graph");
     if !has_graph {
         eprintln!("graph: @compile is not available yet");
         return;

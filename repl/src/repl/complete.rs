@@ -4,7 +4,9 @@ use super::highlight::KEYWORDS;
 use kiln::Engine;
 
 /// The REPL's `:` commands, for completion and `:help`.
-pub const COMMANDS: &[&str] = &[":graph", ":help", ":load", ":quit", ":reset", ":time", ":vars"];
+pub const COMMANDS: &[&str] = &[
+    ":graph", ":help", ":load", ":quit", ":reset", ":time", ":vars",
+];
 
 /// Indentation inserted by TAB at the start of a line.
 pub const INDENT: &str = "    ";
@@ -23,11 +25,15 @@ pub fn complete(engine: &Engine, line: &str, pos: usize) -> (usize, Vec<String>)
     }
     let start = before
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+        .map_or(0, |i| {
+            i + before[i..].chars().next().map_or(1, char::len_utf8)
+        });
     let word = &before[start..];
     match word.rsplit_once('.') {
         Some((path, partial)) => {
-            let names = resolve(engine, path).map(|v| engine.attr_names(&v)).unwrap_or_default();
+            let names = resolve(engine, path)
+                .map(|v| engine.attr_names(&v))
+                .unwrap_or_default();
             (pos - partial.len(), filter(names.into_iter(), partial))
         }
         None if word.starts_with(|c: char| c.is_ascii_digit()) => (pos, Vec::new()),
@@ -80,7 +86,10 @@ mod tests {
     #[test]
     fn globals_builtins_and_keywords() {
         let e = engine("counter = 1\ncount_all = 2\n");
-        assert_eq!(complete(&e, "x = coun", 8), (4, vec!["count_all".into(), "counter".into()]));
+        assert_eq!(
+            complete(&e, "x = coun", 8),
+            (4, vec!["count_all".into(), "counter".into()])
+        );
         assert_eq!(complete(&e, "pri", 3), (0, vec!["print".into()]));
         assert_eq!(complete(&e, "whi", 3), (0, vec!["while".into()]));
     }
@@ -89,7 +98,10 @@ mod tests {
     fn attributes_of_instances_classes_and_builtin_values() {
         let src = "class P:\n    k = 0\n    def norm(self): return 1\nclass Q(P):\n    def __init__(self): self.nx = 2\nq = Q()\nxs = [1]\n";
         let e = engine(src);
-        assert_eq!(complete(&e, "q.n", 3), (2, vec!["norm".into(), "nx".into()]));
+        assert_eq!(
+            complete(&e, "q.n", 3),
+            (2, vec!["norm".into(), "nx".into()])
+        );
         assert_eq!(complete(&e, "Q.k", 3), (2, vec!["k".into()]));
         assert_eq!(complete(&e, "q.__in", 6).1, vec!["__init__".to_string()]);
         assert_eq!(complete(&e, "xs.app", 6), (3, vec!["append".into()]));

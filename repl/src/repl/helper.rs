@@ -30,7 +30,12 @@ impl KilnHelper {
 impl Completer for KilnHelper {
     type Candidate = Pair;
 
-    fn complete(&self, line: &str, pos: usize, ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
         if line.starts_with(":load ") {
             return self.files.complete(line, pos, ctx);
         }

@@ -60,7 +60,10 @@ fn token(s: &str, c: char) -> (usize, Option<&'static str>) {
 }
 
 fn is_string_prefix(w: &str) -> bool {
-    matches!(w.to_ascii_lowercase().as_str(), "f" | "r" | "b" | "rb" | "br" | "fr" | "rf")
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "f" | "r" | "b" | "rb" | "br" | "fr" | "rf"
+    )
 }
 
 /// The length of a string literal starting at a quote, up to its closing quote or the end
@@ -88,7 +91,8 @@ fn string_len(s: &str) -> usize {
 fn number_len(s: &str) -> usize {
     let mut prev = ' ';
     for (i, ch) in s.char_indices() {
-        let sign_after_exp = matches!(ch, '+' | '-') && matches!(prev, 'e' | 'E') && !s.starts_with("0x");
+        let sign_after_exp =
+            matches!(ch, '+' | '-') && matches!(prev, 'e' | 'E') && !s.starts_with("0x");
         if !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || sign_after_exp) {
             return i;
         }
@@ -143,7 +147,9 @@ mod tests {
 
     #[test]
     fn any_text_round_trips() {
-        for line in ["\"", "'''", "0x1f-2", ".5", "a.b.c", "# only", "1e", "¿ß?", "\\"] {
+        for line in [
+            "\"", "'''", "0x1f-2", ".5", "a.b.c", "# only", "1e", "¿ß?", "\\",
+        ] {
             assert_eq!(strip(&highlight(line)), line);
         }
     }

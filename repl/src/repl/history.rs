@@ -10,7 +10,9 @@ pub fn path() -> Option<PathBuf> {
     }
     let data = match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".local/share"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".local/share")
+        }
     };
     Some(data.join("kiln").join("history"))
 }

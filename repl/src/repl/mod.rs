@@ -110,7 +110,8 @@ fn read_input(editor: &mut Ed) -> Input {
 /// `is_incomplete` recognizes an explicit line continuation.
 fn continues(src: &str, line: &str) -> bool {
     let with_newline = format!("{src}\n");
-    kiln::syntax::is_incomplete(&with_newline) || (line.ends_with('\\') && kiln::syntax::is_incomplete(src))
+    kiln::syntax::is_incomplete(&with_newline)
+        || (line.ends_with('\\') && kiln::syntax::is_incomplete(src))
 }
 
 /// Writes the history file; failures (read-only home, no data directory) are silent.

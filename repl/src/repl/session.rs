@@ -24,7 +24,8 @@ impl Session {
         let baseline = engine.globals().into_iter().map(|(k, _)| k).collect();
         let flag: FlagSlot = Arc::new(Mutex::new(engine.interrupt_handle()));
         install_sigint(flag.clone());
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let color = std::io::stderr().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Session {
             engine: Rc::new(RefCell::new(engine)),
             baseline,
