@@ -334,3 +334,27 @@ fn spans_include_parentheses_of_operands() {
     assert_eq!(text(src, call.span), "(a).b(c)");
     assert_eq!(text(src, d.span), "d");
 }
+
+#[test]
+fn misc_forms() {
+    assert_eq!(ex("lambda *args, **kw: 0"), "(lambda (*args **kw) 0)");
+    assert_eq!(
+        ex("f(*a, b, k=1, *c, **d)"),
+        "(call f (* a) b (kw k 1) (* c) (** d))"
+    );
+    assert_eq!(sx("x = 1 # trailing comment"), "(= x 1)");
+    assert_eq!(sx("if a:\r\n    b\r\nc\r\n"), "(if a (b) ()) c");
+    assert_eq!(
+        sx("class A(B,):\n  def f(self): return self.x"),
+        "(class A B () ((def f (self) () ((return (. self x))))))"
+    );
+    assert_eq!(sx("données = 1"), "(= données 1)");
+    assert_eq!(
+        sx("x = [i\n  for i in y\n  if i]"),
+        "(= x (listcomp i (for i y (if i))))"
+    );
+    assert_eq!(
+        sx("print(f\"{x:>10}|{y!s:^{w}}\")"),
+        "(call print (f {x (spec \">10\")} \"|\" {y !s (spec \"^\" {w})}))"
+    );
+}

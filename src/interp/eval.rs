@@ -4,9 +4,12 @@ use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::error::ErrorKind;
-use crate::syntax::ast::BoolOp;
+use crate::syntax::ast::{BoolOp, CmpOp};
 use std::cell::RefCell;
 use std::rc::Rc;
+
+/// Keyword arguments of a call, in order.
+pub type KwArgs = Vec<(Rc<str>, Value)>;
 
 pub fn name_error(n: &str) -> super::Exc {
     err(ErrorKind::NameError, format!("name '{n}' is not defined"))
@@ -144,6 +147,19 @@ impl Interp {
         Ok(())
     }
 
+    /// Evaluates leaves (constants, locals) inline, everything else through `eval`.
+    #[inline(always)]
+    pub fn operand(&mut self, e: &Ex) -> R<Value> {
+        match &e.kind {
+            ExKind::Const(v) => Ok(v.clone()),
+            ExKind::Load(Place::Local(s, n)) => match self.local(*s) {
+                Value::Unbound => Err(at(unbound_local(n), e.span)),
+                v => Ok(v.clone()),
+            },
+            _ => self.eval(e),
+        }
+    }
+
     pub fn eval(&mut self, e: &Ex) -> R<Value> {
         match &e.kind {
             ExKind::Const(v) => Ok(v.clone()),
@@ -153,25 +169,25 @@ impl Interp {
             },
             ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
             ExKind::Binary(op, a, b) => {
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
+                let x = self.operand(a)?;
+                let y = self.operand(b)?;
                 self.binop(*op, &x, &y).map_err(|x| at(x, e.span))
             }
-            ExKind::Compare(a, rest) => {
-                let mut x = self.eval(a)?;
-                let last = rest.len().saturating_sub(1);
-                for (i, (op, b)) in rest.iter().enumerate() {
-                    let y = self.eval(b)?;
-                    let r = self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?;
-                    if !r {
-                        return Ok(Value::Bool(false));
-                    }
-                    if i == last {
-                        break;
-                    }
-                    x = y;
-                }
-                Ok(Value::Bool(true))
+            ExKind::Compare(a, rest) if rest.len() == 1 => {
+                let x = self.operand(a)?;
+                let (op, b) = &rest[0];
+                let y = self.operand(b)?;
+                let r = match (op, &x, &y) {
+                    (CmpOp::Lt, Value::Int(p), Value::Int(q)) => p < q,
+                    (CmpOp::Gt, Value::Int(p), Value::Int(q)) => p > q,
+                    (CmpOp::LtE, Value::Int(p), Value::Int(q)) => p <= q,
+                    (CmpOp::GtE, Value::Int(p), Value::Int(q)) => p >= q,
+                    (CmpOp::Eq, Value::Int(p), Value::Int(q)) => p == q,
+                    (CmpOp::Lt, Value::Float(p), Value::Float(q)) => p < q,
+                    (CmpOp::Gt, Value::Float(p), Value::Float(q)) => p > q,
+                    _ => self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?,
+                };
+                Ok(Value::Bool(r))
             }
             ExKind::Call(f, args) => {
                 let fv = self.eval(f)?;
@@ -209,6 +225,30 @@ impl Interp {
                 } else {
                     self.eval(f)
                 }
+            }
+            _ => self.eval_cold(e),
+        }
+    }
+
+    /// The less frequent expression kinds, kept out of `eval` to keep its frame small.
+    #[inline(never)]
+    fn eval_cold(&mut self, e: &Ex) -> R<Value> {
+        match &e.kind {
+            ExKind::Compare(a, rest) => {
+                let mut x = self.eval(a)?;
+                let last = rest.len().saturating_sub(1);
+                for (i, (op, b)) in rest.iter().enumerate() {
+                    let y = self.eval(b)?;
+                    let r = self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?;
+                    if !r {
+                        return Ok(Value::Bool(false));
+                    }
+                    if i == last {
+                        break;
+                    }
+                    x = y;
+                }
+                Ok(Value::Bool(true))
             }
             ExKind::Slice(a, b, c) => {
                 let mut parts = [Value::None, Value::None, Value::None];
@@ -255,6 +295,13 @@ impl Interp {
                     CompOut::List(..) => Ok(Value::None),
                 }
             }
+            _ => Err(at(
+                err(
+                    ErrorKind::RuntimeError,
+                    "internal error: unhandled expression",
+                ),
+                e.span,
+            )),
         }
     }
 
@@ -377,7 +424,7 @@ impl Interp {
     }
 
     /// Evaluates call arguments into positional values and keyword pairs.
-    pub fn eval_args(&mut self, args: &[CArg]) -> R<(Vec<Value>, Vec<(Rc<str>, Value)>)> {
+    pub fn eval_args(&mut self, args: &[CArg]) -> R<(Vec<Value>, KwArgs)> {
         let mut pos = Vec::with_capacity(args.len());
         let mut kw = Vec::new();
         for a in args {

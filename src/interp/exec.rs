@@ -39,7 +39,7 @@ impl Interp {
                 }
             }
             StKind::AugLocal(slot, name, op, e) => {
-                let rhs = self.eval(e)?;
+                let rhs = self.operand(e)?;
                 let i = self.fp + *slot as usize;
                 let new = match (&self.stack[i], &rhs) {
                     (Value::Float(a), Value::Float(b)) if matches!(op, BinOp::Add) => Value::Float(a + b),
@@ -84,9 +84,19 @@ impl Interp {
             StKind::For(t, it, body, orelse) => {
                 let itv = self.eval(it)?;
                 let mut out = Flow::Normal;
+                let local = match t {
+                    Target::Place(Place::Local(s, _)) => Some(*s as usize),
+                    _ => None,
+                };
                 let done = self.for_each(&itv, |me, v| {
                     me.check_interrupt()?;
-                    me.store(t, v)?;
+                    match local {
+                        Some(s) => {
+                            let i = me.fp + s;
+                            me.stack[i] = v;
+                        }
+                        None => me.store(t, v)?,
+                    }
                     match me.exec_block(body)? {
                         Flow::Break => Ok(false),
                         Flow::Return(v) => {
@@ -109,11 +119,20 @@ impl Interp {
             StKind::Pass => {}
             StKind::Return(e) => {
                 let v = match e {
-                    Some(e) => self.eval(e)?,
+                    Some(e) => self.operand(e)?,
                     None => Value::None,
                 };
                 return Ok(Flow::Return(v));
             }
+            _ => return self.exec_cold(s),
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// The less frequent statements, kept out of `exec_inner` to keep its frame small.
+    #[inline(never)]
+    fn exec_cold(&mut self, s: &St) -> R<Flow> {
+        match &s.kind {
             StKind::FuncDef(decos, mk, store) => {
                 let mut decs = Vec::with_capacity(decos.len());
                 for d in decos {
@@ -172,6 +191,12 @@ impl Interp {
                     self.delete(t)?;
                 }
             }
+            _ => {
+                return Err(err(
+                    ErrorKind::RuntimeError,
+                    "internal error: unhandled statement",
+                ))
+            }
         }
         Ok(Flow::Normal)
     }
@@ -185,7 +210,7 @@ impl Interp {
         }
         if let Value::Instance(_) = cur {
             let iname = format!("__i{}", &super::ops::dunder(op).0[2..]);
-            if let Some(r) = self.call_dunder(&cur, &iname, &[rhs.clone()])? {
+            if let Some(r) = self.call_dunder(&cur, &iname, std::slice::from_ref(rhs))? {
                 return Ok(r);
             }
         }

@@ -58,6 +58,10 @@ pub struct RangeObj {
 }
 
 impl RangeObj {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> i64 {
         let (a, b, s) = (self.start as i128, self.stop as i128, self.step as i128);
         let n = if s > 0 {
@@ -511,27 +515,36 @@ fn take_children(v: &mut Value) -> Vec<Value> {
 }
 
 impl Drop for Value {
+    #[inline]
     fn drop(&mut self) {
         match self {
-            Value::None
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::Float(_)
-            | Value::Str(_)
-            | Value::Unbound => return,
+            Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Instance(_)
+            | Value::Cell(_)
+            | Value::Func(_)
+            | Value::BoundMethod(_) => drop_container(self),
             _ => {}
         }
-        let children = take_children(self);
-        if children.is_empty() {
-            return;
-        }
-        DROP_QUEUE.with(|q| q.borrow_mut().extend(children));
-        if DROPPING.with(|d| d.replace(true)) {
-            return;
-        }
-        while let Some(next) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {
-            drop(next);
-        }
-        DROPPING.with(|d| d.set(false));
     }
+}
+
+/// The slow path of `drop`: queue the children of a container that is being freed and
+/// release them iteratively.
+#[inline(never)]
+fn drop_container(v: &mut Value) {
+    let children = take_children(v);
+    if children.is_empty() {
+        return;
+    }
+    DROP_QUEUE.with(|q| q.borrow_mut().extend(children));
+    if DROPPING.with(|d| d.replace(true)) {
+        return;
+    }
+    while let Some(next) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {
+        drop(next);
+    }
+    DROPPING.with(|d| d.set(false));
 }
