@@ -299,3 +299,17 @@ fn piped_stdin_runs_as_a_script_without_echo() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert!(out.status.success());
 }
+
+#[test]
+fn unusable_history_path_is_silent() {
+    let dir = temp_dir("badhistory");
+    let blocker = dir.join("file");
+    std::fs::write(&blocker, "not a directory").expect("write file");
+    let mut s = start(&blocker.join("sub").join("history"));
+    let out = check(&mut s, "6 * 7", "42");
+    assert!(!out.to_lowercase().contains("error"), "{out:?}");
+    let out = check(&mut s, "1 + 1", "2");
+    assert!(!out.to_lowercase().contains("error"), "{out:?}");
+    quit(s);
+    assert!(!blocker.join("sub").exists());
+}
