@@ -158,6 +158,88 @@ impl Engine {
     pub fn repr(&mut self, v: &Value) -> Result<String> {
         self.interp.repr(v).map_err(|e| self.interp.finish_error(e))
     }
+
+    /// The bound names of the main module with their values, in definition order
+    /// (for a REPL's `:vars` and name completion).
+    pub fn globals(&self) -> Vec<(String, Value)> {
+        self.interp
+            .main
+            .items()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    /// The names of the builtin namespace (functions, types, exceptions), sorted.
+    pub fn builtin_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.interp.b.names.keys().map(|k| k.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    /// The attribute names `v.<name>` resolves to, sorted and without duplicates, found
+    /// without running script code (for completion): instance fields, class members
+    /// (bases included), module members and the methods of built-in types.
+    pub fn attr_names(&self, v: &Value) -> Vec<String> {
+        let mut names: Vec<String> = match v {
+            Value::Instance(inst) => {
+                let mut n = map_keys(&inst.dict.borrow());
+                n.extend(class_names(&inst.class));
+                n
+            }
+            Value::Class(c) => class_names(c),
+            Value::Module(m) => m.items().into_iter().map(|(k, _)| k.to_string()).collect(),
+            other => builtin_method_names(other)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// `v.name` looked up without running script code (no `__getattr__`, no binding of
+    /// methods); `None` when that finds nothing. For completing `a.b.<TAB>`.
+    pub fn peek_attr(&self, v: &Value, name: &str) -> Option<Value> {
+        match v {
+            Value::Instance(inst) => {
+                let field = inst.dict.borrow().get(name).cloned();
+                field.or_else(|| inst.class.lookup(name))
+            }
+            Value::Class(c) => c.lookup(name),
+            Value::Module(m) => m.get(name),
+            _ => None,
+        }
+    }
+}
+
+fn map_keys(m: &crate::interp::value::NameMap) -> Vec<String> {
+    m.keys().map(|k| k.to_string()).collect()
+}
+
+/// The member names of a class and its bases.
+fn class_names(c: &Rc<crate::interp::value::Class>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut cur = Some(c.clone());
+    while let Some(k) = cur {
+        names.extend(map_keys(&k.dict.borrow()));
+        cur = k.base.clone();
+    }
+    names
+}
+
+/// The methods of a built-in type's values (`"s".upper`, `xs.append`).
+fn builtin_method_names(v: &Value) -> &'static [&'static str] {
+    use crate::interp::builtins::{methods, seqmethods};
+    match v {
+        Value::Str(_) => methods::STR_METHODS,
+        Value::List(_) => seqmethods::LIST_METHODS,
+        Value::Dict(_) => seqmethods::DICT_METHODS,
+        Value::Set(_) => seqmethods::SET_METHODS,
+        Value::Tuple(_) => &["count", "index"],
+        _ => &[],
+    }
 }
 
 fn first_error(mut es: Vec<Error>) -> Error {

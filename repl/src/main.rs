@@ -1,4 +1,6 @@
-//! The `kiln` command: run a script, `-c CODE`, `check FILE`, or a script on stdin.
+//! The `kiln` command: run a script, `-c CODE`, `check FILE`, the REPL, or stdin.
+
+mod repl;
 
 use kiln::Engine;
 use std::io::{IsTerminal, Read, Write};
@@ -82,10 +84,11 @@ fn run_file(path: &str, argv: Vec<String>) -> ExitCode {
     }
 }
 
+/// No arguments: the REPL on a terminal; otherwise, like `python3 < file`, stdin is read
+/// to the end and run as one script, with no prompts and no echo of expression values.
 fn run_stdin() -> ExitCode {
     if std::io::stdin().is_terminal() {
-        eprintln!("kiln: the interactive REPL is not available yet; pass a script or -c CODE");
-        return ExitCode::from(2);
+        return repl::run();
     }
     let mut bytes = Vec::new();
     if std::io::stdin().read_to_end(&mut bytes).is_err() {

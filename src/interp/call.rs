@@ -259,8 +259,10 @@ impl Interp {
         self.depth += 1;
         // Checking the native stack costs a few ns; every 8th level is enough with a
         // 1 MiB red zone (one Kiln call uses far less than 128 KiB of native stack).
-        let r = if self.depth % 8 == 0 {
-            stacker::maybe_grow(1024 * 1024, 4 * 1024 * 1024, || self.exec_block(&proto.body))
+        let r = if self.depth.is_multiple_of(8) {
+            stacker::maybe_grow(1024 * 1024, 4 * 1024 * 1024, || {
+                self.exec_block(&proto.body)
+            })
         } else {
             self.exec_block(&proto.body)
         };

@@ -155,21 +155,27 @@ impl Interp {
         }
     }
 
-    pub fn set_attr(&mut self, obj: &Value, name: &str, v: Value) -> R<()> {
+    pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
         match obj {
             Value::Instance(inst) => {
-                inst.dict.borrow_mut().insert(name.into(), v);
+                let mut d = inst.dict.borrow_mut();
+                match d.get_mut(&**name) {
+                    Some(slot) => *slot = v,
+                    None => {
+                        d.insert(name.clone(), v);
+                    }
+                }
                 Ok(())
             }
             Value::Class(c) if c.kind == ClassKind::User => {
                 if let Value::Func(f) = &v {
                     *f.owner.borrow_mut() = Some(Rc::downgrade(c));
                 }
-                c.dict.borrow_mut().insert(name.into(), v);
+                c.dict.borrow_mut().insert(name.clone(), v);
                 Ok(())
             }
             Value::Module(m) => {
-                m.set(&name.into(), v);
+                m.set(name, v);
                 Ok(())
             }
             _ => Err(err(

@@ -8,6 +8,9 @@ use crate::syntax::ast::{BoolOp, CmpOp};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// Keyword arguments of a call, in order.
+pub type KwArgs = Vec<(Rc<str>, Value)>;
+
 pub fn name_error(n: &str) -> super::Exc {
     err(ErrorKind::NameError, format!("name '{n}' is not defined"))
 }
@@ -292,7 +295,13 @@ impl Interp {
                     CompOut::List(..) => Ok(Value::None),
                 }
             }
-            _ => Err(at(err(ErrorKind::RuntimeError, "internal error: unhandled expression"), e.span)),
+            _ => Err(at(
+                err(
+                    ErrorKind::RuntimeError,
+                    "internal error: unhandled expression",
+                ),
+                e.span,
+            )),
         }
     }
 
@@ -415,7 +424,7 @@ impl Interp {
     }
 
     /// Evaluates call arguments into positional values and keyword pairs.
-    pub fn eval_args(&mut self, args: &[CArg]) -> R<(Vec<Value>, Vec<(Rc<str>, Value)>)> {
+    pub fn eval_args(&mut self, args: &[CArg]) -> R<(Vec<Value>, KwArgs)> {
         let mut pos = Vec::with_capacity(args.len());
         let mut kw = Vec::new();
         for a in args {

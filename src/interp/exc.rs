@@ -188,8 +188,9 @@ impl Interp {
     }
 
     /// Turns an exception that escaped to the top into the public `Error`.
+    #[allow(clippy::boxed_local)] // `Exc` is the boxed type every caller propagates
     pub fn finish_error(&mut self, e: Exc) -> Error {
-        let mut e = *e;
+        let mut e: ExcInner = *e;
         if let Some(p) = e.pending.take() {
             e.frames.push(TraceFrame {
                 func: "<module>".into(),

@@ -191,7 +191,12 @@ impl Interp {
                     self.delete(t)?;
                 }
             }
-            _ => return Err(err(ErrorKind::RuntimeError, "internal error: unhandled statement")),
+            _ => {
+                return Err(err(
+                    ErrorKind::RuntimeError,
+                    "internal error: unhandled statement",
+                ))
+            }
         }
         Ok(Flow::Normal)
     }
@@ -205,7 +210,7 @@ impl Interp {
         }
         if let Value::Instance(_) = cur {
             let iname = format!("__i{}", &super::ops::dunder(op).0[2..]);
-            if let Some(r) = self.call_dunder(&cur, &iname, &[rhs.clone()])? {
+            if let Some(r) = self.call_dunder(&cur, &iname, std::slice::from_ref(rhs))? {
                 return Ok(r);
             }
         }

@@ -135,7 +135,7 @@ impl Interp {
                 }
             }
             (Value::Instance(_), _) => {
-                match self.call_dunder(obj, "__getitem__", &[idx.clone()])? {
+                match self.call_dunder(obj, "__getitem__", std::slice::from_ref(idx))? {
                     Some(v) => Ok(v),
                     None => Err(not_subscriptable(obj)),
                 }
@@ -222,7 +222,7 @@ impl Interp {
                 }
             }
             (Value::Instance(_), _) => {
-                match self.call_dunder(obj, "__delitem__", &[idx.clone()])? {
+                match self.call_dunder(obj, "__delitem__", std::slice::from_ref(idx))? {
                     Some(_) => Ok(()),
                     None => Err(type_err(format!(
                         "'{}' object doesn't support item deletion",

@@ -290,12 +290,12 @@ impl Interp {
         }
         let (name, rname) = dunder(op);
         if let Instance(_) = a {
-            if let Some(r) = self.call_dunder(a, name, &[b.clone()])? {
+            if let Some(r) = self.call_dunder(a, name, std::slice::from_ref(b))? {
                 return Ok(r);
             }
         }
         if let Instance(_) = b {
-            if let Some(r) = self.call_dunder(b, rname, &[a.clone()])? {
+            if let Some(r) = self.call_dunder(b, rname, std::slice::from_ref(a))? {
                 return Ok(r);
             }
         }
@@ -396,7 +396,7 @@ impl Interp {
             List(l) => !l.borrow().is_empty(),
             Tuple(t) => !t.is_empty(),
             Dict(d) | Set(d) => !d.borrow().is_empty(),
-            Range(r) => r.len() > 0,
+            Range(r) => !r.is_empty(),
             Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__bool__", &[])? {
                     return match r {
@@ -450,12 +450,12 @@ impl Interp {
                 Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
             }
             (Range(x), Range(y)) => Ok(x.len() == y.len()
-                && (x.len() == 0 || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
+                && (x.is_empty() || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
             (Instance(_), _) | (_, Instance(_)) => {
-                if let Some(r) = self.call_dunder(a, "__eq__", &[b.clone()])? {
+                if let Some(r) = self.call_dunder(a, "__eq__", std::slice::from_ref(b))? {
                     return self.truthy(&r);
                 }
-                if let Some(r) = self.call_dunder(b, "__eq__", &[a.clone()])? {
+                if let Some(r) = self.call_dunder(b, "__eq__", std::slice::from_ref(a))? {
                     return self.truthy(&r);
                 }
                 Ok(a.is(b))
@@ -536,10 +536,10 @@ impl Interp {
             CmpOp::Gt => ("__gt__", "__lt__"),
             _ => ("__ge__", "__le__"),
         };
-        if let Some(r) = self.call_dunder(a, name, &[b.clone()])? {
+        if let Some(r) = self.call_dunder(a, name, std::slice::from_ref(b))? {
             return self.truthy(&r);
         }
-        if let Some(r) = self.call_dunder(b, rname, &[a.clone()])? {
+        if let Some(r) = self.call_dunder(b, rname, std::slice::from_ref(a))? {
             return self.truthy(&r);
         }
         Err(type_err(format!(
@@ -558,7 +558,7 @@ impl Interp {
             (CmpOp::Lt, Value::Float(x), Value::Float(y)) => Ok(x < y),
             (CmpOp::Eq, _, _) => self.eq(a, b),
             (CmpOp::NotEq, Value::Instance(_), _) => {
-                if let Some(r) = self.call_dunder(a, "__ne__", &[b.clone()])? {
+                if let Some(r) = self.call_dunder(a, "__ne__", std::slice::from_ref(b))? {
                     return self.truthy(&r);
                 }
                 Ok(!self.eq(a, b)?)
@@ -604,7 +604,9 @@ impl Interp {
                 _ => false,
             }),
             Instance(_) => {
-                if let Some(r) = self.call_dunder(container, "__contains__", &[item.clone()])? {
+                if let Some(r) =
+                    self.call_dunder(container, "__contains__", std::slice::from_ref(item))?
+                {
                     return self.truthy(&r);
                 }
                 let items = self.collect(container)?;

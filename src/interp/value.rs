@@ -58,6 +58,10 @@ pub struct RangeObj {
 }
 
 impl RangeObj {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> i64 {
         let (a, b, s) = (self.start as i128, self.stop as i128, self.step as i128);
         let n = if s > 0 {

@@ -1,0 +1,165 @@
+//! The REPL's `:` commands.
+
+use super::session::Session;
+use kiln::Value;
+use std::time::{Duration, Instant};
+
+/// What the loop does after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    Quit,
+}
+
+const HELP: &str = "\
+Enter Kiln statements; a block (after `:`) ends with an empty line.
+Expression values are echoed with repr(). Tab completes names and attributes.
+Ctrl-C interrupts the running statement, Ctrl-D exits.
+
+Commands:
+  :help            this text
+  :vars            your global variables with their type and value
+  :graph f args    print the compiled graph of f called with args
+  :time expr       run expr (any statement) and print the wall time
+  :load file.dl    run a script file into this session
+  :reset           start over with a fresh engine
+  :quit            exit
+";
+
+/// Longest repr `:vars` prints before cutting it short.
+const VARS_WIDTH: usize = 70;
+
+/// Runs a `:command args` line.
+pub fn run(session: &mut Session, line: &str) -> After {
+    let line = line.trim();
+    let (cmd, arg) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let arg = arg.trim();
+    match cmd {
+        ":help" => print!("{HELP}"),
+        ":vars" => vars(session),
+        ":graph" => graph(session, arg),
+        ":time" => time(session, arg),
+        ":load" if !arg.is_empty() => session.load(unquote(arg)),
+        ":reset" => {
+            session.reset();
+            println!("session reset: all definitions cleared");
+        }
+        ":quit" => return After::Quit,
+        ":load" => eprintln!("usage: :load file.dl"),
+        _ => eprintln!("unknown command {cmd} (:help lists the commands)"),
+    }
+    After::Continue
+}
+
+fn unquote(s: &str) -> &str {
+    let quoted = s.len() >= 2
+        && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\'')));
+    if quoted {
+        &s[1..s.len() - 1]
+    } else {
+        s
+    }
+}
+
+/// `name: type = repr` for each user global.
+fn vars(session: &mut Session) {
+    let globals = session.user_globals();
+    if globals.is_empty() {
+        println!("(no variables)");
+    }
+    for (name, v) in globals {
+        let text = match session.guarded(|e| e.repr(&v)) {
+            Ok(t) => shorten(&t),
+            Err(err) => format!("<repr failed: {}: {}>", err.type_name, err.message),
+        };
+        println!("{name}: {} = {text}", v.type_name());
+    }
+}
+
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(VARS_WIDTH) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// `:graph f args` calls the script-level `graph(f, args...)` builtin, which prints the
+/// compiled graph; without it `@compile` is not part of this build.
+fn graph(session: &mut Session, arg: &str) {
+    if arg.is_empty() {
+        eprintln!("usage: :graph f args");
+        return;
+    }
+    let has_graph = session
+        .engine
+        .borrow()
+        .builtin_names()
+        .iter()
+        .any(|n| n == "graph");
+    if !has_graph {
+        eprintln!("graph: @compile is not available yet");
+        return;
+    }
+    let (f, args) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+    let call = if args.trim().is_empty() {
+        format!("graph({f})")
+    } else {
+        format!("graph({f}, {})", args.trim())
+    };
+    match session.guarded(|e| e.run_source(&call, "<graph>")) {
+        Ok(Value::None) => {}
+        Ok(Value::Str(ref s)) => println!("{s}"),
+        Ok(v) => session.echo(&v),
+        Err(err) => session.report(&err),
+    }
+}
+
+/// `:time code` runs the code like an input line and prints the wall time it took.
+fn time(session: &mut Session, arg: &str) {
+    if arg.is_empty() {
+        eprintln!("usage: :time expr");
+        return;
+    }
+    let start = Instant::now();
+    session.run_input(&format!("{arg}\n"));
+    println!("wall time: {}", format_duration(start.elapsed()));
+}
+
+/// A duration with a unit suited to its size: `12.3 µs`, `4.567 ms`, `1.234 s`.
+pub fn format_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 1e-3 {
+        format!("{:.1} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.3} ms", secs * 1e3)
+    } else {
+        format!("{secs:.3} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_unit() {
+        assert_eq!(format_duration(Duration::from_nanos(12_340)), "12.3 µs");
+        assert_eq!(format_duration(Duration::from_micros(4_567)), "4.567 ms");
+        assert_eq!(format_duration(Duration::from_millis(1_234)), "1.234 s");
+    }
+
+    #[test]
+    fn long_reprs_are_cut() {
+        let long = "x".repeat(100);
+        assert_eq!(shorten(&long), format!("{}...", "x".repeat(VARS_WIDTH)));
+        assert_eq!(shorten("[1, 2]"), "[1, 2]");
+    }
+
+    #[test]
+    fn quotes_around_paths_are_dropped() {
+        assert_eq!(unquote("\"a b.dl\""), "a b.dl");
+        assert_eq!(unquote("'x.dl'"), "x.dl");
+        assert_eq!(unquote("x.dl"), "x.dl");
+        assert_eq!(unquote("\""), "\"");
+    }
+}
