@@ -34,6 +34,13 @@ fn gelu64(x: f64) -> f64 {
     0.5 * x * (1.0 + (0.7978845608 * (x + 0.044715 * x * x * x)).tanh())
 }
 
+/// Minor page faults of this process so far (Linux `/proc/self/stat` field 10).
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 fn time_ms(iters: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..5 {
         f();
@@ -66,11 +73,14 @@ fn w3_gelu_and_sum_figures() {
     let xs: Vec<f32> = (0..n).map(|i| (i as f32 / n as f32) * 12.0 - 6.0).collect();
     let mut out = vec![0.0f32; n];
     let st = [1isize];
+    let faults0 = minor_faults();
     let ms = pool.install(|| {
         time_ms(50, || {
             ck.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut out, &st)], &[n]).unwrap()
         })
     });
+    let faults = minor_faults().zip(faults0).map(|(a, b)| a - b);
+    println!("minor page faults over 55 GELU calls (incl. warm-up): {faults:?}");
     let err = xs
         .iter()
         .zip(&out)

@@ -83,7 +83,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 (0..dims)
                     .map(|d| {
                         let s = b.ins().load(I64, MEM, strd, 8 * (i * rank + d) as i32);
-                        b.ins().ishl_imm(s, 2)
+                        b.ins().ishl_imm_s(s, 2)
                     })
                     .collect()
             })
@@ -157,7 +157,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             };
             self.level(d + 1, &inner_offs, inner_red);
             let iv = self.b.use_var(i);
-            let next = self.b.ins().iadd_imm(iv, 1);
+            let next = self.b.ins().iadd_imm_s(iv, 1);
             self.b.def_var(i, next);
             self.b.ins().jump(header, &[]);
             self.b.switch_to_block(exit);
@@ -218,13 +218,13 @@ impl<'a, 'f> Gen<'a, 'f> {
             let (header, body, next) = (blocks[2 * k], blocks[2 * k + 1], blocks[2 * k + 2]);
             self.b.switch_to_block(header);
             let iv = self.b.use_var(i);
-            let end = self.b.ins().iadd_imm(iv, width);
+            let end = self.b.ins().iadd_imm_s(iv, width);
             let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, end, hi);
             self.b.ins().brif(fits, body, &[], next, &[]);
             self.b.switch_to_block(body);
             self.element(&rows, &steps, iv, Elem::Vector, AccSlot::V0);
             if let Some(off) = second {
-                let iv2 = self.b.ins().iadd_imm(iv, off);
+                let iv2 = self.b.ins().iadd_imm_s(iv, off);
                 self.element(&rows, &steps, iv2, Elem::Vector, AccSlot::V1);
             }
             self.b.def_var(i, end);
@@ -238,7 +238,7 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.ins().brif(more, body, &[], exit, &[]);
         self.b.switch_to_block(body);
         self.element(&rows, &steps, iv, Elem::Tail, AccSlot::Scalar);
-        let next = self.b.ins().iadd_imm(iv, 1);
+        let next = self.b.ins().iadd_imm_s(iv, 1);
         self.b.def_var(i, next);
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(exit);
@@ -281,7 +281,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 b.ins().splat(F32X4, s)
             }
             (Access::Contiguous, Elem::Vector) => {
-                let off = b.ins().ishl_imm(iv, 2);
+                let off = b.ins().ishl_imm_s(iv, 2);
                 let addr = b.ins().iadd(row, off);
                 b.ins().load(F32X4, MEM, addr, 0)
             }
@@ -290,7 +290,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                 let s = b.ins().load(F32, MEM, addr, 0);
                 let mut v = b.ins().scalar_to_vector(F32X4, s);
                 for lane in 1..4u8 {
-                    let idx = b.ins().iadd_imm(iv, i64::from(lane));
+                    let idx = b.ins().iadd_imm_s(iv, i64::from(lane));
                     let addr = strided_addr(b, row, step, idx, Access::Strided);
                     let s = b.ins().load(F32, MEM, addr, 0);
                     v = b.ins().insertlane(v, s, lane);
@@ -315,7 +315,7 @@ enum AccSlot {
 
 fn strided_addr(b: &mut FunctionBuilder, row: Value, step: Value, idx: Value, a: Access) -> Value {
     let off = match a {
-        Access::Contiguous => b.ins().ishl_imm(idx, 2),
+        Access::Contiguous => b.ins().ishl_imm_s(idx, 2),
         Access::Broadcast | Access::Strided => b.ins().imul(idx, step),
     };
     b.ins().iadd(row, off)
@@ -331,13 +331,13 @@ fn as_float(vx: &mut Vx, kinds: &[Kind], values: &[Value], at: usize) -> Value {
 fn store(b: &mut FunctionBuilder, row: Value, step: Value, iv: Value, a: Access, mode: Elem, v: Value) {
     match (a, mode) {
         (Access::Contiguous, Elem::Vector) => {
-            let off = b.ins().ishl_imm(iv, 2);
+            let off = b.ins().ishl_imm_s(iv, 2);
             let addr = b.ins().iadd(row, off);
             b.ins().store(MEM, v, addr, 0);
         }
         (_, Elem::Vector) => {
             for lane in 0..4u8 {
-                let idx = b.ins().iadd_imm(iv, i64::from(lane));
+                let idx = b.ins().iadd_imm_s(iv, i64::from(lane));
                 let addr = strided_addr(b, row, step, idx, a);
                 let s = b.ins().extractlane(v, lane);
                 b.ins().store(MEM, s, addr, 0);

@@ -20,7 +20,7 @@ pub(crate) fn per_lane(
     let mut out = b.ins().splat(F32X4, zero);
     for lane in 0..4u8 {
         let lanes: Vec<Value> = args.iter().map(|&a| b.ins().extractlane(a, lane)).collect();
-        let r = f(&mut Sx { b }, &lanes);
+        let r = f(&mut Sx { b: &mut *b }, &lanes);
         let r = b.ins().fdemote(F32, r);
         out = b.ins().insertlane(out, r, lane);
     }
@@ -86,7 +86,7 @@ impl Sx<'_, '_> {
     /// +0.0 or -0.0 with the sign of `x`.
     fn signed_zero(&mut self, x: Value) -> Value {
         let bits = self.b.ins().bitcast(I64, MemFlagsData::new(), x);
-        let s = self.b.ins().band_imm(bits, i64::MIN);
+        let s = self.b.ins().band_imm_s(bits, i64::MIN);
         self.b.ins().bitcast(F64, MemFlagsData::new(), s)
     }
 }
@@ -107,11 +107,11 @@ fn ln_reduced(s: &mut Sx, m: Value) -> Value {
 /// log2(ax) for ax >= 0 (0 gives -inf, inf gives inf, NaN stays NaN).
 fn log2_abs(s: &mut Sx, ax: Value) -> Value {
     let bits = s.b.ins().bitcast(I64, MemFlagsData::new(), ax);
-    let e = s.b.ins().ushr_imm(bits, 52);
-    let e = s.b.ins().iadd_imm(e, -1023);
+    let e = s.b.ins().ushr_imm_s(bits, 52);
+    let e = s.b.ins().iadd_imm_s(e, -1023);
     let e = s.b.ins().fcvt_from_sint(F64, e);
-    let m = s.b.ins().band_imm(bits, 0x000f_ffff_ffff_ffff);
-    let m = s.b.ins().bor_imm(m, 0x3ff0_0000_0000_0000);
+    let m = s.b.ins().band_imm_s(bits, 0x000f_ffff_ffff_ffff);
+    let m = s.b.ins().bor_imm_s(m, 0x3ff0_0000_0000_0000);
     let m = s.b.ins().bitcast(F64, MemFlagsData::new(), m);
     let big = s.cmp_c(FloatCC::GreaterThan, m, std::f64::consts::SQRT_2);
     let half = s.c(0.5);
@@ -151,8 +151,8 @@ fn exp2(s: &mut Sx, t: Value) -> Value {
     coeffs.reverse();
     let p = s.poly(g, &coeffs);
     let ni = s.b.ins().fcvt_to_sint_sat(I64, n);
-    let e = s.b.ins().iadd_imm(ni, 1023);
-    let e = s.b.ins().ishl_imm(e, 52);
+    let e = s.b.ins().iadd_imm_s(ni, 1023);
+    let e = s.b.ins().ishl_imm_s(e, 52);
     let scale = s.b.ins().bitcast(F64, MemFlagsData::new(), e);
     let tiny = s.cmp_c(FloatCC::LessThan, t, -399.0);
     let r = s.mul(p, scale);
@@ -176,7 +176,7 @@ pub(crate) fn pow(s: &mut Sx, a: &[Value]) -> Value {
     let not_even = s.not(y_even);
     let y_odd = s.and(y_int, not_even);
     let xbits = s.b.ins().bitcast(I64, MemFlagsData::new(), x);
-    let x_signed = s.b.ins().icmp_imm(IntCC::SignedLessThan, xbits, 0);
+    let x_signed = s.b.ins().icmp_imm_s(IntCC::SignedLessThan, xbits, 0);
     let flip = s.and(x_signed, y_odd);
     let nr = s.b.ins().fneg(r);
     let r = s.sel(flip, nr, r);
@@ -259,17 +259,17 @@ pub(crate) fn cos(s: &mut Sx, a: &[Value]) -> Value {
 /// table of (2^s * 2/pi) mod 4 in three exact-product parts.
 fn sincos(s: &mut Sx, x: Value, cosine: bool) -> Value {
     let xb = s.b.ins().bitcast(I32, MemFlagsData::new(), x);
-    let ab = s.b.ins().band_imm(xb, 0x7fff_ffff);
-    let e = s.b.ins().ushr_imm(ab, 23);
-    let mant = s.b.ins().band_imm(ab, 0x007f_ffff);
-    let normal = s.b.ins().icmp_imm(IntCC::NotEqual, e, 0);
-    let implicit = s.b.ins().bor_imm(mant, 0x0080_0000);
+    let ab = s.b.ins().band_imm_s(xb, 0x7fff_ffff);
+    let e = s.b.ins().ushr_imm_s(ab, 23);
+    let mant = s.b.ins().band_imm_s(ab, 0x007f_ffff);
+    let normal = s.b.ins().icmp_imm_s(IntCC::NotEqual, e, 0);
+    let implicit = s.b.ins().bor_imm_s(mant, 0x0080_0000);
     let k = s.sel(normal, implicit, mant);
-    let em1 = s.b.ins().iadd_imm(e, -1);
+    let em1 = s.b.ins().iadd_imm_s(e, -1);
     let zero_i = s.b.ins().iconst(I32, 0);
     let row = s.sel(normal, em1, zero_i);
     let row = s.b.ins().uextend(I64, row);
-    let row = s.b.ins().imul_imm(row, 24);
+    let row = s.b.ins().imul_imm_s(row, 24);
     let base = s.b.ins().iconst(I64, TWO_OVER_PI_MOD4.as_ptr() as i64);
     let addr = s.b.ins().iadd(base, row);
     let flags = MemFlagsData::new().with_notrap().with_readonly();
@@ -294,7 +294,7 @@ fn sincos(s: &mut Sx, x: Value, cosine: bool) -> Value {
     let pio2 = s.c(std::f64::consts::FRAC_PI_2);
     let r = s.mul(f, pio2);
     let q = s.b.ins().fcvt_to_sint_sat(I32, n);
-    let q = s.b.ins().iadd_imm(q, i64::from(cosine));
+    let q = s.b.ins().iadd_imm_s(q, i64::from(cosine));
     quadrant(s, r, q, xb, cosine, e)
 }
 
@@ -326,18 +326,18 @@ fn quadrant(s: &mut Sx, r: Value, q: Value, xb: Value, cosine: bool, e: Value) -
             1.0,
         ],
     );
-    let odd = s.b.ins().band_imm(q, 1);
-    let odd = s.b.ins().icmp_imm(IntCC::NotEqual, odd, 0);
+    let odd = s.b.ins().band_imm_s(q, 1);
+    let odd = s.b.ins().icmp_imm_s(IntCC::NotEqual, odd, 0);
     let v = s.sel(odd, cp, sr);
-    let half = s.b.ins().band_imm(q, 2);
-    let half = s.b.ins().icmp_imm(IntCC::NotEqual, half, 0);
+    let half = s.b.ins().band_imm_s(q, 2);
+    let half = s.b.ins().icmp_imm_s(IntCC::NotEqual, half, 0);
     let nv = s.b.ins().fneg(v);
     let mut v = s.sel(half, nv, v);
     if !cosine {
-        let neg = s.b.ins().icmp_imm(IntCC::SignedLessThan, xb, 0);
+        let neg = s.b.ins().icmp_imm_s(IntCC::SignedLessThan, xb, 0);
         let nv = s.b.ins().fneg(v);
         v = s.sel(neg, nv, v);
     }
-    let special = s.b.ins().icmp_imm(IntCC::Equal, e, 255);
+    let special = s.b.ins().icmp_imm_s(IntCC::Equal, e, 255);
     s.sel_c(special, f64::NAN, v)
 }

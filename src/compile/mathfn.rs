@@ -83,43 +83,36 @@ impl Vx<'_, '_> {
         let r = self.b.ins().bor(m, s);
         self.float(r)
     }
-    pub fn lane(&mut self, v: Value, lane: u8) -> Value {
-        self.b.ins().extractlane(v, lane)
-    }
-    pub fn splat(&mut self, s: Value) -> Value {
-        self.b.ins().splat(F32X4, s)
-    }
 }
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 
-/// `y * 2^n` for an integral f32x4 `n` in [-300, 300] (two steps keep exponents valid).
-fn scale_pow2(v: &mut Vx, y: Value, n: Value) -> Value {
-    let ni = v.b.ins().fcvt_to_sint_sat(I32X4, n);
-    let n1 = v.b.ins().sshr_imm(ni, 1);
-    let n2 = v.b.ins().isub(ni, n1);
-    let bias = v.ci(127);
-    let mut r = y;
-    for part in [n1, n2] {
-        let e = v.b.ins().iadd(part, bias);
-        let e = v.b.ins().ishl_imm(e, 23);
-        let s = v.float(e);
-        r = v.mul(r, s);
-    }
-    r
+/// 1.5 * 2^23: adding it rounds an f32 of magnitude < 2^22 to an integer held in the low
+/// mantissa bits (so `bits(t) - bits(MAGIC)` is that integer).
+const MAGIC: f32 = 12_582_912.0;
+
+/// `x` limited to `[lo, hi]` with compares and selects (NaN passes through unchanged).
+fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
+    let lov = v.c(lo);
+    let below = v.cmp(FloatCC::LessThan, x, lov);
+    let x = v.sel(below, lov, x);
+    let hiv = v.c(hi);
+    let above = v.cmp(FloatCC::GreaterThan, x, hiv);
+    v.sel(above, hiv, x)
 }
 
-/// e^x (Cephes expf): max 1 ulp in tests; overflow to inf above 88.72, 0 below -103.9.
-pub(crate) fn exp(v: &mut Vx, x: Value) -> Value {
-    let lo = v.c(-104.0);
-    let hi = v.c(89.0);
-    let x = v.b.ins().fmax(x, lo);
-    let x = v.b.ins().fmin(x, hi);
+/// Cody-Waite reduction and the Cephes expf polynomial: returns `(e^r, n)` with
+/// `e^x = e^r * 2^n`, `n` as i32x4 lanes. Needs |x| < 2^21; NaN propagates into `e^r`.
+fn exp_core(v: &mut Vx, x: Value) -> (Value, Value) {
     let l2e = v.c(LOG2E);
-    let t = v.mul(x, l2e);
-    let n = v.b.ins().nearest(t);
+    let magic = v.c(MAGIC);
+    let t = v.mla(x, l2e, magic);
+    let n = v.sub(t, magic);
+    let tb = v.bits(t);
+    let mb = v.ci(MAGIC.to_bits() as i32);
+    let ni = v.b.ins().isub(tb, mb);
     let c1 = v.c(-LN2_HI);
     let c2 = v.c(-LN2_LO);
     let r = v.mla(n, c1, x);
@@ -138,8 +131,33 @@ pub(crate) fn exp(v: &mut Vx, x: Value) -> Value {
     let r2 = v.mul(r, r);
     let one = v.c(1.0);
     let r1 = v.add(r, one);
-    let y = v.mla(p, r2, r1);
-    scale_pow2(v, y, n)
+    (v.mla(p, r2, r1), ni)
+}
+
+/// `y * 2^n` for n in [-126, 127].
+fn scale1(v: &mut Vx, y: Value, n: Value) -> Value {
+    let bias = v.ci(127);
+    let e = v.b.ins().iadd(n, bias);
+    let e = v.b.ins().ishl_imm_s(e, 23);
+    let s = v.float(e);
+    v.mul(y, s)
+}
+
+/// `y * 2^n` for n in [-252, 254], in two steps so each factor is a normal float and
+/// a subnormal result is rounded once.
+fn scale2(v: &mut Vx, y: Value, n: Value) -> Value {
+    let n1 = v.b.ins().sshr_imm_s(n, 1);
+    let n2 = v.b.ins().isub(n, n1);
+    let y = scale1(v, y, n1);
+    scale1(v, y, n2)
+}
+
+/// e^x (Cephes expf): overflows to inf above 88.72, flushes to 0 below -103.97, keeps
+/// subnormal results; NaN stays NaN.
+pub(crate) fn exp(v: &mut Vx, x: Value) -> Value {
+    let x = clamp(v, x, -104.0, 89.0);
+    let (y, n) = exp_core(v, x);
+    scale2(v, y, n)
 }
 
 /// ln(x) (Cephes logf) with subnormals scaled up; log(0) = -inf, log(x<0) = NaN.
@@ -149,7 +167,7 @@ pub(crate) fn log(v: &mut Vx, x: Value) -> Value {
     let xs_big = v.mul(x, big);
     let xs = v.sel(small, xs_big, x);
     let bits = v.bits(xs);
-    let e = v.b.ins().ushr_imm(bits, 23);
+    let e = v.b.ins().ushr_imm_s(bits, 23);
     let bias = v.ci(126);
     let e = v.b.ins().isub(e, bias);
     let e = v.b.ins().fcvt_from_sint(F32X4, e);
@@ -226,9 +244,14 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
     );
     let pz = v.mul(p, z);
     let small = v.mla(pz, x, x);
+    // tanh(x) rounds to ±1 from |x| = 9.01; clamping there keeps 2^n in range.
     let two = v.c(2.0);
-    let ax2 = v.mul(ax, two);
-    let e = exp(v, ax2);
+    let lim = v.c(9.5);
+    let over = v.cmp(FloatCC::GreaterThan, ax, lim);
+    let axc = v.sel(over, lim, ax);
+    let ax2 = v.mul(axc, two);
+    let (y, n) = exp_core(v, ax2);
+    let e = scale1(v, y, n);
     let one = v.c(1.0);
     let e1 = v.add(e, one);
     let q = v.div(two, e1);
@@ -293,7 +316,8 @@ pub(crate) fn erf(v: &mut Vx, x: Value) -> Value {
     );
     let tt = v.mul(t, t);
     let q = v.sub(q, tt);
-    let e = exp(v, q);
+    let (y, n) = exp_core(v, q);
+    let e = scale1(v, y, n);
     let one = v.c(1.0);
     let large = v.sub(one, e);
     let large = v.copysign(large, x);

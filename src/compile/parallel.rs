@@ -1,7 +1,7 @@
 //! Running a compiled kernel: view validation, then the outermost dimension split across
 //! rayon threads above a size threshold (full reductions combine per-thread partials).
 
-use super::jit::{CompiledKernel, KernelArgs};
+use super::jit::{CompiledKernel, KernelArgs, KernelFn};
 use super::kernel::ReduceOp;
 use super::views::{check_run, BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
@@ -26,7 +26,7 @@ unsafe impl Send for Plan {}
 impl Plan {
     /// Calls the kernel over `[start, end)` of dim 0, optionally redirecting the
     /// reduction output to `partial`.
-    fn call(&self, k: &CompiledKernel, start: usize, end: usize, partial: Option<*mut f32>) -> i32 {
+    fn call(&self, func: KernelFn, start: usize, end: usize, partial: Option<*mut f32>) -> i32 {
         let mut ptrs;
         let ptrs_ref = match (partial, self.ptrs.len().checked_sub(1)) {
             (Some(p), Some(last)) => {
@@ -45,7 +45,7 @@ impl Plan {
         };
         // SAFETY: `check_run` proved every address the kernel derives from these views,
         // extents and `[start, end)` lies inside the borrowed buffers.
-        unsafe { (k.func)(&args) }
+        unsafe { func(&args) }
     }
 }
 
@@ -84,14 +84,15 @@ impl CompiledKernel {
         let dim0 = extents.first().copied().unwrap_or(1);
         let threads = rayon::current_num_threads().min(dim0);
         let full_reduction = self.kernel.reduced_dims() == self.kernel.rank;
+        let func = self.func;
         let code = if total < PARALLEL_THRESHOLD || threads < 2 {
-            plan.call(self, 0, dim0, None)
+            plan.call(func, 0, dim0, None)
         } else if full_reduction {
             self.run_partials(&plan, dim0, threads, outputs)
         } else {
             (0..threads)
                 .into_par_iter()
-                .map(|t| plan.call(self, split(dim0, t, threads), split(dim0, t + 1, threads), None))
+                .map(|t| plan.call(func, split(dim0, t, threads), split(dim0, t + 1, threads), None))
                 .reduce(|| 0, |a, b| if a != 0 { a } else { b })
         };
         if code != 0 {
@@ -107,13 +108,14 @@ impl CompiledKernel {
     /// A reduction over every dim: each thread reduces its dim-0 range into its own
     /// slot, then the slots are combined here in order.
     fn run_partials(&self, plan: &Plan, dim0: usize, threads: usize, outputs: &mut [BufViewMut]) -> i32 {
+        let func = self.func;
         let mut partials = vec![0.0f32; threads];
         let base = partials.as_mut_ptr() as usize;
         let code = (0..threads)
             .into_par_iter()
             .map(|t| {
                 let slot = (base as *mut f32).wrapping_add(t);
-                plan.call(self, split(dim0, t, threads), split(dim0, t + 1, threads), Some(slot))
+                plan.call(func, split(dim0, t, threads), split(dim0, t + 1, threads), Some(slot))
             })
             .reduce(|| 0, |a, b| if a != 0 { a } else { b });
         let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);

@@ -95,7 +95,7 @@ fn advance(idx: &mut [usize], extents: &[usize]) {
 fn eval(kernel: &Kernel, inputs: &[BufView], idx: &[usize], values: &mut [f32]) {
     for (i, op) in kernel.body.iter().enumerate() {
         let v = |id: super::kernel::ValueId| values[id.index()];
-        values[i] = match *op {
+        let r = match *op {
             Op::Load(n) => {
                 let view = &inputs[n];
                 view.data[address(view.offset, view.strides, idx)]
@@ -112,6 +112,7 @@ fn eval(kernel: &Kernel, inputs: &[BufView], idx: &[usize], values: &mut [f32]) 
                 }
             }
         };
+        values[i] = r;
     }
 }
 
