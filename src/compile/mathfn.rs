@@ -243,7 +243,7 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
         ],
     );
     let pz = v.mul(p, z);
-    let small = v.mla(pz, x, x);
+    let small = v.mla(pz, ax, ax);
     // tanh(x) rounds to ±1 from |x| = 9.01; clamping there keeps 2^n in range.
     let two = v.c(2.0);
     let lim = v.c(9.5);
@@ -256,9 +256,9 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
     let e1 = v.add(e, one);
     let q = v.div(two, e1);
     let large = v.sub(one, q);
-    let large = v.copysign(large, x);
     let is_small = v.cmp_c(FloatCC::LessThan, ax, 0.625);
-    v.sel(is_small, small, large)
+    let r = v.sel(is_small, small, large);
+    v.copysign(r, x)
 }
 
 /// 1 / (1 + e^-x), computed from e^-|x| so neither side overflows.
