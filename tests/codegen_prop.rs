@@ -39,13 +39,26 @@ const BINARY: [BinaryOp; 9] = [
     BinaryOp::FloorDiv,
     BinaryOp::Mod,
 ];
-const CMP: [CmpOp; 6] = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne];
+const CMP: [CmpOp; 6] = [
+    CmpOp::Lt,
+    CmpOp::Le,
+    CmpOp::Gt,
+    CmpOp::Ge,
+    CmpOp::Eq,
+    CmpOp::Ne,
+];
 
 /// Ops whose result is computed bit-identically by IEEE arithmetic in both engines.
 fn exact_unary(u: UnaryOp) -> bool {
     !matches!(
         u,
-        UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Sigmoid | UnaryOp::Erf | UnaryOp::Sin | UnaryOp::Cos
+        UnaryOp::Exp
+            | UnaryOp::Log
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf
+            | UnaryOp::Sin
+            | UnaryOp::Cos
     )
 }
 
@@ -54,12 +67,24 @@ fn exact_unary(u: UnaryOp) -> bool {
 fn needs_exact_unary(u: UnaryOp) -> bool {
     matches!(
         u,
-        UnaryOp::Floor | UnaryOp::Round | UnaryOp::Sign | UnaryOp::Exp | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Recip | UnaryOp::Rsqrt | UnaryOp::Log | UnaryOp::Sqrt
+        UnaryOp::Floor
+            | UnaryOp::Round
+            | UnaryOp::Sign
+            | UnaryOp::Exp
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Recip
+            | UnaryOp::Rsqrt
+            | UnaryOp::Log
+            | UnaryOp::Sqrt
     )
 }
 
 fn needs_exact_binary(b: BinaryOp) -> bool {
-    matches!(b, BinaryOp::Div | BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Mul)
+    matches!(
+        b,
+        BinaryOp::Div | BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Mul
+    )
 }
 
 struct Case {
@@ -81,26 +106,39 @@ fn gen_body(rng: &mut Rng, k: &mut Kernel, n_ops: usize) -> Vec<bool> {
     }
     while k.body.len() < n_ops + k.inputs.len() {
         let pick = |rng: &mut Rng, need_exact: bool| -> Option<ValueId> {
-            let pool: Vec<ValueId> = floats.iter().filter(|f| f.1 || !need_exact).map(|f| f.0).collect();
+            let pool: Vec<ValueId> = floats
+                .iter()
+                .filter(|f| f.1 || !need_exact)
+                .map(|f| f.0)
+                .collect();
             (!pool.is_empty()).then(|| pool[rng.below(pool.len())])
         };
         let is_exact = |v: ValueId| floats.iter().any(|f| f.0 == v && f.1);
         let (op, ex) = match rng.below(10) {
-            0 => (Op::Const([0.5f32, -1.5, 2.0, 0.0, 3.0, -0.25][rng.below(6)]), true),
+            0 => (
+                Op::Const([0.5f32, -1.5, 2.0, 0.0, 3.0, -0.25][rng.below(6)]),
+                true,
+            ),
             1..=4 => {
                 let u = UNARY[rng.below(UNARY.len())];
-                let Some(a) = pick(rng, needs_exact_unary(u)) else { continue };
+                let Some(a) = pick(rng, needs_exact_unary(u)) else {
+                    continue;
+                };
                 (Op::Unary(u, a), exact_unary(u) && is_exact(a))
             }
             5..=7 => {
                 let b = BINARY[rng.below(BINARY.len())];
                 let need = needs_exact_binary(b);
-                let (Some(x), Some(y)) = (pick(rng, need), pick(rng, need)) else { continue };
+                let (Some(x), Some(y)) = (pick(rng, need), pick(rng, need)) else {
+                    continue;
+                };
                 let ex = !matches!(b, BinaryOp::Pow) && is_exact(x) && is_exact(y);
                 (Op::Binary(b, x, y), ex)
             }
             8 => {
-                let (Some(x), Some(y)) = (pick(rng, true), pick(rng, true)) else { continue };
+                let (Some(x), Some(y)) = (pick(rng, true), pick(rng, true)) else {
+                    continue;
+                };
                 (Op::Compare(CMP[rng.below(6)], x, y), true)
             }
             _ => {
@@ -108,7 +146,9 @@ fn gen_body(rng: &mut Rng, k: &mut Kernel, n_ops: usize) -> Vec<bool> {
                     continue;
                 }
                 let m = masks[rng.below(masks.len())];
-                let (Some(x), Some(y)) = (pick(rng, false), pick(rng, false)) else { continue };
+                let (Some(x), Some(y)) = (pick(rng, false), pick(rng, false)) else {
+                    continue;
+                };
                 (Op::Select(m, x, y), is_exact(x) && is_exact(y))
             }
         };
@@ -123,7 +163,12 @@ fn gen_body(rng: &mut Rng, k: &mut Kernel, n_ops: usize) -> Vec<bool> {
 }
 
 /// A random layout: (buffer length, offset, strides) for `extents`.
-fn gen_layout(rng: &mut Rng, extents: &[usize], access: Access, input: bool) -> (usize, usize, Vec<isize>) {
+fn gen_layout(
+    rng: &mut Rng,
+    extents: &[usize],
+    access: Access,
+    input: bool,
+) -> (usize, usize, Vec<isize>) {
     let rank = extents.len();
     let mut strides = vec![0isize; rank];
     let mut span = 1isize;
@@ -164,7 +209,9 @@ fn gen_case(seed: u64, specials: bool) -> Case {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let rank = 1 + rng.below(4);
     let sizes = [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 13, 17, 33];
-    let mut extents: Vec<usize> = (0..rank).map(|_| sizes[1 + rng.below(sizes.len() - 1)]).collect();
+    let mut extents: Vec<usize> = (0..rank)
+        .map(|_| sizes[1 + rng.below(sizes.len() - 1)])
+        .collect();
     if rng.chance(0.03) {
         extents[rng.below(rank)] = 0;
     }
@@ -180,18 +227,35 @@ fn gen_case(seed: u64, specials: bool) -> Case {
     let n_vals = kernel.body.len();
     let n_out = rng.below(3);
     for _ in 0..n_out {
-        let access = if rng.chance(0.5) { Access::Contiguous } else { Access::Strided };
-        kernel.outputs.push(Output { value: ValueId(rng.below(n_vals) as u32), access });
+        let access = if rng.chance(0.5) {
+            Access::Contiguous
+        } else {
+            Access::Strided
+        };
+        kernel.outputs.push(Output {
+            value: ValueId(rng.below(n_vals) as u32),
+            access,
+        });
     }
     if n_out == 0 || rng.chance(0.4) {
         let op = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min][rng.below(3)];
-        kernel.reduction = Some(Reduction { op, dims: 1 + rng.below(rank), value: ValueId(rng.below(n_vals) as u32) });
+        kernel.reduction = Some(Reduction {
+            op,
+            dims: 1 + rng.below(rank),
+            value: ValueId(rng.below(n_vals) as u32),
+        });
     }
     let inputs = inputs_access
         .iter()
         .map(|&a| {
             let (len, off, st) = gen_layout(&mut rng, &extents, a, true);
-            let p = if !specials { 0.0 } else if len < 2000 { 0.01 } else { 2e-5 };
+            let p = if !specials {
+                0.0
+            } else if len < 2000 {
+                0.01
+            } else {
+                2e-5
+            };
             let data = (0..len)
                 .map(|_| {
                     if rng.chance(p) {
@@ -217,41 +281,82 @@ fn gen_case(seed: u64, specials: bool) -> Case {
             gen_layout(&mut rng, outer, Access::Strided, false)
         });
     }
-    Case { kernel, extents, inputs, outputs, exact }
+    Case {
+        kernel,
+        extents,
+        inputs,
+        outputs,
+        exact,
+    }
 }
 
 /// Runs the JIT and the reference kernel (`truth`) on the case; returns the first
 /// mismatch beyond tolerance, if any.
 fn compare(case: &Case, truth: &Kernel) -> Result<(), String> {
     let ck = compile(&case.kernel).map_err(|e| format!("compile: {e}"))?;
-    let views: Vec<BufView> = case.inputs.iter().map(|(d, o, s)| BufView { data: d, offset: *o, strides: s }).collect();
+    let views: Vec<BufView> = case
+        .inputs
+        .iter()
+        .map(|(d, o, s)| BufView {
+            data: d,
+            offset: *o,
+            strides: s,
+        })
+        .collect();
     let mut got: Vec<Vec<f32>> = case.outputs.iter().map(|o| vec![-7.5f32; o.0]).collect();
     let mut want = got.clone();
     let mut mags = Vec::new();
     {
-        let mut outs: Vec<BufViewMut> = got.iter_mut().zip(&case.outputs).map(|(d, o)| BufViewMut { data: d, offset: o.1, strides: &o.2 }).collect();
-        ck.run(&views, &mut outs, &case.extents).map_err(|e| format!("run: {e}"))?;
-        let mut outs: Vec<BufViewMut> = want.iter_mut().zip(&case.outputs).map(|(d, o)| BufViewMut { data: d, offset: o.1, strides: &o.2 }).collect();
-        run_reference(truth, &views, &mut outs, &case.extents, Some(&mut mags)).map_err(|e| format!("reference: {e}"))?;
+        let mut outs: Vec<BufViewMut> = got
+            .iter_mut()
+            .zip(&case.outputs)
+            .map(|(d, o)| BufViewMut {
+                data: d,
+                offset: o.1,
+                strides: &o.2,
+            })
+            .collect();
+        ck.run(&views, &mut outs, &case.extents)
+            .map_err(|e| format!("run: {e}"))?;
+        let mut outs: Vec<BufViewMut> = want
+            .iter_mut()
+            .zip(&case.outputs)
+            .map(|(d, o)| BufViewMut {
+                data: d,
+                offset: o.1,
+                strides: &o.2,
+            })
+            .collect();
+        run_reference(truth, &views, &mut outs, &case.extents, Some(&mut mags))
+            .map_err(|e| format!("reference: {e}"))?;
     }
     let n_store = case.kernel.outputs.len();
     for (b, (g, w)) in got.iter().zip(&want).enumerate() {
         let (value, is_red) = match case.kernel.outputs.get(b) {
             Some(o) => (o.value, false),
-            None => (case.kernel.reduction.map(|r| r.value).unwrap_or(ValueId(0)), true),
+            None => (
+                case.kernel.reduction.map(|r| r.value).unwrap_or(ValueId(0)),
+                true,
+            ),
         };
         let exact = case.exact[value.index()];
         let (rel, abs) = if exact { (1e-5, 1e-6) } else { (1e-4, 1e-5) };
         let max_mag = mags.iter().copied().fold(0.0f64, f64::max);
         for (i, (&gv, &wv)) in g.iter().zip(w).enumerate() {
-            let ok = (gv.is_nan() && wv.is_nan())
-                || gv == wv
-                || {
-                    let scale = if is_red && case.kernel.reduction.map(|r| r.op) == Some(ReduceOp::Sum) { max_mag.max(wv.abs() as f64) } else { wv.abs() as f64 };
-                    ((gv - wv).abs() as f64) <= rel * scale + abs
+            let ok = (gv.is_nan() && wv.is_nan()) || gv == wv || {
+                let scale = if is_red && case.kernel.reduction.map(|r| r.op) == Some(ReduceOp::Sum)
+                {
+                    max_mag.max(wv.abs() as f64)
+                } else {
+                    wv.abs() as f64
                 };
+                ((gv - wv).abs() as f64) <= rel * scale + abs
+            };
             if !ok {
-                return Err(format!("buffer {b} (store {}) elem {i}: jit {gv:e} vs reference {wv:e}", b < n_store));
+                return Err(format!(
+                    "buffer {b} (store {}) elem {i}: jit {gv:e} vs reference {wv:e}",
+                    b < n_store
+                ));
             }
         }
     }
@@ -264,7 +369,10 @@ fn random_programs_match_reference() {
     for seed in 0..cases {
         let case = gen_case(seed, true);
         if let Err(e) = compare(&case, &case.kernel) {
-            panic!("seed {seed}: {e}\nkernel: {:#?}\nextents {:?}", case.kernel, case.extents);
+            panic!(
+                "seed {seed}: {e}\nkernel: {:#?}\nextents {:?}",
+                case.kernel, case.extents
+            );
         }
     }
 }
@@ -285,7 +393,12 @@ fn harness_detects_planted_difference() {
             (None, Some(r)) => r.value,
             _ => continue,
         };
-        if wrong.validate().ok().and_then(|k| k.get(target.index()).copied()) != Some(kiln::compile::Kind::F32) {
+        if wrong
+            .validate()
+            .ok()
+            .and_then(|k| k.get(target.index()).copied())
+            != Some(kiln::compile::Kind::F32)
+        {
             continue;
         }
         let scaled = wrong.push(Op::Binary(BinaryOp::Mul, target, scale));
@@ -320,7 +433,10 @@ fn harness_detects_swapped_op() {
     let x = k.push(Op::Load(0));
     let y = k.push(Op::Load(1));
     let z = k.push(Op::Binary(BinaryOp::Min, x, y));
-    k.outputs.push(Output { value: z, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: z,
+        access: Access::Contiguous,
+    });
     let mut wrong = k.clone();
     wrong.body[2] = Op::Binary(BinaryOp::Max, x, y);
     let case = Case {
@@ -336,4 +452,3 @@ fn harness_detects_swapped_op() {
     assert!(compare(&case, &case.kernel).is_ok());
     assert!(compare(&case, &wrong).is_err());
 }
-

@@ -17,7 +17,10 @@ fn axpb() -> Kernel {
     let one = k.push(Op::Const(1.0));
     let m = k.push(Op::Binary(BinaryOp::Mul, x, two));
     let y = k.push(Op::Binary(BinaryOp::Add, m, one));
-    k.outputs.push(Output { value: y, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
     k
 }
 
@@ -28,12 +31,19 @@ fn tails_of_every_size() {
         let xs: Vec<f32> = (0..n).map(|i| i as f32 - 3.0).collect();
         let mut out = vec![f32::NAN; n + 2];
         let st = [1isize];
-        ck.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut out[..n], &st)], &[n])
-            .unwrap();
+        ck.run(
+            &[BufView::new(&xs, &st)],
+            &mut [BufViewMut::new(&mut out[..n], &st)],
+            &[n],
+        )
+        .unwrap();
         for i in 0..n {
             assert_eq!(out[i], xs[i] * 2.0 + 1.0, "n={n} i={i}");
         }
-        assert!(out[n].is_nan() && out[n + 1].is_nan(), "n={n}: wrote past the end");
+        assert!(
+            out[n].is_nan() && out[n + 1].is_nan(),
+            "n={n}: wrote past the end"
+        );
     }
 }
 
@@ -44,32 +54,66 @@ fn bad_views_are_errors_not_accesses() {
     let mut out = vec![0.0f32; 10];
     let st = [1isize];
     let run = |xs: &[f32], xst: &[isize], off: usize, out: &mut [f32], n: usize| {
-        let input = BufView { data: xs, offset: off, strides: xst };
+        let input = BufView {
+            data: xs,
+            offset: off,
+            strides: xst,
+        };
         ck.run(&[input], &mut [BufViewMut::new(out, &st)], &[n])
     };
     let e = run(&xs, &st, 0, &mut out, 11).unwrap_err();
     assert_eq!(e.kind, ErrorKind::ValueError);
-    assert!(run(&xs, &[2], 0, &mut out, 6).is_err(), "stride 2 with contiguous access");
-    assert!(run(&xs, &st, 1, &mut out, 10).is_err(), "offset pushes past the end");
-    assert!(run(&xs, &st, 0, &mut out[..5], 10).is_err(), "output too short");
+    assert!(
+        run(&xs, &[2], 0, &mut out, 6).is_err(),
+        "stride 2 with contiguous access"
+    );
+    assert!(
+        run(&xs, &st, 1, &mut out, 10).is_err(),
+        "offset pushes past the end"
+    );
+    assert!(
+        run(&xs, &st, 0, &mut out[..5], 10).is_err(),
+        "output too short"
+    );
     assert!(run(&xs, &[1, 1], 0, &mut out, 10).is_err(), "stride count");
     assert!(ck.run(&[], &mut [], &[1]).is_err(), "missing buffers");
-    assert!(ck.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut out, &st)], &[1, 1]).is_err());
+    assert!(ck
+        .run(
+            &[BufView::new(&xs, &st)],
+            &mut [BufViewMut::new(&mut out, &st)],
+            &[1, 1]
+        )
+        .is_err());
     // Nothing was written by the failed runs.
     assert!(out.iter().all(|&v| v == 0.0));
     // Strided kernels: negative strides are fine, out-of-range ones are not.
     let mut k = axpb();
     k.inputs[0] = Access::Strided;
     let sk = compile(&k).unwrap();
-    let neg = BufView { data: &xs, offset: 9, strides: &[-1] };
-    sk.run(&[neg], &mut [BufViewMut::new(&mut out, &st)], &[10]).unwrap();
-    let bad = BufView { data: &xs, offset: 8, strides: &[-1] };
-    assert!(sk.run(&[bad], &mut [BufViewMut::new(&mut out, &st)], &[10]).is_err());
+    let neg = BufView {
+        data: &xs,
+        offset: 9,
+        strides: &[-1],
+    };
+    sk.run(&[neg], &mut [BufViewMut::new(&mut out, &st)], &[10])
+        .unwrap();
+    let bad = BufView {
+        data: &xs,
+        offset: 8,
+        strides: &[-1],
+    };
+    assert!(sk
+        .run(&[bad], &mut [BufViewMut::new(&mut out, &st)], &[10])
+        .is_err());
     // Overlapping output elements are rejected.
     let mut k2 = axpb();
     k2.outputs[0].access = Access::Strided;
     let ok2 = compile(&k2).unwrap();
-    let r = ok2.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut out, &[0])], &[10]);
+    let r = ok2.run(
+        &[BufView::new(&xs, &st)],
+        &mut [BufViewMut::new(&mut out, &[0])],
+        &[10],
+    );
     assert!(r.is_err(), "stride-0 output");
 }
 
@@ -79,14 +123,24 @@ fn invalid_kernels_are_rejected() {
     let x = k.push(Op::Load(0));
     let m = k.push(Op::Compare(kiln::compile::CmpOp::Lt, x, x));
     let bad = k.push(Op::Unary(UnaryOp::Exp, m));
-    k.outputs.push(Output { value: bad, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: bad,
+        access: Access::Contiguous,
+    });
     assert!(compile(&k).is_err(), "mask used as a number");
     let mut k = Kernel::new(1, vec![]);
     let l = k.push(Op::Load(0));
-    k.outputs.push(Output { value: l, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: l,
+        access: Access::Contiguous,
+    });
     assert!(compile(&k).is_err(), "missing input");
     let mut k = axpb();
-    k.reduction = Some(Reduction { op: ReduceOp::Sum, dims: 2, value: kiln::compile::ValueId(0) });
+    k.reduction = Some(Reduction {
+        op: ReduceOp::Sum,
+        dims: 2,
+        value: kiln::compile::ValueId(0),
+    });
     assert!(compile(&k).is_err(), "reduction wider than rank");
     let mut k = axpb();
     k.outputs[0].value = kiln::compile::ValueId(99);
@@ -98,15 +152,28 @@ fn invalid_kernels_are_rejected() {
 /// out[r] = max_c(x[r, c] - b[r]).
 #[test]
 fn row_reductions_with_broadcast_and_tails() {
-    for &(rows, cols) in &[(3usize, 0usize), (1, 1), (5, 3), (4, 9), (7, 4099), (300, 300)] {
+    for &(rows, cols) in &[
+        (3usize, 0usize),
+        (1, 1),
+        (5, 3),
+        (4, 9),
+        (7, 4099),
+        (300, 300),
+    ] {
         for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
             let mut k = Kernel::new(2, vec![Access::Contiguous, Access::Broadcast]);
             let x = k.push(Op::Load(0));
             let b = k.push(Op::Load(1));
             let d = k.push(Op::Binary(BinaryOp::Sub, x, b));
-            k.reduction = Some(Reduction { op, dims: 1, value: d });
+            k.reduction = Some(Reduction {
+                op,
+                dims: 1,
+                value: d,
+            });
             let ck = compile(&k).unwrap();
-            let xs: Vec<f32> = (0..rows * cols).map(|i| ((i * 37) % 101) as f32 * 0.25).collect();
+            let xs: Vec<f32> = (0..rows * cols)
+                .map(|i| ((i * 37) % 101) as f32 * 0.25)
+                .collect();
             let bs: Vec<f32> = (0..rows).map(|r| r as f32).collect();
             let mut out = vec![0.0f32; rows];
             let xst = [cols as isize, 1];
@@ -118,14 +185,20 @@ fn row_reductions_with_broadcast_and_tails() {
             )
             .unwrap();
             for r in 0..rows {
-                let row = xs[r * cols..(r + 1) * cols].iter().map(|&v| (v - bs[r]) as f64);
+                let row = xs[r * cols..(r + 1) * cols]
+                    .iter()
+                    .map(|&v| (v - bs[r]) as f64);
                 let want = match op {
                     ReduceOp::Sum => row.sum::<f64>(),
                     ReduceOp::Max => row.fold(f64::NEG_INFINITY, f64::max),
                     ReduceOp::Min => row.fold(f64::INFINITY, f64::min),
                 };
                 let tol = 1e-5 * (want.abs() + cols as f64 * 25.0);
-                assert!(out[r] as f64 == want || (out[r] as f64 - want).abs() <= tol, "{op:?} {rows}x{cols} r={r}: {} vs {want}", out[r]);
+                assert!(
+                    out[r] as f64 == want || (out[r] as f64 - want).abs() <= tol,
+                    "{op:?} {rows}x{cols} r={r}: {} vs {want}",
+                    out[r]
+                );
             }
         }
     }
@@ -135,36 +208,65 @@ fn row_reductions_with_broadcast_and_tails() {
 fn full_sum_parallel_matches_f64() {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
-    k.reduction = Some(Reduction { op: ReduceOp::Sum, dims: 1, value: x });
+    k.reduction = Some(Reduction {
+        op: ReduceOp::Sum,
+        dims: 1,
+        value: x,
+    });
     let ck = compile(&k).unwrap();
     let mut rng = Rng(7);
     let xs: Vec<f32> = (0..1_000_003).map(|_| rng.range(-1.0, 1.0)).collect();
     let mut out = [0.0f32];
-    ck.run(&[BufView::new(&xs, &[1])], &mut [BufViewMut::new(&mut out, &[])], &[xs.len()])
-        .unwrap();
+    ck.run(
+        &[BufView::new(&xs, &[1])],
+        &mut [BufViewMut::new(&mut out, &[])],
+        &[xs.len()],
+    )
+    .unwrap();
     let want: f64 = xs.iter().map(|&v| v as f64).sum();
     let mag: f64 = xs.iter().map(|&v| v.abs() as f64).sum();
-    assert!((out[0] as f64 - want).abs() <= 1e-6 * mag, "{} vs {want}", out[0]);
+    assert!(
+        (out[0] as f64 - want).abs() <= 1e-6 * mag,
+        "{} vs {want}",
+        out[0]
+    );
 }
 
 #[test]
 fn nan_and_inf_flow_through_reductions() {
-    for (op, want_nan) in [(ReduceOp::Sum, true), (ReduceOp::Max, true), (ReduceOp::Min, true)] {
+    for (op, want_nan) in [
+        (ReduceOp::Sum, true),
+        (ReduceOp::Max, true),
+        (ReduceOp::Min, true),
+    ] {
         let mut k = Kernel::new(1, vec![Access::Contiguous]);
         let x = k.push(Op::Load(0));
-        k.reduction = Some(Reduction { op, dims: 1, value: x });
+        k.reduction = Some(Reduction {
+            op,
+            dims: 1,
+            value: x,
+        });
         let ck = compile(&k).unwrap();
         for pos in [0usize, 5, 10, 12] {
             let mut xs = vec![1.0f32; 13];
             xs[pos] = f32::NAN;
             let mut out = [0.0f32];
-            ck.run(&[BufView::new(&xs, &[1])], &mut [BufViewMut::new(&mut out, &[])], &[13])
-                .unwrap();
+            ck.run(
+                &[BufView::new(&xs, &[1])],
+                &mut [BufViewMut::new(&mut out, &[])],
+                &[13],
+            )
+            .unwrap();
             assert_eq!(out[0].is_nan(), want_nan, "{op:?} NaN at {pos}");
         }
         let xs = [1.0f32, f32::INFINITY, -3.0, 2.0, 0.5];
         let mut out = [0.0f32];
-        ck.run(&[BufView::new(&xs, &[1])], &mut [BufViewMut::new(&mut out, &[])], &[5]).unwrap();
+        ck.run(
+            &[BufView::new(&xs, &[1])],
+            &mut [BufViewMut::new(&mut out, &[])],
+            &[5],
+        )
+        .unwrap();
         let want = match op {
             ReduceOp::Sum | ReduceOp::Max => f32::INFINITY,
             ReduceOp::Min => -3.0,
@@ -175,14 +277,26 @@ fn nan_and_inf_flow_through_reductions() {
 
 #[test]
 fn empty_reduction_gives_identity() {
-    for (op, want) in [(ReduceOp::Sum, 0.0), (ReduceOp::Max, f32::NEG_INFINITY), (ReduceOp::Min, f32::INFINITY)] {
+    for (op, want) in [
+        (ReduceOp::Sum, 0.0),
+        (ReduceOp::Max, f32::NEG_INFINITY),
+        (ReduceOp::Min, f32::INFINITY),
+    ] {
         let mut k = Kernel::new(2, vec![Access::Contiguous]);
         let x = k.push(Op::Load(0));
-        k.reduction = Some(Reduction { op, dims: 1, value: x });
+        k.reduction = Some(Reduction {
+            op,
+            dims: 1,
+            value: x,
+        });
         let ck = compile(&k).unwrap();
         let mut out = [7.0f32; 3];
-        ck.run(&[BufView::new(&[], &[0, 1])], &mut [BufViewMut::new(&mut out, &[1])], &[3, 0])
-            .unwrap();
+        ck.run(
+            &[BufView::new(&[], &[0, 1])],
+            &mut [BufViewMut::new(&mut out, &[1])],
+            &[3, 0],
+        )
+        .unwrap();
         assert_eq!(out, [want; 3], "{op:?}");
     }
 }
@@ -194,10 +308,15 @@ fn strided_outputs_and_masks() {
     let x = k.push(Op::Load(0));
     let z = k.push(Op::Const(0.0));
     let m = k.push(Op::Compare(kiln::compile::CmpOp::Gt, x, z));
-    k.outputs.push(Output { value: m, access: Access::Strided });
+    k.outputs.push(Output {
+        value: m,
+        access: Access::Strided,
+    });
     let ck = compile(&k).unwrap();
     let (r, c) = (5usize, 7usize);
-    let xs: Vec<f32> = (0..r * c).map(|i| if i % 3 == 0 { 1.0 } else { -1.0 }).collect();
+    let xs: Vec<f32> = (0..r * c)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
     let mut out = vec![9.0f32; r * c];
     ck.run(
         &[BufView::new(&xs, &[c as isize, 1])],

@@ -7,7 +7,8 @@ use kiln::compile::{
 };
 use std::time::Instant;
 
-/// `0.5*x*(1+tanh(0.7978845608*(x+0.044715*x*x*x)))`
+/// `0.5*x*(1+tanh(0.7978845608*(x+0.044715*x*x*x)))` (constants as written in BENCH.md).
+#[allow(clippy::excessive_precision)]
 fn gelu_kernel() -> Kernel {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
@@ -16,7 +17,7 @@ fn gelu_kernel() -> Kernel {
     let half = c(&mut k, 0.5);
     let one = c(&mut k, 1.0);
     let a = c(&mut k, 0.044715);
-    let s = c(&mut k, 0.797_884_56);
+    let s = c(&mut k, 0.797_884_560_8);
     let x2 = bin(&mut k, BinaryOp::Mul, x, x);
     let x3 = bin(&mut k, BinaryOp::Mul, x2, x);
     let ax3 = bin(&mut k, BinaryOp::Mul, a, x3);
@@ -26,7 +27,10 @@ fn gelu_kernel() -> Kernel {
     let t1 = bin(&mut k, BinaryOp::Add, one, t);
     let hx = bin(&mut k, BinaryOp::Mul, half, x);
     let y = bin(&mut k, BinaryOp::Mul, hx, t1);
-    k.outputs.push(Output { value: y, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
     k
 }
 
@@ -55,11 +59,20 @@ fn time_ms(iters: usize, mut f: impl FnMut()) -> f64 {
 #[test]
 #[ignore]
 fn w3_gelu_and_sum_figures() {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
     let t = Instant::now();
     let mut compile_us = Vec::new();
     for _ in 0..20 {
-        compile_us.push(compile(&gelu_kernel()).unwrap().compile_time().as_secs_f64() * 1e6);
+        compile_us.push(
+            compile(&gelu_kernel())
+                .unwrap()
+                .compile_time()
+                .as_secs_f64()
+                * 1e6,
+        );
     }
     compile_us.sort_by(f64::total_cmp);
     let ck = compile(&gelu_kernel()).unwrap();
@@ -76,7 +89,12 @@ fn w3_gelu_and_sum_figures() {
     let faults0 = minor_faults();
     let ms = pool.install(|| {
         time_ms(50, || {
-            ck.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut out, &st)], &[n]).unwrap()
+            ck.run(
+                &[BufView::new(&xs, &st)],
+                &mut [BufViewMut::new(&mut out, &st)],
+                &[n],
+            )
+            .unwrap()
         })
     });
     let faults = minor_faults().zip(faults0).map(|(a, b)| a - b);
@@ -87,17 +105,31 @@ fn w3_gelu_and_sum_figures() {
         .map(|(&x, &y)| (y as f64 - gelu64(x as f64)).abs())
         .fold(0.0, f64::max);
     let gbs = (8 * n) as f64 / (ms * 1e-3) / 1e9;
-    println!("W3 GELU 4M f32, 2 threads: {ms:.3} ms/call, {gbs:.1} GB/s, max abs err vs f64 {err:.2e}");
+    println!(
+        "W3 GELU 4M f32, 2 threads: {ms:.3} ms/call, {gbs:.1} GB/s, max abs err vs f64 {err:.2e}"
+    );
 
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
-    k.reduction = Some(Reduction { op: ReduceOp::Sum, dims: 1, value: x });
+    k.reduction = Some(Reduction {
+        op: ReduceOp::Sum,
+        dims: 1,
+        value: x,
+    });
     let sk = compile(&k).unwrap();
     let mut s = [0.0f32];
     let ms = pool.install(|| {
         time_ms(50, || {
-            sk.run(&[BufView::new(&xs, &st)], &mut [BufViewMut::new(&mut s, &[])], &[n]).unwrap()
+            sk.run(
+                &[BufView::new(&xs, &st)],
+                &mut [BufViewMut::new(&mut s, &[])],
+                &[n],
+            )
+            .unwrap()
         })
     });
-    println!("sum 4M f32, 2 threads: {ms:.3} ms/call, {:.1} GB/s", (4 * n) as f64 / (ms * 1e-3) / 1e9);
+    println!(
+        "sum 4M f32, 2 threads: {ms:.3} ms/call, {:.1} GB/s",
+        (4 * n) as f64 / (ms * 1e-3) / 1e9
+    );
 }

@@ -16,7 +16,12 @@ pub(crate) enum Elem {
 
 /// Emits the body for one f32x4 of elements; `loads[n]` is input `n`'s vector.
 /// Returns one value per op (f32x4, or an i32x4 mask for compares).
-pub(crate) fn emit_body(vx: &mut Vx, kernel: &Kernel, kinds: &[Kind], loads: &[Value]) -> Vec<Value> {
+pub(crate) fn emit_body(
+    vx: &mut Vx,
+    kernel: &Kernel,
+    kinds: &[Kind],
+    loads: &[Value],
+) -> Vec<Value> {
     let mut values: Vec<Value> = Vec::with_capacity(kernel.body.len());
     for op in &kernel.body {
         let val = |id: super::kernel::ValueId| values[id.index()];

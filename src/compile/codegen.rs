@@ -255,7 +255,15 @@ impl<'a, 'f> Gen<'a, 'f> {
         let values = emit_body(&mut vx, self.kernel, self.kinds, &loads);
         for (o, out) in self.kernel.outputs.iter().enumerate() {
             let v = as_float(&mut vx, self.kinds, &values, out.value.index());
-            store(vx.b, rows[n_in + o], steps[n_in + o], iv, out.access, mode, v);
+            store(
+                vx.b,
+                rows[n_in + o],
+                steps[n_in + o],
+                iv,
+                out.access,
+                mode,
+                v,
+            );
         }
         let Some(red) = self.kernel.reduction else {
             return;
@@ -328,7 +336,15 @@ fn as_float(vx: &mut Vx, kinds: &[Kind], values: &[Value], at: usize) -> Value {
     }
 }
 
-fn store(b: &mut FunctionBuilder, row: Value, step: Value, iv: Value, a: Access, mode: Elem, v: Value) {
+fn store(
+    b: &mut FunctionBuilder,
+    row: Value,
+    step: Value,
+    iv: Value,
+    a: Access,
+    mode: Elem,
+    v: Value,
+) {
     match (a, mode) {
         (Access::Contiguous, Elem::Vector) => {
             let off = b.ins().ishl_imm_s(iv, 2);

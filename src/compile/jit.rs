@@ -51,6 +51,12 @@ impl CompiledKernel {
     }
 }
 
+// SAFETY: after `compile` returns, the module is never used through `&self` (only the
+// finalized, immutable machine code is called, which touches no shared state); it is
+// only freed in `drop`, with exclusive access. Its memory is not tied to a thread.
+unsafe impl Send for CompiledKernel {}
+unsafe impl Sync for CompiledKernel {}
+
 impl Drop for CompiledKernel {
     fn drop(&mut self) {
         if let Some(module) = self.module.take() {
@@ -71,7 +77,11 @@ impl std::fmt::Debug for CompiledKernel {
 }
 
 fn jit_error(what: &str, detail: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::RuntimeError, format!("JIT {what}: {detail}"), None)
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("JIT {what}: {detail}"),
+        None,
+    )
 }
 
 /// The host ISA, built once: opt_level speed, verifier only in debug builds, no PIC.
@@ -79,7 +89,11 @@ fn host_isa() -> Result<OwnedTargetIsa> {
     static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
     let isa = ISA.get_or_init(|| {
         let mut flags = settings::builder();
-        let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
+        let verifier = if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        };
         for (name, value) in [
             ("opt_level", "speed"),
             ("enable_verifier", verifier),
@@ -110,9 +124,17 @@ pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
         .map_err(|e| jit_error("declare", e))?;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
     let mut fctx = FunctionBuilderContext::new();
-    codegen::build(kernel, &kinds, &mut ctx.func, &mut fctx, module.target_config());
-    let defined = module.define_function(id, &mut ctx);
-    let linked = defined.and_then(|_| module.finalize_definitions());
+    codegen::build(
+        kernel,
+        &kinds,
+        &mut ctx.func,
+        &mut fctx,
+        module.target_config(),
+    );
+    let linked = match module.define_function(id, &mut ctx) {
+        Ok(()) => module.finalize_definitions(),
+        Err(e) => Err(e),
+    };
     if let Err(e) = linked {
         // SAFETY: nothing from this module has been handed out.
         unsafe { module.free_memory() };

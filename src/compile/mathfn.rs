@@ -343,4 +343,3 @@ pub(crate) fn sign(v: &mut Vx, x: Value) -> Value {
     let is_nan = v.cmp(FloatCC::Unordered, x, x);
     v.sel(is_nan, x, r)
 }
-

@@ -65,7 +65,12 @@ impl CompiledKernel {
     /// Runs the kernel over `extents`. `outputs` are the stored outputs, then the
     /// reduction output (of the outer `rank - dims` extents) if the kernel reduces.
     /// Every view is validated before native code runs.
-    pub fn run(&self, inputs: &[BufView], outputs: &mut [BufViewMut], extents: &[usize]) -> Result<()> {
+    pub fn run(
+        &self,
+        inputs: &[BufView],
+        outputs: &mut [BufViewMut],
+        extents: &[usize],
+    ) -> Result<()> {
         check_run(&self.kernel, inputs, outputs, extents)?;
         let total = total_elements(extents)?;
         let mut plan = Plan {
@@ -74,7 +79,8 @@ impl CompiledKernel {
             strides: Vec::new(),
         };
         for v in inputs {
-            plan.ptrs.push(v.data.as_ptr().wrapping_add(v.offset).cast_mut());
+            plan.ptrs
+                .push(v.data.as_ptr().wrapping_add(v.offset).cast_mut());
             plan.strides.extend(strides_i64(v.strides));
         }
         for v in outputs.iter_mut() {
@@ -92,7 +98,14 @@ impl CompiledKernel {
         } else {
             (0..threads)
                 .into_par_iter()
-                .map(|t| plan.call(func, split(dim0, t, threads), split(dim0, t + 1, threads), None))
+                .map(|t| {
+                    plan.call(
+                        func,
+                        split(dim0, t, threads),
+                        split(dim0, t + 1, threads),
+                        None,
+                    )
+                })
                 .reduce(|| 0, |a, b| if a != 0 { a } else { b })
         };
         if code != 0 {
@@ -107,7 +120,13 @@ impl CompiledKernel {
 
     /// A reduction over every dim: each thread reduces its dim-0 range into its own
     /// slot, then the slots are combined here in order.
-    fn run_partials(&self, plan: &Plan, dim0: usize, threads: usize, outputs: &mut [BufViewMut]) -> i32 {
+    fn run_partials(
+        &self,
+        plan: &Plan,
+        dim0: usize,
+        threads: usize,
+        outputs: &mut [BufViewMut],
+    ) -> i32 {
         let func = self.func;
         let mut partials = vec![0.0f32; threads];
         let base = partials.as_mut_ptr() as usize;
@@ -115,7 +134,12 @@ impl CompiledKernel {
             .into_par_iter()
             .map(|t| {
                 let slot = (base as *mut f32).wrapping_add(t);
-                plan.call(func, split(dim0, t, threads), split(dim0, t + 1, threads), Some(slot))
+                plan.call(
+                    func,
+                    split(dim0, t, threads),
+                    split(dim0, t + 1, threads),
+                    Some(slot),
+                )
             })
             .reduce(|| 0, |a, b| if a != 0 { a } else { b });
         let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);

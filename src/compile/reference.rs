@@ -15,7 +15,7 @@ pub fn run_reference(
     inputs: &[BufView],
     outputs: &mut [BufViewMut],
     extents: &[usize],
-    mut magnitude: Option<&mut Vec<f64>>,
+    magnitude: Option<&mut Vec<f64>>,
 ) -> Result<()> {
     kernel.validate()?;
     check_run(kernel, inputs, outputs, extents)?;
@@ -49,7 +49,7 @@ pub fn run_reference(
             view.data[at] = a as f32;
             advance(&mut oidx, &outer);
         }
-        if let Some(m) = magnitude.as_deref_mut() {
+        if let Some(m) = magnitude {
             *m = mag;
         }
     }

@@ -2,6 +2,7 @@
 
 /// Row `s + 149` holds `(2^s * 2/pi) mod 4` split in three parts: a multiple of 2^-27,
 /// a multiple of 2^-56, and the rest rounded to f64, for `s` in -149..=105.
+#[rustfmt::skip]
 pub(crate) static TWO_OVER_PI_MOD4: [[f64; 3]; 255] = [
     [f64::from_bits(0x0000000000000000), f64::from_bits(0x0000000000000000), f64::from_bits(0x36945f306dc9c883)],
     [f64::from_bits(0x0000000000000000), f64::from_bits(0x0000000000000000), f64::from_bits(0x36a45f306dc9c883)],

@@ -105,7 +105,12 @@ pub fn check_no_overlap(what: &str, strides: &[isize], extents: &[usize]) -> Res
 }
 
 /// Checks the compile-time innermost access of a buffer against its actual stride.
-pub fn check_access(what: &str, access: Access, strides: &[isize], extents: &[usize]) -> Result<()> {
+pub fn check_access(
+    what: &str,
+    access: Access,
+    strides: &[isize],
+    extents: &[usize],
+) -> Result<()> {
     let (Some(&s), Some(&e)) = (strides.last(), extents.last()) else {
         return Ok(());
     };

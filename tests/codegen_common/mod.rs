@@ -1,16 +1,17 @@
 //! Shared helpers of the codegen tests: one-op kernels, ulp distances, a tiny PRNG.
 #![allow(dead_code)]
 
-use kiln::compile::{
-    compile, Access, BinaryOp, BufView, BufViewMut, Kernel, Op, Output, UnaryOp,
-};
+use kiln::compile::{compile, Access, BinaryOp, BufView, BufViewMut, Kernel, Op, Output, UnaryOp};
 
 /// Runs `op` elementwise over `xs` through the JIT (rank 1, contiguous).
 pub fn jit_unary(op: UnaryOp, xs: &[f32]) -> Vec<f32> {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
     let y = k.push(Op::Unary(op, x));
-    k.outputs.push(Output { value: y, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
     let ck = compile(&k).expect("compile");
     let mut out = vec![0.0f32; xs.len()];
     let st = [1isize];
@@ -29,7 +30,10 @@ pub fn jit_binary(op: BinaryOp, xs: &[f32], ys: &[f32]) -> Vec<f32> {
     let x = k.push(Op::Load(0));
     let y = k.push(Op::Load(1));
     let z = k.push(Op::Binary(op, x, y));
-    k.outputs.push(Output { value: z, access: Access::Contiguous });
+    k.outputs.push(Output {
+        value: z,
+        access: Access::Contiguous,
+    });
     let ck = compile(&k).expect("compile");
     let mut out = vec![0.0f32; xs.len()];
     let st = [1isize];
