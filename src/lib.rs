@@ -1,6 +1,7 @@
 //! Kiln: an embeddable deep-learning scripting language with eager autograd and a JIT.
 
 pub mod autograd;
+pub mod compile;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;

@@ -1,0 +1,251 @@
+//! Kernel IR: one fused loop nest over f32 buffers (elementwise SSA body, optional reduction).
+//!
+//! A [`Kernel`] describes a loop nest of rank `rank` whose extents are given at run time.
+//! Every point of the index space evaluates `body` (an SSA list of scalar ops), stores the
+//! values named by `outputs`, and optionally folds one value into a trailing reduction over
+//! the innermost `dims` dimensions. The innermost dimension is the vectorized one.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The most dimensions a kernel may have.
+pub const MAX_RANK: usize = 8;
+/// The most SSA ops a kernel body may have (bounds compile time).
+pub const MAX_BODY: usize = 4096;
+
+/// Elementwise unary float ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Erf,
+    Sin,
+    Cos,
+    Floor,
+    /// Round half to even (as `torch.round`).
+    Round,
+    /// -1, 0 or 1; NaN stays NaN.
+    Sign,
+    Recip,
+}
+
+/// Elementwise binary float ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// NaN-propagating maximum (as `torch.maximum`).
+    Max,
+    /// NaN-propagating minimum (as `torch.minimum`).
+    Min,
+    Pow,
+    /// Python `//` on floats (`torch.floor_divide`); `x // 0` is `x / 0`.
+    FloorDiv,
+    /// Python `%` on floats (`torch.remainder`): the result has the divisor's sign.
+    Mod,
+}
+
+/// Comparisons; they produce a mask (true where the relation holds; `Ne` is true for NaN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// The trailing reduction's combining op (a mean is a `Sum` scaled by the caller).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum; an empty sum is 0.
+    Sum,
+    /// NaN-propagating maximum; an empty maximum is -inf.
+    Max,
+    /// NaN-propagating minimum; an empty minimum is +inf.
+    Min,
+}
+
+/// The index of a value in a kernel body (the op that defines it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ValueId(pub u32);
+
+impl ValueId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One SSA op of a kernel body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// The element of input `n` at the current index.
+    Load(usize),
+    Const(f32),
+    Unary(UnaryOp, ValueId),
+    Binary(BinaryOp, ValueId, ValueId),
+    /// Produces a mask.
+    Compare(CmpOp, ValueId, ValueId),
+    /// `Select(mask, a, b)`: `a` where the mask is true, else `b`.
+    Select(ValueId, ValueId, ValueId),
+}
+
+/// How a buffer is addressed along the innermost dimension (a compile-time fact; `run`
+/// checks it against the actual strides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Innermost stride is 1: vector loads/stores.
+    Contiguous,
+    /// Innermost stride is 0: one scalar load per row, splatted (inputs only).
+    Broadcast,
+    /// Any innermost stride: scalar gathers/scatters.
+    Strided,
+}
+
+/// An output buffer of the full index space, written with `value` at every point
+/// (a mask is stored as 1.0 / 0.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Output {
+    pub value: ValueId,
+    pub access: Access,
+}
+
+/// A trailing reduction of `value` over the innermost `dims` dimensions into a buffer of
+/// the outer shape (rank `rank - dims`). A mask is reduced as 1.0 / 0.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reduction {
+    pub op: ReduceOp,
+    pub dims: usize,
+    pub value: ValueId,
+}
+
+/// The type of an SSA value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    F32,
+    Mask,
+}
+
+/// One fused loop nest. Run-time buffers: `inputs.len()` inputs; `outputs.len()` outputs,
+/// then the reduction's output if there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub rank: usize,
+    pub inputs: Vec<Access>,
+    pub body: Vec<Op>,
+    pub outputs: Vec<Output>,
+    pub reduction: Option<Reduction>,
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(ErrorKind::ValueError, message, None)
+}
+
+impl Kernel {
+    /// An empty kernel of the given rank reading inputs addressed as `inputs`.
+    pub fn new(rank: usize, inputs: Vec<Access>) -> Kernel {
+        Kernel {
+            rank,
+            inputs,
+            body: Vec::new(),
+            outputs: Vec::new(),
+            reduction: None,
+        }
+    }
+
+    /// Appends an op to the body and returns its value.
+    pub fn push(&mut self, op: Op) -> ValueId {
+        let id = ValueId(self.body.len() as u32);
+        self.body.push(op);
+        id
+    }
+
+    /// Number of reduced (innermost) dimensions; 0 without a reduction.
+    pub fn reduced_dims(&self) -> usize {
+        self.reduction.map_or(0, |r| r.dims)
+    }
+
+    /// Number of run-time output buffers (stored outputs plus the reduction's).
+    pub fn output_buffers(&self) -> usize {
+        self.outputs.len() + usize::from(self.reduction.is_some())
+    }
+
+    /// Checks the kernel is well formed and returns the kind of every body value.
+    pub fn validate(&self) -> Result<Vec<Kind>> {
+        if self.rank == 0 || self.rank > MAX_RANK {
+            return Err(invalid(format!(
+                "kernel rank must be in 1..={MAX_RANK}, got {}",
+                self.rank
+            )));
+        }
+        if self.body.len() > MAX_BODY {
+            return Err(invalid(format!("kernel body has more than {MAX_BODY} ops")));
+        }
+        let mut kinds = Vec::with_capacity(self.body.len());
+        for (i, op) in self.body.iter().enumerate() {
+            kinds.push(self.op_kind(i, op, &kinds)?);
+        }
+        for out in &self.outputs {
+            value_kind(&kinds, out.value, "output")?;
+            if out.access == Access::Broadcast {
+                return Err(invalid("an output cannot be broadcast".into()));
+            }
+        }
+        if let Some(red) = self.reduction {
+            value_kind(&kinds, red.value, "reduction")?;
+            if red.dims == 0 || red.dims > self.rank {
+                return Err(invalid(format!(
+                    "reduction over {} dims of a rank-{} kernel",
+                    red.dims, self.rank
+                )));
+            }
+        }
+        if self.outputs.is_empty() && self.reduction.is_none() {
+            return Err(invalid("kernel has no output".into()));
+        }
+        Ok(kinds)
+    }
+
+    fn op_kind(&self, at: usize, op: &Op, kinds: &[Kind]) -> Result<Kind> {
+        let float = |v: ValueId| -> Result<()> {
+            if v.index() >= at {
+                return Err(invalid(format!("op {at} uses a later value {}", v.0)));
+            }
+            match value_kind(kinds, v, "operand")? {
+                Kind::F32 => Ok(()),
+                Kind::Mask => Err(invalid(format!("op {at} uses a mask as a number"))),
+            }
+        };
+        match *op {
+            Op::Load(n) if n >= self.inputs.len() => {
+                Err(invalid(format!("op {at} loads missing input {n}")))
+            }
+            Op::Load(_) | Op::Const(_) => Ok(Kind::F32),
+            Op::Unary(_, a) => float(a).map(|_| Kind::F32),
+            Op::Binary(_, a, b) => float(a).and(float(b)).map(|_| Kind::F32),
+            Op::Compare(_, a, b) => float(a).and(float(b)).map(|_| Kind::Mask),
+            Op::Select(m, a, b) => {
+                if m.index() >= at || value_kind(kinds, m, "mask")? != Kind::Mask {
+                    return Err(invalid(format!("op {at} selects on a non-mask value")));
+                }
+                float(a).and(float(b)).map(|_| Kind::F32)
+            }
+        }
+    }
+}
+
+fn value_kind(kinds: &[Kind], v: ValueId, what: &str) -> Result<Kind> {
+    kinds
+        .get(v.index())
+        .copied()
+        .ok_or_else(|| invalid(format!("{what} refers to undefined value {}", v.0)))
+}

@@ -1,0 +1,345 @@
+//! Inline f32x4 math in Cranelift IR: exp, log, tanh, sigmoid, erf and small helpers.
+//!
+//! Cephes-style range reduction plus minimax polynomials; no libcalls. Special values
+//! (±inf, NaN, overflow, underflow, zero, subnormals) are handled with lane selects.
+// Coefficients are written with all the digits they were published or fitted with.
+#![allow(clippy::excessive_precision)]
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// An emitter of f32x4 arithmetic (masks are i32x4 all-ones/all-zeros lanes).
+pub(crate) struct Vx<'a, 'b> {
+    pub b: &'a mut FunctionBuilder<'b>,
+}
+
+impl Vx<'_, '_> {
+    pub fn c(&mut self, v: f32) -> Value {
+        let s = self.b.ins().f32const(v);
+        self.b.ins().splat(F32X4, s)
+    }
+    pub fn ci(&mut self, v: i32) -> Value {
+        let s = self.b.ins().iconst(I32, i64::from(v));
+        self.b.ins().splat(I32X4, s)
+    }
+    pub fn add(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fadd(a, b)
+    }
+    pub fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fsub(a, b)
+    }
+    pub fn mul(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fmul(a, b)
+    }
+    pub fn div(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fdiv(a, b)
+    }
+    /// `a * b + c` (two roundings; no FMA is assumed).
+    pub fn mla(&mut self, a: Value, b: Value, c: Value) -> Value {
+        let p = self.mul(a, b);
+        self.add(p, c)
+    }
+    /// Horner evaluation; `coeffs` from the highest degree down.
+    pub fn poly(&mut self, x: Value, coeffs: &[f32]) -> Value {
+        let mut acc = self.c(coeffs[0]);
+        for &k in &coeffs[1..] {
+            let kv = self.c(k);
+            acc = self.mla(acc, x, kv);
+        }
+        acc
+    }
+    pub fn cmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(cc, a, b)
+    }
+    pub fn cmp_c(&mut self, cc: FloatCC, a: Value, k: f32) -> Value {
+        let kv = self.c(k);
+        self.cmp(cc, a, kv)
+    }
+    pub fn bits(&mut self, x: Value) -> Value {
+        self.b.ins().bitcast(I32X4, MemFlagsData::new(), x)
+    }
+    pub fn float(&mut self, x: Value) -> Value {
+        self.b.ins().bitcast(F32X4, MemFlagsData::new(), x)
+    }
+    /// `a` where `mask`, else `b`.
+    pub fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        let m = self.float(mask);
+        self.b.ins().bitselect(m, a, b)
+    }
+    /// 1.0 where `mask`, else 0.0.
+    pub fn mask_to_f32(&mut self, mask: Value) -> Value {
+        let one = self.ci(1.0f32.to_bits() as i32);
+        let m = self.b.ins().band(mask, one);
+        self.float(m)
+    }
+    /// `mag` (non-negative) with the sign bit of `sign`.
+    pub fn copysign(&mut self, mag: Value, sign: Value) -> Value {
+        let sb = self.bits(sign);
+        let smask = self.ci(i32::MIN);
+        let s = self.b.ins().band(sb, smask);
+        let m = self.bits(mag);
+        let r = self.b.ins().bor(m, s);
+        self.float(r)
+    }
+}
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+
+/// 1.5 * 2^23: adding it rounds an f32 of magnitude < 2^22 to an integer held in the low
+/// mantissa bits (so `bits(t) - bits(MAGIC)` is that integer).
+const MAGIC: f32 = 12_582_912.0;
+
+/// `x` limited to `[lo, hi]` with compares and selects (NaN passes through unchanged).
+fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
+    let lov = v.c(lo);
+    let below = v.cmp(FloatCC::LessThan, x, lov);
+    let x = v.sel(below, lov, x);
+    let hiv = v.c(hi);
+    let above = v.cmp(FloatCC::GreaterThan, x, hiv);
+    v.sel(above, hiv, x)
+}
+
+/// Cody-Waite reduction and the Cephes expf polynomial: returns `(e^r, n)` with
+/// `e^x = e^r * 2^n`, `n` as i32x4 lanes. Needs |x| < 2^21; NaN propagates into `e^r`.
+fn exp_core(v: &mut Vx, x: Value) -> (Value, Value) {
+    let l2e = v.c(LOG2E);
+    let magic = v.c(MAGIC);
+    let t = v.mla(x, l2e, magic);
+    let n = v.sub(t, magic);
+    let tb = v.bits(t);
+    let mb = v.ci(MAGIC.to_bits() as i32);
+    let ni = v.b.ins().isub(tb, mb);
+    let c1 = v.c(-LN2_HI);
+    let c2 = v.c(-LN2_LO);
+    let r = v.mla(n, c1, x);
+    let r = v.mla(n, c2, r);
+    let p = v.poly(
+        r,
+        &[
+            1.987_569_15e-4,
+            1.398_199_950_7e-3,
+            8.333_451_907_3e-3,
+            4.166_579_589_4e-2,
+            1.666_666_545_9e-1,
+            5.000_000_120_1e-1,
+        ],
+    );
+    let r2 = v.mul(r, r);
+    let one = v.c(1.0);
+    let r1 = v.add(r, one);
+    (v.mla(p, r2, r1), ni)
+}
+
+/// `y * 2^n` for n in [-126, 127].
+fn scale1(v: &mut Vx, y: Value, n: Value) -> Value {
+    let bias = v.ci(127);
+    let e = v.b.ins().iadd(n, bias);
+    let e = v.b.ins().ishl_imm_s(e, 23);
+    let s = v.float(e);
+    v.mul(y, s)
+}
+
+/// `y * 2^n` for n in [-252, 254], in two steps so each factor is a normal float and
+/// a subnormal result is rounded once.
+fn scale2(v: &mut Vx, y: Value, n: Value) -> Value {
+    let n1 = v.b.ins().sshr_imm_s(n, 1);
+    let n2 = v.b.ins().isub(n, n1);
+    let y = scale1(v, y, n1);
+    scale1(v, y, n2)
+}
+
+/// e^x (Cephes expf): overflows to inf above 88.72, flushes to 0 below -103.97, keeps
+/// subnormal results; NaN stays NaN.
+pub(crate) fn exp(v: &mut Vx, x: Value) -> Value {
+    let x = clamp(v, x, -104.0, 89.0);
+    let (y, n) = exp_core(v, x);
+    scale2(v, y, n)
+}
+
+/// ln(x) (Cephes logf) with subnormals scaled up; log(0) = -inf, log(x<0) = NaN.
+pub(crate) fn log(v: &mut Vx, x: Value) -> Value {
+    let small = v.cmp_c(FloatCC::LessThan, x, f32::MIN_POSITIVE);
+    let big = v.c(8_388_608.0);
+    let xs_big = v.mul(x, big);
+    let xs = v.sel(small, xs_big, x);
+    let bits = v.bits(xs);
+    let e = v.b.ins().ushr_imm_s(bits, 23);
+    let bias = v.ci(126);
+    let e = v.b.ins().isub(e, bias);
+    let e = v.b.ins().fcvt_from_sint(F32X4, e);
+    let adj = v.c(-23.0);
+    let zero = v.c(0.0);
+    let eadj = v.sel(small, adj, zero);
+    let e = v.add(e, eadj);
+    let mant_mask = v.ci(0x007f_ffff);
+    let half_bits = v.ci(0x3f00_0000);
+    let m = v.b.ins().band(bits, mant_mask);
+    let m = v.b.ins().bor(m, half_bits);
+    let m = v.float(m);
+    let lt = v.cmp_c(FloatCC::LessThan, m, std::f32::consts::FRAC_1_SQRT_2);
+    let one = v.c(1.0);
+    let e_dec = v.sel(lt, one, zero);
+    let e = v.sub(e, e_dec);
+    let m_add = v.sel(lt, m, zero);
+    let m = v.add(m, m_add);
+    let m = v.sub(m, one);
+    let z = v.mul(m, m);
+    let p = v.poly(
+        m,
+        &[
+            7.037_683_629_2e-2,
+            -1.151_461_031_0e-1,
+            1.167_699_874_0e-1,
+            -1.242_014_084_6e-1,
+            1.424_932_278_7e-1,
+            -1.666_805_766_5e-1,
+            2.000_071_476_5e-1,
+            -2.499_999_399_3e-1,
+            3.333_333_117_4e-1,
+        ],
+    );
+    let pm = v.mul(p, m);
+    let y = v.mul(pm, z);
+    let c_lo = v.c(LN2_LO);
+    let y = v.mla(e, c_lo, y);
+    let mhalf = v.c(-0.5);
+    let y = v.mla(z, mhalf, y);
+    let r = v.add(m, y);
+    let c_hi = v.c(LN2_HI);
+    let r = v.mla(e, c_hi, r);
+    log_specials(v, x, r)
+}
+
+fn log_specials(v: &mut Vx, x: Value, r: Value) -> Value {
+    let inf = v.c(f32::INFINITY);
+    let is_inf = v.cmp(FloatCC::Equal, x, inf);
+    let r = v.sel(is_inf, inf, r);
+    let ninf = v.c(f32::NEG_INFINITY);
+    let is_zero = v.cmp_c(FloatCC::Equal, x, 0.0);
+    let r = v.sel(is_zero, ninf, r);
+    let nan = v.c(f32::NAN);
+    let neg = v.cmp_c(FloatCC::LessThan, x, 0.0);
+    let r = v.sel(neg, nan, r);
+    let is_nan = v.cmp(FloatCC::Unordered, x, x);
+    v.sel(is_nan, x, r)
+}
+
+/// tanh(x): odd polynomial below 0.625, `1 - 2/(e^{2|x|}+1)` above (Cephes tanhf).
+pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
+    let ax = v.b.ins().fabs(x);
+    let z = v.mul(x, x);
+    let p = v.poly(
+        z,
+        &[
+            -5.704_988_727_45e-3,
+            2.063_908_879_54e-2,
+            -5.373_971_555_31e-2,
+            1.333_144_220_36e-1,
+            -3.333_328_194_22e-1,
+        ],
+    );
+    let pz = v.mul(p, z);
+    let small = v.mla(pz, ax, ax);
+    // tanh(x) rounds to ±1 from |x| = 9.01; clamping there keeps 2^n in range.
+    let two = v.c(2.0);
+    let lim = v.c(9.5);
+    let over = v.cmp(FloatCC::GreaterThan, ax, lim);
+    let axc = v.sel(over, lim, ax);
+    let ax2 = v.mul(axc, two);
+    let (y, n) = exp_core(v, ax2);
+    let e = scale1(v, y, n);
+    let one = v.c(1.0);
+    let e1 = v.add(e, one);
+    let q = v.div(two, e1);
+    let large = v.sub(one, q);
+    let is_small = v.cmp_c(FloatCC::LessThan, ax, 0.625);
+    let r = v.sel(is_small, small, large);
+    v.copysign(r, x)
+}
+
+/// 1 / (1 + e^-x), computed from e^-|x| so neither side overflows.
+pub(crate) fn sigmoid(v: &mut Vx, x: Value) -> Value {
+    let ax = v.b.ins().fabs(x);
+    let nax = v.b.ins().fneg(ax);
+    let e = exp(v, nax);
+    let one = v.c(1.0);
+    let d = v.add(one, e);
+    let r = v.div(one, d);
+    let er = v.mul(e, r);
+    let neg = v.cmp_c(FloatCC::LessThan, x, 0.0);
+    v.sel(neg, er, r)
+}
+
+const ERF_SPLIT: f32 = 0.921_875;
+const ERF_ONE: f32 = 3.92;
+const ERF_MID: f32 = 2.42;
+
+/// erf(x): `x * P(x^2)` for |x| <= 0.921875, `1 - exp(Q(|x| - 2.42) - x^2)` above,
+/// saturating at ±1 from 3.92 (coefficients fitted with Lawson's minimax iteration).
+pub(crate) fn erf(v: &mut Vx, x: Value) -> Value {
+    let ax = v.b.ins().fabs(x);
+    let s = v.mul(x, x);
+    let p = v.poly(
+        s,
+        &[
+            8.370_099_385_501_817e-5,
+            -8.142_704_027_704_895e-4,
+            5.201_032_385_230_064e-3,
+            -2.685_939_893_126_487_7e-2,
+            1.128_369_569_778_442_4e-1,
+            -3.761_263_489_723_205_6e-1,
+            1.128_379_225_730_896,
+        ],
+    );
+    let small = v.mul(x, p);
+    let lim = v.c(ERF_ONE);
+    let t = v.b.ins().fmin(ax, lim);
+    let mid = v.c(ERF_MID);
+    let u = v.sub(t, mid);
+    let q = v.poly(
+        u,
+        &[
+            1.632_531_166_251_283_1e-6,
+            -1.432_364_933_862_118e-5,
+            8.505_936_420_988_292e-5,
+            -4.591_954_057_104_885_6e-4,
+            2.340_991_050_004_959e-3,
+            -1.157_900_411_635_637_3e-2,
+            5.879_770_591_855_049e-2,
+            -3.618_707_060_813_904e-1,
+            -1.528_236_031_532_287_6,
+        ],
+    );
+    let tt = v.mul(t, t);
+    let q = v.sub(q, tt);
+    let (y, n) = exp_core(v, q);
+    let e = scale1(v, y, n);
+    let one = v.c(1.0);
+    let large = v.sub(one, e);
+    let large = v.copysign(large, x);
+    let is_small = v.cmp_c(FloatCC::LessThanOrEqual, ax, ERF_SPLIT);
+    v.sel(is_small, small, large)
+}
+
+/// max(x, 0) keeping NaN (via compare + select, since `fmax` semantics differ).
+pub(crate) fn relu(v: &mut Vx, x: Value) -> Value {
+    let zero = v.c(0.0);
+    let neg = v.cmp(FloatCC::LessThan, x, zero);
+    v.sel(neg, zero, x)
+}
+
+/// -1, 0 or 1 by sign; NaN stays NaN.
+pub(crate) fn sign(v: &mut Vx, x: Value) -> Value {
+    let zero = v.c(0.0);
+    let gt = v.cmp(FloatCC::GreaterThan, x, zero);
+    let lt = v.cmp(FloatCC::LessThan, x, zero);
+    let p = v.mask_to_f32(gt);
+    let n = v.mask_to_f32(lt);
+    let r = v.sub(p, n);
+    let is_nan = v.cmp(FloatCC::Unordered, x, x);
+    v.sel(is_nan, x, r)
+}

@@ -1,0 +1,23 @@
+//! JIT compilation of fused tensor kernels: kernel IR, Cranelift code generation, runs.
+//!
+//! Public surface: build a [`Kernel`], [`compile`] it, then [`CompiledKernel::run`] it on
+//! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
+
+mod body;
+pub mod codegen;
+pub mod jit;
+pub mod kernel;
+mod lanefn;
+mod mathfn;
+pub mod parallel;
+pub mod reference;
+mod trig_table;
+pub mod views;
+
+pub use jit::{compile, CompiledKernel, KernelArgs};
+pub use kernel::{
+    Access, BinaryOp, CmpOp, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
+};
+pub use parallel::PARALLEL_THRESHOLD;
+pub use reference::run_reference;
+pub use views::{BufView, BufViewMut};

@@ -1,0 +1,168 @@
+//! Running a compiled kernel: view validation, then the outermost dimension split across
+//! rayon threads above a size threshold (full reductions combine per-thread partials).
+
+use super::jit::{CompiledKernel, KernelArgs, KernelFn};
+use super::kernel::ReduceOp;
+use super::views::{check_run, BufView, BufViewMut};
+use crate::error::{Error, ErrorKind, Result};
+use rayon::prelude::*;
+
+/// Index spaces smaller than this run on the calling thread.
+pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// The raw argument arrays of one run; shared read-only by the worker threads.
+struct Plan {
+    ptrs: Vec<*mut f32>,
+    extents: Vec<i64>,
+    strides: Vec<i64>,
+}
+
+// SAFETY: the pointers refer to buffers borrowed for the whole `run` call; threads write
+// disjoint elements (distinct dim-0 ranges of non-overlapping outputs, or their own
+// partial-result slot), so sharing the plan across threads is sound.
+unsafe impl Sync for Plan {}
+unsafe impl Send for Plan {}
+
+impl Plan {
+    /// Calls the kernel over `[start, end)` of dim 0, optionally redirecting the
+    /// reduction output to `partial`.
+    fn call(&self, func: KernelFn, start: usize, end: usize, partial: Option<*mut f32>) -> i32 {
+        let mut ptrs;
+        let ptrs_ref = match (partial, self.ptrs.len().checked_sub(1)) {
+            (Some(p), Some(last)) => {
+                ptrs = self.ptrs.clone();
+                ptrs[last] = p;
+                &ptrs
+            }
+            _ => &self.ptrs,
+        };
+        let args = KernelArgs {
+            ptrs: ptrs_ref.as_ptr(),
+            extents: self.extents.as_ptr(),
+            strides: self.strides.as_ptr(),
+            start: start as i64,
+            end: end as i64,
+        };
+        // SAFETY: `check_run` proved every address the kernel derives from these views,
+        // extents and `[start, end)` lies inside the borrowed buffers.
+        unsafe { func(&args) }
+    }
+}
+
+fn total_elements(extents: &[usize]) -> Result<usize> {
+    extents
+        .iter()
+        .try_fold(1usize, |acc, &e| acc.checked_mul(e))
+        .filter(|&t| t <= i64::MAX as usize / 4)
+        .ok_or_else(|| Error::new(ErrorKind::ValueError, "kernel index space too large", None))
+}
+
+fn strides_i64(strides: &[isize]) -> impl Iterator<Item = i64> + '_ {
+    strides.iter().map(|&s| s as i64)
+}
+
+impl CompiledKernel {
+    /// Runs the kernel over `extents`. `outputs` are the stored outputs, then the
+    /// reduction output (of the outer `rank - dims` extents) if the kernel reduces.
+    /// Every view is validated before native code runs.
+    pub fn run(
+        &self,
+        inputs: &[BufView],
+        outputs: &mut [BufViewMut],
+        extents: &[usize],
+    ) -> Result<()> {
+        check_run(&self.kernel, inputs, outputs, extents)?;
+        let total = total_elements(extents)?;
+        let mut plan = Plan {
+            ptrs: Vec::with_capacity(inputs.len() + outputs.len()),
+            extents: extents.iter().map(|&e| e as i64).collect(),
+            strides: Vec::new(),
+        };
+        for v in inputs {
+            plan.ptrs
+                .push(v.data.as_ptr().wrapping_add(v.offset).cast_mut());
+            plan.strides.extend(strides_i64(v.strides));
+        }
+        for v in outputs.iter_mut() {
+            plan.ptrs.push(v.data.as_mut_ptr().wrapping_add(v.offset));
+            plan.strides.extend(strides_i64(v.strides));
+        }
+        let dim0 = extents.first().copied().unwrap_or(1);
+        let threads = rayon::current_num_threads().min(dim0);
+        let full_reduction = self.kernel.reduced_dims() == self.kernel.rank;
+        let func = self.func;
+        let code = if total < PARALLEL_THRESHOLD || threads < 2 {
+            plan.call(func, 0, dim0, None)
+        } else if full_reduction {
+            self.run_partials(&plan, dim0, threads, outputs)
+        } else {
+            (0..threads)
+                .into_par_iter()
+                .map(|t| {
+                    plan.call(
+                        func,
+                        split(dim0, t, threads),
+                        split(dim0, t + 1, threads),
+                        None,
+                    )
+                })
+                .reduce(|| 0, |a, b| if a != 0 { a } else { b })
+        };
+        if code != 0 {
+            return Err(Error::new(
+                ErrorKind::RuntimeError,
+                format!("compiled kernel failed with code {code}"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A reduction over every dim: each thread reduces its dim-0 range into its own
+    /// slot, then the slots are combined here in order.
+    fn run_partials(
+        &self,
+        plan: &Plan,
+        dim0: usize,
+        threads: usize,
+        outputs: &mut [BufViewMut],
+    ) -> i32 {
+        let func = self.func;
+        let mut partials = vec![0.0f32; threads];
+        let base = partials.as_mut_ptr() as usize;
+        let code = (0..threads)
+            .into_par_iter()
+            .map(|t| {
+                let slot = (base as *mut f32).wrapping_add(t);
+                plan.call(
+                    func,
+                    split(dim0, t, threads),
+                    split(dim0, t + 1, threads),
+                    Some(slot),
+                )
+            })
+            .reduce(|| 0, |a, b| if a != 0 { a } else { b });
+        let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);
+        let combined = partials.iter().copied().reduce(|a, b| combine(op, a, b));
+        if let (Some(out), Some(v)) = (outputs.last_mut(), combined) {
+            if let Some(slot) = out.data.get_mut(out.offset) {
+                *slot = v;
+            }
+        }
+        code
+    }
+}
+
+/// The start of chunk `t` of `n` equal chunks of `0..len`.
+fn split(len: usize, t: usize, n: usize) -> usize {
+    (len as u128 * t as u128 / n as u128) as usize
+}
+
+fn combine(op: ReduceOp, a: f32, b: f32) -> f32 {
+    match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Max | ReduceOp::Min if a.is_nan() || b.is_nan() => f32::NAN,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+    }
+}
