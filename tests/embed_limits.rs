@@ -80,7 +80,10 @@ fn call_depth_limit() {
     let err = e.eval("f(40)").unwrap_err();
     assert_eq!(err.kind, ErrorKind::RecursionError);
     assert_eq!(e.call::<_, i64>("f", (20i64,)).unwrap(), 20);
-    assert_eq!(e.call::<_, i64>("f", (31i64,)).unwrap_err().kind, ErrorKind::RecursionError);
+    assert_eq!(
+        e.call::<_, i64>("f", (31i64,)).unwrap_err().kind,
+        ErrorKind::RecursionError
+    );
     assert_usable(&mut e);
 }
 
