@@ -5,6 +5,7 @@ pub mod format;
 pub mod funcs;
 pub mod mathmod;
 pub mod methods;
+pub mod progress;
 pub mod pyrandom;
 pub mod randmod;
 pub mod seqmethods;
@@ -102,6 +103,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ),
     ("ShapeError", ErrorKind::ShapeError, "Exception"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
+    ("OSError", ErrorKind::OSError, "Exception"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
 ];
 
@@ -141,6 +143,7 @@ impl Builtins {
             }
         }
         funcs::register(&mut names);
+        names.insert("progress".into(), native("progress", progress::progress));
         Builtins {
             names,
             types,
