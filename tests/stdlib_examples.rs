@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 fn run_example(name: &str) -> String {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name);
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
     let mut e = Engine::new();
     let out = Rc::new(RefCell::new(String::new()));
     let sink = out.clone();
@@ -43,7 +45,10 @@ fn examples_train_and_report() {
 
     let out = run_example("dynamic_model.dl");
     // 320 rows in batches of 48: six full batches and one of 32, each shape printed once.
-    assert!(out.starts_with("forward: input shape (48, 4)\nforward: input shape (32, 4)\n"), "{out}");
+    assert!(
+        out.starts_with("forward: input shape (48, 4)\nforward: input shape (32, 4)\n"),
+        "{out}"
+    );
     assert_eq!(out.matches("forward: input shape").count(), 2, "{out}");
     assert!(number_after(&out, "deep branch taken in") > 0.0, "{out}");
     assert!(number_after(&out, "final mse") < 0.05, "{out}");
@@ -56,9 +61,17 @@ fn examples_train_and_report() {
     assert!(number_after(&out, "accuracy") > 0.9, "{out}");
 
     let out = run_example("checkpoint.dl");
-    assert!(out.contains("saved tensors: ['0.bias (8,)', '0.weight (8, 3)', '2.bias (1,)', '2.weight (1, 8)']"), "{out}");
+    assert!(
+        out.contains(
+            "saved tensors: ['0.bias (8,)', '0.weight (8, 3)', '2.bias (1,)', '2.weight (1, 8)']"
+        ),
+        "{out}"
+    );
     assert!(out.contains("restored model matches: True"), "{out}");
-    assert!(out.contains("npy round trip: (64, 3) float32 True"), "{out}");
+    assert!(
+        out.contains("npy round trip: (64, 3) float32 True"),
+        "{out}"
+    );
     assert!(dir.join("checkpoint.safetensors").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

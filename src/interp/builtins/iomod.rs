@@ -151,14 +151,11 @@ fn string_dict(v: &Value) -> R<BTreeMap<String, String>> {
 fn load_safetensors(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
     no_kw("load_safetensors", kw, &[])?;
     arity("load_safetensors", a, 1, 1)?;
-    let file = crate::io::load_safetensors(&path_arg(&a[0], "load_safetensors")?)
-        .map_err(io_exc)?;
+    let file =
+        crate::io::load_safetensors(&path_arg(&a[0], "load_safetensors")?).map_err(io_exc)?;
     let mut map = DictMap::default();
     for (name, arr) in file.tensors {
-        map.insert(
-            Key(Value::str(&name)),
-            Value::Tensor(array_to_tensor(arr)?),
-        );
+        map.insert(Key(Value::str(&name)), Value::Tensor(array_to_tensor(arr)?));
     }
     Ok(Value::Dict(Rc::new(RefCell::new(map))))
 }
