@@ -25,6 +25,7 @@ impl Interp {
             "math" => Some(super::builtins::mathmod::math_module()),
             "time" => Some(super::builtins::mathmod::time_module()),
             "random" => Some(super::builtins::randmod::random_module()),
+            "io" => Some(super::builtins::iomod::io_module()),
             _ => None,
         };
         if let Some(m) = native {
