@@ -266,6 +266,7 @@ impl Interp {
                     None => break (None, IterObj::Done),
                 }
             },
+            IterObj::Progress(p) => self.progress_next(p)?,
             IterObj::User(v) => match self.user_next(&v)? {
                 Some(x) => (Some(x), IterObj::User(v)),
                 None => (None, IterObj::Done),

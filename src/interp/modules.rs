@@ -8,7 +8,11 @@ use crate::error::ErrorKind;
 use std::rc::Rc;
 
 /// Standard-library modules written in Kiln, embedded in the binary (name, source).
-pub const STDLIB: &[(&str, &str)] = &[];
+pub const STDLIB: &[(&str, &str)] = &[
+    ("nn", include_str!("../../stdlib/nn.dl")),
+    ("optim", include_str!("../../stdlib/optim.dl")),
+    ("data", include_str!("../../stdlib/data.dl")),
+];
 
 impl Interp {
     /// Imports (or returns the cached) module for a dotted path.
@@ -22,6 +26,7 @@ impl Interp {
             "math" => Some(super::builtins::mathmod::math_module()),
             "time" => Some(super::builtins::mathmod::time_module()),
             "random" => Some(super::builtins::randmod::random_module()),
+            "io" => Some(super::builtins::iomod::io_module()),
             _ => None,
         };
         if let Some(m) = native {

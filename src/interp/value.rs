@@ -321,6 +321,8 @@ pub enum IterObj {
     },
     /// An instance with `__next__`.
     User(Value),
+    /// `progress(iterable)`: the inner iterator and its bar.
+    Progress(Box<super::builtins::progress::ProgressState>),
     Done,
 }
 

@@ -3,8 +3,10 @@
 pub mod convert;
 pub mod format;
 pub mod funcs;
+pub mod iomod;
 pub mod mathmod;
 pub mod methods;
+pub mod progress;
 pub mod pyrandom;
 pub mod randmod;
 pub mod seqmethods;
@@ -111,6 +113,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ),
     ("ShapeError", ErrorKind::ShapeError, "Exception"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
+    ("OSError", ErrorKind::OSError, "Exception"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
 ];
 
@@ -150,6 +153,7 @@ impl Builtins {
             }
         }
         funcs::register(&mut names);
+        names.insert("progress".into(), native("progress", progress::progress));
         tensor::register(&mut names);
         // classes of the dtype and grad-mode values (not globals)
         for (tag, name) in [(TypeTag::DType, "dtype"), (TypeTag::GradMode, "no_grad")] {

@@ -1,0 +1,77 @@
+//! Runs the training examples of examples/ (each asserts its own quality bar, e.g.
+//! > 95% accuracy on two moons) and checks what they print.
+
+use kiln::Engine;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+fn run_example(name: &str) -> String {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    let mut e = Engine::new();
+    let out = Rc::new(RefCell::new(String::new()));
+    let sink = out.clone();
+    e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
+    if let Err(err) = e.run_file(&path) {
+        panic!("{name} failed:\n{}\n{}", out.borrow(), e.render_error(&err));
+    }
+    let s = out.borrow().clone();
+    s
+}
+
+/// The last line starting with `prefix`, parsed as the number after it.
+fn number_after(out: &str, prefix: &str) -> f64 {
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{out}"));
+    line[prefix.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number in {line:?}"))
+}
+
+// One test: the checkpoint example writes files into the current directory, which is
+// set to a scratch directory here (a single test per binary, so no race).
+#[test]
+fn examples_train_and_report() {
+    let dir = std::env::temp_dir().join(format!("kiln_examples_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::env::set_current_dir(&dir).unwrap();
+
+    let out = run_example("dynamic_model.dl");
+    // 320 rows in batches of 48: six full batches and one of 32, each shape printed once.
+    assert!(
+        out.starts_with("forward: input shape (48, 4)\nforward: input shape (32, 4)\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("forward: input shape").count(), 2, "{out}");
+    assert!(number_after(&out, "deep branch taken in") > 0.0, "{out}");
+    assert!(number_after(&out, "final mse") < 0.05, "{out}");
+
+    let out = run_example("two_moons.dl");
+    assert!(number_after(&out, "test accuracy") > 0.95, "{out}");
+
+    let out = run_example("gru_sequences.dl");
+    assert!(out.starts_with("bucket sizes: ["), "{out}");
+    assert!(number_after(&out, "accuracy") > 0.9, "{out}");
+
+    let out = run_example("checkpoint.dl");
+    assert!(
+        out.contains(
+            "saved tensors: ['0.bias (8,)', '0.weight (8, 3)', '2.bias (1,)', '2.weight (1, 8)']"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("restored model matches: True"), "{out}");
+    assert!(
+        out.contains("npy round trip: (64, 3) float32 True"),
+        "{out}"
+    );
+    assert!(dir.join("checkpoint.safetensors").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
