@@ -185,6 +185,9 @@ impl Interp {
                     (CmpOp::Eq, Value::Int(p), Value::Int(q)) => p == q,
                     (CmpOp::Lt, Value::Float(p), Value::Float(q)) => p < q,
                     (CmpOp::Gt, Value::Float(p), Value::Float(q)) => p > q,
+                    (_, Value::Tensor(_), _) | (_, _, Value::Tensor(_)) => {
+                        return self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))
+                    }
                     _ => self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?,
                 };
                 Ok(Value::Bool(r))
@@ -239,12 +242,9 @@ impl Interp {
                 let last = rest.len().saturating_sub(1);
                 for (i, (op, b)) in rest.iter().enumerate() {
                     let y = self.eval(b)?;
-                    let r = self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?;
-                    if !r {
-                        return Ok(Value::Bool(false));
-                    }
-                    if i == last {
-                        break;
+                    let r = self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))?;
+                    if i == last || !self.truthy(&r).map_err(|x| at(x, e.span))? {
+                        return Ok(r);
                     }
                     x = y;
                 }
