@@ -344,3 +344,45 @@ fn long_native_matmul_is_interruptible() {
     assert_eq!(err.kind, ErrorKind::LimitExceeded);
     assert!(took < Duration::from_secs(3), "deadline took {took:?}");
 }
+
+#[test]
+fn tensors_are_shared_between_host_and_script() {
+    let mut e = quiet();
+    let t = creation::from_f32(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    e.set("t", t.clone());
+    // An in-place update in the script is visible to the host: same storage.
+    e.eval("t += 1").unwrap();
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0, 5.0]);
+    let back: Tensor = e.get("t").unwrap();
+    assert!(back.shares_storage(&t));
+    let s: Tensor = e.eval_as("t.sum(0)").unwrap();
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![6.0, 8.0]);
+    // A host function taking and returning tensors.
+    e.register_fn("double", |x: Tensor| -> Result<Tensor, Error> {
+        x.mul_s(2.0)
+    });
+    let d: Vec<f64> = e.eval_as("double(t).tolist()[0]").unwrap();
+    assert_eq!(d, vec![4.0, 6.0]);
+    let err = e.eval("double([1.0])").unwrap_err();
+    assert_eq!(err.message, "double() argument 1 must be Tensor, not list");
+    // Scripts are limited by the engine's tensor caps too.
+    e.set_limits(Limits {
+        max_tensor_bytes: Some(1 << 16),
+        ..Limits::default()
+    });
+    assert_eq!(e.eval("zeros(100000)").unwrap_err().kind, ErrorKind::MemoryError);
+    assert!(e.eval("zeros(1000)").is_ok());
+}
+
+#[test]
+fn script_matmul_is_interrupted_by_the_deadline() {
+    let mut e = Engine::with_limits(Limits {
+        wall_time: Some(Duration::from_millis(100)),
+        ..Limits::default()
+    });
+    let t = Instant::now();
+    let err = e.eval("a = ones(4096, 4096)\nb = a @ a").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(e.get_global("b").is_none());
+}

@@ -25,11 +25,18 @@ fn operation_limit_is_exact_for_loops() {
         max_operations: Some(100),
         ..Limits::default()
     });
-    e.eval("n = 0\nfor i in range(100):\n    n += 1").unwrap();
-    // `for` over a range ticks twice per iteration (the range iterator and the loop
-    // body), so count with `while` for an exact boundary.
+    // `while`: one operation per evaluation of the condition (99 iterations + the final
+    // test = 100 operations).
     e.eval("i = 0\nwhile i < 99:\n    i += 1").unwrap();
-    let err = e.eval("i = 0\nwhile i < 101:\n    i += 1").unwrap_err();
+    // `for`: one operation per item.
+    e.eval("n = 0\nfor i in range(100):\n    n += 1").unwrap();
+    assert_eq!(e.get::<i64>("n").unwrap(), 100);
+    let err = e
+        .eval("n = 0\nfor i in range(101):\n    n += 1")
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_eq!(e.get::<i64>("n").unwrap(), 100);
+    let err = e.eval("i = 0\nwhile i < 100:\n    i += 1").unwrap_err();
     assert_eq!(err.kind, ErrorKind::LimitExceeded);
     assert_eq!(err.message, "operation limit exceeded");
     // Each run gets a fresh budget.
@@ -46,7 +53,8 @@ fn operation_limit_stops_comprehensions_and_builtins() {
     for src in [
         "sum(range(10**12))",
         "[x for x in range(10**12)]",
-        "any(x < 0 for x in range(10**12))",
+        "list(range(10**12))",
+        "any([x < 0 for x in range(10**12)])",
         "def f(n):\n    return n\nwhile True:\n    f(1)",
     ] {
         let err = e.eval(src).unwrap_err();

@@ -316,3 +316,23 @@ tuple_conv!(3; A 0, B 1, C 2);
 tuple_conv!(4; A 0, B 1, C 2, D 3);
 tuple_conv!(5; A 0, B 1, C 2, D 3, E 4);
 tuple_conv!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+
+/// A tensor handle: the script and the host share the same tensor (no copy).
+impl IntoValue for crate::tensor::Tensor {
+    fn into_value(self) -> Value {
+        Value::Tensor(self)
+    }
+}
+
+/// Reads a `Tensor` as a handle on the same storage (no copy).
+impl FromValue for crate::tensor::Tensor {
+    fn expected() -> String {
+        "Tensor".into()
+    }
+    fn from_value(v: &Value) -> Option<crate::tensor::Tensor> {
+        match v {
+            Value::Tensor(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+}

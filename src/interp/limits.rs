@@ -88,10 +88,11 @@ impl Default for LimitState {
 }
 
 impl LimitState {
-    /// Counts one tick; true when the full check is due.
+    /// Counts one tick; true when the full check is due. (`ticks_left` is refilled to at
+    /// least 1 by every full check, so it never wraps.)
     #[inline(always)]
     pub fn tick(&mut self) -> bool {
-        self.ticks_left -= 1;
+        self.ticks_left = self.ticks_left.wrapping_sub(1);
         self.ticks_left == 0
     }
 }
