@@ -9,6 +9,7 @@ pub mod exec;
 pub mod index;
 pub mod iter;
 pub mod modules;
+pub mod num;
 pub mod ops;
 pub mod repr;
 pub mod resolve;
