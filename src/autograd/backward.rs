@@ -49,8 +49,53 @@ pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Resu
     let _guard = no_grad();
     match root.grad_fn() {
         None => accumulate_leaf(root, &g),
-        Some(node) => sweep(node, g, retain_graph),
+        Some(node) => sweep(node, g, retain_graph, accumulate_leaf),
     }
+}
+
+/// Functional gradients (`grad(f)(x...)`): d`root`/d`input` for each input (zeros where
+/// `root` does not depend on it), without touching any `.grad`. `root` must be a
+/// one-element tensor. The graph is freed afterwards.
+pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    if root.numel() != 1 {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "grad: the function must return a one-element tensor, got shape {}",
+                fmt_shape(root.shape())
+            ),
+        ));
+    }
+    let mut acc: Vec<Option<Tensor>> = vec![None; inputs.len()];
+    let _guard = no_grad();
+    let g = creation::ones(root.shape(), root.dtype())?;
+    let mut sink = |t: &Tensor, g: &Tensor| -> Result<()> {
+        for (slot, x) in acc.iter_mut().zip(inputs) {
+            if x.same(t) {
+                let g = if g.shape() == t.shape() {
+                    g.clone()
+                } else {
+                    rules::sum_to(g, t.shape())?
+                };
+                *slot = Some(match slot.take() {
+                    Some(prev) => prev.add(&g)?,
+                    None => g,
+                });
+            }
+        }
+        Ok(())
+    };
+    match root.grad_fn() {
+        None => sink(root, &g)?,
+        Some(node) => sweep(node, g, false, &mut sink)?,
+    }
+    acc.into_iter()
+        .zip(inputs)
+        .map(|(a, x)| match a {
+            Some(g) => g.contiguous_copy(),
+            None => creation::zeros(x.shape(), x.dtype()),
+        })
+        .collect()
 }
 
 /// Nodes reachable from `root`, newest first (creation ids give a topological order).
@@ -73,7 +118,10 @@ fn collect(root: &Rc<Node>) -> Vec<Rc<Node>> {
     out
 }
 
-fn sweep(root: Rc<Node>, g: Tensor, retain: bool) -> Result<()> {
+fn sweep<F>(root: Rc<Node>, g: Tensor, retain: bool, mut leaf: F) -> Result<()>
+where
+    F: FnMut(&Tensor, &Tensor) -> Result<()>,
+{
     let order = collect(&root);
     let mut grads: HashMap<*const Node, Tensor> = HashMap::new();
     grads.insert(Rc::as_ptr(&root), g);
@@ -95,7 +143,7 @@ fn sweep(root: Rc<Node>, g: Tensor, retain: bool) -> Result<()> {
             let Some(ig) = ig else { continue };
             match edge {
                 Edge::None => {}
-                Edge::Leaf(t) => accumulate_leaf(t, &ig)?,
+                Edge::Leaf(t) => leaf(t, &ig)?,
                 Edge::Node(m) => {
                     let key = Rc::as_ptr(m);
                     let sum = match grads.remove(&key) {

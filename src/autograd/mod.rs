@@ -5,7 +5,7 @@ pub mod backward;
 pub mod node;
 pub mod rules;
 
-pub use backward::backward;
+pub use backward::{backward, grad_of};
 pub use node::{BackwardOp, Edge, Node, Saved};
 
 use crate::tensor::Tensor;

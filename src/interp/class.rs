@@ -178,6 +178,7 @@ impl Interp {
                 m.set(name, v);
                 Ok(())
             }
+            Value::Tensor(t) => super::builtins::tensor_methods::set_tensor_attr(t, name, &v),
             _ => Err(err(
                 ErrorKind::AttributeError,
                 format!(
@@ -234,6 +235,9 @@ impl Interp {
             Value::Module(_) => TypeTag::Module,
             Value::Iter(_) => TypeTag::Iterator,
             Value::Super(_) => TypeTag::Super,
+            Value::Tensor(_) => TypeTag::Tensor,
+            Value::DType(_) => TypeTag::DType,
+            Value::GradMode(_) => TypeTag::GradMode,
             Value::Cell(_) | Value::Unbound => TypeTag::Object,
         };
         self.b.type_class(tag)

@@ -191,7 +191,20 @@ impl Interp {
             }
             ExKind::Compare(a, rest) if rest.len() == 1 => {
                 let (op, b) = &rest[0];
-                self.compare1(a, *op, b, e.span).map(Value::Bool)
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(Value::Bool(r));
+                }
+                let x = self.operand(a)?;
+                let y = self.operand(b)?;
+                match (&x, &y) {
+                    (Value::Tensor(_), _) | (_, Value::Tensor(_)) => {
+                        self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))
+                    }
+                    _ => match self.compare(*op, &x, &y) {
+                        Ok(r) => Ok(Value::Bool(r)),
+                        Err(x) => Err(at(x, e.span)),
+                    },
+                }
             }
             ExKind::Call(f, args) => {
                 if let ExKind::Load(Place::Global(i, _)) = &f.kind {
@@ -242,25 +255,21 @@ impl Interp {
         }
     }
 
-    /// A single comparison `a op b`, numbers on the fast path.
+    /// A single comparison `a op b` of two ints or two floats, on the fast path.
     #[inline]
-    fn compare1(&mut self, a: &Ex, op: CmpOp, b: &Ex, span: crate::source::Span) -> R<bool> {
-        if let (Some(x), Some(y)) = (self.num(a), self.num(b)) {
-            if let Some(r) = num_cmp(op, x, y) {
-                return Ok(r);
-            }
-        }
-        let x = self.operand(a)?;
-        let y = self.operand(b)?;
-        self.compare(op, &x, &y).map_err(|x| at(x, span))
+    fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
+        num_cmp(op, self.num(a)?, self.num(b)?)
     }
 
-    /// The truth value of a condition (`if`, `while`), comparisons without a bool value.
+    /// The truth value of a condition (`if`, `while`), number comparisons without a
+    /// bool value.
     #[inline]
     pub fn cond(&mut self, c: &Ex) -> R<bool> {
         if let ExKind::Compare(a, rest) = &c.kind {
             if let [(op, b)] = rest.as_slice() {
-                return self.compare1(a, *op, b, c.span);
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(r);
+                }
             }
         }
         let cv = self.eval(c)?;
@@ -276,12 +285,9 @@ impl Interp {
                 let last = rest.len().saturating_sub(1);
                 for (i, (op, b)) in rest.iter().enumerate() {
                     let y = self.eval(b)?;
-                    let r = self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?;
-                    if !r {
-                        return Ok(Value::Bool(false));
-                    }
-                    if i == last {
-                        break;
+                    let r = self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))?;
+                    if i == last || !self.truthy(&r).map_err(|x| at(x, e.span))? {
+                        return Ok(r);
                     }
                     x = y;
                 }

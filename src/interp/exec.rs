@@ -213,6 +213,11 @@ impl Interp {
             l.borrow_mut().extend(items);
             return Ok(cur);
         }
+        if let Value::Tensor(t) = &cur {
+            if super::builtins::tensor_ops::tensor_inplace(op, t, rhs)? {
+                return Ok(cur);
+            }
+        }
         if let Value::Instance(_) = cur {
             let iname = format!("__i{}", &super::ops::dunder(op).0[2..]);
             if let Some(r) = self.call_dunder(&cur, &iname, std::slice::from_ref(rhs))? {

@@ -141,6 +141,7 @@ impl Interp {
                 }
             }
             (Value::Class(_), _) => Ok(obj.clone()),
+            (Value::Tensor(t), _) => super::builtins::tensor_index::get(t, idx),
             _ => Err(not_subscriptable(obj)),
         }
     }
@@ -180,6 +181,7 @@ impl Interp {
                 d.borrow_mut().insert(k, v);
                 Ok(())
             }
+            (Value::Tensor(t), _) => super::builtins::tensor_index::set(t, idx, &v),
             (Value::Instance(_), _) => {
                 match self.call_dunder(obj, "__setitem__", &[idx.clone(), v])? {
                     Some(_) => Ok(()),

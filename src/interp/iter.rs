@@ -121,6 +121,7 @@ impl Interp {
                     pos: 0,
                 }
             }
+            Value::Tensor(t) => super::builtins::tensor_ops::tensor_iter(t)?,
             Value::Instance(inst) => {
                 if inst.class.lookup("__iter__").is_some() {
                     let r = self.call_dunder(v, "__iter__", &[])?.unwrap_or(Value::None);

@@ -247,6 +247,11 @@ impl Interp {
 
     fn binop_slow(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
         use Value::*;
+        if matches!(a, Tensor(_)) || matches!(b, Tensor(_)) {
+            if let Some(r) = self.tensor_binop(op, a, b)? {
+                return Ok(r);
+            }
+        }
         match (op, a, b) {
             (_, Bool(x), _) => return self.binop_bool(op, Int(*x as i64), b, a),
             (_, _, Bool(y)) if !matches!(a, Instance(_)) => {
@@ -368,6 +373,7 @@ impl Interp {
             (UnaryOp::Pos, Bool(b)) => Int(*b as i64),
             (UnaryOp::Invert, Int(i)) => Int(!i),
             (UnaryOp::Invert, Bool(b)) => Int(!(*b as i64)),
+            (_, Tensor(t)) => return super::builtins::tensor_ops::tensor_unary(op, t),
             _ => {
                 let name = match op {
                     UnaryOp::Neg => "__neg__",
@@ -405,6 +411,7 @@ impl Interp {
             Tuple(t) => !t.is_empty(),
             Dict(d) | Set(d) => !d.borrow().is_empty(),
             Range(r) => !r.is_empty(),
+            Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
             Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__bool__", &[])? {
                     return match r {
@@ -468,6 +475,7 @@ impl Interp {
                 }
                 Ok(a.is(b))
             }
+            (Tensor(_), _) | (_, Tensor(_)) => self.tensor_cmp_bool(CmpOp::Eq, a, b),
             _ => Ok(simple_eq(a, b)),
         }
     }
@@ -504,6 +512,7 @@ impl Interp {
             }
             (Tuple(x), Tuple(y)) => return self.seq_order(op, &x.clone(), &y.clone()),
             (Instance(_), _) | (_, Instance(_)) => return self.order_dunder(op, a, b),
+            (Tensor(_), _) | (_, Tensor(_)) => return self.tensor_cmp_bool(op, a, b),
             _ => {
                 return Err(type_err(format!(
                     "'{}' not supported between instances of '{}' and '{}'",
@@ -611,6 +620,7 @@ impl Interp {
                 }
                 _ => false,
             }),
+            Tensor(t) => super::builtins::tensor_ops::tensor_contains(t, item),
             Instance(_) => {
                 if let Some(r) =
                     self.call_dunder(container, "__contains__", std::slice::from_ref(item))?

@@ -128,6 +128,9 @@ impl Interp {
                 self.repr_seq(&s[..], "", ")", out)?;
             }
             Ellipsis => out.push_str("Ellipsis"),
+            Tensor(_) | DType(_) | GradMode(_) => {
+                out.push_str(&self.tensor_repr(v).unwrap_or_default())
+            }
             Func(f) => out.push_str(&format!("<function {} at {:#x}>", f.proto.name, v.ptr_id())),
             Native(f) => out.push_str(&format!("<built-in function {}>", f.name)),
             BoundMethod(bm) => {

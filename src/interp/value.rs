@@ -44,10 +44,24 @@ pub enum Value {
     Iter(Rc<RefCell<IterObj>>),
     /// The object `super()` returns: the class to start the lookup after, and `self`.
     Super(Rc<(Rc<Class>, Value)>),
+    /// A tensor (an Rc handle: cloning shares the tensor object).
+    Tensor(crate::tensor::Tensor),
+    /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
+    DType(crate::tensor::DType),
+    /// The context manager `no_grad()` / `enable_grad()` returns.
+    GradMode(Rc<GradModeCtx>),
     /// Internal: a closure cell stored in a frame slot. Never visible to scripts.
     Cell(CellRef),
     /// Internal: an unassigned slot. Never visible to scripts.
     Unbound,
+}
+
+/// `with no_grad():` state: the mode to switch to and the modes to restore on exit
+/// (a stack, so one object can be entered again while active).
+#[derive(Debug)]
+pub struct GradModeCtx {
+    pub enable: bool,
+    pub saved: RefCell<Vec<bool>>,
 }
 
 #[derive(Debug)]
@@ -139,6 +153,9 @@ pub enum TypeTag {
     Iterator,
     Super,
     Ellipsis,
+    Tensor,
+    DType,
+    GradMode,
 }
 
 #[derive(Debug)]
@@ -334,6 +351,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             }
         }
         Value::Str(s) => s.hash(h),
+        Value::DType(d) => d.name().hash(h),
         Value::Tuple(t) => {
             t.len().hash(h);
             for x in t.iter() {
@@ -372,8 +390,15 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Tuple(x), Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
         }
+        (DType(x), DType(y)) => x == y,
+        (DType(d), Class(c)) | (Class(c), DType(d)) => is_bool_dtype(*d, c),
         _ => a.ptr_id() != 0 && a.ptr_id() == b.ptr_id(),
     }
+}
+
+/// `t.dtype == bool`: the bool class names the bool dtype.
+pub fn is_bool_dtype(d: crate::tensor::DType, c: &Class) -> bool {
+    d == crate::tensor::DType::Bool && c.kind == ClassKind::Builtin(TypeTag::Bool)
 }
 
 /// Exact int/float equality (no rounding of large ints).
@@ -414,7 +439,9 @@ impl Value {
             Iter(x) => Rc::as_ptr(x) as usize,
             Super(x) => Rc::as_ptr(x) as usize,
             Cell(x) => Rc::as_ptr(x) as usize,
-            None | Bool(_) | Int(_) | Float(_) | Ellipsis | Unbound => 0,
+            Tensor(t) => t.id(),
+            GradMode(x) => Rc::as_ptr(x) as usize,
+            None | Bool(_) | Int(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
         }
     }
 
@@ -426,6 +453,7 @@ impl Value {
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (DType(a), DType(b)) => a == b,
             _ => {
                 let p = self.ptr_id();
                 p != 0 && p == other.ptr_id()
@@ -457,6 +485,15 @@ impl Value {
             Module(_) => "module",
             Iter(_) => "iterator",
             Super(_) => "super",
+            Tensor(_) => "Tensor",
+            DType(_) => "dtype",
+            GradMode(g) => {
+                if g.enable {
+                    "enable_grad"
+                } else {
+                    "no_grad"
+                }
+            }
             Cell(_) | Unbound => "cell",
         };
         s.into()

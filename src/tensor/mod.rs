@@ -37,6 +37,8 @@ pub struct TensorImpl {
     requires_grad: Cell<bool>,
     grad: RefCell<Option<Tensor>>,
     grad_fn: RefCell<Option<Rc<Node>>>,
+    /// Marked by `Parameter(t)` (what `nn` modules collect).
+    param: Cell<bool>,
 }
 
 /// An error of `kind` with no span (the interpreter attaches the call's span).
@@ -63,6 +65,7 @@ impl Tensor {
             requires_grad: Cell::new(false),
             grad: RefCell::new(None),
             grad_fn: RefCell::new(None),
+            param: Cell::new(false),
         }))
     }
 
@@ -149,6 +152,21 @@ impl Tensor {
     /// True when both handles are the same tensor object.
     pub fn same(&self, other: &Tensor) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The address of the tensor object (identity for `id()`, `is` and hashing).
+    pub fn id(&self) -> usize {
+        Rc::as_ptr(&self.0) as usize
+    }
+
+    /// True for tensors made by `Parameter(t)`.
+    pub fn is_parameter(&self) -> bool {
+        self.0.param.get()
+    }
+
+    /// Mark this tensor as a parameter (`Parameter(t)`).
+    pub fn mark_parameter(&self) {
+        self.0.param.set(true);
     }
 
     /// True when the two tensors share storage (views of one another).

@@ -60,6 +60,10 @@ pub fn to_int(me: &mut Interp, v: &Value) -> R<i64> {
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(*b as i64),
         Value::Float(f) => int_from_float(*f).map_err(fmt_err),
+        Value::Tensor(t) => match super::tensor::tensor_scalar(t)? {
+            Value::Float(f) => int_from_float(f).map_err(fmt_err),
+            other => to_int(me, &other),
+        },
         Value::Str(s) => parse_int(s, 10).ok_or_else(|| {
             value_err(format!(
                 "invalid literal for int() with base 10: {}",
@@ -86,6 +90,7 @@ pub fn to_float(me: &mut Interp, v: &Value) -> R<f64> {
         Value::Int(i) => Ok(*i as f64),
         Value::Bool(b) => Ok(*b as i64 as f64),
         Value::Float(f) => Ok(*f),
+        Value::Tensor(t) => to_float(me, &super::tensor::tensor_scalar(t)?),
         Value::Str(s) => parse_float(s).ok_or_else(|| {
             value_err(format!(
                 "could not convert string to float: {}",
@@ -164,6 +169,9 @@ pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
 impl Interp {
     pub fn construct_builtin(&mut self, tag: TypeTag, args: Vec<Value>, kw: Kw) -> R<Value> {
         let name = tag_name(tag);
+        if tag == TypeTag::Tensor {
+            return super::tensor_create::construct(&args, &kw);
+        }
         if tag != TypeTag::Dict && tag != TypeTag::Int {
             no_kw(name, &kw, &[])?;
         }
@@ -325,5 +333,8 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Iterator => "iterator",
         TypeTag::Super => "super",
         TypeTag::Ellipsis => "ellipsis",
+        TypeTag::Tensor => "Tensor",
+        TypeTag::DType => "dtype",
+        TypeTag::GradMode => "no_grad",
     }
 }

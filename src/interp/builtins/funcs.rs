@@ -12,6 +12,12 @@ use std::rc::Rc;
 
 type Kw<'a> = &'a [(Rc<str>, Value)];
 
+/// The builtins `abs min max sum round any all` dispatch to the tensor method of the
+/// same name when their first argument is a tensor (as `torch.max` etc.).
+fn on_tensor(name: &str, args: &[Value], kw: Kw) -> Option<R<Value>> {
+    super::tensor_funcs::builtin_on_tensor(name, args, kw)
+}
+
 pub fn register(names: &mut HashMap<Rc<str>, Value>) {
     let table: &[(&str, crate::interp::value::NativeImpl)] = &[
         ("print", print),
@@ -93,6 +99,7 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
         Value::Tuple(t) => t.len() as i64,
         Value::Dict(d) | Value::Set(d) => d.borrow().len() as i64,
         Value::Range(r) => r.len(),
+        Value::Tensor(t) => super::tensor_ops::tensor_len(t)?,
         Value::Instance(_) => match me.call_dunder(v, "__len__", &[])? {
             Some(Value::Int(n)) if n >= 0 => n,
             Some(Value::Int(_)) => return Err(value_err("__len__() should return >= 0")),
@@ -123,7 +130,10 @@ fn len(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::Int(length(me, &args[0])?))
 }
 
-fn abs(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+fn abs(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if let Some(r) = on_tensor("abs", args, kw) {
+        return r;
+    }
     arity("abs", args, 1, 1)?;
     Ok(match &args[0] {
         Value::Int(i) => Value::Int(
@@ -145,6 +155,9 @@ fn abs(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 }
 
 fn min_max(me: &mut Interp, args: &[Value], kw: Kw, name: &str, want_max: bool) -> R<Value> {
+    if let Some(r) = on_tensor(name, args, kw) {
+        return r;
+    }
     no_kw(name, kw, &["key", "default"])?;
     let items = match args.len() {
         0 => {
@@ -198,6 +211,9 @@ fn max(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 }
 
 fn sum(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if let Some(r) = on_tensor("sum", args, kw) {
+        return r;
+    }
     no_kw("sum", kw, &["start"])?;
     arity("sum", args, 1, 2)?;
     let mut acc = args
@@ -218,6 +234,9 @@ fn sum(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 }
 
 fn round(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if let Some(r) = on_tensor("round", args, kw) {
+        return r;
+    }
     no_kw("round", kw, &["ndigits"])?;
     arity("round", args, 1, 2)?;
     let nd = match args.get(1).or_else(|| kwarg(kw, "ndigits")) {
@@ -404,7 +423,10 @@ fn filter(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     }))
 }
 
-fn any(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+fn any(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if let Some(r) = on_tensor("any", args, kw) {
+        return r;
+    }
     arity("any", args, 1, 1)?;
     let mut found = false;
     me.for_each(&args[0], |me, v| {
@@ -414,7 +436,10 @@ fn any(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::Bool(found))
 }
 
-fn all(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+fn all(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if let Some(r) = on_tensor("all", args, kw) {
+        return r;
+    }
     arity("all", args, 1, 1)?;
     let done = me.for_each(&args[0], |me, v| me.truthy(&v))?;
     Ok(Value::Bool(done))

@@ -8,6 +8,14 @@ pub mod methods;
 pub mod pyrandom;
 pub mod randmod;
 pub mod seqmethods;
+pub mod tensor;
+pub mod tensor_create;
+pub mod tensor_funcs;
+pub mod tensor_grad;
+pub mod tensor_index;
+pub mod tensor_methods;
+pub mod tensor_ops;
+pub mod tensor_reduce;
 
 use super::value::{Class, ClassKind, NativeFn, NativeImpl, TypeTag, Value};
 use super::{type_err, Interp, R};
@@ -60,6 +68,7 @@ const TYPES: &[(TypeTag, &str)] = &[
     (TypeTag::Iterator, "iterator"),
     (TypeTag::Super, "super"),
     (TypeTag::Ellipsis, "ellipsis"),
+    (TypeTag::Tensor, "Tensor"),
 ];
 
 /// Exception classes: name, kind, parent name.
@@ -141,6 +150,11 @@ impl Builtins {
             }
         }
         funcs::register(&mut names);
+        tensor::register(&mut names);
+        // classes of the dtype and grad-mode values (not globals)
+        for (tag, name) in [(TypeTag::DType, "dtype"), (TypeTag::GradMode, "no_grad")] {
+            types.push((tag, class(name, None, ClassKind::Builtin(tag))));
+        }
         Builtins {
             names,
             types,
@@ -182,6 +196,8 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Dict(_) => seqmethods::DICT_METHODS.contains(&name),
         Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
         Value::Tuple(_) => matches!(name, "index" | "count"),
+        Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
+        Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
         _ => false,
     }
 }
@@ -201,6 +217,8 @@ impl Interp {
             Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
             Value::Set(d) => seqmethods::set_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
+            Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw),
+            Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
             _ => {
                 let f = self.get_attr(obj, name)?;
                 self.call_value(&f, args, kw)
@@ -210,6 +228,9 @@ impl Interp {
 
     /// Data attributes of built-in values (`range.start`, `slice.stop`, ...).
     pub fn builtin_attr(&mut self, obj: &Value, name: &str) -> R<Option<Value>> {
+        if let Value::Tensor(t) = obj {
+            return Ok(tensor_methods::tensor_attr(t, name));
+        }
         Ok(match (obj, name) {
             (Value::Range(r), "start") => Some(Value::Int(r.start)),
             (Value::Range(r), "stop") => Some(Value::Int(r.stop)),

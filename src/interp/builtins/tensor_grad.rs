@@ -1,0 +1,180 @@
+//! The autograd API of scripts: `no_grad()`/`enable_grad()` context managers,
+//! `is_grad_enabled`, functional `grad(f)`, `Parameter`/`_Parameter`/`_is_parameter`,
+//! `.backward()`, and `vars(obj)` (which `nn` uses to find parameters).
+
+use super::tensor::{te, tensor_of, Args, Kw};
+use super::{arity, native};
+use crate::autograd;
+use crate::interp::value::{DictMap, GradModeCtx, Key, NativeImpl, Value};
+use crate::interp::{type_err, Interp, R};
+use crate::tensor::Tensor;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub const GLOBALS: &[(&str, NativeImpl)] = &[
+    ("no_grad", no_grad),
+    ("enable_grad", enable_grad),
+    ("is_grad_enabled", is_grad_enabled),
+    ("grad", grad),
+    ("Parameter", parameter),
+    ("_Parameter", parameter),
+    ("_is_parameter", is_parameter),
+    ("vars", vars),
+];
+
+/// Methods of the `no_grad()` object.
+pub const GRAD_MODE_METHODS: &[&str] = &["__enter__", "__exit__"];
+
+fn mode(args: &[Value], kw: Kw, name: &str, enable: bool) -> R<Value> {
+    Args::new(name, args, kw).check(0, &[])?;
+    Ok(Value::GradMode(Rc::new(GradModeCtx {
+        enable,
+        saved: RefCell::new(Vec::new()),
+    })))
+}
+
+fn no_grad(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    mode(args, kw, "no_grad", false)
+}
+
+fn enable_grad(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    mode(args, kw, "enable_grad", true)
+}
+
+fn is_grad_enabled(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("is_grad_enabled", args, 0, 0)?;
+    Ok(Value::Bool(autograd::is_grad_enabled()))
+}
+
+/// `__enter__` / `__exit__` of a grad-mode object.
+pub fn grad_mode_method(g: &GradModeCtx, name: &str) -> R<Value> {
+    match name {
+        "__enter__" => {
+            let prev = autograd::set_grad_enabled(g.enable);
+            g.saved.borrow_mut().push(prev);
+            Ok(Value::None)
+        }
+        "__exit__" => {
+            if let Some(prev) = g.saved.borrow_mut().pop() {
+                autograd::set_grad_enabled(prev);
+            }
+            Ok(Value::Bool(false))
+        }
+        _ => Err(type_err(format!("'no_grad' object has no method '{name}'"))),
+    }
+}
+
+/// `grad(f)`: a callable computing the gradients of `f` (a bound native holding `f`).
+fn grad(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("grad", args, kw);
+    a.check(1, &["func"])?;
+    let f = a.required(0, "func")?.clone();
+    Ok(Value::BoundMethod(Rc::new((f, native("grad", grad_call)))))
+}
+
+/// `grad(f)(*args)`: each tensor argument becomes a fresh leaf; the gradient of
+/// `f(*args)` (a one-element tensor) with respect to each is returned (one tensor, or a
+/// tuple for several), leaving every `.grad` untouched.
+fn grad_call(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let Some((f, rest)) = args.split_first() else {
+        return Err(type_err("grad: missing function"));
+    };
+    let mut leaves = Vec::new();
+    let mut call_args = Vec::with_capacity(rest.len());
+    for v in rest {
+        match v {
+            Value::Tensor(t) => {
+                let leaf = t.detach();
+                leaf.set_requires_grad(true).map_err(te)?;
+                leaves.push(leaf.clone());
+                call_args.push(Value::Tensor(leaf));
+            }
+            other => call_args.push(other.clone()),
+        }
+    }
+    if leaves.is_empty() {
+        return Err(type_err(
+            "grad(f)(...): expected at least one Tensor argument",
+        ));
+    }
+    let out = {
+        let _on = autograd::enable_grad();
+        me.call_value(f, call_args, kw.to_vec())?
+    };
+    let Value::Tensor(out) = &out else {
+        return Err(type_err(format!(
+            "grad: the function must return a Tensor, got {}",
+            out.type_name()
+        )));
+    };
+    let mut grads = autograd::grad_of(out, &leaves).map_err(te)?;
+    if grads.len() == 1 {
+        if let Some(g) = grads.pop() {
+            return Ok(Value::Tensor(g));
+        }
+    }
+    Ok(Value::tuple(grads.into_iter().map(Value::Tensor).collect()))
+}
+
+/// `Parameter(t, requires_grad=True)`: a leaf sharing `t`'s data, marked as a parameter.
+fn parameter(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("Parameter", args, kw);
+    a.check(2, &["data", "requires_grad"])?;
+    let t = a.tensor(0, "data")?;
+    let p = t.detach();
+    p.set_requires_grad(a.flag(1, "requires_grad", true)?)
+        .map_err(te)?;
+    p.mark_parameter();
+    Ok(Value::Tensor(p))
+}
+
+fn is_parameter(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("_is_parameter", args, 1, 1)?;
+    Ok(Value::Bool(
+        matches!(&args[0], Value::Tensor(t) if t.is_parameter()),
+    ))
+}
+
+/// `vars(obj)`: an instance's (or module's) attributes as a dict, in assignment order.
+fn vars(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("vars", args, 1, 1)?;
+    let items: Vec<(Rc<str>, Value)> = match &args[0] {
+        Value::Instance(i) => i
+            .dict
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        Value::Class(c) => c
+            .dict
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        Value::Module(m) => m.items(),
+        other => {
+            return Err(type_err(format!(
+                "vars() argument must have __dict__ attribute (got {})",
+                other.type_name()
+            )))
+        }
+    };
+    let mut m = DictMap::default();
+    for (k, v) in items {
+        m.insert(Key(Value::Str(k)), v);
+    }
+    Ok(Value::Dict(Rc::new(RefCell::new(m))))
+}
+
+/// `t.backward(gradient=None, retain_graph=False)`.
+pub fn backward(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("backward", args, kw);
+    a.check(2, &["gradient", "retain_graph"])?;
+    let g = match a.get(0, "gradient") {
+        Some(v) => Some(tensor_of(v, "backward")?),
+        None => None,
+    };
+    let retain = a.flag(1, "retain_graph", false)?;
+    autograd::backward(t, g, retain).map_err(te)?;
+    Ok(Value::None)
+}

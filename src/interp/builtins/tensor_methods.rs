@@ -1,0 +1,445 @@
+//! Tensor methods and attributes: the dispatcher `tensor_method` (elementwise,
+//! conversion, in-place and autograd methods here; reductions, shape and linear algebra
+//! in `tensor_reduce`), `.shape .ndim .dtype .grad .T ...` and their setters.
+
+use super::tensor::{
+    dtype_of, float_of, int_of, list_value, scalar_of, scalar_value, te, tensor_of,
+    tensor_or_scalar, Args, Kw,
+};
+use super::tensor_ops::elementwise;
+use crate::interp::value::Value;
+use crate::interp::{type_err, R};
+use crate::ops::{self, BinaryOp, UnaryOp};
+use crate::tensor::inplace::Operand;
+use crate::tensor::{DType, Tensor};
+
+/// Every tensor method name (for `has_method` and REPL completion).
+pub const TENSOR_METHODS: &[&str] = &[
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "sign",
+    "floor",
+    "round",
+    "neg",
+    "erf",
+    "pow",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floor_divide",
+    "remainder",
+    "maximum",
+    "minimum",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "clamp",
+    "clip",
+    "where",
+    "masked_fill",
+    "matmul",
+    "mm",
+    "dot",
+    "outer",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "prod",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "cumsum",
+    "all",
+    "any",
+    "norm",
+    "reshape",
+    "view",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "transpose",
+    "permute",
+    "expand",
+    "expand_as",
+    "view_as",
+    "reshape_as",
+    "contiguous",
+    "split",
+    "chunk",
+    "repeat",
+    "narrow",
+    "t",
+    "size",
+    "numel",
+    "dim",
+    "index_select",
+    "gather",
+    "scatter_add",
+    "item",
+    "tolist",
+    "float",
+    "long",
+    "int",
+    "bool",
+    "to",
+    "clone",
+    "detach",
+    "zero_",
+    "fill_",
+    "copy_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "clamp_",
+    "requires_grad_",
+    "backward",
+];
+
+fn unary_of(name: &str) -> Option<UnaryOp> {
+    use UnaryOp::*;
+    Some(match name {
+        "exp" => Exp,
+        "log" => Log,
+        "sqrt" => Sqrt,
+        "rsqrt" => Rsqrt,
+        "abs" => Abs,
+        "sin" => Sin,
+        "cos" => Cos,
+        "tanh" => Tanh,
+        "sigmoid" => Sigmoid,
+        "relu" => Relu,
+        "silu" => Silu,
+        "softplus" => Softplus,
+        "sign" => Sign,
+        "floor" => Floor,
+        "round" => Round,
+        "neg" => Neg,
+        "erf" => Erf,
+        "logical_not" => Not,
+        _ => return None,
+    })
+}
+
+fn binary_of(name: &str) -> Option<BinaryOp> {
+    use BinaryOp::*;
+    Some(match name {
+        "add" => Add,
+        "sub" => Sub,
+        "mul" => Mul,
+        "div" => Div,
+        "floor_divide" => FloorDiv,
+        "remainder" => Rem,
+        "pow" => Pow,
+        "maximum" => Maximum,
+        "minimum" => Minimum,
+        "eq" => Eq,
+        "ne" => Ne,
+        "lt" => Lt,
+        "le" => Le,
+        "gt" => Gt,
+        "ge" => Ge,
+        "logical_and" => And,
+        "logical_or" => Or,
+        "logical_xor" => Xor,
+        _ => return None,
+    })
+}
+
+fn tv(r: crate::Result<Tensor>) -> R<Value> {
+    r.map(Value::Tensor).map_err(te)
+}
+
+/// Calls method `name` of tensor `t`.
+pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new(name, args, kw);
+    if let Some(op) = unary_of(name) {
+        a.check(0, &[])?;
+        return tv(ops::unary(op, t));
+    }
+    if let Some(op) = binary_of(name) {
+        return binary_method(t, op, &a);
+    }
+    if let Some(v) = elementwise_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = convert_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = inplace_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = super::tensor_reduce::reduce_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = super::tensor_reduce::shape_method(t, name, &a)? {
+        return Ok(v);
+    }
+    Err(crate::interp::err(
+        crate::error::ErrorKind::AttributeError,
+        format!("'Tensor' object has no attribute '{name}'"),
+    ))
+}
+
+/// `t.add(other, alpha=1)` and the other binary methods.
+fn binary_method(t: &Tensor, op: BinaryOp, a: &Args) -> R<Value> {
+    a.check(1, &["other", "exponent", "alpha"])?;
+    let other = a
+        .get(0, "other")
+        .or_else(|| a.kw("exponent"))
+        .ok_or_else(|| type_err(format!("{}() missing required argument 'other'", a.fname)))?;
+    let other = match (a.kw("alpha"), op) {
+        (Some(al), BinaryOp::Add | BinaryOp::Sub) => scaled(other, al)?,
+        _ => other.clone(),
+    };
+    match elementwise(op, &Value::Tensor(t.clone()), &other)? {
+        Some(v) => Ok(v),
+        None => Err(type_err(format!(
+            "{}(): argument 'other' must be a Tensor or a number, not {}",
+            a.fname,
+            other.type_name()
+        ))),
+    }
+}
+
+/// `other * alpha` (for `add(other, alpha=)`).
+fn scaled(other: &Value, alpha: &Value) -> R<Value> {
+    match elementwise(BinaryOp::Mul, other, alpha)? {
+        Some(v) => Ok(v),
+        None => Ok(Value::Float(
+            float_of(other, "add")? * float_of(alpha, "add")?,
+        )),
+    }
+}
+
+fn bound(a: &Args, i: usize, name: &str) -> R<Option<f64>> {
+    a.float(i, name)
+}
+
+fn elementwise_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
+    let v = match name {
+        "gelu" => {
+            a.check(0, &["approximate"])?;
+            let op = match a.kw("approximate") {
+                None => UnaryOp::Gelu,
+                Some(Value::Str(s)) if &**s == "none" => UnaryOp::Gelu,
+                Some(Value::Str(s)) if &**s == "tanh" => UnaryOp::GeluTanh,
+                Some(v) => {
+                    return Err(crate::interp::value_err(format!(
+                        "gelu(): approximate must be 'none' or 'tanh', got {}",
+                        v.type_name()
+                    )))
+                }
+            };
+            tv(ops::unary(op, t))?
+        }
+        "clamp" | "clip" => {
+            a.check(2, &["min", "max"])?;
+            tv(ops::clamp(t, bound(a, 0, "min")?, bound(a, 1, "max")?))?
+        }
+        "where" => {
+            a.check(2, &["condition", "other"])?;
+            let cond = a.tensor(0, "condition")?;
+            let other = tensor_or_scalar(a.required(1, "other")?, "where")?;
+            tv(ops::where_(&cond, t, &other))?
+        }
+        "masked_fill" => {
+            a.check(2, &["mask", "value"])?;
+            let mask = a.tensor(0, "mask")?;
+            let v = a.required(1, "value")?;
+            let s =
+                scalar_of(v).ok_or_else(|| type_err("masked_fill(): value must be a number"))?;
+            tv(t.masked_fill(&mask, s))?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}
+
+fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
+    let cast = |d: DType| -> R<Value> {
+        a.check(0, &[])?;
+        tv(ops::to_dtype(t, d))
+    };
+    let v = match name {
+        "item" => {
+            a.check(0, &[])?;
+            scalar_value(t.item().map_err(te)?)
+        }
+        "tolist" => {
+            a.check(0, &[])?;
+            list_value(t.tolist().map_err(te)?)
+        }
+        "float" => cast(DType::F32)?,
+        "long" | "int" => cast(DType::I64)?,
+        "bool" => cast(DType::Bool)?,
+        "to" => {
+            a.check(1, &["dtype"])?;
+            tv(ops::to_dtype(t, dtype_of(a.required(0, "dtype")?)?))?
+        }
+        "clone" => {
+            a.check(0, &[])?;
+            tv(ops::clone(t))?
+        }
+        "detach" => {
+            a.check(0, &[])?;
+            Value::Tensor(t.detach())
+        }
+        "numel" => {
+            a.check(0, &[])?;
+            Value::Int(t.numel() as i64)
+        }
+        "dim" => {
+            a.check(0, &[])?;
+            Value::Int(t.ndim() as i64)
+        }
+        "size" => {
+            a.check(1, &["dim"])?;
+            match a.int(0, "dim")? {
+                Some(d) => Value::Int(t.size(d).map_err(te)? as i64),
+                None => shape_value(t),
+            }
+        }
+        "backward" => super::tensor_grad::backward(t, a.pos, a.kw)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}
+
+/// The in-place methods; each returns the tensor itself.
+fn inplace_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
+    match name {
+        "zero_" => {
+            a.check(0, &[])?;
+            t.zero_().map_err(te)?;
+        }
+        "fill_" => {
+            a.check(1, &["value"])?;
+            let v = a.required(0, "value")?;
+            let s = scalar_of(v)
+                .or_else(|| match v {
+                    Value::Tensor(x) => x.item().ok(),
+                    _ => None,
+                })
+                .ok_or_else(|| type_err("fill_(): value must be a number"))?;
+            t.fill_(s).map_err(te)?;
+        }
+        "copy_" => {
+            a.check(1, &["src"])?;
+            t.copy_(&a.tensor(0, "src")?).map_err(te)?;
+        }
+        "add_" | "sub_" | "mul_" | "div_" => {
+            a.check(1, &["other", "alpha"])?;
+            let mut other = a.required(0, "other")?.clone();
+            if let (Some(al), "add_" | "sub_") = (a.kw("alpha"), name) {
+                other = scaled(&other, al)?;
+            }
+            let op = match name {
+                "add_" => BinaryOp::Add,
+                "sub_" => BinaryOp::Sub,
+                "mul_" => BinaryOp::Mul,
+                _ => BinaryOp::Div,
+            };
+            let operand = match &other {
+                Value::Tensor(x) => Operand::Tensor(x),
+                v => Operand::Scalar(scalar_of(v).ok_or_else(|| {
+                    type_err(format!("{name}(): other must be a Tensor or a number"))
+                })?),
+            };
+            t.binary_(op, operand).map_err(te)?;
+        }
+        "clamp_" => {
+            a.check(2, &["min", "max"])?;
+            t.clamp_(bound(a, 0, "min")?, bound(a, 1, "max")?)
+                .map_err(te)?;
+        }
+        "requires_grad_" => {
+            a.check(1, &["requires_grad"])?;
+            t.set_requires_grad(a.flag(0, "requires_grad", true)?)
+                .map_err(te)?;
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(Value::Tensor(t.clone())))
+}
+
+/// `t.shape` as a tuple.
+pub fn shape_value(t: &Tensor) -> Value {
+    Value::tuple(t.shape().iter().map(|&d| Value::Int(d as i64)).collect())
+}
+
+/// Data attributes of a tensor.
+pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
+    Some(match name {
+        "shape" => shape_value(t),
+        "ndim" => Value::Int(t.ndim() as i64),
+        "dtype" => Value::DType(t.dtype()),
+        "requires_grad" => Value::Bool(t.requires_grad()),
+        "grad" => t.grad().map(Value::Tensor).unwrap_or(Value::None),
+        "is_leaf" => Value::Bool(t.is_leaf()),
+        "T" => Value::Tensor(t.t()),
+        "data" => Value::Tensor(t.detach()),
+        "grad_fn" => match t.grad_fn() {
+            Some(n) => Value::str(n.name()),
+            None => Value::None,
+        },
+        _ => return None,
+    })
+}
+
+/// `t.grad = g`, `t.requires_grad = b`.
+pub fn set_tensor_attr(t: &Tensor, name: &str, v: &Value) -> R<()> {
+    match name {
+        "grad" => match v {
+            Value::None => t.set_grad(None),
+            other => {
+                let g = tensor_of(other, "grad")?;
+                if g.shape() != t.shape() {
+                    return Err(crate::interp::err(
+                        crate::error::ErrorKind::ShapeError,
+                        "assigned grad has data of a different size",
+                    ));
+                }
+                t.set_grad(Some(g));
+            }
+        },
+        "requires_grad" => {
+            let on = match v {
+                Value::Bool(b) => *b,
+                other => int_of(other, "requires_grad")? != 0,
+            };
+            t.set_requires_grad(on).map_err(te)?;
+        }
+        _ => {
+            return Err(crate::interp::err(
+                crate::error::ErrorKind::AttributeError,
+                format!("'Tensor' object attribute '{name}' is read-only"),
+            ))
+        }
+    }
+    Ok(())
+}
