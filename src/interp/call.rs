@@ -1,23 +1,22 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
 use super::tree::CArg;
-use super::value::{discard, Class, ClassKind, Function, Instance, NameMap, Value};
+use super::value::{discard, Class, ClassKind, Function, Instance, NameMap, NativeCode, Value};
 use super::{at, err, type_err, Flow, Interp, R};
 use crate::error::{ErrorKind, TraceFrame};
 use crate::source::Span;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 
 type Kw = Vec<(Rc<str>, Value)>;
 
 impl Interp {
-    /// Raises KeyboardInterrupt if the interrupt flag was set.
+    /// Counts one operation; every few hundred (see `limits`) checks the interrupt flag
+    /// (KeyboardInterrupt), the operation budget and the deadline (LimitExceeded).
     #[inline]
     pub fn check_interrupt(&mut self) -> R<()> {
-        if self.interrupt.load(Ordering::Relaxed) {
-            self.interrupt.store(false, Ordering::Relaxed);
-            return Err(err(ErrorKind::KeyboardInterrupt, ""));
+        if self.limits.tick() {
+            return self.limits_slow();
         }
         Ok(())
     }
@@ -128,7 +127,10 @@ impl Interp {
                 }
                 self.invoke(func.clone(), base)
             }
-            Value::Native(n) => (n.f)(self, &args, &kw),
+            Value::Native(n) => match &n.code {
+                NativeCode::Builtin(f) => f(self, &args, &kw),
+                NativeCode::Host(h) => crate::embed::native::call_host(&n.name, h, &args, &kw),
+            },
             Value::BoundMethod(bm) => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(bm.0.clone());

@@ -93,8 +93,8 @@ impl Interp {
                     Target::Place(Place::Local(s, _)) => Some(*s as usize),
                     _ => None,
                 };
+                // `for_each` counts one operation per item (`check_interrupt`).
                 let done = self.for_each(&itv, |me, v| {
-                    me.check_interrupt()?;
                     match local {
                         Some(s) => {
                             let i = me.fp + s;

@@ -20,6 +20,7 @@ impl Interp {
             Value::Range(r) => {
                 let (mut i, stop, step) = (r.start, r.stop, r.step);
                 while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                    self.check_interrupt()?;
                     if !f(self, Value::Int(i))? {
                         return Ok(false);
                     }
@@ -38,6 +39,7 @@ impl Interp {
                         None => return Ok(true),
                     };
                     i += 1;
+                    self.check_interrupt()?;
                     if !f(self, v)? {
                         return Ok(false);
                     }
@@ -72,6 +74,7 @@ impl Interp {
             _ => {
                 let iter = self.get_iter(it)?;
                 while let Some(v) = self.next_of(&iter)? {
+                    self.check_interrupt()?;
                     if !f(self, v)? {
                         return Ok(false);
                     }

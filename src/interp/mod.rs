@@ -8,6 +8,7 @@ pub mod exc;
 pub mod exec;
 pub mod index;
 pub mod iter;
+pub mod limits;
 pub mod modules;
 pub mod num;
 pub mod ops;
@@ -85,6 +86,8 @@ pub struct Interp {
     pub depth: usize,
     pub max_depth: usize,
     pub interrupt: Arc<AtomicBool>,
+    /// Operation budget and deadline of the current run (see `limits`).
+    pub limits: limits::LimitState,
     pub b: builtins::Builtins,
     pub modules: HashMap<Rc<str>, Rc<ModuleObj>>,
     pub sources: SourceMap,
@@ -95,6 +98,8 @@ pub struct Interp {
     pub rng: Option<builtins::pyrandom::PyRandom>,
     /// Files allowed to be imported from disk.
     pub allow_fs: bool,
+    /// Sandbox mode: no module that touches the host (`io`) may be imported.
+    pub sandbox: bool,
     pub main: Rc<ModuleObj>,
     /// Containers whose repr is in progress (to print `[...]` for cycles).
     pub repr_guard: Vec<usize>,
@@ -112,6 +117,7 @@ impl Interp {
             depth: 0,
             max_depth: 1000,
             interrupt: Arc::new(AtomicBool::new(false)),
+            limits: limits::LimitState::default(),
             b: builtins::Builtins::new(),
             modules: HashMap::new(),
             sources: SourceMap::new(),
@@ -123,6 +129,7 @@ impl Interp {
             handling: Vec::new(),
             rng: None,
             allow_fs: true,
+            sandbox: false,
             main,
             repr_guard: Vec::new(),
         }

@@ -14,6 +14,7 @@ impl Interp {
     /// Imports (or returns the cached) module for a dotted path.
     pub fn import(&mut self, path: &[Name]) -> R<Rc<ModuleObj>> {
         let name: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
+        self.check_import_allowed(&name)?;
         if let Some(m) = self.modules.get(name.as_str()) {
             return Ok(m.clone());
         }

@@ -111,9 +111,19 @@ pub struct Function {
 /// A built-in function implemented in Rust.
 pub type NativeImpl = fn(&mut super::Interp, &[Value], &[(Rc<str>, Value)]) -> super::R<Value>;
 
+/// A host (embedding) closure behind `Engine::register_fn`: positional arguments in,
+/// a value or an exception out.
+pub type HostImpl = Box<dyn FnMut(&[Value]) -> super::R<Value>>;
+
+/// The code of a native function: a builtin's fn pointer or a host closure.
+pub enum NativeCode {
+    Builtin(NativeImpl),
+    Host(RefCell<HostImpl>),
+}
+
 pub struct NativeFn {
     pub name: Rc<str>,
-    pub f: NativeImpl,
+    pub code: NativeCode,
 }
 
 impl std::fmt::Debug for NativeFn {

@@ -5,7 +5,6 @@
 use super::dtype::{DType, Elem};
 use crate::error::{Error, ErrorKind, Result};
 use std::cell::{Cell, Ref, RefCell, RefMut};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A closed set of typed buffers.
 #[derive(Debug, Clone)]
@@ -46,6 +45,7 @@ pub struct Storage {
 
 impl Storage {
     pub fn new(buf: Buffer) -> Storage {
+        live_add(buf_bytes(&buf));
         Storage {
             buf: RefCell::new(buf),
             version: Cell::new(0),
@@ -75,36 +75,106 @@ impl Storage {
 /// Default allocation cap: 16 GiB.
 pub const DEFAULT_MAX_BYTES: usize = 16 << 30;
 
-static MAX_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_BYTES);
+/// The allocation caps of the current thread (an embedding engine sets its own for the
+/// duration of each run and restores the previous ones after).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocLimits {
+    /// The largest single tensor allocation, in bytes.
+    pub max_bytes: usize,
+    /// The most bytes of tensor storage alive at once on this thread.
+    pub max_live_bytes: usize,
+}
 
-/// Set the largest single tensor allocation, in bytes (for an embedding host).
+thread_local! {
+    static LIMITS: Cell<AllocLimits> = const {
+        Cell::new(AllocLimits {
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_live_bytes: usize::MAX,
+        })
+    };
+    /// Bytes held by live `Storage`s created on this thread.
+    static LIVE: Cell<usize> = const { Cell::new(0) };
+}
+
+fn buf_bytes(b: &Buffer) -> usize {
+    b.len().saturating_mul(b.dtype().size())
+}
+
+fn live_add(n: usize) {
+    LIVE.with(|l| l.set(l.get().saturating_add(n)));
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        let n = buf_bytes(self.buf.get_mut());
+        LIVE.with(|l| l.set(l.get().saturating_sub(n)));
+    }
+}
+
+/// The current thread's allocation caps.
+pub fn alloc_limits() -> AllocLimits {
+    LIMITS.with(|l| l.get())
+}
+
+/// Replaces the current thread's allocation caps.
+pub fn set_alloc_limits(limits: AllocLimits) {
+    LIMITS.with(|l| l.set(limits));
+}
+
+/// Bytes of tensor storage currently alive on this thread.
+pub fn live_bytes() -> usize {
+    LIVE.with(|l| l.get())
+}
+
+/// Set the largest single tensor allocation, in bytes, for the current thread.
 pub fn set_max_alloc_bytes(bytes: usize) {
-    MAX_BYTES.store(bytes, Ordering::Relaxed);
+    LIMITS.with(|l| {
+        let mut c = l.get();
+        c.max_bytes = bytes;
+        l.set(c)
+    });
 }
 
 pub fn max_alloc_bytes() -> usize {
-    MAX_BYTES.load(Ordering::Relaxed)
+    alloc_limits().max_bytes
+}
+
+/// True when `bytes` more may be allocated under both caps.
+fn fits(bytes: usize) -> bool {
+    let l = alloc_limits();
+    bytes <= l.max_bytes && live_bytes().saturating_add(bytes) <= l.max_live_bytes
 }
 
 fn memory_error(n: usize, dtype: DType) -> Error {
-    Error::new(
-        ErrorKind::MemoryError,
+    let bytes = n.saturating_mul(dtype.size());
+    let l = alloc_limits();
+    let over_live = live_bytes().saturating_add(bytes) > l.max_live_bytes;
+    let msg = if bytes <= l.max_bytes && n.checked_mul(dtype.size()).is_some() && over_live {
+        format!(
+            "cannot allocate a tensor of {} {} elements ({} bytes): {} bytes of tensors are alive and the limit is {} bytes",
+            n,
+            dtype.name(),
+            bytes,
+            live_bytes(),
+            l.max_live_bytes
+        )
+    } else {
         format!(
             "cannot allocate a tensor of {} {} elements ({} bytes; the limit is {} bytes)",
             n,
             dtype.name(),
-            n.saturating_mul(dtype.size()),
-            max_alloc_bytes()
-        ),
-        None,
-    )
+            bytes,
+            l.max_bytes
+        )
+    };
+    Error::new(ErrorKind::MemoryError, msg, None)
 }
 
 /// An empty Vec with room for `n` elements, or `MemoryError` (cap or allocator failure).
 pub fn alloc_vec<T: Elem>(n: usize) -> Result<Vec<T>> {
     let bytes = n.checked_mul(T::DTYPE.size());
     match bytes {
-        Some(b) if b <= max_alloc_bytes() => {}
+        Some(b) if fits(b) => {}
         _ => return Err(memory_error(n, T::DTYPE)),
     }
     let mut v = Vec::new();
@@ -129,7 +199,7 @@ pub fn collect_vec<T: Elem>(n: usize, it: impl Iterator<Item = T>) -> Result<Vec
 
 /// An empty Vec of storage offsets with room for `n`, under the same cap.
 pub fn alloc_offsets(n: usize) -> Result<Vec<usize>> {
-    if n.checked_mul(8).is_none_or(|b| b > max_alloc_bytes()) {
+    if n.checked_mul(8).is_none_or(|b| !fits(b)) {
         return Err(memory_error(n, DType::I64));
     }
     let mut v = Vec::new();

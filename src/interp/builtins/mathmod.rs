@@ -295,7 +295,7 @@ fn sleep(me: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
     let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(1e9));
     // Sleep in slices so the interrupt flag is honoured.
     loop {
-        me.check_interrupt()?;
+        me.poll_limits()?;
         let now = std::time::Instant::now();
         if now >= end {
             return Ok(Value::None);

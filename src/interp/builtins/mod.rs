@@ -17,7 +17,7 @@ pub mod tensor_methods;
 pub mod tensor_ops;
 pub mod tensor_reduce;
 
-use super::value::{Class, ClassKind, NativeFn, NativeImpl, TypeTag, Value};
+use super::value::{Class, ClassKind, NativeCode, NativeFn, NativeImpl, TypeTag, Value};
 use super::{type_err, Interp, R};
 use crate::error::ErrorKind;
 use std::cell::RefCell;
@@ -45,7 +45,7 @@ fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
 pub fn native(name: &str, f: NativeImpl) -> Value {
     Value::Native(Rc::new(NativeFn {
         name: name.into(),
-        f,
+        code: NativeCode::Builtin(f),
     }))
 }
 

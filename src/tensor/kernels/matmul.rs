@@ -26,6 +26,9 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
     }
 }
 
+/// Multiply-adds per row block of a large matmul (a few milliseconds of work).
+const CHUNK_FLOPS: usize = 1 << 27;
+
 /// `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, dst row-major with row stride `n`.
 /// Accumulates into dst when `acc`. Offsets and strides must stay inside the slices
 /// (guaranteed by the callers' shape checks); checked here before the unsafe call.
@@ -58,30 +61,41 @@ pub fn gemm_f32(
         }
         return Ok(());
     }
-    // SAFETY: every address gemm touches is inside the slices (checked above): rows
-    // 0..m, cols 0..n of dst with strides (n, 1); lhs/rhs likewise by `last`.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            n as isize,
-            acc,
-            lhs.data.as_ptr().add(lhs.offset),
-            lhs.cs as isize,
-            lhs.rs as isize,
-            rhs.data.as_ptr().add(rhs.offset),
-            rhs.cs as isize,
-            rhs.rs as isize,
-            if acc { 1.0 } else { 0.0 },
-            1.0,
-            false,
-            false,
-            false,
-            parallelism(m, n, k),
-        );
+    // Large products run in row blocks; between blocks the running engine's interrupt
+    // flag and deadline are polled (`poll_kernel`), so a huge matmul can be stopped.
+    let rows = (CHUNK_FLOPS / n.saturating_mul(k).max(1)).clamp(8, m.max(8));
+    let mut r0 = 0;
+    while r0 < m {
+        let r1 = m.min(r0 + rows);
+        if rows < m {
+            crate::interp::limits::poll_kernel()?;
+        }
+        // SAFETY: every address gemm touches is inside the slices (checked above): rows
+        // r0..r1 (< m), cols 0..n of dst with strides (n, 1); lhs/rhs likewise by `last`.
+        unsafe {
+            gemm::gemm(
+                r1 - r0,
+                n,
+                k,
+                dst.as_mut_ptr().add(r0 * n),
+                1,
+                n as isize,
+                acc,
+                lhs.data.as_ptr().add(lhs.offset + r0 * lhs.rs),
+                lhs.cs as isize,
+                lhs.rs as isize,
+                rhs.data.as_ptr().add(rhs.offset),
+                rhs.cs as isize,
+                rhs.rs as isize,
+                if acc { 1.0 } else { 0.0 },
+                1.0,
+                false,
+                false,
+                false,
+                parallelism(r1 - r0, n, k),
+            );
+        }
+        r0 = r1;
     }
     Ok(())
 }
@@ -153,8 +167,16 @@ fn bmm_i64(
     let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
     let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
     let mut bi = 0;
+    let mut res = Ok(());
     for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
         for i in 0..m {
+            // The plain loop polls the engine's interrupt and deadline once per row.
+            if res.is_ok() {
+                res = crate::interp::limits::poll_kernel();
+            }
+            if res.is_err() {
+                return;
+            }
             for j in 0..n {
                 let mut s = 0i64;
                 for p in 0..k {
@@ -167,5 +189,6 @@ fn bmm_i64(
         }
         bi += 1;
     });
+    res?;
     Ok(Tensor::from_vec(out, shape))
 }

@@ -1,0 +1,229 @@
+//! Safety limits for untrusted scripts: the operation budget, wall-clock deadline and
+//! interrupt polling behind `Interp::check_interrupt`, plus the thread-local cancel state
+//! long native kernels poll between chunks.
+
+use super::{err, Interp, R};
+use crate::error::{Error, ErrorKind};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How many ticks pass between two full checks (deadline, interrupt, budget refill).
+const TICK_BATCH: u32 = 256;
+
+/// Safety limits applied to every host entry into the engine (`eval`, `run_file`,
+/// `call`, ...). Each run gets a fresh budget; `None` means unlimited.
+///
+/// ```
+/// use kiln::{Engine, Limits};
+/// use std::time::Duration;
+///
+/// let mut engine = Engine::with_limits(Limits {
+///     max_operations: Some(100_000),
+///     max_call_depth: 50,
+///     max_tensor_bytes: Some(1 << 20),
+///     max_total_tensor_bytes: Some(8 << 20),
+///     wall_time: Some(Duration::from_secs(1)),
+/// });
+/// let err = engine.eval("while True:\n    pass").unwrap_err();
+/// assert_eq!(err.kind, kiln::ErrorKind::LimitExceeded);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Operations per run: one operation is one loop iteration (of `while`, `for`,
+    /// comprehensions and iterating builtins) or one call of a Kiln function.
+    /// Exceeding it raises `LimitExceeded`.
+    pub max_operations: Option<u64>,
+    /// Nested Kiln calls; exceeding it raises `RecursionError` (as Python does).
+    pub max_call_depth: usize,
+    /// The largest single tensor allocation in bytes; beyond it `MemoryError`.
+    pub max_tensor_bytes: Option<usize>,
+    /// Bytes of tensor storage alive at once on the engine's thread; an allocation
+    /// that would pass it raises `MemoryError`.
+    pub max_total_tensor_bytes: Option<usize>,
+    /// Wall-clock time per run; exceeding it raises `LimitExceeded`.
+    pub wall_time: Option<Duration>,
+}
+
+impl Default for Limits {
+    /// No operation, memory or time limit; call depth 1000 (the interpreter default).
+    fn default() -> Limits {
+        Limits {
+            max_operations: None,
+            max_call_depth: 1000,
+            max_tensor_bytes: None,
+            max_total_tensor_bytes: None,
+            wall_time: None,
+        }
+    }
+}
+
+/// The per-run accounting behind [`Limits`], kept in the interpreter.
+#[derive(Debug)]
+pub struct LimitState {
+    /// Ticks left before the next full check.
+    ticks_left: u32,
+    /// The size of the batch `ticks_left` was last refilled with.
+    batch: u32,
+    used: u64,
+    max_ops: Option<u64>,
+    deadline: Option<Instant>,
+    /// Set once a limit or interrupt fired in this run: every later check raises again,
+    /// so `try`/`except` in the script cannot swallow it.
+    tripped: Option<(ErrorKind, &'static str)>,
+}
+
+impl Default for LimitState {
+    fn default() -> LimitState {
+        LimitState {
+            ticks_left: TICK_BATCH,
+            batch: TICK_BATCH,
+            used: 0,
+            max_ops: None,
+            deadline: None,
+            tripped: None,
+        }
+    }
+}
+
+impl LimitState {
+    /// Counts one tick; true when the full check is due. (`ticks_left` is refilled to at
+    /// least 1 by every full check, so it never wraps.)
+    #[inline(always)]
+    pub fn tick(&mut self) -> bool {
+        self.ticks_left = self.ticks_left.wrapping_sub(1);
+        self.ticks_left == 0
+    }
+}
+
+/// What a running kernel polls: the engine's interrupt flag and deadline.
+struct KernelCancel {
+    flag: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+}
+
+thread_local! {
+    static KERNEL_CANCEL: RefCell<Option<KernelCancel>> = const { RefCell::new(None) };
+}
+
+/// Called by long native kernels between chunks of their outer loop: `Err` when the
+/// running engine was interrupted (`KeyboardInterrupt`) or ran out of wall time
+/// (`LimitExceeded`). Outside an engine run it always succeeds.
+pub fn poll_kernel() -> crate::error::Result<()> {
+    KERNEL_CANCEL.with(|c| match &*c.borrow() {
+        Some(k) if k.flag.load(Ordering::Relaxed) => {
+            Err(Error::new(ErrorKind::KeyboardInterrupt, "", None))
+        }
+        Some(KernelCancel {
+            deadline: Some(d), ..
+        }) if Instant::now() >= *d => Err(Error::new(
+            ErrorKind::LimitExceeded,
+            TIME_MSG,
+            None,
+        )),
+        _ => Ok(()),
+    })
+}
+
+const TIME_MSG: &str = "wall-time limit exceeded";
+const OPS_MSG: &str = "operation limit exceeded";
+
+/// What [`Interp::begin_run`] replaced, restored by [`Interp::end_run`].
+pub struct RunGuard {
+    alloc: crate::tensor::storage::AllocLimits,
+    cancel: Option<KernelCancel>,
+    max_depth: usize,
+}
+
+/// Native modules that touch the host (files); not importable in sandbox mode.
+const HOST_MODULES: &[&str] = &["io"];
+
+impl Interp {
+    /// In sandbox mode, refuses the modules that touch the host.
+    pub fn check_import_allowed(&self, name: &str) -> R<()> {
+        if self.sandbox && HOST_MODULES.contains(&name) {
+            return Err(err(
+                ErrorKind::ImportError,
+                format!("module '{name}' is not available in a sandboxed engine"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The full check, every `TICK_BATCH` ticks (or at once after a limit fired).
+    #[cold]
+    #[inline(never)]
+    pub fn limits_slow(&mut self) -> R<()> {
+        let st = &mut self.limits;
+        st.used = st.used.saturating_add(u64::from(st.batch));
+        if st.tripped.is_none() {
+            if self.interrupt.swap(false, Ordering::Relaxed) {
+                st.tripped = Some((ErrorKind::KeyboardInterrupt, ""));
+            } else if st.max_ops.is_some_and(|m| st.used > m) {
+                st.tripped = Some((ErrorKind::LimitExceeded, OPS_MSG));
+            } else if st.deadline.is_some_and(|d| Instant::now() >= d) {
+                st.tripped = Some((ErrorKind::LimitExceeded, TIME_MSG));
+            }
+        }
+        if let Some((kind, msg)) = st.tripped {
+            st.batch = 0;
+            st.ticks_left = 1;
+            return Err(err(kind, msg));
+        }
+        let left = st
+            .max_ops
+            .map_or(u64::MAX, |m| m.saturating_sub(st.used).saturating_add(1));
+        st.batch = u32::try_from(left).unwrap_or(u32::MAX).clamp(1, TICK_BATCH);
+        st.ticks_left = st.batch;
+        Ok(())
+    }
+
+    /// Checks interrupt, deadline and budget now, without waiting for the tick batch
+    /// (for natives that block, such as `time.sleep`).
+    pub fn poll_limits(&mut self) -> R<()> {
+        let st = &mut self.limits;
+        st.batch = st.batch.saturating_sub(st.ticks_left);
+        self.limits_slow()
+    }
+
+    /// Starts a host entry: a fresh operation budget and deadline, the engine's call
+    /// depth and allocation caps, and the cancel state kernels poll. Returns what it
+    /// replaced, for [`Interp::end_run`].
+    pub fn begin_run(&mut self, limits: &Limits) -> RunGuard {
+        use crate::tensor::storage::{alloc_limits, set_alloc_limits, AllocLimits};
+        let deadline = limits.wall_time.and_then(|w| Instant::now().checked_add(w));
+        self.limits = LimitState {
+            ticks_left: 1,
+            batch: 1,
+            max_ops: limits.max_operations,
+            deadline,
+            ..LimitState::default()
+        };
+        let alloc = alloc_limits();
+        set_alloc_limits(AllocLimits {
+            max_bytes: limits
+                .max_tensor_bytes
+                .unwrap_or(crate::tensor::storage::DEFAULT_MAX_BYTES),
+            max_live_bytes: limits.max_total_tensor_bytes.unwrap_or(usize::MAX),
+        });
+        let flag = self.interrupt.clone();
+        let cancel = KERNEL_CANCEL.with(|c| c.replace(Some(KernelCancel { flag, deadline })));
+        let max_depth = std::mem::replace(&mut self.max_depth, limits.max_call_depth);
+        RunGuard {
+            alloc,
+            cancel,
+            max_depth,
+        }
+    }
+
+    /// Ends a host entry: restores what [`Interp::begin_run`] replaced and clears the
+    /// interrupt flag (a request made during this run is spent with it).
+    pub fn end_run(&mut self, g: RunGuard) {
+        self.interrupt.store(false, Ordering::Relaxed);
+        self.limits = LimitState::default();
+        self.max_depth = g.max_depth;
+        crate::tensor::storage::set_alloc_limits(g.alloc);
+        KERNEL_CANCEL.with(|c| *c.borrow_mut() = g.cancel);
+    }
+}

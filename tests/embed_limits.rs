@@ -1,0 +1,145 @@
+//! Safety limits of the embedding API: operations, call depth, tensor memory, wall time,
+//! interrupts from another thread (interpreter loop and a long native kernel), sandbox
+//! mode, and engine reuse after each.
+
+use kiln::{Engine, ErrorKind, Limits};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+fn quiet(limits: Limits) -> Engine {
+    let mut e = Engine::with_limits(limits);
+    e.set_output(Box::new(|_| {}));
+    e
+}
+
+/// After any failure the engine must still run scripts and keep its globals.
+fn assert_usable(e: &mut Engine) {
+    e.eval("__probe = 40").unwrap();
+    assert_eq!(e.eval_as::<i64>("__probe + 2").unwrap(), 42);
+}
+
+#[test]
+fn operation_limit_is_exact_for_loops() {
+    // One operation per loop iteration: 100 iterations fit in 100 operations, 101 do not.
+    let mut e = quiet(Limits {
+        max_operations: Some(100),
+        ..Limits::default()
+    });
+    // `while`: one operation per evaluation of the condition (99 iterations + the final
+    // test = 100 operations).
+    e.eval("i = 0\nwhile i < 99:\n    i += 1").unwrap();
+    // `for`: one operation per item.
+    e.eval("n = 0\nfor i in range(100):\n    n += 1").unwrap();
+    assert_eq!(e.get::<i64>("n").unwrap(), 100);
+    let err = e.eval("n = 0\nfor i in range(101):\n    n += 1").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_eq!(e.get::<i64>("n").unwrap(), 100);
+    let err = e.eval("i = 0\nwhile i < 100:\n    i += 1").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_eq!(err.message, "operation limit exceeded");
+    // Each run gets a fresh budget.
+    e.eval("i = 0\nwhile i < 99:\n    i += 1").unwrap();
+    assert_usable(&mut e);
+}
+
+#[test]
+fn operation_limit_stops_comprehensions_and_builtins() {
+    let mut e = quiet(Limits {
+        max_operations: Some(10_000),
+        ..Limits::default()
+    });
+    for src in [
+        "sum(range(10**12))",
+        "[x for x in range(10**12)]",
+        "list(range(10**12))",
+        "any([x < 0 for x in range(10**12)])",
+        "def f(n):\n    return n\nwhile True:\n    f(1)",
+    ] {
+        let err = e.eval(src).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::LimitExceeded, "{src}");
+    }
+    assert_usable(&mut e);
+}
+
+#[test]
+fn scripts_cannot_swallow_limit_errors() {
+    let mut e = quiet(Limits {
+        max_operations: Some(1000),
+        ..Limits::default()
+    });
+    let src = "caught = 0\nwhile True:\n    try:\n        while True:\n            pass\n    except:\n        caught += 1";
+    let err = e.eval(src).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_eq!(e.get::<i64>("caught").unwrap(), 0);
+    assert_usable(&mut e);
+}
+
+#[test]
+fn call_depth_limit() {
+    let mut e = quiet(Limits {
+        max_call_depth: 30,
+        ..Limits::default()
+    });
+    let src = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n";
+    e.eval(src).unwrap();
+    assert_eq!(e.eval_as::<i64>("f(25)").unwrap(), 25);
+    let err = e.eval("f(40)").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::RecursionError);
+    assert_eq!(e.call::<_, i64>("f", (20i64,)).unwrap(), 20);
+    assert_eq!(e.call::<_, i64>("f", (31i64,)).unwrap_err().kind, ErrorKind::RecursionError);
+    assert_usable(&mut e);
+}
+
+#[test]
+fn wall_time_limit() {
+    let mut e = quiet(Limits {
+        wall_time: Some(Duration::from_millis(200)),
+        ..Limits::default()
+    });
+    let t = Instant::now();
+    let err = e.eval("while True:\n    pass").unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_eq!(err.message, "wall-time limit exceeded");
+    assert!(took >= Duration::from_millis(200), "{took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    // time.sleep honours the deadline too.
+    let t = Instant::now();
+    let err = e.eval("import time\ntime.sleep(100)").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    // The next run gets a fresh deadline.
+    e.eval("x = sum(range(1000))").unwrap();
+    assert_usable(&mut e);
+}
+
+#[test]
+fn interrupt_from_another_thread_during_infinite_loop() {
+    let mut e = quiet(Limits::default());
+    let flag = e.interrupt_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let err = e
+        .eval("n = 0\nwhile True:\n    try:\n        n += 1\n    except KeyboardInterrupt:\n        pass")
+        .unwrap_err();
+    t.join().unwrap();
+    assert_eq!(err.kind, ErrorKind::KeyboardInterrupt);
+    assert!(e.get::<i64>("n").unwrap() > 0);
+    // The flag was spent: the next run is not interrupted.
+    assert!(!e.interrupt_handle().load(Ordering::Relaxed));
+    assert_usable(&mut e);
+}
+
+#[test]
+fn host_errors_do_not_leak_between_runs() {
+    let mut e = quiet(Limits {
+        max_operations: Some(50),
+        ..Limits::default()
+    });
+    for _ in 0..3 {
+        assert!(e.eval("while True:\n    pass").is_err());
+        e.eval("i = 0\nwhile i < 40:\n    i += 1").unwrap();
+    }
+}
