@@ -1,7 +1,7 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
 use super::tree::CArg;
-use super::value::{Class, Function, NativeCode, Value};
+use super::value::{discard, Class, ClassKind, Function, Instance, NameMap, NativeCode, Value};
 use super::{at, err, type_err, Flow, Interp, R};
 use crate::error::{ErrorKind, TraceFrame};
 use crate::source::Span;
@@ -22,29 +22,63 @@ impl Interp {
     }
 
     pub fn call_expr(&mut self, f: Value, args: &[CArg], span: Span) -> R<Value> {
-        if let Value::Func(func) = &f {
-            if func.proto.simple
-                && args.len() == func.proto.params.len()
-                && args.iter().all(|a| matches!(a, CArg::Pos(_)))
-            {
-                let base = self.stack.len();
-                for a in args {
-                    if let CArg::Pos(x) = a {
-                        match self.operand(x) {
-                            Ok(v) => self.stack.push(v),
-                            Err(e) => {
-                                self.stack.truncate(base);
-                                return Err(e);
-                            }
-                        }
+        match &f {
+            Value::Func(func) if fits_simple(func, 0, args) => {
+                return self.call_simple(func.clone(), None, args, span);
+            }
+            Value::Class(c) if c.kind == ClassKind::User => {
+                if let Some(Value::Func(init)) = c.lookup("__init__").as_ref() {
+                    if fits_simple(init, 1, args) {
+                        return self.new_instance_simple(c, init.clone(), args, span);
                     }
                 }
-                let func = func.clone();
-                return self.invoke(func, base).map_err(|e| at(e, span));
             }
+            _ => {}
         }
         let (pos, kw) = self.eval_args(args)?;
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+    }
+
+    /// Calls `func` with `recv` (if any) and the positional `args`, which the caller
+    /// checked with `fits_simple`: the arguments go straight into the new frame's slots.
+    #[inline]
+    pub fn call_simple(
+        &mut self,
+        func: Rc<Function>,
+        recv: Option<Value>,
+        args: &[CArg],
+        span: Span,
+    ) -> R<Value> {
+        let base = self.stack.len();
+        if let Some(r) = recv {
+            self.stack.push(r);
+        }
+        for a in args {
+            if let CArg::Pos(x) = a {
+                match self.operand(x) {
+                    Ok(v) => self.stack.push(v),
+                    Err(e) => {
+                        self.stack.truncate(base);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        self.invoke(func, base).map_err(|e| at(e, span))
+    }
+
+    /// `C(args)` for a user class whose `__init__` takes exactly these positional args.
+    fn new_instance_simple(
+        &mut self,
+        c: &Rc<Class>,
+        init: Rc<Function>,
+        args: &[CArg],
+        span: Span,
+    ) -> R<Value> {
+        let inst = new_instance(c);
+        let r = self.call_simple(init, Some(inst.clone()), args, span)?;
+        check_init_result(&r).map_err(|e| at(e, span))?;
+        Ok(inst)
     }
 
     pub fn call_method_expr(
@@ -55,27 +89,17 @@ impl Interp {
         span: Span,
     ) -> R<Value> {
         if let Value::Instance(inst) = &obj {
-            let own = inst.dict.borrow().get(name).cloned();
-            if own.is_none() {
-                if let Some(Value::Func(func)) = inst.class.lookup(name).as_ref() {
-                    if func.proto.simple
-                        && args.len() + 1 == func.proto.params.len()
-                        && args.iter().all(|a| matches!(a, CArg::Pos(_)))
-                    {
-                        let base = self.stack.len();
-                        self.stack.push(obj.clone());
-                        for a in args {
-                            if let CArg::Pos(x) = a {
-                                match self.operand(x) {
-                                    Ok(v) => self.stack.push(v),
-                                    Err(e) => {
-                                        self.stack.truncate(base);
-                                        return Err(e);
-                                    }
-                                }
-                            }
+            let own = inst.dict.borrow().get(&**name).cloned();
+            match own.as_ref() {
+                Some(Value::Func(func)) if fits_simple(func, 0, args) => {
+                    return self.call_simple(func.clone(), None, args, span);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(Value::Func(func)) = inst.class.lookup(name).as_ref() {
+                        if fits_simple(func, 1, args) {
+                            return self.call_simple(func.clone(), Some(obj.clone()), args, span);
                         }
-                        return self.invoke(func.clone(), base).map_err(|e| at(e, span));
                     }
                 }
             }
@@ -227,8 +251,10 @@ impl Interp {
     /// Runs a function whose bound parameters start at `base` on the stack.
     pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
         let proto = func.proto.clone();
-        self.stack
-            .resize(base + proto.n_slots as usize, Value::Unbound);
+        let top = base + proto.n_slots as usize;
+        if self.stack.len() != top {
+            self.stack.resize(top, Value::Unbound);
+        }
         for s in &proto.cell_params {
             let i = base + *s as usize;
             let v = std::mem::take(&mut self.stack[i]);
@@ -274,7 +300,11 @@ impl Interp {
             self.globals = g;
         }
         self.fp = saved_fp;
-        self.stack.truncate(base);
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                discard(v);
+            }
+        }
         match r {
             Ok(Flow::Return(v)) => Ok(v),
             Ok(_) => Ok(Value::None),
@@ -310,25 +340,28 @@ impl Interp {
 
     /// Creates an instance of a class (or converts, for built-in types).
     pub fn instantiate(&mut self, c: &Rc<Class>, args: Vec<Value>, kw: Kw) -> R<Value> {
-        if let super::value::ClassKind::Builtin(tag) = c.kind {
+        if let ClassKind::Builtin(tag) = c.kind {
             return self.construct_builtin(tag, args, kw);
         }
-        let inst = Value::Instance(Rc::new(super::value::Instance {
-            class: c.clone(),
-            dict: RefCell::new(Default::default()),
-        }));
-        match c.lookup("__init__") {
+        let inst = new_instance(c);
+        match c.lookup("__init__").as_ref() {
+            Some(Value::Func(init))
+                if kw.is_empty()
+                    && init.proto.simple
+                    && init.proto.params.len() == args.len() + 1 =>
+            {
+                let base = self.stack.len();
+                self.stack.push(inst.clone());
+                self.stack.extend(args);
+                let r = self.invoke(init.clone(), base)?;
+                check_init_result(&r)?;
+            }
             Some(init) => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(inst.clone());
                 all.extend(args);
-                let r = self.call_value(&init, all, kw)?;
-                if !matches!(r, Value::None) {
-                    return Err(type_err(format!(
-                        "__init__() should return None, not '{}'",
-                        r.type_name()
-                    )));
-                }
+                let r = self.call_value(init, all, kw)?;
+                check_init_result(&r)?;
             }
             None => {
                 if !args.is_empty() || !kw.is_empty() {
@@ -337,6 +370,34 @@ impl Interp {
             }
         }
         Ok(inst)
+    }
+}
+
+/// True when a call with `extra` leading values plus `args` can bind straight into the
+/// parameter slots of `func` (plain positional parameters, exact count, no `*`/`**`/kw).
+#[inline]
+pub fn fits_simple(func: &Function, extra: usize, args: &[CArg]) -> bool {
+    func.proto.simple
+        && args.len() + extra == func.proto.params.len()
+        && args.iter().all(|a| matches!(a, CArg::Pos(_)))
+}
+
+/// A fresh, empty instance of a user class (room for a few attributes up front).
+fn new_instance(c: &Rc<Class>) -> Value {
+    Value::Instance(Rc::new(Instance {
+        class: c.clone(),
+        dict: RefCell::new(NameMap::with_capacity_and_hasher(4, Default::default())),
+    }))
+}
+
+fn check_init_result(r: &Value) -> R<()> {
+    if matches!(r, Value::None) {
+        Ok(())
+    } else {
+        Err(type_err(format!(
+            "__init__() should return None, not '{}'",
+            r.type_name()
+        )))
     }
 }
 

@@ -1,7 +1,8 @@
 //! Expression evaluation and name loads/stores.
 
+use super::num::num_cmp;
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
-use super::value::{Function, Key, Value};
+use super::value::{discard, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BoolOp, CmpOp};
@@ -32,6 +33,15 @@ impl Interp {
     #[inline]
     pub fn local(&self, slot: u32) -> &Value {
         &self.stack[self.fp + slot as usize]
+    }
+
+    /// The Kiln function bound to a global slot, if that is what it holds.
+    #[inline]
+    fn global_func(&self, slot: u32) -> Option<Rc<Function>> {
+        match self.globals.slots.borrow().get(slot as usize) {
+            Some(Value::Func(f)) => Some(f.clone()),
+            _ => None,
+        }
     }
 
     pub fn load(&mut self, p: &Place) -> R<Value> {
@@ -73,7 +83,7 @@ impl Interp {
         match p {
             Place::Local(s, _) => {
                 let i = self.fp + *s as usize;
-                self.stack[i] = v;
+                Value::set_slot(&mut self.stack[i], v);
             }
             Place::Cell(s, _) => {
                 if let Value::Cell(c) = self.local(*s) {
@@ -169,30 +179,42 @@ impl Interp {
             },
             ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
             ExKind::Binary(op, a, b) => {
+                if let Some(n) = self.num_binop(*op, a, b) {
+                    return Ok(n.value());
+                }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
-                self.binop(*op, &x, &y).map_err(|x| at(x, e.span))
+                let r = self.binop(*op, &x, &y).map_err(|x| at(x, e.span));
+                discard(x);
+                discard(y);
+                r
             }
             ExKind::Compare(a, rest) if rest.len() == 1 => {
-                let x = self.operand(a)?;
                 let (op, b) = &rest[0];
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(Value::Bool(r));
+                }
+                let x = self.operand(a)?;
                 let y = self.operand(b)?;
-                let r = match (op, &x, &y) {
-                    (CmpOp::Lt, Value::Int(p), Value::Int(q)) => p < q,
-                    (CmpOp::Gt, Value::Int(p), Value::Int(q)) => p > q,
-                    (CmpOp::LtE, Value::Int(p), Value::Int(q)) => p <= q,
-                    (CmpOp::GtE, Value::Int(p), Value::Int(q)) => p >= q,
-                    (CmpOp::Eq, Value::Int(p), Value::Int(q)) => p == q,
-                    (CmpOp::Lt, Value::Float(p), Value::Float(q)) => p < q,
-                    (CmpOp::Gt, Value::Float(p), Value::Float(q)) => p > q,
-                    (_, Value::Tensor(_), _) | (_, _, Value::Tensor(_)) => {
-                        return self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))
+                match (&x, &y) {
+                    (Value::Tensor(_), _) | (_, Value::Tensor(_)) => {
+                        self.compare_value(*op, &x, &y).map_err(|x| at(x, e.span))
                     }
-                    _ => self.compare(*op, &x, &y).map_err(|x| at(x, e.span))?,
-                };
-                Ok(Value::Bool(r))
+                    _ => match self.compare(*op, &x, &y) {
+                        Ok(r) => Ok(Value::Bool(r)),
+                        Err(x) => Err(at(x, e.span)),
+                    },
+                }
             }
             ExKind::Call(f, args) => {
+                if let ExKind::Load(Place::Global(i, _)) = &f.kind {
+                    if let Some(func) = self.global_func(*i) {
+                        if super::call::fits_simple(&func, 0, args) {
+                            return self.call_simple(func, None, args, e.span);
+                        }
+                        return self.call_expr(Value::Func(func), args, e.span);
+                    }
+                }
                 let fv = self.eval(f)?;
                 self.call_expr(fv, args, e.span)
             }
@@ -231,6 +253,27 @@ impl Interp {
             }
             _ => self.eval_cold(e),
         }
+    }
+
+    /// A single comparison `a op b` of two ints or two floats, on the fast path.
+    #[inline]
+    fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
+        num_cmp(op, self.num(a)?, self.num(b)?)
+    }
+
+    /// The truth value of a condition (`if`, `while`), number comparisons without a
+    /// bool value.
+    #[inline]
+    pub fn cond(&mut self, c: &Ex) -> R<bool> {
+        if let ExKind::Compare(a, rest) = &c.kind {
+            if let [(op, b)] = rest.as_slice() {
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(r);
+                }
+            }
+        }
+        let cv = self.eval(c)?;
+        self.truthy(&cv).map_err(|x| at(x, c.span))
     }
 
     /// The less frequent expression kinds, kept out of `eval` to keep its frame small.

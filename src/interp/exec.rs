@@ -1,5 +1,6 @@
 //! Statement execution: assignment, control flow, definitions, `del`, module chunks.
 
+use super::num::{num_op, Num};
 use super::tree::{Code, Place, St, StKind, Target};
 use super::value::{ModuleObj, Value};
 use super::{at, err, Flow, Interp, R};
@@ -30,7 +31,7 @@ impl Interp {
             StKind::AssignLocal(slot, e) => {
                 let v = self.eval(e)?;
                 let i = self.fp + *slot as usize;
-                self.stack[i] = v;
+                Value::set_slot(&mut self.stack[i], v);
             }
             StKind::Assign(ts, e) => {
                 let v = self.eval(e)?;
@@ -39,8 +40,14 @@ impl Interp {
                 }
             }
             StKind::AugLocal(slot, name, op, e) => {
-                let rhs = self.operand(e)?;
                 let i = self.fp + *slot as usize;
+                if let (Some(x), Some(y)) = (Num::of(&self.stack[i]), self.num(e)) {
+                    if let Some(n) = num_op(*op, x, y) {
+                        Value::set_slot(&mut self.stack[i], n.value());
+                        return Ok(Flow::Normal);
+                    }
+                }
+                let rhs = self.operand(e)?;
                 let new = match (&self.stack[i], &rhs) {
                     (Value::Float(a), Value::Float(b)) if matches!(op, BinOp::Add) => Value::Float(a + b),
                     (Value::Int(a), Value::Int(b)) if matches!(op, BinOp::Add) => match a.checked_add(*b) {
@@ -58,12 +65,11 @@ impl Interp {
                         self.inplace(*op, cur, &rhs)?
                     }
                 };
-                self.stack[i] = new;
+                Value::set_slot(&mut self.stack[i], new);
             }
             StKind::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             StKind::If(c, body, orelse) => {
-                let cv = self.eval(c)?;
-                return if self.truthy(&cv).map_err(|x| at(x, c.span))? {
+                return if self.cond(c)? {
                     self.exec_block(body)
                 } else {
                     self.exec_block(orelse)
@@ -71,8 +77,7 @@ impl Interp {
             }
             StKind::While(c, body, orelse) => loop {
                 self.check_interrupt()?;
-                let cv = self.eval(c)?;
-                if !self.truthy(&cv).map_err(|x| at(x, c.span))? {
+                if !self.cond(c)? {
                     return self.exec_block(orelse);
                 }
                 match self.exec_block(body)? {
@@ -93,7 +98,7 @@ impl Interp {
                     match local {
                         Some(s) => {
                             let i = me.fp + s;
-                            me.stack[i] = v;
+                            Value::set_slot(&mut me.stack[i], v);
                         }
                         None => me.store(t, v)?,
                     }

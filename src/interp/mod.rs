@@ -10,6 +10,7 @@ pub mod index;
 pub mod iter;
 pub mod limits;
 pub mod modules;
+pub mod num;
 pub mod ops;
 pub mod repr;
 pub mod resolve;

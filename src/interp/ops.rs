@@ -348,6 +348,14 @@ impl Interp {
         let Some(f) = inst.class.lookup(name) else {
             return Ok(None);
         };
+        if let Value::Func(func) = &f {
+            if func.proto.simple && func.proto.params.len() == args.len() + 1 {
+                let base = self.stack.len();
+                self.stack.push(obj.clone());
+                self.stack.extend_from_slice(args);
+                return self.invoke(func.clone(), base).map(Some);
+            }
+        }
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(obj.clone());
         all.extend_from_slice(args);

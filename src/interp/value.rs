@@ -512,54 +512,110 @@ impl Value {
     }
 }
 
+impl Value {
+    /// True when the value owns no heap object (dropping it is a no-op).
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        matches!(
+            self,
+            Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Ellipsis
+                | Value::Unbound
+        )
+    }
+
+    /// Stores `v` into `slot`; the old value's drop glue runs only if it owns something.
+    #[inline(always)]
+    pub fn set_slot(slot: &mut Value, v: Value) {
+        discard(std::mem::replace(slot, v));
+    }
+}
+
+/// Drops a value, skipping the out-of-line drop glue for plain scalars.
+#[inline(always)]
+pub fn discard(v: Value) {
+    if v.is_plain() {
+        std::mem::forget(v);
+    } else {
+        drop(v);
+    }
+}
+
 thread_local! {
     /// Children of dropped containers waiting to be released (iterative drop).
     static DROP_QUEUE: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
     static DROPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How many containers are being freed recursively on the native stack right now.
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// Takes the children out of a container that is about to be freed, so that freeing a
-/// deeply nested structure never recurses deeply on the native stack.
-fn take_children(v: &mut Value) -> Vec<Value> {
+/// Containers nested at most this deep are freed by plain recursion (no allocation);
+/// deeper ones go through the queue, so the native stack use stays bounded.
+const MAX_DROP_DEPTH: u32 = 32;
+
+/// Takes the children out of a container that is about to be freed and hands each to
+/// `f`; does nothing when the container is still shared.
+fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
     match v {
-        Value::List(rc) if Rc::strong_count(rc) == 1 => match rc.try_borrow_mut() {
-            Ok(mut items) => std::mem::take(&mut *items),
-            Err(_) => Vec::new(),
-        },
-        Value::Tuple(rc) => match Rc::get_mut(rc) {
-            Some(items) => items.iter_mut().map(std::mem::take).collect(),
-            None => Vec::new(),
-        },
-        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
-            match rc.try_borrow_mut() {
-                Ok(mut m) => std::mem::take(&mut *m)
-                    .into_iter()
-                    .flat_map(|(k, x)| [k.0, x])
-                    .collect(),
-                Err(_) => Vec::new(),
+        Value::List(rc) if Rc::strong_count(rc) == 1 => {
+            let items = match rc.try_borrow_mut() {
+                Ok(mut items) => std::mem::take(&mut *items),
+                Err(_) => return,
+            };
+            items.into_iter().for_each(f);
+        }
+        Value::Tuple(rc) => {
+            if let Some(items) = Rc::get_mut(rc) {
+                items.iter_mut().for_each(|x| f(std::mem::take(x)));
             }
         }
-        Value::Instance(rc) if Rc::strong_count(rc) == 1 => match rc.dict.try_borrow_mut() {
-            Ok(mut m) => std::mem::take(&mut *m).into_values().collect(),
-            Err(_) => Vec::new(),
-        },
-        Value::Cell(rc) if Rc::strong_count(rc) == 1 => match rc.try_borrow_mut() {
-            Ok(mut x) => vec![std::mem::take(&mut *x)],
-            Err(_) => Vec::new(),
-        },
-        Value::Func(rc) => match Rc::get_mut(rc) {
-            Some(f) => {
-                let mut out: Vec<Value> = std::mem::take(&mut f.defaults);
-                out.extend(std::mem::take(&mut f.closure).into_iter().map(Value::Cell));
-                out
+        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
+            let m = match rc.try_borrow_mut() {
+                Ok(mut m) => std::mem::take(&mut *m),
+                Err(_) => return,
+            };
+            for (k, x) in m {
+                f(k.0);
+                f(x);
             }
-            None => Vec::new(),
-        },
-        Value::BoundMethod(rc) => match Rc::get_mut(rc) {
-            Some(pair) => vec![std::mem::take(&mut pair.0), std::mem::take(&mut pair.1)],
-            None => Vec::new(),
-        },
-        _ => Vec::new(),
+        }
+        Value::Instance(rc) if Rc::strong_count(rc) == 1 => {
+            let m = match rc.dict.try_borrow_mut() {
+                Ok(mut m) => std::mem::take(&mut *m),
+                Err(_) => return,
+            };
+            m.into_values().for_each(f);
+        }
+        Value::Cell(rc) if Rc::strong_count(rc) == 1 => {
+            if let Ok(mut x) = rc.try_borrow_mut() {
+                let x = std::mem::take(&mut *x);
+                f(x);
+            }
+        }
+        Value::Func(rc) => {
+            if let Some(func) = Rc::get_mut(rc) {
+                std::mem::take(&mut func.defaults)
+                    .into_iter()
+                    .for_each(&mut f);
+                std::mem::take(&mut func.kwdefaults)
+                    .into_iter()
+                    .flatten()
+                    .for_each(&mut f);
+                for c in std::mem::take(&mut func.closure) {
+                    f(Value::Cell(c));
+                }
+            }
+        }
+        Value::BoundMethod(rc) => {
+            if let Some(pair) = Rc::get_mut(rc) {
+                f(std::mem::take(&mut pair.0));
+                f(std::mem::take(&mut pair.1));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -580,16 +636,23 @@ impl Drop for Value {
     }
 }
 
-/// The slow path of `drop`: queue the children of a container that is being freed and
-/// release them iteratively.
+/// The slow path of `drop`: free the children of a container that is being freed, by
+/// recursion while shallow, else through a queue released iteratively.
 #[inline(never)]
 fn drop_container(v: &mut Value) {
-    let children = take_children(v);
-    if children.is_empty() {
+    let depth = DROP_DEPTH.with(|d| d.get());
+    if depth < MAX_DROP_DEPTH {
+        DROP_DEPTH.with(|d| d.set(depth + 1));
+        take_children(v, drop);
+        DROP_DEPTH.with(|d| d.set(depth));
         return;
     }
-    DROP_QUEUE.with(|q| q.borrow_mut().extend(children));
-    if DROPPING.with(|d| d.replace(true)) {
+    let mut queued = false;
+    take_children(v, |x| {
+        queued = true;
+        DROP_QUEUE.with(|q| q.borrow_mut().push(x));
+    });
+    if !queued || DROPPING.with(|d| d.replace(true)) {
         return;
     }
     while let Some(next) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {

@@ -1,0 +1,173 @@
+//! The scalar fast path: small int/float expressions over locals and constants, computed
+//! without building, cloning or dropping `Value` temporaries.
+//!
+//! Everything here only reads frame slots and constants, so when it gives up (`None`: a
+//! non-number, an overflow, a division by zero, a bigger expression) the caller simply
+//! evaluates the same expression the general way, which raises the proper error.
+
+use super::tree::{Ex, ExKind, Place};
+use super::value::Value;
+use super::Interp;
+use crate::syntax::ast::{BinOp, CmpOp};
+
+/// An unboxed number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    I(i64),
+    F(f64),
+}
+
+impl Num {
+    #[inline]
+    pub fn of(v: &Value) -> Option<Num> {
+        match v {
+            Value::Int(i) => Some(Num::I(*i)),
+            Value::Float(f) => Some(Num::F(*f)),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn value(self) -> Value {
+        match self {
+            Num::I(i) => Value::Int(i),
+            Num::F(f) => Value::Float(f),
+        }
+    }
+
+    #[inline]
+    fn float(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::F(f) => f,
+        }
+    }
+}
+
+/// How many nested binary operators the fast path looks through (bounds its recursion).
+const MAX_NEST: u32 = 3;
+
+/// `x op y` with Python's semantics, or `None` where it would need the general path
+/// (integer overflow, division by zero, operators other than `+ - * /`).
+#[inline]
+pub fn num_op(op: BinOp, x: Num, y: Num) -> Option<Num> {
+    match (x, y) {
+        (Num::I(a), Num::I(b)) => match op {
+            BinOp::Add => a.checked_add(b).map(Num::I),
+            BinOp::Sub => a.checked_sub(b).map(Num::I),
+            BinOp::Mul => a.checked_mul(b).map(Num::I),
+            BinOp::Div if b != 0 => Some(Num::F(a as f64 / b as f64)),
+            _ => None,
+        },
+        _ => {
+            let (a, b) = (x.float(), y.float());
+            match op {
+                BinOp::Add => Some(Num::F(a + b)),
+                BinOp::Sub => Some(Num::F(a - b)),
+                BinOp::Mul => Some(Num::F(a * b)),
+                BinOp::Div if b != 0.0 => Some(Num::F(a / b)),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// `x op y` for two ints or two floats, or `None` (mixed types go the general way,
+/// which compares big ints with floats exactly).
+#[inline]
+pub fn num_cmp(op: CmpOp, x: Num, y: Num) -> Option<bool> {
+    match (x, y) {
+        (Num::I(a), Num::I(b)) => cmp(op, a, b),
+        (Num::F(a), Num::F(b)) => cmp(op, a, b),
+        _ => None,
+    }
+}
+
+#[inline]
+fn cmp<T: PartialOrd>(op: CmpOp, a: T, b: T) -> Option<bool> {
+    Some(match op {
+        CmpOp::Lt => a < b,
+        CmpOp::LtE => a <= b,
+        CmpOp::Gt => a > b,
+        CmpOp::GtE => a >= b,
+        CmpOp::Eq => a == b,
+        CmpOp::NotEq => a != b,
+        _ => return None,
+    })
+}
+
+impl Interp {
+    /// The value of `e` if it is a number computable on the fast path.
+    #[inline(always)]
+    pub fn num(&self, e: &Ex) -> Option<Num> {
+        self.num_at(e, 0)
+    }
+
+    /// `a op b` on the fast path, if both sides are numbers it can compute.
+    #[inline(always)]
+    pub fn num_binop(&self, op: BinOp, a: &Ex, b: &Ex) -> Option<Num> {
+        self.num_bin(op, a, b, 1)
+    }
+
+    /// Leaves inline; nested operators through `num_bin` (at most `MAX_NEST` deep).
+    #[inline(always)]
+    fn num_at(&self, e: &Ex, nest: u32) -> Option<Num> {
+        match &e.kind {
+            ExKind::Const(v) => Num::of(v),
+            ExKind::Load(Place::Local(s, _)) => Num::of(self.local(*s)),
+            ExKind::Binary(op, a, b) if nest < MAX_NEST => self.num_bin(*op, a, b, nest + 1),
+            _ => None,
+        }
+    }
+
+    fn num_bin(&self, op: BinOp, a: &Ex, b: &Ex, nest: u32) -> Option<Num> {
+        let x = self.num_at(a, nest)?;
+        let y = self.num_at(b, nest)?;
+        num_op(op, x, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_ops_follow_python_and_give_up_on_overflow() {
+        assert_eq!(num_op(BinOp::Add, Num::I(2), Num::I(3)), Some(Num::I(5)));
+        assert_eq!(num_op(BinOp::Sub, Num::I(2), Num::I(3)), Some(Num::I(-1)));
+        assert_eq!(num_op(BinOp::Mul, Num::I(-4), Num::I(3)), Some(Num::I(-12)));
+        // Python: 7 / 2 == 3.5 (true division of ints gives a float).
+        assert_eq!(num_op(BinOp::Div, Num::I(7), Num::I(2)), Some(Num::F(3.5)));
+        assert_eq!(num_op(BinOp::Add, Num::I(i64::MAX), Num::I(1)), None);
+        assert_eq!(num_op(BinOp::Div, Num::I(1), Num::I(0)), None);
+        assert_eq!(num_op(BinOp::FloorDiv, Num::I(7), Num::I(2)), None);
+    }
+
+    #[test]
+    fn mixed_ops_promote_to_float() {
+        assert_eq!(
+            num_op(BinOp::Mul, Num::I(3), Num::F(0.5)),
+            Some(Num::F(1.5))
+        );
+        assert_eq!(
+            num_op(BinOp::Sub, Num::F(1.0), Num::I(3)),
+            Some(Num::F(-2.0))
+        );
+        assert_eq!(num_op(BinOp::Div, Num::F(1.0), Num::F(0.0)), None);
+        assert_eq!(num_op(BinOp::Pow, Num::F(2.0), Num::F(2.0)), None);
+    }
+
+    #[test]
+    fn comparisons_only_for_same_kind() {
+        assert_eq!(num_cmp(CmpOp::Lt, Num::I(1), Num::I(2)), Some(true));
+        assert_eq!(num_cmp(CmpOp::GtE, Num::F(1.0), Num::F(2.0)), Some(false));
+        assert_eq!(num_cmp(CmpOp::NotEq, Num::I(1), Num::I(1)), Some(false));
+        // NaN compares unequal to itself, as in Python.
+        assert_eq!(
+            num_cmp(CmpOp::Eq, Num::F(f64::NAN), Num::F(f64::NAN)),
+            Some(false)
+        );
+        assert_eq!(num_cmp(CmpOp::Lt, Num::I(1), Num::F(2.0)), None);
+        assert_eq!(num_cmp(CmpOp::Is, Num::I(1), Num::I(1)), None);
+    }
+}
