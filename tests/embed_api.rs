@@ -370,7 +370,10 @@ fn tensors_are_shared_between_host_and_script() {
         max_tensor_bytes: Some(1 << 16),
         ..Limits::default()
     });
-    assert_eq!(e.eval("zeros(100000)").unwrap_err().kind, ErrorKind::MemoryError);
+    assert_eq!(
+        e.eval("zeros(100000)").unwrap_err().kind,
+        ErrorKind::MemoryError
+    );
     assert!(e.eval("zeros(1000)").is_ok());
 }
 
