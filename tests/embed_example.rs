@@ -5,11 +5,18 @@ use std::process::Command;
 
 #[test]
 fn embed_example_trains_and_reads_weights_back() {
-    let out = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", "embed"])
+    // `cargo test` builds the examples next to the test binaries: target/<profile>/examples.
+    let exe = std::env::current_exe().expect("test exe path");
+    let examples = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>")
+        .join("examples")
+        .join("embed");
+    let out = Command::new(&examples)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .expect("cargo runs");
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", examples.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
