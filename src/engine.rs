@@ -126,7 +126,11 @@ impl Engine {
                 .get(**id)
                 .is_some_and(|f| &*f.name == name && &*f.text == src)
         };
-        if let Some(id) = self.known_sources.get(&h).and_then(|ids| ids.iter().find(same)) {
+        if let Some(id) = self
+            .known_sources
+            .get(&h)
+            .and_then(|ids| ids.iter().find(same))
+        {
             return *id;
         }
         let id = self.interp.sources.add(name, src);

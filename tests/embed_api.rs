@@ -30,7 +30,10 @@ fn values_round_trip() {
     assert_eq!(e.get::<i64>("i").unwrap(), -7);
     assert!(e.get::<bool>("b").unwrap());
     assert_eq!(e.get::<String>("s").unwrap(), "héllo");
-    assert_eq!(e.get::<Vec<Vec<i64>>>("v").unwrap(), vec![vec![1, 2], vec![3]]);
+    assert_eq!(
+        e.get::<Vec<Vec<i64>>>("v").unwrap(),
+        vec![vec![1, 2], vec![3]]
+    );
     assert_eq!(e.get::<Option<i64>>("o").unwrap(), None);
     assert_eq!(
         e.get::<(i64, String, f64)>("t").unwrap(),
@@ -40,7 +43,10 @@ fn values_round_trip() {
     let types: Vec<String> = e
         .eval_as("[type(x).__name__ for x in (f, i, b, s, v, o, t)]")
         .unwrap();
-    assert_eq!(types, ["float", "int", "bool", "str", "list", "NoneType", "tuple"]);
+    assert_eq!(
+        types,
+        ["float", "int", "bool", "str", "list", "NoneType", "tuple"]
+    );
     // int widens to float, not the other way.
     assert_eq!(e.get::<f64>("i").unwrap(), -7.0);
     let err = e.get::<i64>("f").unwrap_err();
@@ -60,17 +66,30 @@ fn call_with_tuples_and_values() {
         .unwrap();
     assert_eq!(e.call::<_, i64>("f", (1i64, 2i64)).unwrap(), 30);
     assert_eq!(e.call::<_, f64>("f", (1i64, 2.5, 2i64)).unwrap(), 7.0);
-    assert_eq!(e.call::<_, i64>("f", vec![Value::Int(1), Value::Int(1)]).unwrap(), 20);
+    assert_eq!(
+        e.call::<_, i64>("f", vec![Value::Int(1), Value::Int(1)])
+            .unwrap(),
+        20
+    );
     let p: Value = e.call("P", (5i64,)).unwrap();
     e.set_global("p", p);
     assert_eq!(e.eval_as::<i64>("p.get()").unwrap(), 5);
     let err = e.call::<_, Value>("f", ()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::TypeError);
-    assert_eq!(e.call::<_, Value>("missing", ()).unwrap_err().kind, ErrorKind::NameError);
+    assert_eq!(
+        e.call::<_, Value>("missing", ()).unwrap_err().kind,
+        ErrorKind::NameError
+    );
     e.set("n", 3i64);
-    assert_eq!(e.call::<_, Value>("n", ()).unwrap_err().kind, ErrorKind::TypeError);
+    assert_eq!(
+        e.call::<_, Value>("n", ()).unwrap_err().kind,
+        ErrorKind::TypeError
+    );
     // A result of the wrong type is a TypeError, not a panic.
-    assert_eq!(e.call::<_, String>("f", (1i64, 2i64)).unwrap_err().kind, ErrorKind::TypeError);
+    assert_eq!(
+        e.call::<_, String>("f", (1i64, 2i64)).unwrap_err().kind,
+        ErrorKind::TypeError
+    );
 }
 
 #[test]
@@ -91,13 +110,31 @@ fn host_functions_check_arity_and_types() {
     assert_eq!(e.eval_as::<String>("greet('hi', 3)").unwrap(), "hi!!!");
     assert_eq!(e.eval_as::<i64>("answer()").unwrap(), 42);
     let cases = [
-        ("scale([1], 'x')", "scale() argument 2 must be float, not str"),
-        ("scale(1, 2)", "scale() argument 1 must be list[float], not int"),
-        ("scale(['a'], 2)", "scale() argument 1 must be list[float], not list"),
+        (
+            "scale([1], 'x')",
+            "scale() argument 2 must be float, not str",
+        ),
+        (
+            "scale(1, 2)",
+            "scale() argument 1 must be list[float], not int",
+        ),
+        (
+            "scale(['a'], 2)",
+            "scale() argument 1 must be list[float], not list",
+        ),
         ("greet(1, None)", "greet() argument 1 must be str, not int"),
-        ("greet('a', 1.5)", "greet() argument 2 must be int or None, not float"),
-        ("scale([1])", "scale() takes 2 positional arguments but 1 were given"),
-        ("answer(1)", "answer() takes 0 positional arguments but 1 were given"),
+        (
+            "greet('a', 1.5)",
+            "greet() argument 2 must be int or None, not float",
+        ),
+        (
+            "scale([1])",
+            "scale() takes 2 positional arguments but 1 were given",
+        ),
+        (
+            "answer(1)",
+            "answer() takes 0 positional arguments but 1 were given",
+        ),
         ("scale([1], k=2)", "scale() takes no keyword arguments"),
     ];
     for (src, msg) in cases {
@@ -130,7 +167,10 @@ fn host_function_errors_state_and_panics() {
     assert_eq!(*calls.borrow(), vec![0, 10, 20]);
     assert_eq!(e.eval_as::<f64>("safe_sqrt(9)").unwrap(), 3.0);
     let err = e.eval("safe_sqrt(-1)").unwrap_err();
-    assert_eq!((err.kind, err.message.as_str()), (ErrorKind::ValueError, "negative input"));
+    assert_eq!(
+        (err.kind, err.message.as_str()),
+        (ErrorKind::ValueError, "negative input")
+    );
     let r: String = e
         .eval_as("m = ''\ntry:\n    safe_sqrt(-4)\nexcept ValueError as ex:\n    m = str(ex)\nm")
         .unwrap();
@@ -140,7 +180,9 @@ fn host_function_errors_state_and_panics() {
     assert_eq!(err.message, "host function boom() panicked");
     assert_eq!(e.eval_as::<i64>("1 + 1").unwrap(), 2);
     // The error renders with the script's traceback, as the CLI shows it.
-    let err = e.run_source("def g():\n    return safe_sqrt(-1)\ng()\n", "host.dl").unwrap_err();
+    let err = e
+        .run_source("def g():\n    return safe_sqrt(-1)\ng()\n", "host.dl")
+        .unwrap_err();
     let text = e.render_error(&err);
     assert!(text.contains("host.dl"), "{text}");
     assert!(text.contains("in g"), "{text}");
@@ -155,11 +197,22 @@ fn native_modules_import() {
         .constant("version", 3i64)
         .constant("names", vec!["a", "b"]);
     e.register_module(m);
-    assert_eq!(e.eval_as::<f64>("import host\nhost.twice(host.version)").unwrap(), 6.0);
-    assert_eq!(e.eval_as::<String>("from host import names\nnames[1]").unwrap(), "b");
+    assert_eq!(
+        e.eval_as::<f64>("import host\nhost.twice(host.version)")
+            .unwrap(),
+        6.0
+    );
+    assert_eq!(
+        e.eval_as::<String>("from host import names\nnames[1]")
+            .unwrap(),
+        "b"
+    );
     let err = e.eval("host.twice('x')").unwrap_err();
     assert_eq!(err.message, "twice() argument 1 must be float, not str");
-    assert_eq!(e.eval("import hostx").unwrap_err().kind, ErrorKind::ImportError);
+    assert_eq!(
+        e.eval("import hostx").unwrap_err().kind,
+        ErrorKind::ImportError
+    );
 }
 
 #[test]
@@ -168,7 +221,8 @@ fn print_goes_to_the_host_callback() {
     let sink = out.clone();
     let mut e = Engine::new();
     e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
-    e.eval("print('a', 1, 2.0)\nprint([None], end='|')").unwrap();
+    e.eval("print('a', 1, 2.0)\nprint([None], end='|')")
+        .unwrap();
     assert_eq!(*out.borrow(), "a 1 2.0\n[None]|");
 }
 
@@ -193,7 +247,10 @@ fn sandbox_blocks_file_access() {
     for src in ["import io", "from io import load_npy"] {
         let err = e.eval(src).unwrap_err();
         assert_eq!(err.kind, ErrorKind::ImportError, "{src}");
-        assert_eq!(err.message, "module 'io' is not available in a sandboxed engine");
+        assert_eq!(
+            err.message,
+            "module 'io' is not available in a sandboxed engine"
+        );
     }
     // Host modules are still importable.
     let mut m = NativeModule::new("host");
@@ -230,7 +287,9 @@ fn tensor_memory_limits_per_engine() {
     // defaults apply.
     assert!(creation::zeros(&[1 << 20], DType::F32).is_ok());
     let mut other = quiet();
-    other.register_fn("big", || creation::zeros(&[1 << 20], DType::F32).map(|_| 1i64));
+    other.register_fn("big", || {
+        creation::zeros(&[1 << 20], DType::F32).map(|_| 1i64)
+    });
     assert_eq!(other.eval_as::<i64>("big()").unwrap(), 1);
 }
 
@@ -307,7 +366,10 @@ fn tensors_are_shared_between_host_and_script() {
         max_tensor_bytes: Some(1 << 16),
         ..Limits::default()
     });
-    assert_eq!(e.eval("zeros(100000)").unwrap_err().kind, ErrorKind::MemoryError);
+    assert_eq!(
+        e.eval("zeros(100000)").unwrap_err().kind,
+        ErrorKind::MemoryError
+    );
     assert!(e.eval("zeros(1000)").is_ok());
 }
 

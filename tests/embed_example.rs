@@ -18,5 +18,8 @@ fn embed_example_trains_and_reads_weights_back() {
     assert!(stdout.contains("step  500: loss "), "{stdout}");
     // ...and the host read back weights matching the generating model (checked inside
     // the example against w = [2, -1, 0.5], b = 0.3 to 1e-2).
-    assert!(stdout.contains("weights match the generating model"), "{stdout}");
+    assert!(
+        stdout.contains("weights match the generating model"),
+        "{stdout}"
+    );
 }

@@ -31,7 +31,9 @@ fn operation_limit_is_exact_for_loops() {
     // `for`: one operation per item.
     e.eval("n = 0\nfor i in range(100):\n    n += 1").unwrap();
     assert_eq!(e.get::<i64>("n").unwrap(), 100);
-    let err = e.eval("n = 0\nfor i in range(101):\n    n += 1").unwrap_err();
+    let err = e
+        .eval("n = 0\nfor i in range(101):\n    n += 1")
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::LimitExceeded);
     assert_eq!(e.get::<i64>("n").unwrap(), 100);
     let err = e.eval("i = 0\nwhile i < 100:\n    i += 1").unwrap_err();
@@ -86,7 +88,10 @@ fn call_depth_limit() {
     let err = e.eval("f(40)").unwrap_err();
     assert_eq!(err.kind, ErrorKind::RecursionError);
     assert_eq!(e.call::<_, i64>("f", (20i64,)).unwrap(), 20);
-    assert_eq!(e.call::<_, i64>("f", (31i64,)).unwrap_err().kind, ErrorKind::RecursionError);
+    assert_eq!(
+        e.call::<_, i64>("f", (31i64,)).unwrap_err().kind,
+        ErrorKind::RecursionError
+    );
     assert_usable(&mut e);
 }
 

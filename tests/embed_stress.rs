@@ -25,17 +25,41 @@ impl Rng {
 /// No atom is a container the statements store into (`xs`, `d`), so no script builds a
 /// reference cycle (Kiln frees memory by reference counting; cycles are not collected).
 const ATOMS: &[&str] = &[
-    "0", "1", "-3", "2.5", "1e308", "x", "y", "s", "None", "True", "'ab'", "[1, 2]",
-    "(1,)", "{}", "len(xs)", "f(x)", "g(3)", "p.v", "undefined_name",
+    "0",
+    "1",
+    "-3",
+    "2.5",
+    "1e308",
+    "x",
+    "y",
+    "s",
+    "None",
+    "True",
+    "'ab'",
+    "[1, 2]",
+    "(1,)",
+    "{}",
+    "len(xs)",
+    "f(x)",
+    "g(3)",
+    "p.v",
+    "undefined_name",
 ];
-const OPS: &[&str] = &["+", "-", "*", "/", "//", "%", "**", "==", "<", "and", "or", "in"];
+const OPS: &[&str] = &[
+    "+", "-", "*", "/", "//", "%", "**", "==", "<", "and", "or", "in",
+];
 
 fn expr(r: &mut Rng, depth: u32) -> String {
     if depth == 0 || r.below(3) == 0 {
         return r.pick(ATOMS).to_string();
     }
     match r.below(5) {
-        0 => format!("({} {} {})", expr(r, depth - 1), r.pick(OPS), expr(r, depth - 1)),
+        0 => format!(
+            "({} {} {})",
+            expr(r, depth - 1),
+            r.pick(OPS),
+            expr(r, depth - 1)
+        ),
         1 => format!("[{} for i in range({})]", expr(r, depth - 1), r.below(50)),
         2 => format!("str({})", expr(r, depth - 1)),
         3 => format!("xs[{}]", expr(r, depth - 1)),
@@ -131,7 +155,10 @@ fn thousands_of_random_scripts_without_panic_or_leak() {
     assert!(limited > 0, "no script hit a limit");
     // 4800 runs after the warm-up: a leak of even 200 bytes per run would be ~1 MB.
     let grown = after.saturating_sub(before);
-    assert!(grown < 1 << 20, "RSS grew by {grown} bytes ({before} -> {after})");
+    assert!(
+        grown < 1 << 20,
+        "RSS grew by {grown} bytes ({before} -> {after})"
+    );
     // The engine still works.
     assert_eq!(e.eval_as::<i64>("g(21)").unwrap(), 42);
 }

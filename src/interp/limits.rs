@@ -117,11 +117,7 @@ pub fn poll_kernel() -> crate::error::Result<()> {
         }
         Some(KernelCancel {
             deadline: Some(d), ..
-        }) if Instant::now() >= *d => Err(Error::new(
-            ErrorKind::LimitExceeded,
-            TIME_MSG,
-            None,
-        )),
+        }) if Instant::now() >= *d => Err(Error::new(ErrorKind::LimitExceeded, TIME_MSG, None)),
         _ => Ok(()),
     })
 }
