@@ -622,16 +622,20 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
 impl Drop for Value {
     #[inline]
     fn drop(&mut self) {
-        match self {
-            Value::List(_)
-            | Value::Tuple(_)
-            | Value::Dict(_)
-            | Value::Set(_)
-            | Value::Instance(_)
-            | Value::Cell(_)
-            | Value::Func(_)
-            | Value::BoundMethod(_) => drop_container(self),
-            _ => {}
+        // Only the last reference frees the children; dropping a shared clone is just
+        // the refcount decrement of the drop glue.
+        let last = match self {
+            Value::List(rc) => Rc::strong_count(rc) == 1,
+            Value::Tuple(rc) => Rc::strong_count(rc) == 1,
+            Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc) == 1,
+            Value::Instance(rc) => Rc::strong_count(rc) == 1,
+            Value::Cell(rc) => Rc::strong_count(rc) == 1,
+            Value::Func(rc) => Rc::strong_count(rc) == 1,
+            Value::BoundMethod(rc) => Rc::strong_count(rc) == 1,
+            _ => false,
+        };
+        if last {
+            drop_container(self);
         }
     }
 }
