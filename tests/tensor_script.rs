@@ -21,7 +21,10 @@ fn kind_of(src: &str) -> ErrorKind {
 fn hostile_tensor_inputs_raise_errors() {
     let cases: &[(&str, ErrorKind)] = &[
         ("a = []\na.append(a)\ntensor(a)", ErrorKind::ValueError),
-        ("x = 1.0\nfor _ in range(200):\n    x = [x]\ntensor(x)", ErrorKind::ValueError),
+        (
+            "x = 1.0\nfor _ in range(200):\n    x = [x]\ntensor(x)",
+            ErrorKind::ValueError,
+        ),
         ("zeros(1 << 40, 1 << 30)", ErrorKind::MemoryError),
         ("zeros(100000, 100000, 100000)", ErrorKind::MemoryError),
         ("zeros(2)[3]", ErrorKind::IndexError),
@@ -36,7 +39,10 @@ fn hostile_tensor_inputs_raise_errors() {
         ("arange(0, 10, 0)", ErrorKind::ValueError),
         ("tensor([1]) // 0", ErrorKind::ZeroDivisionError),
         ("max_pool2d(zeros(1, 1, 2, 2), 3)", ErrorKind::ShapeError),
-        ("conv2d(zeros(1, 2, 4, 4), zeros(1, 3, 2, 2))", ErrorKind::ShapeError),
+        (
+            "conv2d(zeros(1, 2, 4, 4), zeros(1, 3, 2, 2))",
+            ErrorKind::ShapeError,
+        ),
         ("(zeros(2) * 2).backward()", ErrorKind::RuntimeError),
         ("grad(lambda t: t)(zeros(2))", ErrorKind::RuntimeError),
         ("grad(lambda t: 1)(zeros(1))", ErrorKind::TypeError),
@@ -64,7 +70,7 @@ fn operator_errors_point_at_the_expression() {
         "matmul: (3, 4) @ (5, 2): inner dimensions 4 and 5 differ"
     );
     let span = err.span.expect("the error has a span");
-    assert_eq!(&src[span.start..span.end], "a @ b");
+    assert_eq!(&src[span.start as usize..span.end as usize], "a @ b");
 }
 
 #[test]
@@ -73,7 +79,10 @@ fn method_errors_point_at_the_call() {
     let err = run(src).expect_err("bad reshape fails");
     assert_eq!(err.kind, ErrorKind::ShapeError);
     let span = err.span.expect("the error has a span");
-    assert_eq!(&src[span.start..span.end], "x.reshape(4, 4)");
+    assert_eq!(
+        &src[span.start as usize..span.end as usize],
+        "x.reshape(4, 4)"
+    );
 }
 
 #[test]
