@@ -10,6 +10,7 @@ pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 pub mod linalg;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod shape;
