@@ -73,6 +73,9 @@ pub fn vec_with_capacity<T>(n: usize, what: &str) -> R<Vec<T>> {
 /// `v.push(x)` under the cap (the growth path of comprehensions, `append`, `list(it)`).
 #[inline]
 pub fn push<T>(v: &mut Vec<T>, x: T, what: &str) -> R<()> {
+    if v.len() >= max_len() {
+        return Err(too_large(v.len().saturating_add(1), what));
+    }
     if v.len() == v.capacity() {
         reserve(v, 1, what)?;
     }

@@ -404,8 +404,10 @@ impl Interp {
                 let kv = self.eval(k)?;
                 let vv = self.eval(v)?;
                 let key = self.key(kv).map_err(|x| at(x, k.span))?;
-                if m.len() == m.capacity() {
+                if m.len() >= containers::max_len() && !m.contains_key(&key) {
                     containers::checked_total(m.len(), 1, "dict")?;
+                }
+                if m.len() == m.capacity() {
                     m.try_reserve(1)
                         .map_err(|_| err(ErrorKind::MemoryError, "out of memory growing a dict"))?;
                 }
