@@ -57,6 +57,7 @@ fn run() -> Result<(), String> {
         max_tensor_bytes: Some(64 << 20),
         max_total_tensor_bytes: Some(256 << 20),
         wall_time: Some(Duration::from_secs(30)),
+        max_container_len: 1 << 20,
     });
     engine.set_sandbox(true);
     engine.register_fn("report", |step: i64, loss: f64| {

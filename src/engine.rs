@@ -93,8 +93,10 @@ impl Engine {
     }
 
     /// Sandbox mode: no file access from scripts (imports from disk, the `io` module and
-    /// with it `Module.save`/`load`). Host-registered modules and functions stay
-    /// available; `run_file` (the host reading a file) still works.
+    /// with it `Module.save`/`load`), and `progress(...)` never draws on the host's
+    /// terminal. Host-registered modules and functions stay available; `run_file` (the
+    /// host reading a file) still works. The `time` module stays: reading the clocks is
+    /// harmless, and `time.sleep` wakes for the wall-time limit and the interrupt handle.
     ///
     /// ```
     /// let mut engine = kiln::Engine::new();

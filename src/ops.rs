@@ -2,12 +2,12 @@
 //! public entry points: run the kernel, then record a graph node only when grad mode
 //! is on and an input requires grad. Gradient rules are in `autograd::rules`.
 
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
-use crate::tensor::shape::broadcast_shapes;
+use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
 
 /// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).
@@ -136,22 +136,27 @@ impl UnaryOp {
     }
 }
 
-fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
+/// Which of (a, b, out) the gradient rule of `op` reads: only those are saved (so
+/// unrelated in-place writes stay legal).
+fn saves(op: BinaryOp) -> (bool, bool, bool) {
     use BinaryOp::*;
-    // save only what the gradient rule reads (so unrelated in-place writes stay legal)
-    let (sa, sb, so) = match op {
+    match op {
         Mul | Maximum | Minimum | Rem => (true, true, false),
         Div => (false, true, true),
         Pow => (true, true, true),
         _ => (false, false, false),
-    };
+    }
+}
+
+fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
+    let (sa, sb, so) = saves(op);
     let node = BackwardOp::Binary {
         op,
         a: sa.then(|| Saved::new(a)),
         b: sb.then(|| Saved::new(b)),
         out: so.then(|| Saved::new(out)),
-        a_shape: a.shape().into(),
-        b_shape: b.shape().into(),
+        a_shape: Dims::from_slice(a.shape()),
+        b_shape: Dims::from_slice(b.shape()),
     };
     autograd::record(out, node, &[a, b]);
 }
@@ -169,14 +174,45 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn binary_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let out = binary_scalar_raw(op, a, s, reverse)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
-        let st = Tensor::scalar(s);
-        if reverse {
-            record_binary(op, &st, a, &out);
-        } else {
-            record_binary(op, a, &st, &out);
-        }
+        record_scalar(op, a, s, reverse, &out);
     }
     Ok(out)
+}
+
+/// Records `a op s` (`s op a` when `reverse`) as the binary node of `a` and a 0-d
+/// tensor, materialising the scalar only when the rule reads it.
+fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tensor) {
+    let (sa, sb, so) = saves(op);
+    let (save_t, save_s) = if reverse { (sb, sa) } else { (sa, sb) };
+    let t = save_t.then(|| Saved::new(a));
+    let st = save_s.then(|| Saved::constant(Tensor::scalar(s)));
+    let edge = Edge::of(a);
+    let (a_saved, b_saved, a_shape, b_shape, edges) = if reverse {
+        (
+            st,
+            t,
+            Dims::new(),
+            Dims::from_slice(a.shape()),
+            [Edge::None, edge],
+        )
+    } else {
+        (
+            t,
+            st,
+            Dims::from_slice(a.shape()),
+            Dims::new(),
+            [edge, Edge::None],
+        )
+    };
+    let node = BackwardOp::Binary {
+        op,
+        a: a_saved,
+        b: b_saved,
+        out: so.then(|| Saved::new(out)),
+        a_shape,
+        b_shape,
+    };
+    autograd::record_edges(out, node, Edges::from_buf(edges));
 }
 
 /// `op(a)` with autograd.
@@ -257,8 +293,8 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if dt.is_float() && autograd::needs_grad(&[a, b]) {
         let node = BackwardOp::Where {
             cond: Saved::new(cond),
-            a_shape: a.shape().into(),
-            b_shape: b.shape().into(),
+            a_shape: Dims::from_slice(a.shape()),
+            b_shape: Dims::from_slice(b.shape()),
         };
         autograd::record(&out, node, &[a, b]);
     }

@@ -148,3 +148,90 @@ fn host_errors_do_not_leak_between_runs() {
         e.eval("i = 0\nwhile i < 40:\n    i += 1").unwrap();
     }
 }
+
+/// Runs `src` and returns the error kind it raised.
+fn kind_of(e: &mut Engine, src: &str) -> ErrorKind {
+    e.eval(src)
+        .map(|_| panic!("{src:?} should have failed"))
+        .unwrap_err()
+        .kind
+}
+
+#[test]
+fn container_limit_stops_every_kind_of_growth() {
+    let mut e = quiet(Limits {
+        max_container_len: 1000,
+        ..Limits::default()
+    });
+    // exactly at the cap is fine
+    assert_eq!(e.eval_as::<i64>("len([0] * 1000)").unwrap(), 1000);
+    assert_eq!(e.eval_as::<i64>("len('ab' * 500)").unwrap(), 1000);
+    let over = [
+        "[0] * 1001",
+        "(0,) * 1001",
+        "'ab' * 501",
+        "[0] * 600 + [1] * 600",
+        "'a' * 600 + 'b' * 600",
+        "[i for i in range(1001)]",
+        "{i: i for i in range(1001)}",
+        "list(range(5000))",
+        "sorted(range(5000))",
+        "','.join(['xy'] * 400)",
+        "l = []\nfor i in range(2000):\n    l.append(i)",
+        "l = [0] * 900\nl.extend(range(200))",
+        "l = [0] * 1000\nl.insert(0, 1)",
+        "'a'.ljust(1001)",
+        "'7'.zfill(1001)",
+        "('a' * 100).replace('a', 'bbbbbbbbbbbb')",
+        "('x' * 20).replace('', 'y' * 60)",
+    ];
+    for src in over {
+        assert_eq!(kind_of(&mut e, src), ErrorKind::MemoryError, "{src}");
+        assert_usable(&mut e);
+    }
+    // the script can catch it, and the engine keeps working
+    let caught = "try:\n    x = [0] * 5000\nexcept MemoryError:\n    x = 'caught'";
+    e.eval(caught).unwrap();
+    assert_eq!(e.get::<String>("x").unwrap(), "caught");
+}
+
+#[test]
+fn huge_repetition_raises_instead_of_aborting() {
+    // Default limits: these would ask the allocator for tens of gigabytes.
+    let mut e = quiet(Limits::default());
+    for src in [
+        "[0] * (1 << 31)",
+        "[0, 1] * (1 << 40)",
+        "'x' * (1 << 34)",
+        "(None,) * (1 << 33)",
+        "'a'.center(1 << 40)",
+    ] {
+        assert_eq!(kind_of(&mut e, src), ErrorKind::MemoryError, "{src}");
+    }
+    assert_usable(&mut e);
+}
+
+#[test]
+fn sandbox_keeps_clocks_and_progress_but_sleep_obeys_the_interrupt() {
+    let mut e = quiet(Limits::default());
+    e.set_sandbox(true);
+    // progress() yields the items unchanged (it never draws in a sandbox)
+    assert_eq!(e.eval_as::<i64>("sum(progress(range(10)))").unwrap(), 45);
+    e.eval("import time\nt0 = time.perf_counter()\nt1 = time.time()")
+        .unwrap();
+    let flag = e.interrupt_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    let err = e.eval("time.sleep(1000)").unwrap_err();
+    t.join().unwrap();
+    assert_eq!(err.kind, ErrorKind::KeyboardInterrupt);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_usable(&mut e);
+}

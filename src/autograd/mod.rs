@@ -6,7 +6,7 @@ pub mod node;
 pub mod rules;
 
 pub use backward::{backward, grad_of};
-pub use node::{BackwardOp, Edge, Node, Saved};
+pub use node::{BackwardOp, Edge, Edges, Node, Saved};
 
 use crate::tensor::Tensor;
 use std::cell::Cell;
@@ -62,7 +62,12 @@ pub fn needs_grad(inputs: &[&Tensor]) -> bool {
 
 /// Record `op` as the producer of `out`, with one edge per entry of `inputs`.
 pub fn record(out: &Tensor, op: BackwardOp, inputs: &[&Tensor]) {
-    let edges = inputs.iter().map(|t| Edge::of(t)).collect();
+    record_edges(out, op, inputs.iter().map(|t| Edge::of(t)).collect());
+}
+
+/// Record `op` as the producer of `out` with the given edges (one per gradient the
+/// op's rule returns; `Edge::None` for operands that are not tensors).
+pub fn record_edges(out: &Tensor, op: BackwardOp, edges: Edges) {
     let id = NEXT_NODE_ID.with(|c| {
         let v = c.get();
         c.set(v + 1);

@@ -25,6 +25,15 @@ impl Saved {
         }
     }
 
+    /// Saves a tensor made for this node alone (a scalar operand as a 0-d tensor): it
+    /// has no history and nothing else can reach it, so it needs no detached copy.
+    pub(crate) fn constant(t: Tensor) -> Saved {
+        Saved {
+            version: t.version(),
+            t,
+        }
+    }
+
     /// The saved tensor, or `RuntimeError` if it was modified in place since.
     pub fn get(&self) -> Result<Tensor> {
         if self.t.version() != self.version {
@@ -66,16 +75,19 @@ impl Edge {
     }
 }
 
+/// A node's edges, one per input (inline for the usual one or two: no allocation).
+pub type Edges = smallvec::SmallVec<[Edge; 2]>;
+
 /// One recorded op. `op` is taken (freed) by a backward without `retain_graph`.
 pub struct Node {
     pub(crate) id: u64,
     pub(crate) op: RefCell<Option<BackwardOp>>,
-    pub(crate) edges: Vec<Edge>,
+    pub(crate) edges: Edges,
     name: &'static str,
 }
 
 impl Node {
-    pub(crate) fn new(id: u64, op: BackwardOp, edges: Vec<Edge>) -> Node {
+    pub(crate) fn new(id: u64, op: BackwardOp, edges: Edges) -> Node {
         Node {
             id,
             name: op.name(),

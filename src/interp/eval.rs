@@ -1,5 +1,6 @@
 //! Expression evaluation and name loads/stores.
 
+use super::containers;
 use super::num::num_cmp;
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, Function, Key, Value};
@@ -397,12 +398,19 @@ impl Interp {
         match out {
             CompOut::List(v, elt) => {
                 let x = self.eval(elt)?;
-                v.push(x);
+                containers::push(v, x, "list")?;
             }
             CompOut::Dict(m, k, v) => {
                 let kv = self.eval(k)?;
                 let vv = self.eval(v)?;
                 let key = self.key(kv).map_err(|x| at(x, k.span))?;
+                if m.len() >= containers::max_len() && !m.contains_key(&key) {
+                    containers::checked_total(m.len(), 1, "dict")?;
+                }
+                if m.len() == m.capacity() {
+                    m.try_reserve(1)
+                        .map_err(|_| err(ErrorKind::MemoryError, "out of memory growing a dict"))?;
+                }
                 m.insert(key, vv);
             }
         }

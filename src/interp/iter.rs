@@ -1,5 +1,6 @@
 //! Iteration: `for` fast paths, `iter()`/`next()`, and the iterator builtins' state.
 
+use super::containers;
 use super::value::{IterObj, Value};
 use super::{err, type_err, Interp, R};
 use crate::error::ErrorKind;
@@ -92,7 +93,7 @@ impl Interp {
             _ => {
                 let mut out = Vec::new();
                 self.for_each(it, |_, v| {
-                    out.push(v);
+                    containers::push(&mut out, v, "list")?;
                     Ok(true)
                 })?;
                 Ok(out)

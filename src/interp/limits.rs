@@ -25,6 +25,7 @@ const TICK_BATCH: u32 = 256;
 ///     max_tensor_bytes: Some(1 << 20),
 ///     max_total_tensor_bytes: Some(8 << 20),
 ///     wall_time: Some(Duration::from_secs(1)),
+///     max_container_len: 1_000_000,
 /// });
 /// let err = engine.eval("while True:\n    pass").unwrap_err();
 /// assert_eq!(err.kind, kiln::ErrorKind::LimitExceeded);
@@ -44,10 +45,15 @@ pub struct Limits {
     pub max_total_tensor_bytes: Option<usize>,
     /// Wall-clock time per run; exceeding it raises `LimitExceeded`.
     pub wall_time: Option<Duration>,
+    /// The most elements one list, tuple or dict may hold (bytes for a str); growing
+    /// past it (`[0] * n`, `append`, comprehensions, `list(range(n))`, `join`, ...)
+    /// raises `MemoryError`.
+    pub max_container_len: usize,
 }
 
 impl Default for Limits {
-    /// No operation, memory or time limit; call depth 1000 (the interpreter default).
+    /// No operation, memory or time limit; call depth 1000 (the interpreter default);
+    /// containers up to 2^28 elements.
     fn default() -> Limits {
         Limits {
             max_operations: None,
@@ -55,6 +61,7 @@ impl Default for Limits {
             max_tensor_bytes: None,
             max_total_tensor_bytes: None,
             wall_time: None,
+            max_container_len: super::containers::DEFAULT_MAX_CONTAINER_LEN,
         }
     }
 }
@@ -130,6 +137,7 @@ pub struct RunGuard {
     alloc: crate::tensor::storage::AllocLimits,
     cancel: Option<KernelCancel>,
     max_depth: usize,
+    max_container_len: usize,
 }
 
 /// Native modules that touch the host (files); not importable in sandbox mode.
@@ -210,6 +218,7 @@ impl Interp {
             alloc,
             cancel,
             max_depth,
+            max_container_len: super::containers::set_max_len(limits.max_container_len),
         }
     }
 
@@ -219,6 +228,9 @@ impl Interp {
         self.interrupt.store(false, Ordering::Relaxed);
         self.limits = LimitState::default();
         self.max_depth = g.max_depth;
+        super::containers::set_max_len(g.max_container_len);
+        // cached tensor buffers do not outlive the host's call
+        crate::tensor::pool::clear();
         crate::tensor::storage::set_alloc_limits(g.alloc);
         KERNEL_CANCEL.with(|c| *c.borrow_mut() = g.cancel);
     }

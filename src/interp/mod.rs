@@ -3,6 +3,7 @@
 pub mod builtins;
 pub mod call;
 pub mod class;
+pub mod containers;
 pub mod eval;
 pub mod exc;
 pub mod exec;

@@ -1,6 +1,7 @@
 //! Operators: arithmetic with Python's rules, comparisons, truthiness, `in`.
 
 use super::builtins::format::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
+use super::containers;
 use super::value::{simple_eq, Key, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::error::ErrorKind;
@@ -151,16 +152,16 @@ pub fn dunder(op: BinOp) -> (&'static str, &'static str) {
     }
 }
 
-fn repeat<T: Clone>(items: &[T], n: i64) -> R<Vec<T>> {
+/// `items * n` (sequence repetition) under the container cap.
+fn repeat<T: Clone>(items: &[T], n: i64, what: &str) -> R<Vec<T>> {
     let n = n.max(0) as usize;
-    let total = items.len().checked_mul(n).filter(|t| *t <= (1 << 32));
-    let Some(total) = total else {
+    let Some(total) = items.len().checked_mul(n) else {
         return Err(err(
             ErrorKind::MemoryError,
             "repeated sequence is too large",
         ));
     };
-    let mut out = Vec::with_capacity(total);
+    let mut out = containers::vec_with_capacity(total, what)?;
     for _ in 0..n {
         out.extend_from_slice(items);
     }
@@ -192,30 +193,33 @@ impl Interp {
                 return self.binop_bool(op, a.clone(), &Int(*y as i64), a)
             }
             (BinOp::Add, Str(x), Str(y)) => {
-                let mut s = String::with_capacity(x.len() + y.len());
+                let mut s = containers::string_with_capacity(x.len().saturating_add(y.len()))?;
                 s.push_str(x);
                 s.push_str(y);
                 return Ok(Value::str(&s));
             }
             (BinOp::Add, List(x), List(y)) => {
-                let mut v = x.borrow().clone();
-                v.extend(y.borrow().iter().cloned());
+                let (x, y) = (x.borrow(), y.borrow());
+                let mut v = containers::vec_with_capacity(x.len().saturating_add(y.len()), "list")?;
+                v.extend(x.iter().chain(y.iter()).cloned());
                 return Ok(Value::list(v));
             }
             (BinOp::Add, Tuple(x), Tuple(y)) => {
-                let v: Vec<Value> = x.iter().chain(y.iter()).cloned().collect();
+                let mut v =
+                    containers::vec_with_capacity(x.len().saturating_add(y.len()), "tuple")?;
+                v.extend(x.iter().chain(y.iter()).cloned());
                 return Ok(Value::tuple(v));
             }
             (BinOp::Mul, Str(s), Int(n)) | (BinOp::Mul, Int(n), Str(s)) => {
-                let bytes = repeat(s.as_bytes(), *n)?;
+                let bytes = repeat(s.as_bytes(), *n, "str")?;
                 return Ok(Value::Str(String::from_utf8_lossy(&bytes).into()));
             }
             (BinOp::Mul, List(x), Int(n)) | (BinOp::Mul, Int(n), List(x)) => {
-                let v = repeat(&x.borrow(), *n)?;
+                let v = repeat(&x.borrow(), *n, "list")?;
                 return Ok(Value::list(v));
             }
             (BinOp::Mul, Tuple(x), Int(n)) | (BinOp::Mul, Int(n), Tuple(x)) => {
-                return Ok(Value::tuple(repeat(x, *n)?));
+                return Ok(Value::tuple(repeat(x, *n, "tuple")?));
             }
             (BinOp::Mod, Str(s), _) => return self.percent_format(s, b),
             (BinOp::BitOr, Dict(x), Dict(y)) => {

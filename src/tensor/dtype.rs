@@ -106,6 +106,8 @@ pub trait Elem: Copy + Send + Sync + PartialEq + 'static {
     fn slice(b: &Buffer) -> Option<&[Self]>;
     fn slice_mut(b: &mut Buffer) -> Option<&mut [Self]>;
     fn wrap(v: Vec<Self>) -> Buffer;
+    /// The Vec inside `b`, or `b` back when it holds another type.
+    fn unwrap(b: Buffer) -> std::result::Result<Vec<Self>, Buffer>;
     fn from_scalar(s: Scalar) -> Self;
     fn to_scalar(self) -> Scalar;
     fn zero() -> Self;
@@ -127,6 +129,12 @@ impl Elem for f32 {
     }
     fn wrap(v: Vec<f32>) -> Buffer {
         Buffer::F32(v)
+    }
+    fn unwrap(b: Buffer) -> std::result::Result<Vec<f32>, Buffer> {
+        match b {
+            Buffer::F32(v) => Ok(v),
+            other => Err(other),
+        }
     }
     fn from_scalar(s: Scalar) -> f32 {
         s.as_f64() as f32
@@ -156,6 +164,12 @@ impl Elem for i64 {
     fn wrap(v: Vec<i64>) -> Buffer {
         Buffer::I64(v)
     }
+    fn unwrap(b: Buffer) -> std::result::Result<Vec<i64>, Buffer> {
+        match b {
+            Buffer::I64(v) => Ok(v),
+            other => Err(other),
+        }
+    }
     fn from_scalar(s: Scalar) -> i64 {
         s.as_i64()
     }
@@ -183,6 +197,12 @@ impl Elem for bool {
     }
     fn wrap(v: Vec<bool>) -> Buffer {
         Buffer::Bool(v)
+    }
+    fn unwrap(b: Buffer) -> std::result::Result<Vec<bool>, Buffer> {
+        match b {
+            Buffer::Bool(v) => Ok(v),
+            other => Err(other),
+        }
     }
     fn from_scalar(s: Scalar) -> bool {
         s.as_bool()

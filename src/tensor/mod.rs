@@ -10,6 +10,7 @@ pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 pub mod linalg;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod shape;
@@ -74,7 +75,7 @@ impl Tensor {
         let strides = shape::contiguous_strides(shape);
         Tensor::from_parts(
             Rc::new(Storage::new(T::wrap(data))),
-            shape.into(),
+            Dims::from_slice(shape),
             strides,
             0,
         )
@@ -96,7 +97,7 @@ impl Tensor {
         let strides = shape::contiguous_strides(shape);
         Ok(Tensor::from_parts(
             Rc::new(Storage::new(buf)),
-            shape.into(),
+            Dims::from_slice(shape),
             strides,
             0,
         ))

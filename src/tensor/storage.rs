@@ -34,6 +34,15 @@ impl Buffer {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Elements the buffer can hold without reallocating.
+    pub fn capacity(&self) -> usize {
+        match self {
+            Buffer::F32(v) => v.capacity(),
+            Buffer::I64(v) => v.capacity(),
+            Buffer::Bool(v) => v.capacity(),
+        }
+    }
 }
 
 /// The memory behind one or more tensors (views share it).
@@ -106,8 +115,12 @@ fn live_add(n: usize) {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        let n = buf_bytes(self.buf.get_mut());
-        LIVE.with(|l| l.set(l.get().saturating_sub(n)));
+        let buf = self.buf.get_mut();
+        let n = buf_bytes(buf);
+        let _ = LIVE.try_with(|l| l.set(l.get().saturating_sub(n)));
+        if super::pool::worth_pooling(n) {
+            super::pool::give(std::mem::replace(buf, Buffer::F32(Vec::new())));
+        }
     }
 }
 
@@ -176,6 +189,12 @@ pub fn alloc_vec<T: Elem>(n: usize) -> Result<Vec<T>> {
     match bytes {
         Some(b) if fits(b) => {}
         _ => return Err(memory_error(n, T::DTYPE)),
+    }
+    if let Some(v) = bytes
+        .filter(|&b| super::pool::worth_pooling(b))
+        .and_then(|_| super::pool::take(n))
+    {
+        return Ok(v);
     }
     let mut v = Vec::new();
     v.try_reserve_exact(n)

@@ -2,6 +2,7 @@
 
 use super::arity;
 use super::convert::int_arg;
+use crate::interp::containers;
 use crate::interp::value::Value;
 use crate::interp::{type_err, value_err, Interp, R};
 use std::rc::Rc;
@@ -99,11 +100,25 @@ fn pad(s: &str, args: &[Value], fname: &str, align: char) -> R<Value> {
             (l, total - l)
         }
     };
-    let mut out = String::with_capacity(width);
+    let mut out = containers::string_with_capacity(width.saturating_mul(fill.len_utf8()))?;
     out.extend(std::iter::repeat_n(fill, l));
     out.push_str(s);
     out.extend(std::iter::repeat_n(fill, r));
     Ok(Value::str(&out))
+}
+
+/// `MemoryError` when replacing every `a` in `s` by `b` could pass the container cap.
+fn check_replace_len(s: &str, a: &str, b: &str) -> R<()> {
+    if b.len() <= a.len() {
+        return Ok(());
+    }
+    let hits = if a.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(a).count()
+    };
+    let grown = hits.saturating_mul(b.len() - a.len());
+    containers::check_len(s.len().saturating_add(grown), "str")
 }
 
 /// Character index of a byte offset.
@@ -166,10 +181,10 @@ pub fn str_method(
             let mut out = String::new();
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(s);
+                    containers::push_str(&mut out, s)?;
                 }
                 match x {
-                    Value::Str(t) => out.push_str(t),
+                    Value::Str(t) => containers::push_str(&mut out, t)?,
                     other => {
                         return Err(type_err(format!(
                             "sequence item {}: expected str instance, {} found",
@@ -187,6 +202,7 @@ pub fn str_method(
         "replace" => {
             arity("replace", args, 2, 3)?;
             let (a, b) = (str_arg(&args[0], name)?, str_arg(&args[1], name)?);
+            check_replace_len(s, a, b)?;
             match args.get(2) {
                 Some(n) => {
                     let n = int_arg(n, "")?;
@@ -283,6 +299,7 @@ pub fn str_method(
             arity(name, args, 1, 1)?;
             let w = int_arg(&args[0], "")?.max(0) as usize;
             let n = s.chars().count();
+            containers::check_len(w, "str")?;
             if n >= w {
                 Value::str(s)
             } else {

@@ -59,7 +59,8 @@ pub fn progress(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         count: 0,
         start: Instant::now(),
         last_draw: None,
-        draw: std::io::stderr().is_terminal(),
+        // a sandboxed engine never writes to the host's terminal
+        draw: !me.sandbox && std::io::stderr().is_terminal(),
     };
     Ok(me.make_iter(IterObj::Progress(Box::new(state))))
 }

@@ -3,6 +3,7 @@
 use super::convert::{dict_from, int_arg};
 use super::{arity, kwarg, no_kw};
 use crate::error::ErrorKind;
+use crate::interp::containers;
 use crate::interp::value::{DictMap, Value};
 use crate::interp::{err, value_err, Interp, R};
 use std::cell::RefCell;
@@ -75,13 +76,17 @@ pub fn list_method(
     Ok(match name {
         "append" => {
             arity(name, &args, 1, 1)?;
-            l.borrow_mut().extend(args);
+            let mut v = l.borrow_mut();
+            containers::reserve(&mut v, args.len(), "list")?;
+            v.extend(args);
             Value::None
         }
         "extend" => {
             arity(name, &args, 1, 1)?;
             let items = me.collect(&args[0])?;
-            l.borrow_mut().extend(items);
+            let mut v = l.borrow_mut();
+            containers::reserve(&mut v, items.len(), "list")?;
+            v.extend(items);
             Value::None
         }
         "insert" => {
@@ -90,6 +95,7 @@ pub fn list_method(
             let n = v.len() as i64;
             let i = int_arg(&args[0], "")?;
             let i = if i < 0 { (i + n).max(0) } else { i.min(n) };
+            containers::reserve(&mut v, 1, "list")?;
             v.insert(i as usize, args[1].clone());
             Value::None
         }

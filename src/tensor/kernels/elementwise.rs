@@ -10,6 +10,7 @@ use crate::tensor::shape::broadcast_strides;
 use crate::tensor::storage::alloc_vec;
 use crate::tensor::{err, Tensor};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 fn wrong_dtype(t: &Tensor, want: crate::tensor::DType) -> crate::error::Error {
     err(
@@ -22,6 +23,130 @@ fn wrong_dtype(t: &Tensor, want: crate::tensor::DType) -> crate::error::Error {
     )
 }
 
+/// Rows of work per parallel task (64 KiB of f32): big enough to amortise the task,
+/// small enough that both threads get even shares.
+const CHUNK: usize = 16 * 1024;
+
+/// Fills `out` (empty, capacity >= n) with n elements: `body(start, dst)` must write
+/// every element of `dst`, the elements start..start + dst.len(); split across threads
+/// above `PAR_THRESHOLD`.
+fn fill_par<O: Send>(
+    out: &mut Vec<O>,
+    n: usize,
+    body: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync + Send,
+) -> Result<()> {
+    let Some(dst) = out.spare_capacity_mut().get_mut(..n) else {
+        return Err(err(ErrorKind::RuntimeError, "internal: output too small"));
+    };
+    if n >= PAR_THRESHOLD {
+        dst.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, c)| body(i * CHUNK, c));
+    } else {
+        body(0, dst);
+    }
+    // SAFETY: `body` wrote all n elements (every caller zips dst with a source slice of
+    // exactly dst's length).
+    unsafe { out.set_len(n) };
+    Ok(())
+}
+
+/// `src` from `offset`, exactly `n` elements, or an internal error.
+fn window<T>(src: &[T], offset: usize, n: usize) -> Result<&[T]> {
+    offset
+        .checked_add(n)
+        .and_then(|end| src.get(offset..end))
+        .ok_or_else(|| {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: view outside its storage",
+            )
+        })
+}
+
+/// The hot loops: each is compiled twice (baseline, and AVX2+FMA picked at run time)
+/// with `f` inlined, so they vectorize.
+#[inline(always)]
+fn zip_slices<A: Copy, B: Copy, O>(
+    a: &[A],
+    b: &[B],
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+        o.write(f(x, y));
+    }
+}
+
+#[inline(always)]
+fn zip_scalar<A: Copy, B: Copy, O>(
+    a: &[A],
+    y: B,
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    for (o, &x) in dst.iter_mut().zip(a) {
+        o.write(f(x, y));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn zip_slices_avx2<A: Copy, B: Copy, O>(
+    a: &[A],
+    b: &[B],
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    zip_slices(a, b, dst, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn zip_scalar_avx2<A: Copy, B: Copy, O>(
+    a: &[A],
+    y: B,
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    zip_scalar(a, y, dst, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+}
+
+/// `dst[i] = f(a[i], b[i])`, the three the same length.
+fn zip_run<A: Copy, B: Copy, O>(
+    a: &[A],
+    b: &[B],
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { zip_slices_avx2(a, b, dst, f) };
+    }
+    zip_slices(a, b, dst, f)
+}
+
+/// `dst[i] = f(a[i], y)`, `a` and `dst` the same length.
+fn scalar_run<A: Copy, B: Copy, O>(
+    a: &[A],
+    y: B,
+    dst: &mut [MaybeUninit<O>],
+    f: &impl Fn(A, B) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { zip_scalar_avx2(a, y, dst, f) };
+    }
+    zip_scalar(a, y, dst, f)
+}
+
 /// `out[i] = f(a[i])`; `a` must have dtype `A`.
 pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Result<Tensor> {
     let n = a.numel();
@@ -30,12 +155,11 @@ pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Re
         let buf = a.storage().borrow();
         let src = A::slice(&buf).ok_or_else(|| wrong_dtype(a, A::DTYPE))?;
         if a.is_contiguous() {
-            let s = src.get(a.offset()..a.offset() + n).unwrap_or(&[]);
-            if n >= PAR_THRESHOLD {
-                out.par_extend(s.par_iter().map(|&x| f(x)));
-            } else {
-                out.extend(s.iter().map(|&x| f(x)));
-            }
+            let s = window(src, a.offset(), n)?;
+            let g = |x: A, _: ()| f(x);
+            fill_par(&mut out, n, |i, d| {
+                scalar_run(&s[i..i + d.len()], (), d, &g)
+            })?;
         } else {
             for_each_offset(a.shape(), a.strides(), a.offset(), |o| out.push(f(src[o])));
         }
@@ -57,19 +181,27 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
         let bb = b.storage().borrow();
         let sa = A::slice(&ba).ok_or_else(|| wrong_dtype(a, A::DTYPE))?;
         let sb = B::slice(&bb).ok_or_else(|| wrong_dtype(b, B::DTYPE))?;
-        let same = a.shape() == shape && b.shape() == shape;
-        if same && a.is_contiguous() && b.is_contiguous() {
-            let xa = sa.get(a.offset()..a.offset() + n).unwrap_or(&[]);
-            let xb = sb.get(b.offset()..b.offset() + n).unwrap_or(&[]);
-            if n >= PAR_THRESHOLD {
-                out.par_extend(xa.par_iter().zip(xb.par_iter()).map(|(&x, &y)| f(x, y)));
-            } else {
-                out.extend(xa.iter().zip(xb.iter()).map(|(&x, &y)| f(x, y)));
-            }
-        } else if a.shape() == shape && a.is_contiguous() && b.numel() == 1 {
-            let y = sb.get(b.offset()).copied().unwrap_or(B::zero());
-            let xa = sa.get(a.offset()..a.offset() + n).unwrap_or(&[]);
-            out.extend(xa.iter().map(|&x| f(x, y)));
+        let a_full = a.shape() == shape && a.is_contiguous();
+        let b_full = b.shape() == shape && b.is_contiguous();
+        if a_full && b_full {
+            let (xa, xb) = (window(sa, a.offset(), n)?, window(sb, b.offset(), n)?);
+            fill_par(&mut out, n, |i, d| {
+                let end = i + d.len();
+                zip_run(&xa[i..end], &xb[i..end], d, &f)
+            })?;
+        } else if a_full && b.numel() == 1 {
+            let y = window(sb, b.offset(), 1)?[0];
+            let xa = window(sa, a.offset(), n)?;
+            fill_par(&mut out, n, |i, d| {
+                scalar_run(&xa[i..i + d.len()], y, d, &f)
+            })?;
+        } else if b_full && a.numel() == 1 {
+            let x = window(sa, a.offset(), 1)?[0];
+            let xb = window(sb, b.offset(), n)?;
+            let g = |y: B, x: A| f(x, y);
+            fill_par(&mut out, n, |i, d| {
+                scalar_run(&xb[i..i + d.len()], x, d, &g)
+            })?;
         } else {
             let st_a = broadcast_strides(a.shape(), a.strides(), shape);
             let st_b = broadcast_strides(b.shape(), b.strides(), shape);

@@ -5,7 +5,7 @@ use super::strided::for_each_offset2;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::broadcast_strides;
-use crate::tensor::storage::alloc_filled;
+use crate::tensor::storage::{alloc_filled, alloc_vec};
 use crate::tensor::{err, Tensor};
 use gemm::Parallelism;
 
@@ -26,8 +26,10 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
     }
 }
 
-/// Multiply-adds per row block of a large matmul (a few milliseconds of work).
-const CHUNK_FLOPS: usize = 1 << 27;
+/// Multiply-adds per row block of a large matmul: ~2^30 (5-15 ms of work on this
+/// machine), coarse enough that gemm packs whole panels, fine enough that an interrupt
+/// stops the product well within 100 ms.
+const CHUNK_FLOPS: usize = 1 << 30;
 
 /// `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, dst row-major with row stride `n`.
 /// Accumulates into dst when `acc`. Offsets and strides must stay inside the slices
@@ -41,43 +43,68 @@ pub fn gemm_f32(
     rhs: Mat,
     acc: bool,
 ) -> Result<()> {
+    if dst.len() < m.saturating_mul(n) {
+        return Err(out_of_bounds());
+    }
+    // SAFETY: dst is valid for writes (and reads, when `acc`) of m * n elements.
+    unsafe { gemm_into(m, n, k, dst.as_mut_ptr(), lhs, rhs, acc) }
+}
+
+fn out_of_bounds() -> crate::error::Error {
+    err(
+        ErrorKind::RuntimeError,
+        "internal: matmul operand out of bounds",
+    )
+}
+
+/// [`gemm_f32`] into a raw destination, which may be uninitialised when `!acc`: every
+/// one of its m * n elements is written, none is read.
+///
+/// # Safety
+/// `dst` must be valid for writes of `m * n` f32 (and initialised when `acc`).
+unsafe fn gemm_into(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: *mut f32,
+    lhs: Mat,
+    rhs: Mat,
+    acc: bool,
+) -> Result<()> {
     if m == 0 || n == 0 {
         return Ok(());
     }
     let last = |x: &Mat, r: usize, c: usize| {
         x.offset + r.saturating_sub(1) * x.rs + c.saturating_sub(1) * x.cs
     };
-    let ok = dst.len() >= m * n
-        && (k == 0 || (last(&lhs, m, k) < lhs.data.len() && last(&rhs, k, n) < rhs.data.len()));
-    if !ok {
-        return Err(err(
-            ErrorKind::RuntimeError,
-            "internal: matmul operand out of bounds",
-        ));
+    if k > 0 && (last(&lhs, m, k) >= lhs.data.len() || last(&rhs, k, n) >= rhs.data.len()) {
+        return Err(out_of_bounds());
     }
     if k == 0 {
         if !acc {
-            dst.iter_mut().take(m * n).for_each(|v| *v = 0.0);
+            // SAFETY: the caller guarantees m * n writable elements.
+            unsafe { std::ptr::write_bytes(dst, 0, m * n) };
         }
         return Ok(());
     }
     // Large products run in row blocks; between blocks the running engine's interrupt
     // flag and deadline are polled (`poll_kernel`), so a huge matmul can be stopped.
-    let rows = (CHUNK_FLOPS / n.saturating_mul(k).max(1)).clamp(8, m.max(8));
+    let rows = (CHUNK_FLOPS / n.saturating_mul(k).max(1)).clamp(16, m.max(16));
     let mut r0 = 0;
     while r0 < m {
         let r1 = m.min(r0 + rows);
-        if rows < m {
+        if r0 > 0 {
             crate::interp::limits::poll_kernel()?;
         }
-        // SAFETY: every address gemm touches is inside the slices (checked above): rows
-        // r0..r1 (< m), cols 0..n of dst with strides (n, 1); lhs/rhs likewise by `last`.
+        // SAFETY: every address gemm touches is inside the buffers: rows r0..r1 (< m),
+        // cols 0..n of dst with strides (n, 1) (the caller's guarantee); lhs/rhs are
+        // checked by `last` above. With `acc` false gemm writes dst without reading it.
         unsafe {
             gemm::gemm(
                 r1 - r0,
                 n,
                 k,
-                dst.as_mut_ptr().add(r0 * n),
+                dst.add(r0 * n),
                 1,
                 n as isize,
                 acc,
@@ -114,8 +141,13 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
     if a.dtype() == DType::I64 {
         return bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n));
     }
-    let mut out = alloc_filled(total, 0.0f32)?;
+    // Not zero-filled: gemm writes every element of each batch's block (k == 0 writes
+    // zeros), and the length is set only once all blocks were written.
+    let mut out = alloc_vec::<f32>(total)?;
     {
+        let dst = out.spare_capacity_mut();
+        let dst_len = dst.len();
+        let dst = dst.as_mut_ptr().cast::<f32>();
         let ba = a.storage().borrow();
         let bb = b.storage().borrow();
         let da = <f32 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
@@ -125,8 +157,7 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
         let mut i = 0;
         let mut res = Ok(());
         for_each_offset2(batch, &sa, a.offset(), &sb, b.offset(), |oa, ob| {
-            if res.is_ok() && i < nbatch {
-                let dst = &mut out[i * m * n..(i + 1) * m * n];
+            if res.is_ok() && i < nbatch && (i + 1) * m * n <= dst_len {
                 let lhs = Mat {
                     data: da,
                     offset: oa,
@@ -139,12 +170,18 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
                     rs: brs,
                     cs: bcs,
                 };
-                res = gemm_f32(m, n, k, dst, lhs, rhs, false);
+                // SAFETY: block i (checked inside the capacity above) is m * n elements.
+                res = unsafe { gemm_into(m, n, k, dst.add(i * m * n), lhs, rhs, false) };
             }
             i += 1;
         });
         res?;
+        if i != nbatch {
+            return Err(out_of_bounds());
+        }
     }
+    // SAFETY: all `total` = nbatch * m * n elements were written above.
+    unsafe { out.set_len(total) };
     Ok(Tensor::from_vec(out, &shape))
 }
 

@@ -2,6 +2,7 @@
 //! ops compute in float32; neg/abs/sign/relu keep int64; `~` needs bool or int64).
 
 use super::elementwise::map;
+use super::fastmath;
 use crate::error::{ErrorKind, Result};
 use crate::ops::UnaryOp;
 use crate::tensor::dtype::DType;
@@ -52,14 +53,14 @@ fn float_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         Abs => map(&a, |x: f32| x.abs()),
         Sin => map(&a, |x: f32| x.sin()),
         Cos => map(&a, |x: f32| x.cos()),
-        Tanh => map(&a, |x: f32| x.tanh()),
+        Tanh => map(&a, fastmath::tanh),
         Sigmoid => map(&a, sigmoid),
         Relu => map(&a, |x: f32| if x > 0.0 { x } else { 0.0 }),
         Gelu => map(&a, |x: f32| {
             0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
         }),
         GeluTanh => map(&a, |x: f32| {
-            0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + GELU_C * x * x * x)).tanh())
+            0.5 * x * (1.0 + fastmath::tanh(SQRT_2_OVER_PI * (x + GELU_C * x * x * x)))
         }),
         Silu => map(&a, |x: f32| x * sigmoid(x)),
         Softplus => map(&a, softplus),

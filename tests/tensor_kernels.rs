@@ -1,0 +1,182 @@
+//! The fast paths of the eager kernels agree with a plain scalar reference: vectorized
+//! and thread-split elementwise loops (sizes around the split threshold and the chunk
+//! size, scalar operands on either side, views), reused output buffers, the branch-free
+//! tanh, and matmul blocks written without zero-filling the output.
+
+use kiln::ops::{binary, binary_scalar, unary, BinaryOp, UnaryOp};
+use kiln::tensor::creation;
+use kiln::tensor::{linalg, DType, Scalar, Tensor};
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.to_vec::<f32>().unwrap()
+}
+
+/// A deterministic f32 ramp with a sign pattern, `n` elements.
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 7919) % 2001) as f32 / 250.0 - 4.0)
+        .collect()
+}
+
+// PAR_THRESHOLD is 32 Ki elements and the chunk 16 Ki: cover below, at, above and odd
+// remainders.
+const SIZES: [usize; 7] = [
+    1,
+    17,
+    32 * 1024 - 1,
+    32 * 1024,
+    32 * 1024 + 1,
+    100_003,
+    262_144,
+];
+
+#[test]
+fn elementwise_fast_paths_match_a_scalar_loop() {
+    for n in SIZES {
+        let a = ramp(n);
+        let b: Vec<f32> = a.iter().map(|x| 0.5 - x * 0.25).collect();
+        let ta = creation::from_f32(a.clone(), &[n]).unwrap();
+        let tb = creation::from_f32(b.clone(), &[n]).unwrap();
+        let mul = f32s(&binary(BinaryOp::Mul, &ta, &tb).unwrap());
+        let sub_s = f32s(&binary_scalar(BinaryOp::Sub, &ta, Scalar::Float(1.5), false).unwrap());
+        let rsub_s = f32s(&binary_scalar(BinaryOp::Sub, &ta, Scalar::Float(1.5), true).unwrap());
+        let neg = f32s(&unary(UnaryOp::Neg, &ta).unwrap());
+        let lt = binary(BinaryOp::Lt, &ta, &tb)
+            .unwrap()
+            .to_vec::<bool>()
+            .unwrap();
+        for i in 0..n {
+            assert_eq!(mul[i], a[i] * b[i], "mul n={n} i={i}");
+            assert_eq!(sub_s[i], a[i] - 1.5, "sub n={n} i={i}");
+            assert_eq!(rsub_s[i], 1.5 - a[i], "rsub n={n} i={i}");
+            assert_eq!(neg[i], -a[i], "neg n={n} i={i}");
+            assert_eq!(lt[i], a[i] < b[i], "lt n={n} i={i}");
+        }
+    }
+}
+
+#[test]
+fn one_element_operands_broadcast_on_either_side() {
+    let n = 70_001;
+    let a = ramp(n);
+    let ta = creation::from_f32(a.clone(), &[n]).unwrap();
+    let one = creation::from_f32(vec![3.0], &[1]).unwrap();
+    let left = f32s(&binary(BinaryOp::Div, &one, &ta).unwrap());
+    let right = f32s(&binary(BinaryOp::Div, &ta, &one).unwrap());
+    for i in 0..n {
+        assert_eq!(left[i], 3.0 / a[i]);
+        assert_eq!(right[i], a[i] / 3.0);
+    }
+}
+
+#[test]
+fn views_and_offsets_take_the_right_elements() {
+    // a [300, 400] matrix: its transpose (strided) and a narrowed, contiguous window
+    let (r, c) = (300, 400);
+    let a = ramp(r * c);
+    let t = creation::from_f32(a.clone(), &[r, c]).unwrap();
+    let tt = t.t();
+    let got = f32s(&binary_scalar(BinaryOp::Mul, &tt, Scalar::Float(2.0), false).unwrap());
+    for i in 0..c {
+        for j in 0..r {
+            assert_eq!(got[i * r + j], a[j * c + i] * 2.0);
+        }
+    }
+    let rows = t.narrow(0, 100, 150).unwrap(); // offset 100 * c, contiguous
+    let got = f32s(&binary(BinaryOp::Add, &rows, &rows).unwrap());
+    for (k, v) in got.iter().enumerate() {
+        assert_eq!(*v, a[100 * c + k] * 2.0);
+    }
+}
+
+#[test]
+fn reused_buffers_never_show_stale_values() {
+    // Large outputs are recycled after they are freed: the next result of the same size
+    // (and a result of another dtype) must still be exactly its own values.
+    let n = 1 << 20;
+    let x = creation::from_f32(ramp(n), &[n]).unwrap();
+    for round in 0..4 {
+        let y = binary_scalar(BinaryOp::Add, &x, Scalar::Float(f64::from(round)), false).unwrap();
+        let v = f32s(&y);
+        drop(y);
+        let xs = ramp(n);
+        assert!(
+            v.iter().zip(&xs).all(|(a, b)| *a == b + round as f32),
+            "round {round}"
+        );
+        let z = creation::zeros(&[n], DType::F32).unwrap();
+        assert!(f32s(&z).iter().all(|v| *v == 0.0), "zeros after reuse");
+        let m = binary_scalar(BinaryOp::Gt, &x, Scalar::Float(0.0), false).unwrap();
+        let m = m.to_vec::<bool>().unwrap();
+        assert!(m.iter().zip(&xs).all(|(a, b)| *a == (*b > 0.0)));
+    }
+}
+
+#[test]
+fn tanh_kernels_match_f64_truth() {
+    let n = 200_000;
+    let a: Vec<f32> = (0..n).map(|i| -10.0 + 20.0 * i as f32 / n as f32).collect();
+    let t = creation::from_f32(a.clone(), &[n]).unwrap();
+    let th = f32s(&unary(UnaryOp::Tanh, &t).unwrap());
+    let gl = f32s(&unary(UnaryOp::GeluTanh, &t).unwrap());
+    for i in 0..n {
+        let x = f64::from(a[i]);
+        let th_ref = x.tanh();
+        assert!(
+            (f64::from(th[i]) - th_ref).abs() <= 2.5e-7 * th_ref.abs().max(1e-30),
+            "tanh({x})"
+        );
+        let g_ref =
+            0.5 * x * (1.0 + (0.797_884_560_802_865_4 * (x + 0.044_715 * x * x * x)).tanh());
+        assert!(
+            (f64::from(gl[i]) - g_ref).abs() <= 2e-6,
+            "gelu({x}): {} vs {g_ref}",
+            gl[i]
+        );
+    }
+}
+
+/// Naive f64 product of row-major [m, k] and [k, n].
+fn naive(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = (0..k)
+                .map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j]))
+                .sum();
+        }
+    }
+    out
+}
+
+#[test]
+fn matmul_writes_every_output_element() {
+    // a freed result of the same size first, so a missed element would show old data
+    for (m, k, n) in [(3, 5, 7), (130, 70, 90), (1, 300, 1), (257, 33, 129)] {
+        let junk = creation::full(&[m, n], Scalar::Float(1e9), Some(DType::F32)).unwrap();
+        drop(junk);
+        let a = ramp(m * k);
+        let b: Vec<f32> = ramp(k * n).iter().map(|x| x * 0.5).collect();
+        let ta = creation::from_f32(a.clone(), &[m, k]).unwrap();
+        let tb = creation::from_f32(b.clone(), &[k, n]).unwrap();
+        let got = f32s(&linalg::matmul(&ta, &tb).unwrap());
+        let want = naive(&a, &b, m, k, n);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{m}x{k}x{n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matmul_with_empty_inner_dim_is_zeros() {
+    let a = creation::ones(&[2, 300, 0], DType::F32).unwrap();
+    let b = creation::ones(&[2, 0, 400], DType::F32).unwrap();
+    let junk = creation::full(&[2, 300, 400], Scalar::Float(7.0), Some(DType::F32)).unwrap();
+    drop(junk);
+    let c = linalg::matmul(&a, &b).unwrap();
+    assert_eq!(c.shape(), &[2, 300, 400]);
+    assert!(f32s(&c).iter().all(|v| *v == 0.0));
+}
