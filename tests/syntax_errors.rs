@@ -337,6 +337,8 @@ fn incomplete_inputs() {
         "x = (1,\n",
         "s = '''abc\n",
         "x = 1 + \\",
+        "x = 1 + \\\n",
+        "y = [1,\n  2] + \\\r\n",
         "@dec\n",
         "try:\n  pass\n",
         "for i in x:\n  if i:\n    pass\n",
@@ -354,6 +356,8 @@ fn incomplete_inputs() {
         "",
         "print(1)\n",
         "if x: pass\n\n",
+        "x = 1  # comment \\\n",
+        "s = 'a\\\\'\n",
     ] {
         assert!(!is_incomplete(src), "{src:?} should be complete");
     }

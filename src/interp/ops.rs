@@ -1,5 +1,6 @@
 //! Operators: arithmetic with Python's rules, comparisons, truthiness, `in`.
 
+use super::builtins::format::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
 use super::value::{simple_eq, Key, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::error::ErrorKind;
@@ -12,73 +13,6 @@ fn overflow() -> super::Exc {
 
 fn zero_div(msg: &str) -> super::Exc {
     err(ErrorKind::ZeroDivisionError, msg)
-}
-
-/// Python's floor division of ints (the caller ensured `b != 0`).
-pub fn int_floordiv(a: i64, b: i64) -> Option<i64> {
-    let q = a.checked_div(b)?;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        Some(q - 1)
-    } else {
-        Some(q)
-    }
-}
-
-/// Python's modulo of ints (sign of the divisor; the caller ensured `b != 0`).
-pub fn int_mod(a: i64, b: i64) -> i64 {
-    let r = a.wrapping_rem(b);
-    if r != 0 && ((r < 0) != (b < 0)) {
-        r + b
-    } else {
-        r
-    }
-}
-
-/// Python's float modulo (sign of the divisor).
-pub fn float_mod(a: f64, b: f64) -> f64 {
-    let m = a % b;
-    if m != 0.0 {
-        if (b < 0.0) != (m < 0.0) {
-            m + b
-        } else {
-            m
-        }
-    } else {
-        0.0f64.copysign(b)
-    }
-}
-
-/// Python's float floor division.
-pub fn float_floordiv(a: f64, b: f64) -> f64 {
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let fl = div.floor();
-        if div - fl > 0.5 {
-            fl + 1.0
-        } else {
-            fl
-        }
-    } else {
-        0.0f64.copysign(a / b)
-    }
-}
-
-pub fn int_pow(mut base: i64, mut exp: i64) -> Option<i64> {
-    let mut acc: i64 = 1;
-    while exp > 0 {
-        if exp & 1 == 1 {
-            acc = acc.checked_mul(base)?;
-        }
-        exp >>= 1;
-        if exp > 0 {
-            base = base.checked_mul(base)?;
-        }
-    }
-    Some(acc)
 }
 
 #[inline]
@@ -103,7 +37,7 @@ pub fn int_op(op: BinOp, x: i64, y: i64) -> R<Value> {
             if y == 0 {
                 return Err(zero_div("integer division or modulo by zero"));
             }
-            Value::Int(int_mod(x, y))
+            Value::Int(int_mod(x, y).ok_or_else(overflow)?)
         }
         BinOp::Pow => {
             if y < 0 {

@@ -3,33 +3,8 @@
 use super::value_error;
 use crate::error::Result;
 
-/// The element type of an [`Array`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DType {
-    F32,
-    I64,
-    Bool,
-}
-
-impl DType {
-    /// The name used in messages (`float32`, `int64`, `bool`, as NumPy and PyTorch say).
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "float32",
-            DType::I64 => "int64",
-            DType::Bool => "bool",
-        }
-    }
-
-    /// Bytes per element in the binary formats (bool takes one byte).
-    pub fn size(self) -> usize {
-        match self {
-            DType::F32 => 4,
-            DType::I64 => 8,
-            DType::Bool => 1,
-        }
-    }
-}
+/// The element type of an [`Array`]: the tensor library's dtype (same names and sizes).
+pub use crate::tensor::DType;
 
 /// The elements of an [`Array`], in row-major (C) order.
 #[derive(Debug, Clone, PartialEq)]

@@ -137,7 +137,7 @@ pub fn parse_expr(
 pub fn is_incomplete(src: &str) -> bool {
     let file = FileId::default();
     let lexed = lex(src, 0, src.len(), file);
-    if lexed.incomplete {
+    if lexed.incomplete || ends_with_continuation(src, file) {
         return true;
     }
     if !lexed.errors.is_empty() {
@@ -160,6 +160,14 @@ pub fn is_incomplete(src: &str) -> bool {
         Err(ParseError::UnrecognizedEof { .. }) => true,
         Err(_) => false,
     }
+}
+
+/// A final backslash + newline that the lexer reads as a line continuation (not inside a
+/// comment or string): the statement goes on on the next line.
+fn ends_with_continuation(src: &str, file: FileId) -> bool {
+    let body = src.strip_suffix('\n').unwrap_or(src);
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    body.len() < src.len() && body.ends_with('\\') && lex(body, 0, body.len(), file).incomplete
 }
 
 /// An empty (or whitespace-only) last line after at least one line: closes open blocks.

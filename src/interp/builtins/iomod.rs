@@ -9,7 +9,7 @@ use super::mathmod::module;
 use super::{arity, kwarg, no_kw};
 use crate::interp::value::{ClassKind, DictMap, Key, ModuleObj, TypeTag, Value};
 use crate::interp::{type_err, value_err, Interp, R};
-use crate::io::{Array, ArrayData, CsvHeader, DType as IoDType};
+use crate::io::{Array, ArrayData, CsvHeader};
 use crate::tensor::{creation, DType, Tensor};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -188,11 +188,9 @@ fn load_csv(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
         Some(_) => return Err(value_err("load_csv() delimiter must be one character")),
     };
     let dtype = match kwarg(kw, "dtype") {
-        None | Some(Value::None) => IoDType::F32,
-        Some(Value::DType(DType::F32)) => IoDType::F32,
-        Some(Value::DType(DType::I64)) => IoDType::I64,
-        Some(Value::DType(DType::Bool)) => IoDType::Bool,
-        Some(Value::Class(c)) if c.kind == ClassKind::Builtin(TypeTag::Bool) => IoDType::Bool,
+        None | Some(Value::None) => DType::F32,
+        Some(Value::DType(d)) => *d,
+        Some(Value::Class(c)) if c.kind == ClassKind::Builtin(TypeTag::Bool) => DType::Bool,
         Some(v) => {
             return Err(type_err(format!(
                 "load_csv() dtype must be float32, int64 or bool, not {}",
