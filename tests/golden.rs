@@ -1,6 +1,8 @@
 //! Golden tests: every tests/golden/**/*.dl runs through the Engine; stdout (plus the
 //! rendered error, for scripts that fail) must equal the `.out` / `.err` file.
 //! `KILN_BLESS=1 cargo test --test golden` rewrites the expectations.
+//! Each script gets `argv == [its path, a fresh empty scratch directory]` for the files it
+//! writes (tests/golden/stdlib/files_io.dl); the directory is removed afterwards.
 
 use kiln::Engine;
 use std::cell::RefCell;
@@ -22,7 +24,7 @@ fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Runs one script; returns (expected-file path, actual text).
-fn run(path: &Path) -> (PathBuf, String) {
+fn run(path: &Path, scratch: &Path) -> (PathBuf, String) {
     let buf = Rc::new(RefCell::new(String::new()));
     let sink = buf.clone();
     let mut e = Engine::new();
@@ -30,7 +32,10 @@ fn run(path: &Path) -> (PathBuf, String) {
     let rel = path
         .strip_prefix(env!("CARGO_MANIFEST_DIR"))
         .unwrap_or(path);
-    e.set_argv(vec![rel.display().to_string()]);
+    e.set_argv(vec![
+        rel.display().to_string(),
+        scratch.display().to_string(),
+    ]);
     let r = e.run_file(rel);
     let mut text = buf.borrow().clone();
     match r {
@@ -52,8 +57,11 @@ fn golden() {
     assert!(!files.is_empty(), "no golden scripts found");
     let bless = std::env::var_os("KILN_BLESS").is_some();
     let mut failures = Vec::new();
-    for f in &files {
-        let (expect_path, actual) = run(f);
+    for (i, f) in files.iter().enumerate() {
+        let scratch = std::env::temp_dir().join(format!("kiln_golden_{}_{i}", std::process::id()));
+        std::fs::create_dir_all(&scratch).expect("create a scratch directory");
+        let (expect_path, actual) = run(f, &scratch);
+        let _ = std::fs::remove_dir_all(&scratch);
         if bless {
             let other = if expect_path.extension().is_some_and(|x| x == "out") {
                 f.with_extension("err")

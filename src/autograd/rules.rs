@@ -103,7 +103,9 @@ fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tenso
         Cos => g.mul(&x.un(Sin)?).and_then(|t| t.neg()),
         Tanh => g.mul(&out.mul(out)?.rsub_s(1.0)?),
         Sigmoid => g.mul(&out.mul(&out.rsub_s(1.0)?)?),
-        Relu => g.mul(&mask_f(&x.cmp_s(BinaryOp::Gt, 0.0)?)?),
+        // A select, not a product with a 0/1 mask: PyTorch's threshold_backward gives +0.0
+        // where x <= 0, never -0.0 for a negative incoming gradient.
+        Relu => where_(&x.cmp_s(BinaryOp::Gt, 0.0)?, g, &zeros(&[])?),
         Gelu => {
             // d/dx x*Phi(x) = Phi(x) + x*phi(x)
             let cdf = x
@@ -196,7 +198,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             if let Some(hi) = max {
                 m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Le, *hi)?)?)?;
             }
-            vec![Some(g.mul(&m)?)]
+            // Selected, not multiplied, so clamped positions get +0.0 (as in PyTorch).
+            vec![Some(where_(&m.cmp_s(BinaryOp::Gt, 0.5)?, g, &zeros(&[])?)?)]
         }
         B::Where {
             cond,

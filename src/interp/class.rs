@@ -14,6 +14,17 @@ fn no_attr(obj: &Value, name: &str) -> super::Exc {
     )
 }
 
+/// `object.__init__(self)`, reached through `super().__init__()` from a class whose
+/// bases define no `__init__` (as in Python, it takes no further arguments).
+fn object_init(_: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Value> {
+    if args.len() != 1 || !kw.is_empty() {
+        return Err(type_err(
+            "object.__init__() takes exactly one argument (the instance to initialize)",
+        ));
+    }
+    Ok(Value::None)
+}
+
 /// Binds a class attribute found on an instance: functions become bound methods.
 fn bind(obj: &Value, v: Value) -> Value {
     match v {
@@ -129,6 +140,10 @@ impl Interp {
                 let found = s.0.base.as_ref().and_then(|b| b.lookup(name));
                 match found {
                     Some(v) => Ok(bind(&s.1, v)),
+                    None if name == "__init__" => Ok(bind(
+                        &s.1,
+                        super::builtins::native("object.__init__", object_init),
+                    )),
                     None => Err(err(
                         ErrorKind::AttributeError,
                         format!("'super' object has no attribute '{name}'"),
