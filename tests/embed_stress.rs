@@ -114,6 +114,7 @@ fn limited_engine() -> Engine {
         max_tensor_bytes: Some(1 << 20),
         max_total_tensor_bytes: Some(8 << 20),
         wall_time: Some(Duration::from_secs(2)),
+        max_container_len: 100_000,
     });
     e.set_sandbox(true);
     e.set_output(Box::new(|_| {}));
