@@ -33,10 +33,10 @@ const TANH_T: [f32; 10] = [
 ];
 /// Below this |x| the series is used; above it `1 - 2 / (e^2x + 1)` has no cancellation.
 const TANH_SMALL: f32 = 0.55;
-/// tanh(9) rounds to 1.0 in f32.
-const TANH_CLAMP: f32 = 9.0;
+/// tanh(x) rounds to 1.0 in f32 from about 9.01 on; the clamp keeps e^2x finite.
+const TANH_CLAMP: f32 = 10.0;
 
-/// e^y for 0 <= y <= 18 (what [`tanh`] needs), within 1 ulp.
+/// e^y for 0 <= y <= 20 (what [`tanh`] needs), within 1 ulp.
 #[inline(always)]
 fn exp_small_range(y: f32) -> f32 {
     let t = y * LOG2E + ROUND_MAGIC;
@@ -60,7 +60,8 @@ pub fn tanh(x: f32) -> f32 {
     for &c in TANH_T[1..9].iter().rev() {
         p = p * x2 + c;
     }
-    let small = x + x * x2 * p;
+    // (copysign keeps tanh(-0.0) == -0.0; elsewhere the sum already has x's sign)
+    let small = (x + x * x2 * p).copysign(x);
     let e = exp_small_range(2.0 * a.min(TANH_CLAMP));
     let big = (1.0 - 2.0 / (e + 1.0)).copysign(x);
     let r = if a < TANH_SMALL { small } else { big };
