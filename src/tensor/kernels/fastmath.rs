@@ -33,7 +33,7 @@ const TANH_T: [f32; 10] = [
 ];
 /// Below this |x| the series is used; above it `1 - 2 / (e^2x + 1)` has no cancellation.
 const TANH_SMALL: f32 = 0.55;
-/// tanh(x) rounds to 1.0 in f32 from x = 9.011 on (1 - 2e^-2x below half an ulp of 1).
+/// tanh(x) rounds to 1.0 in f32 from about 9.01 on; the clamp keeps e^2x finite.
 const TANH_CLAMP: f32 = 10.0;
 
 /// e^y for 0 <= y <= 20 (what [`tanh`] needs), within 1 ulp.
@@ -60,7 +60,7 @@ pub fn tanh(x: f32) -> f32 {
     for &c in TANH_T[1..9].iter().rev() {
         p = p * x2 + c;
     }
-    // tanh is odd and the series never changes the sign: copysign keeps tanh(-0) = -0
+    // (copysign keeps tanh(-0.0) == -0.0; elsewhere the sum already has x's sign)
     let small = (x + x * x2 * p).copysign(x);
     let e = exp_small_range(2.0 * a.min(TANH_CLAMP));
     let big = (1.0 - 2.0 / (e + 1.0)).copysign(x);
