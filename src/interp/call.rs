@@ -1,7 +1,9 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
-use super::tree::CArg;
-use super::value::{discard, Class, ClassKind, Function, Instance, NameMap, NativeCode, Value};
+use super::tree::{CArg, Ex};
+use super::value::{
+    discard, hinted_get, Class, ClassKind, Function, Instance, NameMap, NativeCode, Value,
+};
 use super::{at, err, type_err, Flow, Interp, R};
 use crate::error::{ErrorKind, TraceFrame};
 use crate::source::Span;
@@ -81,15 +83,17 @@ impl Interp {
         Ok(inst)
     }
 
+    /// `obj.name(args)`; `call` is the call expression (its span, and its lookup hint).
     pub fn call_method_expr(
         &mut self,
         obj: Value,
         name: &Rc<str>,
         args: &[CArg],
-        span: Span,
+        call: &Ex,
     ) -> R<Value> {
+        let span = call.span;
         if let Value::Instance(inst) = &obj {
-            let own = inst.dict.borrow().get(&**name).cloned();
+            let own = hinted_get(&inst.dict.borrow(), name, &call.hint).cloned();
             match own.as_ref() {
                 Some(Value::Func(func)) if fits_simple(func, 0, args) => {
                     return self.call_simple(func.clone(), None, args, span);
@@ -255,27 +259,14 @@ impl Interp {
         if self.stack.len() != top {
             self.stack.resize(top, Value::Unbound);
         }
-        for s in &proto.cell_params {
-            let i = base + *s as usize;
-            let v = std::mem::take(&mut self.stack[i]);
-            self.stack[i] = Value::Cell(Rc::new(RefCell::new(v)));
+        if proto.has_cells {
+            self.init_cells(&func, base);
         }
-        for s in &proto.cell_locals {
-            self.stack[base + *s as usize] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
-        }
-        for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
-            self.stack[base + *s as usize] = Value::Cell(c.clone());
-        }
-        if self.depth >= self.max_depth {
-            self.stack.truncate(base);
-            return Err(err(
-                ErrorKind::RecursionError,
-                "maximum recursion depth exceeded",
-            ));
-        }
-        if let Err(e) = self.check_interrupt() {
-            self.stack.truncate(base);
-            return Err(e);
+        if self.depth >= self.max_depth || self.limits.tick() {
+            if let Err(e) = self.call_guard() {
+                self.stack.truncate(base);
+                return Err(e);
+            }
         }
         let saved_fp = std::mem::replace(&mut self.fp, base);
         let saved_globals = if Rc::ptr_eq(&self.globals, &func.globals) {
@@ -308,15 +299,38 @@ impl Interp {
         match r {
             Ok(Flow::Return(v)) => Ok(v),
             Ok(_) => Ok(Value::None),
-            Err(mut e) => {
-                let span = e.pending.take().unwrap_or(proto.span);
-                e.frames.push(TraceFrame {
-                    func: proto.name.clone(),
-                    span,
-                });
-                Err(e)
-            }
+            Err(e) => Err(add_frame(e, &proto)),
         }
+    }
+
+    /// Wraps captured parameters into cells and installs fresh and captured cells.
+    #[inline(never)]
+    fn init_cells(&mut self, func: &Function, base: usize) {
+        let proto = &func.proto;
+        for s in &proto.cell_params {
+            let i = base + *s as usize;
+            let v = std::mem::take(&mut self.stack[i]);
+            self.stack[i] = Value::Cell(Rc::new(RefCell::new(v)));
+        }
+        for s in &proto.cell_locals {
+            self.stack[base + *s as usize] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
+        }
+        for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
+            self.stack[base + *s as usize] = Value::Cell(c.clone());
+        }
+    }
+
+    /// The checks at a call that is too deep or due for a limits check (the tick fired).
+    #[cold]
+    #[inline(never)]
+    fn call_guard(&mut self) -> R<()> {
+        if self.depth >= self.max_depth {
+            return Err(err(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded",
+            ));
+        }
+        self.limits_slow()
     }
 
     /// Zero-argument `super()`: the defining class of the running function, and `self`.
@@ -399,6 +413,18 @@ fn check_init_result(r: &Value) -> R<()> {
             r.type_name()
         )))
     }
+}
+
+/// Adds the frame of the function `proto` to a propagating exception's traceback.
+#[cold]
+#[inline(never)]
+fn add_frame(mut e: super::Exc, proto: &super::tree::FuncProto) -> super::Exc {
+    let span = e.pending.take().unwrap_or(proto.span);
+    e.frames.push(TraceFrame {
+        func: proto.name.clone(),
+        span,
+    });
+    e
 }
 
 fn missing_args(fname: &str, what: &str, names: &[String]) -> super::Exc {

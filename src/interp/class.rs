@@ -1,10 +1,10 @@
 //! Classes and attributes: class creation, attribute get/set/del, method binding.
 
 use super::tree::ClassProto;
-use super::value::{Class, ClassKind, TypeTag, Value};
+use super::value::{discard, Class, ClassKind, TypeTag, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::error::ErrorKind;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 fn no_attr(obj: &Value, name: &str) -> super::Exc {
@@ -168,6 +168,28 @@ impl Interp {
                 Err(no_attr(obj, name))
             }
         }
+    }
+
+    /// `obj.name = v` at a store site: for instances, the site's `hint` (see
+    /// `hinted_get`) finds an existing attribute without hashing.
+    pub fn store_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value, hint: &Cell<u32>) -> R<()> {
+        let Value::Instance(inst) = obj else {
+            return self.set_attr(obj, name, v);
+        };
+        let mut d = inst.dict.borrow_mut();
+        if let Some((k, slot)) = d.get_index_mut(hint.get() as usize) {
+            if Rc::ptr_eq(k, name) || **k == **name {
+                let old = std::mem::replace(slot, v);
+                drop(d);
+                discard(old);
+                return Ok(());
+            }
+        }
+        let (i, old) = d.insert_full(name.clone(), v);
+        drop(d);
+        hint.set(u32::try_from(i).unwrap_or(0));
+        drop(old);
+        Ok(())
     }
 
     pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {

@@ -3,7 +3,7 @@
 use super::containers;
 use super::num::num_cmp;
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
-use super::value::{discard, Function, Key, Value};
+use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BoolOp, CmpOp};
@@ -109,9 +109,10 @@ impl Interp {
     pub fn store(&mut self, t: &Target, v: Value) -> R<()> {
         match t {
             Target::Place(p) => self.store_place(p, v),
-            Target::Attr(obj, name) => {
+            Target::Attr(obj, name, hint) => {
                 let o = self.eval(obj)?;
-                self.set_attr(&o, name, v).map_err(|e| at(e, obj.span))
+                self.store_attr(&o, name, v, hint)
+                    .map_err(|e| at(e, obj.span))
             }
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
@@ -162,10 +163,10 @@ impl Interp {
     #[inline(always)]
     pub fn operand(&mut self, e: &Ex) -> R<Value> {
         match &e.kind {
-            ExKind::Const(v) => Ok(v.clone()),
+            ExKind::Const(v) => Ok(v.fast_clone()),
             ExKind::Load(Place::Local(s, n)) => match self.local(*s) {
                 Value::Unbound => Err(at(unbound_local(n), e.span)),
-                v => Ok(v.clone()),
+                v => Ok(v.fast_clone()),
             },
             _ => self.eval(e),
         }
@@ -173,11 +174,21 @@ impl Interp {
 
     pub fn eval(&mut self, e: &Ex) -> R<Value> {
         match &e.kind {
-            ExKind::Const(v) => Ok(v.clone()),
+            ExKind::Const(v) => Ok(v.fast_clone()),
             ExKind::Load(Place::Local(s, n)) => match self.local(*s) {
                 Value::Unbound => Err(at(unbound_local(n), e.span)),
-                v => Ok(v.clone()),
+                v => Ok(v.fast_clone()),
             },
+            ExKind::Load(p @ Place::Cell(s, _)) => {
+                if let Value::Cell(c) = self.local(*s) {
+                    if let Ok(v) = c.try_borrow() {
+                        if !matches!(*v, Value::Unbound) {
+                            return Ok(v.fast_clone());
+                        }
+                    }
+                }
+                self.load(p).map_err(|x| at(x, e.span))
+            }
             ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
             ExKind::Binary(op, a, b) => {
                 if let Some(n) = self.num_binop(*op, a, b) {
@@ -221,10 +232,15 @@ impl Interp {
             }
             ExKind::CallMethod(recv, name, args) => {
                 let obj = self.eval(recv)?;
-                self.call_method_expr(obj, name, args, e.span)
+                self.call_method_expr(obj, name, args, e)
             }
             ExKind::Attr(obj, name) => {
                 let o = self.eval(obj)?;
+                if let Value::Instance(inst) = &o {
+                    if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
+                        return Ok(v.fast_clone());
+                    }
+                }
                 self.get_attr(&o, name).map_err(|x| at(x, e.span))
             }
             ExKind::Subscript(obj, idx) => {
@@ -257,14 +273,14 @@ impl Interp {
     }
 
     /// A single comparison `a op b` of two ints or two floats, on the fast path.
-    #[inline]
+    #[inline(always)]
     fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
         num_cmp(op, self.num(a)?, self.num(b)?)
     }
 
     /// The truth value of a condition (`if`, `while`), number comparisons without a
     /// bool value.
-    #[inline]
+    #[inline(always)]
     pub fn cond(&mut self, c: &Ex) -> R<bool> {
         if let ExKind::Compare(a, rest) = &c.kind {
             if let [(op, b)] = rest.as_slice() {

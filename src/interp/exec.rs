@@ -2,7 +2,7 @@
 
 use super::num::{num_op, Num};
 use super::tree::{Code, Place, St, StKind, Target};
-use super::value::{ModuleObj, Value};
+use super::value::{hinted_get, ModuleObj, Value};
 use super::{at, err, Flow, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::BinOp;
@@ -35,8 +35,12 @@ impl Interp {
             }
             StKind::Assign(ts, e) => {
                 let v = self.eval(e)?;
-                for t in ts {
-                    self.store(t, v.clone())?;
+                if let [t] = ts.as_slice() {
+                    self.store(t, v)?;
+                } else {
+                    for t in ts {
+                        self.store(t, v.clone())?;
+                    }
                 }
             }
             StKind::AugLocal(slot, name, op, e) => {
@@ -69,12 +73,31 @@ impl Interp {
             }
             StKind::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             StKind::If(c, body, orelse) => {
-                return if self.cond(c)? {
-                    self.exec_block(body)
-                } else {
-                    self.exec_block(orelse)
-                };
+                let branch = if self.cond(c)? { body } else { orelse };
+                if !branch.is_empty() {
+                    return self.exec_block(branch);
+                }
             }
+            StKind::While(..) | StKind::For(..) => return self.exec_loop(s),
+            StKind::Break => return Ok(Flow::Break),
+            StKind::Continue => return Ok(Flow::Continue),
+            StKind::Pass => {}
+            StKind::Return(e) => {
+                let v = match e {
+                    Some(e) => self.operand(e)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            _ => return self.exec_cold(s),
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// `while` and `for`, kept out of `exec_inner` so its frame stays small.
+    #[inline(never)]
+    fn exec_loop(&mut self, s: &St) -> R<Flow> {
+        match &s.kind {
             StKind::While(c, body, orelse) => loop {
                 self.check_interrupt()?;
                 if !self.cond(c)? {
@@ -119,17 +142,7 @@ impl Interp {
                     return self.exec_block(orelse);
                 }
             }
-            StKind::Break => return Ok(Flow::Break),
-            StKind::Continue => return Ok(Flow::Continue),
-            StKind::Pass => {}
-            StKind::Return(e) => {
-                let v = match e {
-                    Some(e) => self.operand(e)?,
-                    None => Value::None,
-                };
-                return Ok(Flow::Return(v));
-            }
-            _ => return self.exec_cold(s),
+            _ => {}
         }
         Ok(Flow::Normal)
     }
@@ -235,12 +248,21 @@ impl Interp {
                 let new = self.inplace(op, cur, &rhs)?;
                 self.store_place(p, new)
             }
-            Target::Attr(obj, name) => {
+            Target::Attr(obj, name, hint) => {
                 let o = self.eval(obj)?;
-                let cur = self.get_attr(&o, name).map_err(|x| at(x, obj.span))?;
+                let own = match &o {
+                    Value::Instance(inst) => {
+                        hinted_get(&inst.dict.borrow(), name, hint).map(Value::fast_clone)
+                    }
+                    _ => None,
+                };
+                let cur = match own {
+                    Some(v) => v,
+                    None => self.get_attr(&o, name).map_err(|x| at(x, obj.span))?,
+                };
                 let rhs = self.eval(e)?;
                 let new = self.inplace(op, cur, &rhs)?;
-                self.set_attr(&o, name, new)
+                self.store_attr(&o, name, new, hint)
             }
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
@@ -273,7 +295,7 @@ impl Interp {
                     _ => self.store_place(p, Value::Unbound),
                 }
             }
-            Target::Attr(obj, name) => {
+            Target::Attr(obj, name, _) => {
                 let o = self.eval(obj)?;
                 self.del_attr(&o, name).map_err(|x| at(x, obj.span))
             }

@@ -96,6 +96,16 @@ fn cmp<T: PartialOrd>(op: CmpOp, a: T, b: T) -> Option<bool> {
     })
 }
 
+/// False when `e` can never be computed on the fast path (a call, an attribute, ...):
+/// checking this first skips the fast path's call for such operands.
+#[inline(always)]
+fn maybe_num(e: &Ex) -> bool {
+    matches!(
+        e.kind,
+        ExKind::Const(_) | ExKind::Load(Place::Local(..)) | ExKind::Binary(..)
+    )
+}
+
 impl Interp {
     /// The value of `e` if it is a number computable on the fast path.
     #[inline(always)]
@@ -106,7 +116,13 @@ impl Interp {
     /// `a op b` on the fast path, if both sides are numbers it can compute.
     #[inline(always)]
     pub fn num_binop(&self, op: BinOp, a: &Ex, b: &Ex) -> Option<Num> {
-        self.num_bin(op, a, b, 1)
+        if !(maybe_num(a) && maybe_num(b)) {
+            return None;
+        }
+        // The first level inline (no call for `n - 1`); nested operators via `num_bin`.
+        let x = self.num_at(a, 1)?;
+        let y = self.num_at(b, 1)?;
+        num_op(op, x, y)
     }
 
     /// Leaves inline; nested operators through `num_bin` (at most `MAX_NEST` deep).

@@ -6,7 +6,7 @@ use super::value::{ModuleObj, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 struct FrameCtx {
@@ -28,6 +28,9 @@ pub struct Resolver<'a> {
     module: &'a ModuleObj,
     frames: Vec<FrameCtx>,
     sid: usize,
+    /// Attribute names, one `Rc` per distinct name, so attribute maps built by this
+    /// chunk's stores and probed by its loads usually compare keys by pointer.
+    attr_names: HashSet<Name>,
 }
 
 /// Resolves a whole module chunk against a module's global table.
@@ -41,6 +44,7 @@ pub fn resolve_module(m: &ast::Module, module: &ModuleObj) -> Result<Code> {
             n_slots: 0,
         }],
         sid: 0,
+        attr_names: HashSet::new(),
     };
     let body = r.stmts(&m.body)?;
     let n_slots = r.frames.last().map(|f| f.n_slots).unwrap_or(0);
@@ -56,6 +60,15 @@ fn unsupported(what: &str, span: Span) -> Error {
 }
 
 impl Resolver<'_> {
+    /// The shared `Rc` of an attribute name.
+    fn attr_name(&mut self, n: &Name) -> Name {
+        if let Some(x) = self.attr_names.get(n) {
+            return x.clone();
+        }
+        self.attr_names.insert(n.clone());
+        n.clone()
+    }
+
     fn frame(&mut self) -> &mut FrameCtx {
         let n = self.frames.len() - 1;
         &mut self.frames[n]
@@ -119,10 +132,7 @@ impl Resolver<'_> {
     }
 
     fn ex(&mut self, e: &Expr) -> Result<Ex> {
-        Ok(Ex {
-            kind: self.ex_kind(e)?,
-            span: e.span,
-        })
+        Ok(Ex::new(self.ex_kind(e)?, e.span))
     }
 
     fn opt(&mut self, e: &Option<Box<Expr>>) -> Result<Option<Box<Ex>>> {
@@ -156,7 +166,7 @@ impl Resolver<'_> {
                 ExKind::Dict(out)
             }
             ExprKind::Starred(x) => ExKind::Starred(Box::new(self.ex(x)?)),
-            ExprKind::Attr(x, n) => ExKind::Attr(Box::new(self.ex(x)?), n.clone()),
+            ExprKind::Attr(x, n) => ExKind::Attr(Box::new(self.ex(x)?), self.attr_name(n)),
             ExprKind::Subscript(a, b) => {
                 ExKind::Subscript(Box::new(self.ex(a)?), Box::new(self.ex(b)?))
             }
@@ -268,7 +278,7 @@ impl Resolver<'_> {
         if let ExprKind::Attr(recv, name) = &f.kind {
             return Ok(ExKind::CallMethod(
                 Box::new(self.ex(recv)?),
-                name.clone(),
+                self.attr_name(name),
                 out,
             ));
         }
@@ -312,7 +322,9 @@ impl Resolver<'_> {
     fn target(&mut self, t: &Expr) -> Result<Target> {
         Ok(match &t.kind {
             ExprKind::Name(n) => Target::Place(self.place(n)),
-            ExprKind::Attr(x, n) => Target::Attr(self.ex(x)?, n.clone()),
+            ExprKind::Attr(x, n) => {
+                Target::Attr(self.ex(x)?, self.attr_name(n), std::cell::Cell::new(0))
+            }
             ExprKind::Subscript(a, b) => Target::Subscript(self.ex(a)?, self.ex(b)?),
             ExprKind::Tuple(xs) | ExprKind::List(xs) => {
                 let mut star = None;
@@ -411,10 +423,7 @@ impl Resolver<'_> {
                 let decos = self.exs(&f.decorators)?;
                 let proto = self.func(f)?;
                 let store = Target::Place(self.place(&f.name));
-                let mk = Ex {
-                    kind: ExKind::MakeFunc(proto),
-                    span: f.span,
-                };
+                let mk = Ex::new(ExKind::MakeFunc(proto), f.span);
                 StKind::FuncDef(decos, mk, store)
             }
             StmtKind::ClassDef(c) => StKind::ClassDef(self.class(c)?),
@@ -645,6 +654,8 @@ impl Resolver<'_> {
         let body = body?;
         let n_slots = fr.map(|f| f.n_slots).unwrap_or(0);
         let simple = vararg.is_none() && kwarg.is_none() && kwonly.is_empty();
+        let has_cells =
+            !(cell_params.is_empty() && cell_locals.is_empty() && free_slots.is_empty());
         Ok(Rc::new(FuncProto {
             name: f.name.clone(),
             params: p.params.iter().map(|q| q.name.clone()).collect(),
@@ -661,6 +672,7 @@ impl Resolver<'_> {
             body,
             is_lambda: f.is_lambda,
             simple,
+            has_cells,
             span: f.span,
         }))
     }

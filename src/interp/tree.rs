@@ -3,6 +3,7 @@
 use super::value::Value;
 use crate::source::Span;
 use crate::syntax::ast::{BinOp, BoolOp, CmpOp, UnaryOp};
+use std::cell::Cell;
 use std::rc::Rc;
 
 pub type Name = Rc<str>;
@@ -11,10 +12,24 @@ pub type Name = Rc<str>;
 pub struct Ex {
     pub kind: ExKind,
     pub span: Span,
+    /// Attribute accesses (`Attr`, `CallMethod`): the index in the receiver's attribute
+    /// map where `name` was found last time, tried before hashing (see `hinted_get`).
+    pub hint: Cell<u32>,
+}
+
+impl Ex {
+    pub fn new(kind: ExKind, span: Span) -> Ex {
+        Ex {
+            kind,
+            span,
+            hint: Cell::new(0),
+        }
+    }
 }
 
 /// Where a name lives once resolved.
 #[derive(Debug, Clone)]
+#[repr(u8)]
 pub enum Place {
     /// A frame slot holding the value.
     Local(u32, Name),
@@ -26,7 +41,10 @@ pub enum Place {
     ClassNs(Name, Box<Place>),
 }
 
+/// `repr(u8)`: an explicit tag byte makes the interpreter's dispatch a byte load and a
+/// jump (a niche-encoded tag costs several instructions per `match`).
 #[derive(Debug)]
+#[repr(u8)]
 pub enum ExKind {
     Const(Value),
     Load(Place),
@@ -82,7 +100,8 @@ pub enum CArg {
 #[derive(Debug)]
 pub enum Target {
     Place(Place),
-    Attr(Ex, Name),
+    /// `obj.name`, with the store site's attribute-map index hint (see `hinted_get`).
+    Attr(Ex, Name, Cell<u32>),
     Subscript(Ex, Ex),
     /// `a, *b, c`: the targets and the position of the starred one.
     Unpack(Vec<Target>, Option<usize>, Span),
@@ -94,7 +113,10 @@ pub struct St {
     pub span: Span,
 }
 
+/// `repr(u8)`: an explicit tag byte makes the interpreter's dispatch a byte load and a
+/// jump (a niche-encoded tag costs several instructions per `match`).
 #[derive(Debug)]
+#[repr(u8)]
 pub enum StKind {
     Expr(Ex),
     Assign(Vec<Target>, Ex),
@@ -171,6 +193,9 @@ pub struct FuncProto {
     pub is_lambda: bool,
     /// True when a positional call with exactly `params.len()` args needs no extra work.
     pub simple: bool,
+    /// True when the frame needs cells set up at entry (`cell_params`, `cell_locals` or
+    /// `free_slots` non-empty).
+    pub has_cells: bool,
     pub span: Span,
 }
 

@@ -14,6 +14,25 @@ pub type NameMap = IndexMap<Rc<str>, Value, FxBuild>;
 /// A Python dict: insertion-ordered, keyed by hashable values.
 pub type DictMap = IndexMap<Key, Value, FxBuild>;
 
+/// Looks `name` up in an attribute map, trying the entry at `hint` first (instances of
+/// one class usually store their attributes in the same order) and remembering where a
+/// hashed lookup found it.
+#[inline]
+pub fn hinted_get<'a>(
+    map: &'a NameMap,
+    name: &Rc<str>,
+    hint: &std::cell::Cell<u32>,
+) -> Option<&'a Value> {
+    if let Some((k, v)) = map.get_index(hint.get() as usize) {
+        if Rc::ptr_eq(k, name) || **k == **name {
+            return Some(v);
+        }
+    }
+    let (i, _, v) = map.get_full(&**name)?;
+    hint.set(u32::try_from(i).unwrap_or(0));
+    Some(v)
+}
+
 /// A shared mutable variable cell (closures).
 pub type CellRef = Rc<RefCell<Value>>;
 
@@ -513,6 +532,19 @@ impl Value {
 }
 
 impl Value {
+    /// A clone that copies scalars inline and calls the out-of-line `clone` only for
+    /// heap objects (the derived `clone` is too big to inline on hot paths).
+    #[inline(always)]
+    pub fn fast_clone(&self) -> Value {
+        match self {
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::None => Value::None,
+            other => other.clone(),
+        }
+    }
+
     /// True when the value owns no heap object (dropping it is a no-op).
     #[inline(always)]
     pub fn is_plain(&self) -> bool {
