@@ -5,6 +5,7 @@
 
 mod body;
 pub mod codegen;
+pub mod consts;
 pub mod jit;
 pub mod kernel;
 mod lanefn;
