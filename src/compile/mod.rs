@@ -1,4 +1,5 @@
-//! JIT compilation of fused tensor kernels: kernel IR, Cranelift code generation, runs.
+//! `@compile`: the tensor-level IR (`ir`, `infer`, `verify`, `dump`) and the JIT of fused
+//! tensor kernels (kernel IR, Cranelift code generation, runs).
 //!
 //! Public surface: build a [`Kernel`], [`compile`] it, then [`CompiledKernel::run`] it on
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
@@ -6,6 +7,9 @@
 mod body;
 pub mod codegen;
 pub mod consts;
+pub mod dump;
+pub mod infer;
+pub mod ir;
 pub mod jit;
 pub mod kernel;
 mod lanefn;
@@ -13,6 +17,7 @@ mod mathfn;
 pub mod parallel;
 pub mod reference;
 mod trig_table;
+pub mod verify;
 pub mod views;
 
 pub use jit::{compile, CompiledKernel, KernelArgs};
