@@ -15,6 +15,7 @@ pub mod kernel;
 mod lanefn;
 mod mathfn;
 pub mod parallel;
+pub mod passes;
 pub mod reference;
 mod trig_table;
 pub mod verify;
