@@ -13,6 +13,7 @@ pub mod ir;
 pub mod jit;
 pub mod kernel;
 mod lanefn;
+pub mod lower;
 mod mathfn;
 pub mod parallel;
 pub mod passes;

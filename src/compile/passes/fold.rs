@@ -43,7 +43,10 @@ pub(crate) fn eval_elementwise(op: &IrOp, args: &[Tensor]) -> Option<Result<Tens
 /// Folds `node` on constant `args`; None when it cannot be folded (not elementwise,
 /// too large, an evaluation error left for run time, a type mismatch).
 fn evaluate(node: &Node, args: &[Tensor]) -> Option<Tensor> {
-    let numel = node.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+    let numel = node
+        .shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))?;
     if numel > FOLD_LIMIT {
         return None;
     }

@@ -1,11 +1,13 @@
 //! Graph-to-graph optimization passes over the tensor IR, one file per pass:
 //! constant folding, algebraic simplification, common-subexpression elimination and
 //! dead-code elimination. [`optimize`] runs them in order and verifies the graph after
-//! each one (a failure is an internal compile error naming the pass).
+//! each one (a failure is an internal compile error naming the pass). `fuse` finds the
+//! elementwise groups that `lower::compile_graph` compiles into kernels.
 
 mod cse;
 mod dce;
 mod fold;
+pub mod fuse;
 mod rebuild;
 mod simplify;
 
@@ -32,7 +34,9 @@ pub const PIPELINE: [(&str, Pass); 4] = [
 /// Verifies `g`, then runs every pass of [`PIPELINE`], verifying after each.
 pub fn optimize(g: Graph) -> Result<Graph> {
     verify(&g)?;
-    PIPELINE.iter().try_fold(g, |g, (name, pass)| run_pass(g, name, *pass))
+    PIPELINE
+        .iter()
+        .try_fold(g, |g, (name, pass)| run_pass(g, name, *pass))
 }
 
 /// Runs one pass and verifies its result; a verify failure names the pass.

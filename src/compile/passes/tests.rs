@@ -74,6 +74,25 @@ fn run(g: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     Ok(g.outputs.iter().map(|o| vals[o.index()].clone()).collect())
 }
 
+/// The executor callback for compiled graphs in these tests (elementwise ops only).
+fn eval_node(n: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
+    match &n.op {
+        IrOp::Input { slot, .. } => Ok(inputs[*slot].clone()),
+        IrOp::Const(t) => Ok(t.clone()),
+        op => eval_elementwise(op, args).expect("elementwise op"),
+    }
+}
+
+/// Optimizes, fuses and compiles `g`, then runs it.
+fn run_compiled(g: &Graph, inputs: &[Tensor]) -> (Vec<Tensor>, usize) {
+    let cg = crate::compile::lower::compile_graph(optimize(g.clone()).expect("optimize"))
+        .expect("compile");
+    (
+        cg.run(inputs, eval_node).expect("run compiled"),
+        cg.fused.len(),
+    )
+}
+
 /// Equal within 1e-5 relative (plus 1e-6 absolute near 0); NaN matches NaN, inf itself.
 fn close(a: f32, b: f32) -> bool {
     if a.is_nan() || b.is_nan() {
@@ -112,8 +131,14 @@ fn snapshot(name: &str, text: &str) {
 fn check_pass(name: &str, pass: Pass, g: Graph, inputs: &[Tensor]) -> Graph {
     let before = g.to_text(None);
     let out = run_pass(g.clone(), name, pass).expect("pass");
-    snapshot(name, &format!("{before}--- after {name} ---\n{}", out.to_text(None)));
-    let (want, got) = (run(&g, inputs).expect("run"), run(&out, inputs).expect("run"));
+    snapshot(
+        name,
+        &format!("{before}--- after {name} ---\n{}", out.to_text(None)),
+    );
+    let (want, got) = (
+        run(&g, inputs).expect("run"),
+        run(&out, inputs).expect("run"),
+    );
     assert!(outputs_agree(&want, &got), "{name} changed the results");
     out
 }
@@ -156,11 +181,17 @@ fn simplify_removes_exact_identities_but_not_times_zero() {
     let out = check_pass("simplify", simplify, g, &[nan]);
     assert_eq!(out.outputs[0], x, "x*1/1-0 with double neg is x");
     assert!(
-        matches!(out.nodes[out.outputs[1].index()].op, IrOp::BinaryScalar { .. }),
+        matches!(
+            out.nodes[out.outputs[1].index()].op,
+            IrOp::BinaryScalar { .. }
+        ),
         "x*0 must stay (NaN*0 is NaN)"
     );
     assert!(
-        matches!(out.nodes[out.outputs[2].index()].op, IrOp::BinaryScalar { .. }),
+        matches!(
+            out.nodes[out.outputs[2].index()].op,
+            IrOp::BinaryScalar { .. }
+        ),
         "1/x is not x/1"
     );
 }
@@ -236,9 +267,13 @@ fn gelu_tanh_becomes_x_times_sigmoid_and_stays_accurate() {
     );
     let text = opt.to_text(None);
     assert!(text.contains("sigmoid") && !text.contains("tanh"), "{text}");
-    let xs: Vec<f32> = (0..n).map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32).collect();
+    let xs: Vec<f32> = (0..n)
+        .map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32)
+        .collect();
     let x = from_f32(xs.clone(), &[n]).expect("x");
-    let before = run(&g, &[x.clone()]).expect("run")[0].to_f32_vec().expect("f32");
+    let before = run(&g, &[x.clone()]).expect("run")[0]
+        .to_f32_vec()
+        .expect("f32");
     let after = run(&opt, &[x]).expect("run")[0].to_f32_vec().expect("f32");
     let err = |ys: &[f32]| {
         xs.iter()
@@ -256,6 +291,46 @@ fn gelu_tanh_becomes_x_times_sigmoid_and_stays_accurate() {
 }
 
 #[test]
+fn gelu_fuses_into_one_kernel_within_1e6_of_f64() {
+    let n = 100_003;
+    let g = gelu_graph(n);
+    let xs: Vec<f32> = (0..n)
+        .map(|i| -4.0 + 8.0 * i as f32 / (n - 1) as f32)
+        .collect();
+    let x = from_f32(xs.clone(), &[n]).expect("x");
+    let (got, kernels) = run_compiled(&g, &[x.clone()]);
+    assert_eq!(kernels, 1);
+    let got = got[0].to_f32_vec().expect("f32");
+    let want = run(&g, &[x]).expect("run")[0].to_f32_vec().expect("f32");
+    let err = xs
+        .iter()
+        .zip(&got)
+        .map(|(&x, &y)| (f64::from(y) - gelu64(f64::from(x))).abs())
+        .fold(0.0, f64::max);
+    assert!(err <= 1e-6, "fused GELU error {err:e}");
+    assert!(want.iter().zip(&got).all(|(&a, &b)| close(a, b)));
+}
+
+#[test]
+fn fused_broadcast_and_strided_inputs_match_eager() {
+    let mut g = Graph::new();
+    let a = input(&mut g, &[3, 4]);
+    let b = input(&mut g, &[4]);
+    let c = input(&mut g, &[3, 1]);
+    let ab = add(&mut g, IrOp::Binary(BinaryOp::Mul), &[a, b]);
+    let abc = add(&mut g, IrOp::Binary(BinaryOp::Sub), &[ab, c]);
+    let y = add(&mut g, IrOp::Unary(UnaryOp::Tanh), &[abc]);
+    g.outputs.push(y);
+    // A transposed (non-contiguous) first input.
+    let at = ramp(&[4, 3]).transpose(0, 1).expect("t");
+    let inputs = [at, ramp(&[4]), ramp(&[3, 1])];
+    let (got, kernels) = run_compiled(&g, &inputs);
+    assert_eq!(kernels, 1);
+    let want = run(&g, &inputs).expect("run");
+    assert!(outputs_agree(&want, &got));
+}
+
+#[test]
 fn harness_detects_a_planted_difference() {
     let mut g = Graph::new();
     let x = input(&mut g, &[8]);
@@ -268,7 +343,10 @@ fn harness_detects_a_planted_difference() {
         reverse: false,
     };
     let inputs = [ramp(&[8])];
-    let (a, b) = (run(&g, &inputs).expect("run"), run(&planted, &inputs).expect("run"));
+    let (a, b) = (
+        run(&g, &inputs).expect("run"),
+        run(&planted, &inputs).expect("run"),
+    );
     assert!(!outputs_agree(&a, &b));
     assert!(outputs_agree(&a, &a));
 }
@@ -283,15 +361,33 @@ fn random_graph(steps: &[Step]) -> Graph {
     let mut g = Graph::new();
     let mut vals: Vec<NodeId> = SHAPES.iter().map(|s| input(&mut g, s)).collect();
     vals.push(constant(&mut g, vec![0.5, -1.0, 2.0, 0.0], &[4]));
-    let unary = [UnaryOp::Neg, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Abs, UnaryOp::Exp];
-    let binary = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum];
+    let unary = [
+        UnaryOp::Neg,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Abs,
+        UnaryOp::Exp,
+    ];
+    let binary = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Maximum,
+    ];
     for &(kind, i, j, s) in steps {
         let (a, b) = (vals[i % vals.len()], vals[j % vals.len()]);
         let v = match kind % 4 {
             0 => add(&mut g, IrOp::Unary(unary[j % unary.len()]), &[a]),
             1 => add(&mut g, IrOp::Binary(binary[kind as usize / 4 % 4]), &[a, b]),
             2 => bs(&mut g, binary[j % 3], s, kind >= 128, a),
-            _ => add(&mut g, IrOp::Clamp { min: Some(-s), max: Some(s.abs() + 1.0) }, &[a]),
+            _ => add(
+                &mut g,
+                IrOp::Clamp {
+                    min: Some(-s),
+                    max: Some(s.abs() + 1.0),
+                },
+                &[a],
+            ),
         };
         vals.push(v);
     }
@@ -324,5 +420,7 @@ proptest! {
         let (want, got) = (run(&g, &inputs).expect("run"), run(&opt, &inputs).expect("run"));
         prop_assert!(outputs_agree(&want, &got), "{}\nvs\n{}", g.to_text(None), opt.to_text(None));
         prop_assert!(opt.len() <= g.len());
+        let (fused, _) = run_compiled(&g, &inputs);
+        prop_assert!(outputs_agree(&want, &fused), "fused differs:\n{}", opt.to_text(None));
     }
 }
