@@ -271,7 +271,7 @@ fn gelu_tanh_becomes_x_times_sigmoid_and_stays_accurate() {
         .map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32)
         .collect();
     let x = from_f32(xs.clone(), &[n]).expect("x");
-    let before = run(&g, &[x.clone()]).expect("run")[0]
+    let before = run(&g, std::slice::from_ref(&x)).expect("run")[0]
         .to_f32_vec()
         .expect("f32");
     let after = run(&opt, &[x]).expect("run")[0].to_f32_vec().expect("f32");
@@ -298,7 +298,7 @@ fn gelu_fuses_into_one_kernel_within_1e6_of_f64() {
         .map(|i| -4.0 + 8.0 * i as f32 / (n - 1) as f32)
         .collect();
     let x = from_f32(xs.clone(), &[n]).expect("x");
-    let (got, kernels) = run_compiled(&g, &[x.clone()]);
+    let (got, kernels) = run_compiled(&g, std::slice::from_ref(&x));
     assert_eq!(kernels, 1);
     let got = got[0].to_f32_vec().expect("f32");
     let want = run(&g, &[x]).expect("run")[0].to_f32_vec().expect("f32");
@@ -412,7 +412,7 @@ proptest! {
             .map(|s| {
                 let n: usize = s.iter().product();
                 let data = (0..n)
-                    .map(|i| ((i as u32 * 2_654_435_761u32 ^ seed) % 1000) as f32 / 125.0 - 4.0)
+                    .map(|i| (((i as u32 * 2_654_435_761u32) ^ seed) % 1000) as f32 / 125.0 - 4.0)
                     .collect();
                 from_f32(data, s).expect("input")
             })
