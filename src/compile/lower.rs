@@ -1,6 +1,10 @@
 //! Lowering an optimized graph to its runnable form: fused groups compiled once with
 //! Cranelift, every other node left to the executor's eager evaluation (passed in by
 //! the caller, so this module runs any op the executor knows).
+//!
+//! Buffer planning: each fused step keeps its last output; the next call writes into
+//! it again when the caller has dropped every handle to it (no allocation, no page
+//! faults in steady state), else it allocates a fresh one.
 
 use super::ir::{Graph, Node, NodeId};
 use super::jit::{compile, CompiledKernel};
@@ -9,6 +13,7 @@ use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 fn internal(msg: &str) -> Error {
@@ -24,6 +29,8 @@ pub struct FusedStep {
     pub root: NodeId,
     pub inputs: Vec<NodeId>,
     pub kernel: CompiledKernel,
+    /// The previous output, reused when nothing else holds it.
+    last: RefCell<Option<Tensor>>,
 }
 
 /// What running one node of the graph means.
@@ -67,6 +74,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
             root: group.root,
             inputs: group.inputs,
             kernel,
+            last: RefCell::new(None),
         });
     }
     Ok(CompiledGraph {
@@ -144,11 +152,23 @@ fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
         .ok_or_else(|| internal("a fused input was not computed"))
 }
 
-/// Runs one fused kernel into a fresh contiguous f32 tensor of `node`'s shape.
+/// The output tensor of `step`: its previous output when nothing else holds it.
+fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
+    let reuse = step
+        .last
+        .borrow_mut()
+        .take()
+        .filter(|t| t.is_unique() && t.shape() == shape);
+    match reuse {
+        Some(t) => Ok(t),
+        None => Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape),
+    }
+}
+
+/// Runs one fused kernel into a contiguous f32 tensor of `node`'s shape.
 fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
     let ext = extents(&node.shape);
     let n: usize = ext.iter().product();
-    let mut out = alloc_filled(n, 0.0f32)?;
     // Inputs whose innermost stride does not match the kernel's access are copied.
     let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
     for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
@@ -160,23 +180,31 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
         .iter()
         .map(|t| broadcast_strides(t, &ext))
         .collect::<Result<_>>()?;
-    let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
-    let mut views = Vec::with_capacity(owned.len());
-    for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
-        let Buffer::F32(data) = &**b else {
-            return Err(internal("fused input is not float32"));
+    let result = output_tensor(step, &node.shape, n)?;
+    {
+        // The output's storage is unique, so it is none of the inputs' storages.
+        let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
+        let mut views = Vec::with_capacity(owned.len());
+        for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
+            let Buffer::F32(data) = &**b else {
+                return Err(internal("fused input is not float32"));
+            };
+            views.push(BufView {
+                data,
+                offset: t.offset(),
+                strides: st,
+            });
+        }
+        let mut out_buf = result.storage().borrow_mut();
+        let Buffer::F32(out) = &mut *out_buf else {
+            return Err(internal("fused output is not float32"));
         };
-        views.push(BufView {
-            data,
-            offset: t.offset(),
-            strides: st,
-        });
+        let out_strides = contiguous_strides(&ext);
+        step.kernel
+            .run(&views, &mut [BufViewMut::new(out, &out_strides)], &ext)?;
     }
-    let out_strides = contiguous_strides(&ext);
-    step.kernel
-        .run(&views, &mut [BufViewMut::new(&mut out, &out_strides)], &ext)?;
-    drop(bufs);
-    Tensor::from_buffer(Buffer::F32(out), &node.shape)
+    *step.last.borrow_mut() = Some(result.clone());
+    Ok(result)
 }
 
 fn contiguous_strides(ext: &[usize]) -> Vec<isize> {

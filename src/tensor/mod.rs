@@ -149,6 +149,12 @@ impl Tensor {
         shape::is_contiguous(&self.0.shape, &self.0.strides)
     }
 
+    /// True when this handle is the only one to the tensor and nothing else (no view,
+    /// no other tensor) shares its storage: its buffer may then be overwritten.
+    pub fn is_unique(&self) -> bool {
+        Rc::strong_count(&self.0) == 1 && Rc::strong_count(&self.0.storage) == 1
+    }
+
     /// True when both handles are the same tensor object.
     pub fn same(&self, other: &Tensor) -> bool {
         Rc::ptr_eq(&self.0, &other.0)

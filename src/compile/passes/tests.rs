@@ -12,6 +12,7 @@ use crate::tensor::creation::from_f32;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::Tensor;
 use proptest::prelude::*;
+use std::rc::Rc;
 
 fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
     let k = g.inputs.len();
@@ -328,6 +329,32 @@ fn fused_broadcast_and_strided_inputs_match_eager() {
     assert_eq!(kernels, 1);
     let want = run(&g, &inputs).expect("run");
     assert!(outputs_agree(&want, &got));
+}
+
+#[test]
+fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
+    let g = gelu_graph(1000);
+    let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
+    let x1 = ramp(&[1000]);
+    let x2 = from_f32(vec![1.0; 1000], &[1000]).expect("x2");
+    let first = cg.run(std::slice::from_ref(&x1), eval_node).expect("run");
+    let kept = first[0].clone();
+    let kept_vals = kept.to_f32_vec().expect("f32");
+    let second = cg.run(std::slice::from_ref(&x2), eval_node).expect("run");
+    assert!(
+        !Rc::ptr_eq(kept.storage(), second[0].storage()),
+        "kept result overwritten"
+    );
+    assert_eq!(kept.to_f32_vec().expect("f32"), kept_vals);
+    let addr = Rc::as_ptr(second[0].storage());
+    drop((first, kept, second));
+    let third = cg.run(std::slice::from_ref(&x1), eval_node).expect("run");
+    assert_eq!(
+        Rc::as_ptr(third[0].storage()),
+        addr,
+        "dropped buffer reused"
+    );
+    assert_eq!(third[0].to_f32_vec().expect("f32"), kept_vals);
 }
 
 #[test]
