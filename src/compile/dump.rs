@@ -133,7 +133,10 @@ pub fn op_text(n: &Node) -> String {
         }],
         IrOp::Index { indices } => {
             let ix: Vec<String> = indices.iter().map(|i| index_text(i, &n.args)).collect();
-            vec![args.first().cloned().unwrap_or_default(), format!("[{}]", ix.join(", "))]
+            vec![
+                args.first().cloned().unwrap_or_default(),
+                format!("[{}]", ix.join(", ")),
+            ]
         }
         _ => args,
     };
@@ -158,7 +161,13 @@ impl Graph {
     pub fn to_text(&self, sources: Option<&SourceMap>) -> String {
         let mut out = String::new();
         for (i, n) in self.nodes.iter().enumerate() {
-            let _ = write!(out, "{} = {} : {}", NodeId(i as u32), op_text(n), type_text(n));
+            let _ = write!(
+                out,
+                "{} = {} : {}",
+                NodeId(i as u32),
+                op_text(n),
+                type_text(n)
+            );
             if let Some(loc) = location(n, sources) {
                 let _ = write!(out, "  # {loc}");
             }

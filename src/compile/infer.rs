@@ -130,9 +130,10 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             let shape = broadcast_shapes(b.name(), &x.shape, &a[1].shape)?;
             full(binary_dtype(*b, x.dtype.promote(a[1].dtype))?, shape)
         }
-        IrOp::BinaryScalar { op, scalar, .. } => {
-            full(binary_dtype(*op, scalar.promote_with(x.dtype))?, x.shape.clone())
-        }
+        IrOp::BinaryScalar { op, scalar, .. } => full(
+            binary_dtype(*op, scalar.promote_with(x.dtype))?,
+            x.shape.clone(),
+        ),
         IrOp::Clamp { min, max } => full(clamp_dtype(x.dtype, *min, *max)?, x.shape.clone()),
         IrOp::Where => derive_where(a),
         IrOp::Cast(dt) => full(*dt, x.shape.clone()),
@@ -178,7 +179,11 @@ fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
         }
         IrOp::ExtremeAll { .. } => full(x.dtype, Dims::new()),
         IrOp::ExtremeDim { dim, keepdim, .. } => {
-            let dims: Vec<usize> = if x.shape.is_empty() { vec![] } else { vec![*dim] };
+            let dims: Vec<usize> = if x.shape.is_empty() {
+                vec![]
+            } else {
+                vec![*dim]
+            };
             reduce(name, x, &dims, *keepdim, x.dtype)
         }
         IrOp::ArgExtreme { dim: None, .. } => full(DType::I64, Dims::new()),
@@ -195,8 +200,9 @@ fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
         }
         IrOp::LogSumExp { dims, keepdim } => reduce(name, x, dims, *keepdim, DType::F32),
         IrOp::AllAny { dims, keepdim, .. } => reduce(name, x, dims, *keepdim, DType::Bool),
-        IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => check_dims(name, &[*dim], x.shape.len())
-            .and_then(|_| full(DType::F32, x.shape.clone())),
+        IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => {
+            check_dims(name, &[*dim], x.shape.len()).and_then(|_| full(DType::F32, x.shape.clone()))
+        }
         IrOp::Cumsum { dim } => check_dims(name, &[*dim], x.shape.len())
             .and_then(|_| full(sum_dtype(x.dtype), x.shape.clone())),
         _ => return None,
@@ -237,7 +243,10 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
                     shape[*dim] = *len;
                     full(x.dtype, shape)
                 }
-                _ => Err(bad(format!("narrow: out of range of {}", fmt_shape(&x.shape)))),
+                _ => Err(bad(format!(
+                    "narrow: out of range of {}",
+                    fmt_shape(&x.shape)
+                ))),
             }
         }
         IrOp::Repeat { reps } => derive_repeat(x, reps),
@@ -251,8 +260,20 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
                 return Err(bad("conv2d: expected [N,C,H,W] and [O,C,KH,KW]".into()));
             }
             let n = s.len();
-            let oh = sp(s[n - 2], w.shape[2], params.stride.0, params.padding.0, params.dilation.0)?;
-            let ow = sp(s[n - 1], w.shape[3], params.stride.1, params.padding.1, params.dilation.1)?;
+            let oh = sp(
+                s[n - 2],
+                w.shape[2],
+                params.stride.0,
+                params.padding.0,
+                params.dilation.0,
+            )?;
+            let ow = sp(
+                s[n - 1],
+                w.shape[3],
+                params.stride.1,
+                params.padding.1,
+                params.dilation.1,
+            )?;
             let mut shape: Dims = s[..n - 3].into();
             shape.extend([w.shape[0], oh, ow]);
             full(DType::F32, shape)
@@ -282,11 +303,17 @@ fn derive_permute(x: &ValueType, perm: &[usize]) -> Result<Derived> {
     for &p in perm {
         match seen.get_mut(p) {
             Some(s) if !*s => *s = true,
-            _ => return Err(bad(format!("permute: {perm:?} is not a permutation of {n} dims"))),
+            _ => {
+                return Err(bad(format!(
+                    "permute: {perm:?} is not a permutation of {n} dims"
+                )))
+            }
         }
     }
     if perm.len() != n {
-        return Err(bad(format!("permute: {perm:?} is not a permutation of {n} dims")));
+        return Err(bad(format!(
+            "permute: {perm:?} is not a permutation of {n} dims"
+        )));
     }
     full(x.dtype, perm.iter().map(|&p| x.shape[p]).collect())
 }
@@ -311,7 +338,9 @@ fn derive_matmul(a: &ValueType, b: &ValueType) -> Result<Derived> {
     let (sa, sb) = (&a.shape, &b.shape);
     let (na, nb) = (sa.len(), sb.len());
     if na == 0 || nb == 0 {
-        return Err(bad("matmul: both arguments need at least 1 dimension".into()));
+        return Err(bad(
+            "matmul: both arguments need at least 1 dimension".into()
+        ));
     }
     let kb = if nb == 1 { sb[0] } else { sb[nb - 2] };
     if sa[na - 1] != kb {
@@ -345,8 +374,8 @@ fn derive_cat(a: &[ValueType], dim: usize) -> Result<Derived> {
     let mut dt = first.dtype;
     for t in &a[1..] {
         let same_rank = t.shape.len() == shape.len();
-        let others_match = same_rank
-            && (0..shape.len()).all(|d| d == dim || t.shape[d] == shape[d]);
+        let others_match =
+            same_rank && (0..shape.len()).all(|d| d == dim || t.shape[d] == shape[d]);
         if !others_match {
             return Err(bad(format!(
                 "cat: {} and {} differ outside dim {dim}",
@@ -411,7 +440,9 @@ fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         IrOp::MaskedFill { .. } => {
             want(name, &a[1], DType::Bool)?;
             if broadcast_shapes(name, &x.shape, &a[1].shape)? != x.shape {
-                return Err(bad("masked_fill: mask does not broadcast to the input".into()));
+                return Err(bad(
+                    "masked_fill: mask does not broadcast to the input".into()
+                ));
             }
             full(x.dtype, x.shape.clone())
         }

@@ -64,16 +64,23 @@ pub enum IrIndex {
     NewAxis,
     Ellipsis,
     /// A bool mask tensor.
-    Mask { arg: usize },
+    Mask {
+        arg: usize,
+    },
     /// An int64 index tensor.
-    Indices { arg: usize },
+    Indices {
+        arg: usize,
+    },
 }
 
 /// A primitive tensor op. Dims are normalised (non-negative, sorted where a set).
 #[derive(Debug, Clone)]
 pub enum IrOp {
     /// Graph input number `slot` (its position in `Graph::inputs`).
-    Input { slot: usize, kind: InputKind },
+    Input {
+        slot: usize,
+        kind: InputKind,
+    },
     /// A tensor created from Python data during capture (deterministic given guards).
     Const(Tensor),
     Unary(UnaryOp),
@@ -108,7 +115,9 @@ pub enum IrOp {
         keepdim: bool,
     },
     /// Max or min over all elements (a 0-d result).
-    ExtremeAll { is_min: bool },
+    ExtremeAll {
+        is_min: bool,
+    },
     /// The values of max/min along `dim`.
     ExtremeDim {
         dim: usize,
@@ -143,34 +152,71 @@ pub enum IrOp {
         keepdim: bool,
         any: bool,
     },
-    Softmax { dim: usize },
-    LogSoftmax { dim: usize },
-    Cumsum { dim: usize },
+    Softmax {
+        dim: usize,
+    },
+    LogSoftmax {
+        dim: usize,
+    },
+    Cumsum {
+        dim: usize,
+    },
     /// Reshape (view when possible) to a fully known shape (also squeeze/unsqueeze/
     /// flatten/view).
-    Reshape { shape: Dims },
-    Permute { perm: Vec<usize> },
-    Expand { shape: Dims },
+    Reshape {
+        shape: Dims,
+    },
+    Permute {
+        perm: Vec<usize>,
+    },
+    Expand {
+        shape: Dims,
+    },
     Narrow {
         dim: usize,
         start: usize,
         len: usize,
     },
-    Repeat { reps: Vec<usize> },
+    Repeat {
+        reps: Vec<usize>,
+    },
     /// Basic and advanced indexing; tensor indices are args after the indexed tensor.
-    Index { indices: Vec<IrIndex> },
+    Index {
+        indices: Vec<IrIndex>,
+    },
     Matmul,
     /// conv2d(x, w) or conv2d(x, w, bias) when `bias`.
-    Conv2d { params: ConvParams, bias: bool },
-    MaxPool2d { params: PoolParams },
-    AvgPool2d { params: PoolParams },
-    Cat { dim: usize },
-    Stack { dim: usize },
-    IndexSelect { dim: usize },
-    Gather { dim: usize },
-    ScatterAdd { dim: usize },
-    OneHot { num_classes: usize },
-    MaskedFill { value: Scalar },
+    Conv2d {
+        params: ConvParams,
+        bias: bool,
+    },
+    MaxPool2d {
+        params: PoolParams,
+    },
+    AvgPool2d {
+        params: PoolParams,
+    },
+    Cat {
+        dim: usize,
+    },
+    Stack {
+        dim: usize,
+    },
+    IndexSelect {
+        dim: usize,
+    },
+    Gather {
+        dim: usize,
+    },
+    ScatterAdd {
+        dim: usize,
+    },
+    OneHot {
+        num_classes: usize,
+    },
+    MaskedFill {
+        value: Scalar,
+    },
 }
 
 impl IrOp {

@@ -5,8 +5,11 @@
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
 
 mod body;
+pub mod cache;
 pub mod codegen;
+pub mod compiled;
 pub mod dump;
+pub mod exec;
 pub mod infer;
 pub mod ir;
 pub mod jit;
@@ -15,6 +18,7 @@ mod lanefn;
 mod mathfn;
 pub mod parallel;
 pub mod reference;
+pub mod trace;
 mod trig_table;
 pub mod verify;
 pub mod views;
@@ -26,3 +30,6 @@ pub use kernel::{
 pub use parallel::PARALLEL_THRESHOLD;
 pub use reference::run_reference;
 pub use views::{BufView, BufViewMut};
+
+#[cfg(test)]
+mod ir_tests;
