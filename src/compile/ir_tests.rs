@@ -259,3 +259,10 @@ fn derive_matches_eager_reductions_and_views() -> crate::error::Result<()> {
     agrees(IrOp::Stack { dim: 3 }, &[&x, &x], &st);
     Ok(())
 }
+
+#[test]
+fn cat_of_scalars_is_rejected_not_a_panic() {
+    let t = ValueType::new(DType::F32, &[]);
+    let e = derive(&IrOp::Cat { dim: 0 }, &[t.clone(), t]);
+    assert!(e.is_err());
+}
