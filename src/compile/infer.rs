@@ -369,7 +369,12 @@ fn derive_matmul(a: &ValueType, b: &ValueType) -> Result<Derived> {
 
 fn derive_cat(a: &[ValueType], dim: usize) -> Result<Derived> {
     let first = &a[0];
-    check_dims("cat", &[dim], first.shape.len())?;
+    if dim >= first.shape.len() {
+        return Err(bad(format!(
+            "cat: dim {dim} out of range for {} dims",
+            first.shape.len()
+        )));
+    }
     let mut shape = first.shape.clone();
     let mut dt = first.dtype;
     for t in &a[1..] {

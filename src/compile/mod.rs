@@ -5,9 +5,12 @@
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
 
 mod body;
+pub mod cache;
 pub mod codegen;
+pub mod compiled;
 pub mod consts;
 pub mod dump;
+pub mod exec;
 pub mod infer;
 pub mod ir;
 pub mod jit;
@@ -18,6 +21,7 @@ mod mathfn;
 pub mod parallel;
 pub mod passes;
 pub mod reference;
+pub mod trace;
 mod trig_table;
 pub mod verify;
 pub mod views;
@@ -29,3 +33,6 @@ pub use kernel::{
 pub use parallel::PARALLEL_THRESHOLD;
 pub use reference::run_reference;
 pub use views::{BufView, BufViewMut};
+
+#[cfg(test)]
+mod ir_tests;

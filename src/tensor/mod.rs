@@ -104,11 +104,14 @@ impl Tensor {
 
     /// A 0-d tensor holding `s`.
     pub fn scalar(s: Scalar) -> Tensor {
-        match s {
+        let sc = crate::compile::trace::scope();
+        let out = match s {
             Scalar::Bool(b) => Tensor::from_vec(vec![b], &[]),
             Scalar::Int(i) => Tensor::from_vec(vec![i], &[]),
             Scalar::Float(f) => Tensor::from_vec(vec![f as f32], &[]),
-        }
+        };
+        sc.record_const(&out);
+        out
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -194,6 +197,9 @@ impl Tensor {
     /// `x.requires_grad_(flag)`: only leaves may change it; only float tensors may
     /// require grad.
     pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
+        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace(
+            "requires_grad_",
+        ));
         if flag && !self.dtype().is_float() {
             return Err(err(
                 ErrorKind::RuntimeError,
