@@ -358,6 +358,33 @@ fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
 }
 
 #[test]
+fn matmul_epilogue_fuses_and_other_nodes_run_through_the_executor() {
+    use crate::compile::exec;
+    let mut g = Graph::new();
+    let x = input(&mut g, &[4, 3]);
+    let w = input(&mut g, &[3, 5]);
+    let b = input(&mut g, &[5]);
+    let m = add(&mut g, IrOp::Matmul, &[x, w]);
+    let mb = add(&mut g, IrOp::Binary(BinaryOp::Add), &[m, b]);
+    let t = add(&mut g, IrOp::Unary(UnaryOp::Relu), &[mb]);
+    let s = add(
+        &mut g,
+        IrOp::Sum {
+            dims: vec![1],
+            keepdim: false,
+        },
+        &[t],
+    );
+    g.outputs.extend([t, s]);
+    let inputs = [ramp(&[4, 3]), ramp(&[3, 5]), ramp(&[5])];
+    let want = exec::run(&g, &inputs, &exec::last_uses(&g)).expect("exec");
+    let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
+    assert_eq!(cg.fused.len(), 1, "bias add + relu epilogue");
+    let got = cg.run(&inputs, exec::eval).expect("run");
+    assert!(outputs_agree(&want, &got));
+}
+
+#[test]
 fn harness_detects_a_planted_difference() {
     let mut g = Graph::new();
     let x = input(&mut g, &[8]);
