@@ -110,6 +110,32 @@ impl Engine {
         self.interp.sandbox = on;
     }
 
+    /// Turns `@compile` on or off for this engine (off: compiled functions run eagerly,
+    /// as with `KILN_EAGER=1`).
+    ///
+    /// ```
+    /// let mut engine = kiln::Engine::new();
+    /// engine.set_compile(false);
+    /// assert_eq!(engine.eval_as::<i64>("compile(lambda x: x + 1)(2)").unwrap(), 3);
+    /// ```
+    pub fn set_compile(&mut self, on: bool) {
+        self.interp.compile_enabled = on;
+    }
+
+    /// The IR text of the version a compiled global used last (the REPL's `:graph`),
+    /// or None when `name` is not a compiled function that has run.
+    pub fn last_graph(&self, name: &str) -> Option<String> {
+        let v = self.get_global(name)?;
+        crate::interp::builtins::compile::last_graph(&self.interp, &v)
+    }
+
+    /// The IR text of the first captured version of a compiled global
+    /// (`kiln graph FILE FUNC`).
+    pub fn first_graph(&self, name: &str) -> Option<String> {
+        let v = self.get_global(name)?;
+        crate::interp::builtins::compile::first_graph(&self.interp, &v)
+    }
+
     /// Whether sandbox mode is on.
     ///
     /// ```

@@ -3,6 +3,8 @@
 //! is on and an input requires grad. Gradient rules are in `autograd::rules`.
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
@@ -163,6 +165,13 @@ fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
 
 /// `a op b` with broadcasting, type promotion and autograd.
 pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = binary_eager(op, a, b)?;
+    sc.record(|| IrOp::Binary(op), &[a, b], &out);
+    Ok(out)
+}
+
+fn binary_eager(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let out = binary_raw(op, a, b)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a, b]) {
         record_binary(op, a, b, &out);
@@ -172,6 +181,18 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `a op s`, or `s op a` when `reverse` (e.g. `1 - x`), without materialising `s`.
 pub fn binary_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = binary_scalar_eager(op, a, s, reverse)?;
+    let ir = || IrOp::BinaryScalar {
+        op,
+        scalar: s,
+        reverse,
+    };
+    sc.record(ir, &[a], &out);
+    Ok(out)
+}
+
+fn binary_scalar_eager(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let out = binary_scalar_raw(op, a, s, reverse)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
         record_scalar(op, a, s, reverse, &out);
@@ -217,6 +238,13 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
 
 /// `op(a)` with autograd.
 pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = unary_eager(op, a)?;
+    sc.record(|| IrOp::Unary(op), &[a], &out);
+    Ok(out)
+}
+
+fn unary_eager(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let out = unary_raw(op, a)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
         let uses_out = matches!(
@@ -235,6 +263,13 @@ pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
 
 /// `clamp(x, min, max)` (either bound optional).
 pub fn clamp(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = clamp_eager(x, min, max)?;
+    sc.record(|| IrOp::Clamp { min, max }, &[x], &out);
+    Ok(out)
+}
+
+fn clamp_eager(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
     let mut out = x.clone();
     if let Some(lo) = min {
         out = binary_scalar_raw(BinaryOp::Maximum, &out, num(x.dtype(), lo), false)?;
@@ -270,6 +305,13 @@ fn num(dt: DType, v: f64) -> Scalar {
 
 /// `where(cond, a, b)`: elements of `a` where `cond`, else of `b` (broadcasting).
 pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = where_impl(cond, a, b)?;
+    sc.record(|| IrOp::Where, &[cond, a, b], &out);
+    Ok(out)
+}
+
+fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if cond.dtype() != DType::Bool {
         return Err(err(
             ErrorKind::TypeError,
@@ -318,6 +360,13 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// `x.clone()`: a differentiable copy.
 pub fn clone(x: &Tensor) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = clone_eager(x)?;
+    sc.record(|| IrOp::Clone, &[x], &out);
+    Ok(out)
+}
+
+fn clone_eager(x: &Tensor) -> Result<Tensor> {
     let out = x.contiguous_copy()?;
     if autograd::needs_grad(&[x]) {
         autograd::record(&out, BackwardOp::Identity, &[x]);

@@ -6,7 +6,8 @@ use kiln::Engine;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl...]\n";
+const USAGE: &str =
+    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC]\n";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os()
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
             None => usage("argument expected for the -c option"),
         },
         Some("check") if rest.len() >= 2 => check(&rest[1..]),
+        Some("graph") if rest.len() == 3 => graph(&rest[1], &rest[2]),
         Some("-h") | Some("--help") => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -68,6 +70,29 @@ fn run_code(code: &str, name: &str, argv: Vec<String>) -> ExitCode {
     match r {
         Ok(_) => ExitCode::SUCCESS,
         Err(err) => report(&e, &err),
+    }
+}
+
+/// `kiln graph FILE FUNC`: runs FILE, then prints the IR FUNC (a `@compile`d global)
+/// captured on its first call.
+fn graph(path: &str, func: &str) -> ExitCode {
+    if !std::path::Path::new(path).is_file() {
+        return usage(&format!("can't open file '{path}': No such file"));
+    }
+    let mut e = engine(vec![path.to_string()]);
+    if let Err(err) = e.run_file(path) {
+        return report(&e, &err);
+    }
+    let _ = std::io::stdout().flush();
+    match e.first_graph(func) {
+        Some(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("kiln graph: {func} is not a @compile function that ran in {path}");
+            ExitCode::from(1)
+        }
     }
 }
 

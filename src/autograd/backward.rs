@@ -16,6 +16,7 @@ the graph a second time or if you need to access saved tensors after calling bac
 
 /// `t.backward(grad, retain_graph)`.
 pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
+    crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Autograd("backward"));
     if !root.requires_grad() {
         return Err(err(
             ErrorKind::RuntimeError,

@@ -2,11 +2,12 @@
 //! the trailing reduction's accumulators.
 //!
 //! The function reads a [`super::jit::KernelArgs`]: base pointers, extents, element
-//! strides and the `[start, end)` range of dimension 0. Buffers are numbered inputs, then
+//! strides, the `[start, end)` range of dimension 0 and the constant table. Buffers are numbered inputs, then
 //! outputs, then the reduction output. Every element is computed as an f32x4 (tails load
 //! one element splatted and keep lane 0).
 
 use super::body::{emit_body, reduce_step, Elem};
+use super::consts::{Consts, Splat4};
 use super::kernel::{Access, Kernel, Kind, ReduceOp};
 use super::mathfn::Vx;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -18,20 +19,22 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 /// Memory flags of every buffer access: cannot trap (bounds were checked), never aligned.
 pub(crate) const MEM: MemFlagsData = MemFlagsData::new().with_notrap();
 
-/// Builds the kernel function into `func` (signature already set: `(i64) -> i32`).
+/// Builds the kernel function into `func` (signature already set: `(i64) -> i32`) and
+/// returns its constant table. `fma`: the host has native fused multiply-add.
 pub(crate) fn build(
     kernel: &Kernel,
     kinds: &[Kind],
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
     config: TargetFrontendConfig,
-) {
+    fma: bool,
+) -> Vec<Splat4> {
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let args = b.block_params(entry)[0];
-    let mut g = Gen::new(b, kernel, kinds, args);
+    let mut g = Gen::new(b, kernel, kinds, args, fma);
     let zero = g.b.ins().iconst(I64, 0);
     let offs = vec![zero; kernel.inputs.len() + kernel.outputs.len()];
     g.level(0, &offs, zero);
@@ -39,6 +42,7 @@ pub(crate) fn build(
     g.b.ins().return_(&[ok]);
     g.b.seal_all_blocks();
     g.b.finalize(config);
+    g.consts.into_table()
 }
 
 /// The vector accumulators (two, for the unrolled loop) and the scalar tail accumulator.
@@ -60,13 +64,23 @@ struct Gen<'a, 'f> {
     start: Value,
     end: Value,
     accs: Option<Accs>,
+    consts: Consts,
+    /// The `KernelArgs` pointer (the constant table's address is re-read from it).
+    args: Value,
 }
 
 impl<'a, 'f> Gen<'a, 'f> {
-    fn new(mut b: FunctionBuilder<'f>, kernel: &'a Kernel, kinds: &'a [Kind], args: Value) -> Self {
+    fn new(
+        mut b: FunctionBuilder<'f>,
+        kernel: &'a Kernel,
+        kinds: &'a [Kind],
+        args: Value,
+        fma: bool,
+    ) -> Self {
         let field = |b: &mut FunctionBuilder, at: i32| b.ins().load(I64, MEM, args, at);
         let (ptrs, ext, strd) = (field(&mut b, 0), field(&mut b, 8), field(&mut b, 16));
         let (start, end) = (field(&mut b, 24), field(&mut b, 32));
+        let consts = Consts::new(field(&mut b, 40), fma);
         let rank = kernel.rank;
         let n_full = kernel.inputs.len() + kernel.outputs.len();
         let n_buf = kernel.inputs.len() + kernel.output_buffers();
@@ -104,6 +118,8 @@ impl<'a, 'f> Gen<'a, 'f> {
             start,
             end,
             accs,
+            consts,
+            args,
         }
     }
 
@@ -222,6 +238,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, end, hi);
             self.b.ins().brif(fits, body, &[], next, &[]);
             self.b.switch_to_block(body);
+            self.reload_consts();
             self.element(&rows, &steps, iv, Elem::Vector, AccSlot::V0);
             if let Some(off) = second {
                 let iv2 = self.b.ins().iadd_imm_s(iv, off);
@@ -237,11 +254,18 @@ impl<'a, 'f> Gen<'a, 'f> {
         let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, hi);
         self.b.ins().brif(more, body, &[], exit, &[]);
         self.b.switch_to_block(body);
+        self.reload_consts();
         self.element(&rows, &steps, iv, Elem::Tail, AccSlot::Scalar);
         let next = self.b.ins().iadd_imm_s(iv, 1);
         self.b.def_var(i, next);
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(exit);
+    }
+
+    /// Re-reads the constant table's address in the current loop body, which keeps the
+    /// body's constant loads inside it (see `consts`).
+    fn reload_consts(&mut self) {
+        self.consts.base = self.b.ins().load(I64, MEM, self.args, 40);
     }
 
     /// Loads, computes, stores and accumulates the element(s) at inner index `iv`.
@@ -251,7 +275,10 @@ impl<'a, 'f> Gen<'a, 'f> {
         for (n, &access) in self.kernel.inputs.iter().enumerate() {
             loads.push(self.load(rows[n], steps[n], iv, access, mode));
         }
-        let mut vx = Vx { b: &mut self.b };
+        let mut vx = Vx {
+            b: &mut self.b,
+            k: &mut self.consts,
+        };
         let values = emit_body(&mut vx, self.kernel, self.kinds, &loads);
         for (o, out) in self.kernel.outputs.iter().enumerate() {
             let v = as_float(&mut vx, self.kinds, &values, out.value.index());

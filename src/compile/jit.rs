@@ -1,6 +1,7 @@
 //! Compiling a kernel with cranelift-jit, and the owner of the resulting machine code.
 
 use super::codegen;
+use super::consts::Splat4;
 use super::kernel::Kernel;
 use crate::error::{Error, ErrorKind, Result};
 use cranelift_codegen::ir::types::{I32, I64};
@@ -26,6 +27,8 @@ pub struct KernelArgs {
     /// The range of dimension 0 this call covers.
     pub start: i64,
     pub end: i64,
+    /// The kernel's constant table.
+    pub consts: *const Splat4,
 }
 
 /// The native entry point; returns 0 on success.
@@ -36,6 +39,8 @@ pub struct CompiledKernel {
     module: Option<JITModule>,
     pub(crate) func: KernelFn,
     pub(crate) kernel: Kernel,
+    /// Read by the machine code at every run; never changed after compilation.
+    pub(crate) consts: Vec<Splat4>,
     compile_time: Duration,
 }
 
@@ -84,6 +89,16 @@ fn jit_error(what: &str, detail: impl std::fmt::Display) -> Error {
     )
 }
 
+/// Whether the host ISA lowers `fma` to one instruction (else it would be a libcall).
+fn native_fma(isa: &OwnedTargetIsa) -> bool {
+    let flag = |name: &str| {
+        isa.isa_flags()
+            .iter()
+            .any(|v| v.name == name && v.as_bool() == Some(true))
+    };
+    flag("has_avx") && flag("has_fma")
+}
+
 /// The host ISA, built once: opt_level speed, verifier only in debug builds, no PIC.
 fn host_isa() -> Result<OwnedTargetIsa> {
     static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
@@ -115,6 +130,7 @@ pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
     let t0 = Instant::now();
     let kinds = kernel.validate()?;
     let isa = host_isa()?;
+    let fma = native_fma(&isa);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut ctx = module.make_context();
     ctx.func.signature.params.push(AbiParam::new(I64));
@@ -124,12 +140,13 @@ pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
         .map_err(|e| jit_error("declare", e))?;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
     let mut fctx = FunctionBuilderContext::new();
-    codegen::build(
+    let consts = codegen::build(
         kernel,
         &kinds,
         &mut ctx.func,
         &mut fctx,
         module.target_config(),
+        fma,
     );
     let linked = match module.define_function(id, &mut ctx) {
         Ok(()) => module.finalize_definitions(),
@@ -148,6 +165,7 @@ pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
         module: Some(module),
         func,
         kernel: kernel.clone(),
+        consts,
         compile_time: t0.elapsed(),
     })
 }

@@ -5,24 +5,26 @@
 // Coefficients are written with all the digits they were published or fitted with.
 #![allow(clippy::excessive_precision)]
 
+use super::consts::Consts;
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4};
+use cranelift_codegen::ir::types::{F32X4, I32X4};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// An emitter of f32x4 arithmetic (masks are i32x4 all-ones/all-zeros lanes).
+/// Constants come from the kernel's constant table (one load per use, which the
+/// backend folds into the using instruction as a memory operand).
 pub(crate) struct Vx<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
+    pub k: &'a mut Consts,
 }
 
 impl Vx<'_, '_> {
     pub fn c(&mut self, v: f32) -> Value {
-        let s = self.b.ins().f32const(v);
-        self.b.ins().splat(F32X4, s)
+        self.k.load(self.b, F32X4, v.to_bits())
     }
     pub fn ci(&mut self, v: i32) -> Value {
-        let s = self.b.ins().iconst(I32, i64::from(v));
-        self.b.ins().splat(I32X4, s)
+        self.k.load(self.b, I32X4, v.cast_unsigned())
     }
     pub fn add(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().fadd(a, b)
@@ -36,19 +38,31 @@ impl Vx<'_, '_> {
     pub fn div(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().fdiv(a, b)
     }
-    /// `a * b + c` (two roundings; no FMA is assumed).
+    /// `a * b + c`: one fused rounding where the host has FMA, else two.
     pub fn mla(&mut self, a: Value, b: Value, c: Value) -> Value {
+        if self.k.fma {
+            return self.b.ins().fma(a, b, c);
+        }
         let p = self.mul(a, b);
         self.add(p, c)
     }
     /// Horner evaluation; `coeffs` from the highest degree down.
     pub fn poly(&mut self, x: Value, coeffs: &[f32]) -> Value {
-        let mut acc = self.c(coeffs[0]);
-        for &k in &coeffs[1..] {
-            let kv = self.c(k);
-            acc = self.mla(acc, x, kv);
+        let Some((&first, rest)) = coeffs.split_first() else {
+            return self.c(0.0);
+        };
+        if let Some((&second, rest)) = rest.split_first() {
+            // The leading coefficient multiplies `x` straight from the table.
+            let k1 = self.c(first);
+            let k2 = self.c(second);
+            let mut acc = self.mla(x, k1, k2);
+            for &k in rest {
+                let kv = self.c(k);
+                acc = self.mla(acc, x, kv);
+            }
+            return acc;
         }
-        acc
+        self.c(first)
     }
     pub fn cmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
         self.b.ins().fcmp(cc, a, b)
@@ -70,7 +84,7 @@ impl Vx<'_, '_> {
     }
     /// 1.0 where `mask`, else 0.0.
     pub fn mask_to_f32(&mut self, mask: Value) -> Value {
-        let one = self.ci(1.0f32.to_bits() as i32);
+        let one = self.ci(1.0f32.to_bits().cast_signed());
         let m = self.b.ins().band(mask, one);
         self.float(m)
     }
@@ -263,11 +277,18 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
 
 /// 1 / (1 + e^-x), computed from e^-|x| so neither side overflows.
 pub(crate) fn sigmoid(v: &mut Vx, x: Value) -> Value {
-    let ax = v.b.ins().fabs(x);
-    let nax = v.b.ins().fneg(ax);
-    let e = exp(v, nax);
+    // -|x| by setting the sign bit (NaN stays NaN); e^t for t <= 0 needs no upper clamp.
+    let xb = v.bits(x);
+    let sign = v.ci(i32::MIN);
+    let nb = v.b.ins().bor(xb, sign);
+    let nax = v.float(nb);
+    let lo = v.c(-104.0);
+    let below = v.cmp(FloatCC::LessThan, nax, lo);
+    let t = v.sel(below, lo, nax);
+    let (y, n) = exp_core(v, t);
+    let e = scale2(v, y, n);
     let one = v.c(1.0);
-    let d = v.add(one, e);
+    let d = v.add(e, one);
     let r = v.div(one, d);
     let er = v.mul(e, r);
     let neg = v.cmp_c(FloatCC::LessThan, x, 0.0);

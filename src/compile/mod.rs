@@ -1,17 +1,29 @@
-//! JIT compilation of fused tensor kernels: kernel IR, Cranelift code generation, runs.
+//! `@compile`: the tensor-level IR (`ir`, `infer`, `verify`, `dump`) and the JIT of fused
+//! tensor kernels (kernel IR, Cranelift code generation, runs).
 //!
 //! Public surface: build a [`Kernel`], [`compile`] it, then [`CompiledKernel::run`] it on
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
 
 mod body;
+pub mod cache;
 pub mod codegen;
+pub mod compiled;
+pub mod consts;
+pub mod dump;
+pub mod exec;
+pub mod infer;
+pub mod ir;
 pub mod jit;
 pub mod kernel;
 mod lanefn;
+pub mod lower;
 mod mathfn;
 pub mod parallel;
+pub mod passes;
 pub mod reference;
+pub mod trace;
 mod trig_table;
+pub mod verify;
 pub mod views;
 
 pub use jit::{compile, CompiledKernel, KernelArgs};
@@ -21,3 +33,6 @@ pub use kernel::{
 pub use parallel::PARALLEL_THRESHOLD;
 pub use reference::run_reference;
 pub use views::{BufView, BufViewMut};
+
+#[cfg(test)]
+mod ir_tests;

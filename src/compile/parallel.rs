@@ -1,6 +1,7 @@
 //! Running a compiled kernel: view validation, then the outermost dimension split across
 //! rayon threads above a size threshold (full reductions combine per-thread partials).
 
+use super::consts::Splat4;
 use super::jit::{CompiledKernel, KernelArgs, KernelFn};
 use super::kernel::ReduceOp;
 use super::views::{check_run, BufView, BufViewMut};
@@ -15,6 +16,7 @@ struct Plan {
     ptrs: Vec<*mut f32>,
     extents: Vec<i64>,
     strides: Vec<i64>,
+    consts: *const Splat4,
 }
 
 // SAFETY: the pointers refer to buffers borrowed for the whole `run` call; threads write
@@ -42,6 +44,7 @@ impl Plan {
             strides: self.strides.as_ptr(),
             start: start as i64,
             end: end as i64,
+            consts: self.consts,
         };
         // SAFETY: `check_run` proved every address the kernel derives from these views,
         // extents and `[start, end)` lies inside the borrowed buffers.
@@ -77,6 +80,7 @@ impl CompiledKernel {
             ptrs: Vec::with_capacity(inputs.len() + outputs.len()),
             extents: extents.iter().map(|&e| e as i64).collect(),
             strides: Vec::new(),
+            consts: self.consts.as_ptr(),
         };
         for v in inputs {
             plan.ptrs

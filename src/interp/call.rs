@@ -38,6 +38,7 @@ impl Interp {
             _ => {}
         }
         let (pos, kw) = self.eval_args(args)?;
+        crate::compile::trace::set_span(span);
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
     }
 
@@ -109,6 +110,7 @@ impl Interp {
             }
         }
         let (pos, kw) = self.eval_args(args)?;
+        crate::compile::trace::set_span(span);
         match &obj {
             Value::Instance(_) | Value::Class(_) | Value::Module(_) | Value::Super(_) => {
                 let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
@@ -133,8 +135,15 @@ impl Interp {
             }
             Value::Native(n) => match &n.code {
                 NativeCode::Builtin(f) => f(self, &args, &kw),
-                NativeCode::Host(h) => crate::embed::native::call_host(&n.name, h, &args, &kw),
+                NativeCode::Host(h) => {
+                    use crate::compile::trace;
+                    if trace::active() {
+                        trace::graph_break(trace::BreakReason::HostFunction(n.name.clone()));
+                    }
+                    crate::embed::native::call_host(&n.name, h, &args, &kw)
+                }
             },
+            Value::Compiled(cf) => self.call_compiled(cf, args, kw),
             Value::BoundMethod(bm) => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(bm.0.clone());
@@ -310,10 +319,10 @@ impl Interp {
         for s in &proto.cell_params {
             let i = base + *s as usize;
             let v = std::mem::take(&mut self.stack[i]);
-            self.stack[i] = Value::Cell(Rc::new(RefCell::new(v)));
+            self.stack[i] = new_cell(v);
         }
         for s in &proto.cell_locals {
-            self.stack[base + *s as usize] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
+            self.stack[base + *s as usize] = new_cell(Value::Unbound);
         }
         for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
             self.stack[base + *s as usize] = Value::Cell(c.clone());
@@ -398,10 +407,19 @@ pub fn fits_simple(func: &Function, extra: usize, args: &[CArg]) -> bool {
 
 /// A fresh, empty instance of a user class (room for a few attributes up front).
 fn new_instance(c: &Rc<Class>) -> Value {
-    Value::Instance(Rc::new(Instance {
+    let inst = Rc::new(Instance {
         class: c.clone(),
         dict: RefCell::new(NameMap::with_capacity_and_hasher(4, Default::default())),
-    }))
+    });
+    crate::compile::trace::note_created(Rc::as_ptr(&inst) as usize);
+    Value::Instance(inst)
+}
+
+/// A fresh closure cell (noted for capture: stores into it are local).
+pub fn new_cell(v: Value) -> Value {
+    let c = Rc::new(RefCell::new(v));
+    crate::compile::trace::note_created(Rc::as_ptr(&c) as usize);
+    Value::Cell(c)
 }
 
 fn check_init_result(r: &Value) -> R<()> {

@@ -3,6 +3,7 @@
 use super::tree::ClassProto;
 use super::value::{discard, Class, ClassKind, TypeTag, Value};
 use super::{at, err, type_err, Interp, R};
+use crate::compile::trace::Origin;
 use crate::error::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -28,7 +29,9 @@ fn object_init(_: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Val
 /// Binds a class attribute found on an instance: functions become bound methods.
 fn bind(obj: &Value, v: Value) -> Value {
     match v {
-        Value::Func(_) | Value::Native(_) => Value::BoundMethod(Rc::new((obj.clone(), v))),
+        Value::Func(_) | Value::Native(_) | Value::Compiled(_) => {
+            Value::BoundMethod(Rc::new((obj.clone(), v)))
+        }
         other => other,
     }
 }
@@ -96,7 +99,14 @@ impl Interp {
         match obj {
             Value::Instance(inst) => {
                 if let Some(v) = inst.dict.borrow().get(name) {
+                    if crate::compile::trace::active() {
+                        let origin = || Origin::Attr(inst.clone(), name.into());
+                        crate::compile::trace::note_load(origin, v);
+                    }
                     return Ok(v.clone());
+                }
+                if crate::compile::trace::active() {
+                    crate::compile::trace::note_absent(inst, name);
                 }
                 if let Some(v) = inst.class.lookup(name) {
                     return Ok(bind(obj, v));
@@ -176,6 +186,10 @@ impl Interp {
         let Value::Instance(inst) = obj else {
             return self.set_attr(obj, name, v);
         };
+        if crate::compile::trace::active() {
+            // capture must see the store (an outside mutation falls back to eager)
+            return self.set_attr(obj, name, v);
+        }
         let mut d = inst.dict.borrow_mut();
         if let Some((k, slot)) = d.get_index_mut(hint.get() as usize) {
             if Rc::ptr_eq(k, name) || **k == **name {
@@ -195,6 +209,7 @@ impl Interp {
     pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
         match obj {
             Value::Instance(inst) => {
+                crate::compile::trace::note_mutation(Rc::as_ptr(inst) as usize, "attribute store");
                 let mut d = inst.dict.borrow_mut();
                 match d.get_mut(&**name) {
                     Some(slot) => *slot = v,
@@ -265,7 +280,7 @@ impl Interp {
             Value::Range(_) => TypeTag::Range,
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,
-            Value::Func(_) => TypeTag::Function,
+            Value::Func(_) | Value::Compiled(_) => TypeTag::Function,
             Value::Native(_) => TypeTag::BuiltinFunction,
             Value::BoundMethod(_) | Value::BuiltinMethod(_) => TypeTag::Method,
             Value::Class(_) => TypeTag::Type,

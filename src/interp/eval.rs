@@ -5,6 +5,7 @@ use super::num::num_cmp;
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
+use crate::compile::trace::{self, Origin};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BoolOp, CmpOp};
 use std::cell::RefCell;
@@ -57,13 +58,22 @@ impl Interp {
                         ErrorKind::NameError,
                         format!("cannot access free variable '{n}' where it is not associated with a value in enclosing scope"),
                     )),
-                    v => Ok(v.clone()),
+                    v => {
+                        if trace::active() {
+                            trace::note_load(|| Origin::Cell(c.clone(), n.clone()), v);
+                        }
+                        Ok(v.clone())
+                    }
                 },
                 _ => Err(unbound_local(n)),
             },
             Place::Global(i, n) => {
                 if let Some(v) = self.globals.slots.borrow().get(*i as usize) {
                     if !matches!(v, Value::Unbound) {
+                        if trace::active() {
+                            let g = &self.globals;
+                            trace::note_load(|| Origin::Global(g.clone(), *i, n.clone()), v);
+                        }
                         return Ok(v.clone());
                     }
                 }
@@ -88,10 +98,14 @@ impl Interp {
             }
             Place::Cell(s, _) => {
                 if let Value::Cell(c) = self.local(*s) {
+                    trace::note_mutation(Rc::as_ptr(c) as usize, "nonlocal store");
                     *c.borrow_mut() = v;
                 }
             }
             Place::Global(i, _) => {
+                if trace::active() {
+                    trace::graph_break(trace::BreakReason::Mutation("global store"));
+                }
                 if let Some(slot) = self.globals.slots.borrow_mut().get_mut(*i as usize) {
                     *slot = v;
                 }
@@ -196,6 +210,7 @@ impl Interp {
                 }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
+                trace::set_span(e.span);
                 let r = self.binop(*op, &x, &y).map_err(|x| at(x, e.span));
                 discard(x);
                 discard(y);
@@ -221,6 +236,14 @@ impl Interp {
             ExKind::Call(f, args) => {
                 if let ExKind::Load(Place::Global(i, _)) = &f.kind {
                     if let Some(func) = self.global_func(*i) {
+                        if trace::active() {
+                            let (g, v) = (&self.globals, Value::Func(func.clone()));
+                            let name = match &f.kind {
+                                ExKind::Load(Place::Global(_, n)) => n.clone(),
+                                _ => func.proto.name.clone(),
+                            };
+                            trace::note_load(|| Origin::Global(g.clone(), *i, name), &v);
+                        }
                         if super::call::fits_simple(&func, 0, args) {
                             return self.call_simple(func, None, args, e.span);
                         }
@@ -236,7 +259,8 @@ impl Interp {
             }
             ExKind::Attr(obj, name) => {
                 let o = self.eval(obj)?;
-                if let Value::Instance(inst) = &o {
+                // (while capturing, `get_attr` notes where a loaded tensor came from)
+                if let (Value::Instance(inst), false) = (&o, trace::active()) {
                     if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
                         return Ok(v.fast_clone());
                     }
@@ -246,6 +270,7 @@ impl Interp {
             ExKind::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
                 let i = self.eval(idx)?;
+                trace::set_span(e.span);
                 self.get_item(&o, &i).map_err(|x| at(x, e.span))
             }
             ExKind::Unary(op, x) => {
@@ -332,7 +357,7 @@ impl Interp {
                     let vv = self.eval(v)?;
                     m.insert(self.key(kv).map_err(|x| at(x, k.span))?, vv);
                 }
-                Ok(Value::Dict(Rc::new(RefCell::new(m))))
+                Ok(new_dict(m))
             }
             ExKind::FString(parts) => Ok(Value::str(&self.fstring(parts)?)),
             ExKind::MakeFunc(proto) => self.make_func(proto),
@@ -351,7 +376,7 @@ impl Interp {
                 let mut out = CompOut::Dict(Default::default(), k, v);
                 self.comp(gens, &mut out)?;
                 match out {
-                    CompOut::Dict(m, ..) => Ok(Value::Dict(Rc::new(RefCell::new(m)))),
+                    CompOut::Dict(m, ..) => Ok(new_dict(m)),
                     CompOut::List(..) => Ok(Value::None),
                 }
             }
@@ -386,7 +411,7 @@ impl Interp {
     fn fresh_cells(&mut self, cells: &[u32]) {
         for s in cells {
             let i = self.fp + *s as usize;
-            self.stack[i] = Value::Cell(Rc::new(RefCell::new(Value::Unbound)));
+            self.stack[i] = super::call::new_cell(Value::Unbound);
         }
     }
 
@@ -534,4 +559,11 @@ fn value_unpack(expected: usize, got: usize) -> super::Exc {
             "not enough values to unpack (expected {expected}, got {got})"
         ))
     }
+}
+
+/// A fresh dict (noted for capture: mutating it is local).
+fn new_dict(m: super::value::DictMap) -> Value {
+    let d = Rc::new(RefCell::new(m));
+    trace::note_created(Rc::as_ptr(&d) as usize);
+    Value::Dict(d)
 }

@@ -251,7 +251,7 @@ impl Interp {
             Target::Attr(obj, name, hint) => {
                 let o = self.eval(obj)?;
                 let own = match &o {
-                    Value::Instance(inst) => {
+                    Value::Instance(inst) if !crate::compile::trace::active() => {
                         hinted_get(&inst.dict.borrow(), name, hint).map(Value::fast_clone)
                     }
                     _ => None,

@@ -147,6 +147,7 @@ impl Interp {
     }
 
     pub fn set_item(&mut self, obj: &Value, idx: &Value, v: Value) -> R<()> {
+        note_container_mutation(obj, "item store");
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {
                 let items = self.collect(&v)?;
@@ -199,6 +200,7 @@ impl Interp {
     }
 
     pub fn del_item(&mut self, obj: &Value, idx: &Value) -> R<()> {
+        note_container_mutation(obj, "item deletion");
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {
                 let mut l = l.borrow_mut();
@@ -242,4 +244,19 @@ impl Interp {
 
 fn not_subscriptable(obj: &Value) -> super::Exc {
     type_err(format!("'{}' object is not subscriptable", obj.type_name()))
+}
+
+/// Reports a mutation of a list/dict/set to an active capture (tensor item stores are
+/// in-place tensor ops, reported by the tensor library).
+pub fn note_container_mutation(obj: &Value, what: &'static str) {
+    use crate::compile::trace;
+    if !trace::active() {
+        return;
+    }
+    let addr = match obj {
+        Value::List(l) => Rc::as_ptr(l) as usize,
+        Value::Dict(d) | Value::Set(d) => Rc::as_ptr(d) as usize,
+        _ => return,
+    };
+    trace::note_mutation(addr, what);
 }

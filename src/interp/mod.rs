@@ -104,6 +104,8 @@ pub struct Interp {
     pub main: Rc<ModuleObj>,
     /// Containers whose repr is in progress (to print `[...]` for cycles).
     pub repr_guard: Vec<usize>,
+    /// `@compile` captures and replays (off with `KILN_EAGER=1` or `Engine::set_compile`).
+    pub compile_enabled: bool,
 }
 
 impl Interp {
@@ -133,6 +135,7 @@ impl Interp {
             sandbox: false,
             main,
             repr_guard: Vec::new(),
+            compile_enabled: !crate::compile::compiled::eager_only(),
         }
     }
 

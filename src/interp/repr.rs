@@ -133,6 +133,11 @@ impl Interp {
             }
             Func(f) => out.push_str(&format!("<function {} at {:#x}>", f.proto.name, v.ptr_id())),
             Native(f) => out.push_str(&format!("<built-in function {}>", f.name)),
+            Compiled(c) => out.push_str(&format!(
+                "<compiled function {} at {:#x}>",
+                c.name,
+                v.ptr_id()
+            )),
             BoundMethod(bm) => {
                 let name = match &bm.1 {
                     Func(f) => f.proto.name.to_string(),

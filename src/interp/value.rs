@@ -65,6 +65,8 @@ pub enum Value {
     Super(Rc<(Rc<Class>, Value)>),
     /// A tensor (an Rc handle: cloning shares the tensor object).
     Tensor(crate::tensor::Tensor),
+    /// A `@compile`d function (or a compiled module's bound `forward`).
+    Compiled(Rc<crate::compile::compiled::CompiledFn>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
@@ -443,7 +445,9 @@ impl Value {
     }
 
     pub fn list(v: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(v)))
+        let l = Rc::new(RefCell::new(v));
+        crate::compile::trace::note_created(Rc::as_ptr(&l) as usize);
+        Value::List(l)
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {
@@ -471,6 +475,7 @@ impl Value {
             Super(x) => Rc::as_ptr(x) as usize,
             Cell(x) => Rc::as_ptr(x) as usize,
             Tensor(t) => t.id(),
+            Compiled(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
             None | Bool(_) | Int(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
         }
@@ -508,7 +513,7 @@ impl Value {
             Range(_) => "range",
             Slice(_) => "slice",
             Ellipsis => "ellipsis",
-            Func(_) => "function",
+            Func(_) | Compiled(_) => "function",
             Native(_) => "builtin_function_or_method",
             BoundMethod(_) | BuiltinMethod(_) => "method",
             Class(_) => "type",

@@ -5,6 +5,8 @@ use super::dtype::{DType, Elem, Scalar};
 use super::kernels::strided::gather_strided;
 use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 
 /// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.
@@ -58,6 +60,13 @@ impl Tensor {
     /// A tensor of `dtype` with the same values (the same tensor if the dtype matches;
     /// no autograd — see `ops::to_dtype`).
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.cast_eager(dtype)?;
+        sc.record(|| IrOp::Cast(dtype), &[self], &out);
+        Ok(out)
+    }
+
+    fn cast_eager(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
@@ -72,6 +81,7 @@ impl Tensor {
 
     /// `.item()`: the one element of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
+        trace::graph_break(trace::BreakReason::TensorToPython("item"));
         if self.numel() != 1 {
             return Err(err(
                 ErrorKind::ValueError,
@@ -93,6 +103,7 @@ impl Tensor {
 
     /// `.tolist()`.
     pub fn tolist(&self) -> Result<TensorList> {
+        trace::graph_break(trace::BreakReason::TensorToPython("tolist"));
         let flat: Vec<Scalar> = match self.dtype() {
             DType::F32 => self.read(|s: &[f32]| s.iter().map(|x| x.to_scalar()).collect())?,
             DType::I64 => self.read(|s: &[i64]| s.iter().map(|x| x.to_scalar()).collect())?,

@@ -7,10 +7,18 @@ use super::random::with_rng;
 use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 
 /// A tensor of `shape` filled with `value` converted to `dtype`.
 pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = full_eager(shape, value, dtype)?;
+    sc.record_const(&out);
+    Ok(out)
+}
+
+fn full_eager(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let n = numel(shape)?;
     let buf = match dtype.unwrap_or(value.dtype()) {
         DType::F32 => Buffer::F32(alloc_filled(n, value.as_f64() as f32)?),
@@ -75,6 +83,13 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
 
 /// `arange(start, end, step)`: int64 when all three are ints, else float32.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = arange_eager(start, end, step, dtype)?;
+    sc.record_const(&out);
+    Ok(out)
+}
+
+fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let all_int = [start, end, step]
         .iter()
         .all(|s| !matches!(s, Scalar::Float(_)));
@@ -108,6 +123,13 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
 
 /// `linspace(start, end, steps)` float32 (endpoints included).
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = linspace_eager(start, end, steps)?;
+    sc.record_const(&out);
+    Ok(out)
+}
+
+fn linspace_eager(start: f64, end: f64, steps: usize) -> Result<Tensor> {
     let step = if steps > 1 {
         (end - start) / (steps - 1) as f64
     } else {
@@ -128,6 +150,13 @@ pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
 
 /// `eye(n, m)`: ones on the diagonal.
 pub fn eye(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = eye_eager(n, m, dtype)?;
+    sc.record_const(&out);
+    Ok(out)
+}
+
+fn eye_eager(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
     let m = m.unwrap_or(n);
     let total = numel(&[n, m])?;
     let v = collect_vec(
@@ -156,6 +185,13 @@ pub fn infer_dtype(leaves: &[Scalar]) -> DType {
 
 /// `tensor(data)` from flattened leaves and the shape the interpreter measured.
 pub fn from_scalars(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = from_scalars_eager(leaves, shape, dtype)?;
+    sc.record_const(&out);
+    Ok(out)
+}
+
+fn from_scalars_eager(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {
     let n = leaves.len();
     let buf = match dtype.unwrap_or_else(|| infer_dtype(leaves)) {
         DType::F32 => Buffer::F32(collect_vec(n, leaves.iter().map(|s| s.as_f64() as f32))?),

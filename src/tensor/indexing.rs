@@ -9,6 +9,8 @@ use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
 use crate::autograd::{self, BackwardOp};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use smallvec::SmallVec;
 
@@ -241,6 +243,16 @@ impl Tensor {
 
     /// `x[idx]`: a view for basic indexing, a copy with advanced indices.
     pub fn index(&self, idx: &[TensorIndex]) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.index_eager(idx)?;
+        let (ir, tensors) = trace::index_op(idx);
+        let mut args: Vec<&Tensor> = vec![self];
+        args.extend(tensors.iter());
+        sc.record(|| ir, &args, &out);
+        Ok(out)
+    }
+
+    fn index_eager(&self, idx: &[TensorIndex]) -> Result<Tensor> {
         let out = match self.resolve(idx)? {
             Resolved::View(v) => v,
             Resolved::Gather {
@@ -287,6 +299,7 @@ impl Tensor {
     /// `x[idx] = value` in place (bumps the version). Under grad mode, a non-leaf or a
     /// value requiring grad records an `IndexPut` node on `x`.
     pub fn index_put_(&self, idx: &[TensorIndex], value: &Tensor) -> Result<()> {
+        trace::graph_break(trace::BreakReason::InPlace("index_put_"));
         let grad = autograd::needs_grad(&[self, value]);
         if grad {
             check_inplace_leaf(self)?;
@@ -310,6 +323,16 @@ impl Tensor {
 
     /// `index_select(dim, index)` with a 1-D int64 index.
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.index_select_eager(dim, index)?;
+        let ir = || IrOp::IndexSelect {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self, index], &out);
+        Ok(out)
+    }
+
+    fn index_select_eager(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = norm_dim("index_select", dim, self.ndim())?;
         if index.ndim() > 1 {
             return Err(err(
@@ -324,6 +347,16 @@ impl Tensor {
 
     /// `gather(dim, index)`: `out[i][j] = x[index[i][j]][j]` (dim 0).
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.gather_eager(dim, index)?;
+        let ir = || IrOp::Gather {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self, index], &out);
+        Ok(out)
+    }
+
+    fn gather_eager(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = norm_dim("gather", dim, self.ndim())?;
         check_dim_index("gather", self, index, d)?;
         let offs = dim_offsets(
@@ -348,6 +381,16 @@ impl Tensor {
 
     /// `scatter_add(dim, index, src)`: a copy of x with `src` added at `index` along dim.
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.scatter_add_eager(dim, index, src)?;
+        let ir = || IrOp::ScatterAdd {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self, index, src], &out);
+        Ok(out)
+    }
+
+    fn scatter_add_eager(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         let d = norm_dim("scatter_add", dim, self.ndim())?;
         check_dim_index("scatter_add", self, index, d)?;
         let src_c = src.cast(self.dtype())?;
@@ -388,6 +431,13 @@ impl Tensor {
 
     /// `masked_fill(mask, value)`: `value` where `mask` (broadcast to x's shape).
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.masked_fill_eager(mask, value)?;
+        sc.record(|| IrOp::MaskedFill { value }, &[self, mask], &out);
+        Ok(out)
+    }
+
+    fn masked_fill_eager(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         if mask.dtype() != DType::Bool {
             return Err(err(
                 ErrorKind::TypeError,
@@ -525,6 +575,16 @@ fn advanced(view: Tensor, adv: Vec<(usize, Tensor)>) -> Result<Resolved> {
 
 /// `one_hot(t, num_classes=-1)`: int64 of shape `t.shape + (C,)`.
 pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = one_hot_eager(t, num_classes)?;
+    let ir = || IrOp::OneHot {
+        num_classes: out.shape().last().copied().unwrap_or(0),
+    };
+    sc.record(ir, &[t], &out);
+    Ok(out)
+}
+
+fn one_hot_eager(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     if t.dtype() != DType::I64 {
         return Err(err(
             ErrorKind::TypeError,

@@ -8,6 +8,8 @@ use super::kernels::matmul::bmm;
 use super::shape::{broadcast_shapes, fmt_shape};
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 
 fn shape_err(msg: String) -> crate::error::Error {
@@ -16,6 +18,13 @@ fn shape_err(msg: String) -> crate::error::Error {
 
 /// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = matmul_eager(a, b)?;
+    sc.record(|| IrOp::Matmul, &[a, b], &out);
+    Ok(out)
+}
+
+fn matmul_eager(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let inner_err = |ka: usize, kb: usize| {
         shape_err(format!(
             "matmul: {} @ {}: inner dimensions {ka} and {kb} differ",
@@ -106,6 +115,19 @@ fn geom(op: &str, x: &[usize], kh: usize, kw: usize, p: ConvParams) -> Result<Ge
 
 /// `conv2d(x [N,C,H,W], w [O,C,KH,KW], bias [O]?)`.
 pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = conv2d_eager(x, w, bias, p)?;
+    let mut args = vec![x, w];
+    args.extend(bias);
+    let ir = || IrOp::Conv2d {
+        params: p,
+        bias: bias.is_some(),
+    };
+    sc.record(ir, &args, &out);
+    Ok(out)
+}
+
+fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
     if x.ndim() == 3 {
         return conv2d(&x.unsqueeze(0)?, w, bias, p)?.squeeze(Some(0));
     }
@@ -202,6 +224,13 @@ fn pool_geom(op: &str, x: &Tensor, p: PoolParams) -> Result<Geom> {
 
 /// `max_pool2d(x, kernel, stride, padding)` on `[N, C, H, W]` (or `[C, H, W]`).
 pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = max_pool2d_eager(x, p)?;
+    sc.record(|| IrOp::MaxPool2d { params: p }, &[x], &out);
+    Ok(out)
+}
+
+fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
     if x.ndim() == 3 {
         return max_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }
@@ -222,6 +251,13 @@ pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 
 /// `avg_pool2d(x, kernel, stride, padding)` (padding counted in the average).
 pub fn avg_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = avg_pool2d_eager(x, p)?;
+    sc.record(|| IrOp::AvgPool2d { params: p }, &[x], &out);
+    Ok(out)
+}
+
+fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
     if x.ndim() == 3 {
         return avg_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }

@@ -105,11 +105,14 @@ impl Tensor {
 
     /// A 0-d tensor holding `s`.
     pub fn scalar(s: Scalar) -> Tensor {
-        match s {
+        let sc = crate::compile::trace::scope();
+        let out = match s {
             Scalar::Bool(b) => Tensor::from_vec(vec![b], &[]),
             Scalar::Int(i) => Tensor::from_vec(vec![i], &[]),
             Scalar::Float(f) => Tensor::from_vec(vec![f as f32], &[]),
-        }
+        };
+        sc.record_const(&out);
+        out
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -148,6 +151,12 @@ impl Tensor {
 
     pub fn is_contiguous(&self) -> bool {
         shape::is_contiguous(&self.0.shape, &self.0.strides)
+    }
+
+    /// True when this handle is the only one to the tensor and nothing else (no view,
+    /// no other tensor) shares its storage: its buffer may then be overwritten.
+    pub fn is_unique(&self) -> bool {
+        Rc::strong_count(&self.0) == 1 && Rc::strong_count(&self.0.storage) == 1
     }
 
     /// True when both handles are the same tensor object.
@@ -189,6 +198,9 @@ impl Tensor {
     /// `x.requires_grad_(flag)`: only leaves may change it; only float tensors may
     /// require grad.
     pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
+        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace(
+            "requires_grad_",
+        ));
         if flag && !self.dtype().is_float() {
             return Err(err(
                 ErrorKind::RuntimeError,

@@ -80,5 +80,8 @@ pub fn manual_seed(seed: u64) {
 
 /// Run `f` with this thread's generator.
 pub fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+    crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Random(
+        "random numbers",
+    ));
     RNG.with(|r| f(&mut r.borrow_mut()))
 }

@@ -8,6 +8,8 @@ use super::kernels::reduce::{
 use super::shape::{norm_dim, norm_dims, Dims};
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 
 /// The output shape of a reduction over `dims`.
@@ -62,6 +64,17 @@ impl Tensor {
 
     /// `sum(dim, keepdim)`; `dims` empty = all. Ints and bools sum to int64.
     pub fn sum(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.sum_eager(dims, keepdim)?;
+        let ir = || IrOp::Sum {
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn sum_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("sum", dims, self.ndim())?;
         let out = if self.dtype().is_float() {
             self.reduce_f32(&d, keepdim, |r| sum_f32(r) as f32)?
@@ -90,6 +103,17 @@ impl Tensor {
 
     /// `mean(dim, keepdim)` (float tensors).
     pub fn mean(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.mean_eager(dims, keepdim)?;
+        let ir = || IrOp::Mean {
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn mean_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         float_only("mean", self)?;
         let d = norm_dims("mean", dims, self.ndim())?;
         let n: usize = d.iter().map(|&i| self.shape()[i]).product();
@@ -100,6 +124,25 @@ impl Tensor {
 
     /// `max(dim, keepdim)` / `min(...)` -> (values, indices int64).
     pub fn extreme_dim(&self, dim: i64, keepdim: bool, is_min: bool) -> Result<(Tensor, Tensor)> {
+        let sc = trace::scope();
+        let (values, index) = self.extreme_dim_eager(dim, keepdim, is_min)?;
+        let d = trace::dim(dim, self.ndim());
+        let ir = || IrOp::ExtremeDim {
+            dim: d,
+            keepdim,
+            is_min,
+        };
+        sc.record(ir, &[self], &values);
+        let ir = || IrOp::ArgExtreme {
+            dim: Some(d),
+            keepdim,
+            is_min,
+        };
+        sc.record(ir, &[self], &index);
+        Ok((values, index))
+    }
+
+    fn extreme_dim_eager(&self, dim: i64, keepdim: bool, is_min: bool) -> Result<(Tensor, Tensor)> {
         let op = if is_min { "min" } else { "max" };
         let d = norm_dim(op, dim, self.ndim())?;
         let dims = if self.ndim() == 0 { vec![] } else { vec![d] };
@@ -160,6 +203,13 @@ impl Tensor {
 
     /// `max()` / `min()` over all elements.
     pub fn extreme_all(&self, is_min: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.extreme_all_eager(is_min)?;
+        sc.record(|| IrOp::ExtremeAll { is_min }, &[self], &out);
+        Ok(out)
+    }
+
+    fn extreme_all_eager(&self, is_min: bool) -> Result<Tensor> {
         let op = if is_min { "min" } else { "max" };
         if self.numel() == 0 {
             return Err(err(
@@ -182,6 +232,18 @@ impl Tensor {
 
     /// `argmax(dim=None, keepdim)` / `argmin`: flat index when `dim` is None.
     pub fn arg_extreme(&self, dim: Option<i64>, keepdim: bool, is_min: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.arg_extreme_eager(dim, keepdim, is_min)?;
+        let ir = || IrOp::ArgExtreme {
+            dim: dim.map(|d| trace::dim(d, self.ndim())),
+            keepdim,
+            is_min,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn arg_extreme_eager(&self, dim: Option<i64>, keepdim: bool, is_min: bool) -> Result<Tensor> {
         match dim {
             Some(d) => Ok(self.extreme_dim(d, keepdim, is_min)?.1),
             None => {
@@ -196,6 +258,25 @@ impl Tensor {
 
     /// `var(dim, correction=1, keepdim)`; `std` when `take_sqrt`.
     pub fn var_std(
+        &self,
+        dims: &[i64],
+        correction: f64,
+        keepdim: bool,
+        take_sqrt: bool,
+    ) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.var_std_eager(dims, correction, keepdim, take_sqrt)?;
+        let ir = || IrOp::Var {
+            dims: trace::dims(dims, self.ndim()),
+            correction,
+            keepdim,
+            std: take_sqrt,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn var_std_eager(
         &self,
         dims: &[i64],
         correction: f64,
@@ -226,6 +307,17 @@ impl Tensor {
 
     /// `prod(dim, keepdim)`.
     pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.prod_eager(dims, keepdim)?;
+        let ir = || IrOp::Prod {
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn prod_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("prod", dims, self.ndim())?;
         let out = if self.dtype().is_float() {
             self.reduce_f32(&d, keepdim, |r| r.iter().product())?
@@ -249,6 +341,17 @@ impl Tensor {
 
     /// `logsumexp(dim, keepdim)`.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.logsumexp_eager(dims, keepdim)?;
+        let ir = || IrOp::LogSumExp {
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn logsumexp_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let x = self.cast(DType::F32)?;
         let d = norm_dims("logsumexp", dims, self.ndim())?;
         let out = x.reduce_f32(&d, keepdim, logsumexp_row)?;
@@ -266,6 +369,18 @@ impl Tensor {
 
     /// `norm(p=2, dim, keepdim)`: (sum |x|^p)^(1/p); p = inf gives max |x|.
     pub fn norm(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.norm_eager(p, dims, keepdim)?;
+        let ir = || IrOp::Norm {
+            p,
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn norm_eager(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         float_only("norm", self)?;
         let d = norm_dims("norm", dims, self.ndim())?;
         let out = self.reduce_f32(&d, keepdim, move |r| {
@@ -290,6 +405,18 @@ impl Tensor {
 
     /// `all(dim)` / `any(dim)` (bool result); `dims` empty = all elements.
     pub fn all_any(&self, dims: &[i64], keepdim: bool, any: bool) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.all_any_eager(dims, keepdim, any)?;
+        let ir = || IrOp::AllAny {
+            dims: trace::dims(dims, self.ndim()),
+            keepdim,
+            any,
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn all_any_eager(&self, dims: &[i64], keepdim: bool, any: bool) -> Result<Tensor> {
         let d = norm_dims(if any { "any" } else { "all" }, dims, self.ndim())?;
         let (data, k) = rows::<bool>(&self.cast(DType::Bool)?, &d)?;
         let v = per_row(&data, outer(self.shape(), &d), k, |r| {
@@ -341,6 +468,16 @@ impl Tensor {
 
     /// `softmax(dim)`.
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.softmax_eager(dim)?;
+        let ir = || IrOp::Softmax {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn softmax_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_dim("softmax", dim, self.ndim())?;
         let out = self.along_dim(d, softmax_row)?;
         if autograd::needs_grad(&[self]) {
@@ -355,6 +492,16 @@ impl Tensor {
 
     /// `log_softmax(dim)`.
     pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.log_softmax_eager(dim)?;
+        let ir = || IrOp::LogSoftmax {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn log_softmax_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_dim("log_softmax", dim, self.ndim())?;
         let out = self.along_dim(d, log_softmax_row)?;
         if autograd::needs_grad(&[self]) {
@@ -369,6 +516,16 @@ impl Tensor {
 
     /// `cumsum(dim)` (float32 result for floats; int64 for ints and bools).
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.cumsum_eager(dim)?;
+        let ir = || IrOp::Cumsum {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn cumsum_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_dim("cumsum", dim, self.ndim())?;
         let out = self.cumsum_raw(d, false)?;
         if autograd::needs_grad(&[self]) {

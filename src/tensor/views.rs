@@ -8,6 +8,8 @@ use super::shape::{contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, num
 use super::storage::alloc_vec;
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use smallvec::SmallVec;
 
@@ -89,6 +91,16 @@ impl Tensor {
 
     /// `reshape(*shape)` with one `-1` allowed: a view when possible, else a copy.
     pub fn reshape(&self, req: &[i64]) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.reshape_eager(req)?;
+        let ir = || IrOp::Reshape {
+            shape: out.shape().into(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn reshape_eager(&self, req: &[i64]) -> Result<Tensor> {
         let shape = infer_shape("reshape", self.shape(), req)?;
         let out = self.reshape_raw(&shape)?;
         self.record_reshape(&out);
@@ -132,6 +144,16 @@ impl Tensor {
 
     /// `squeeze(dim=None)`: drop size-1 dims (a view).
     pub fn squeeze(&self, dim: Option<i64>) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.squeeze_eager(dim)?;
+        let ir = || IrOp::Reshape {
+            shape: out.shape().into(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn squeeze_eager(&self, dim: Option<i64>) -> Result<Tensor> {
         let keep: Vec<usize> = match dim {
             None => (0..self.ndim()).filter(|&i| self.shape()[i] != 1).collect(),
             Some(d) => {
@@ -153,6 +175,16 @@ impl Tensor {
 
     /// `unsqueeze(dim)`: insert a size-1 dim (a view).
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.unsqueeze_eager(dim)?;
+        let ir = || IrOp::Reshape {
+            shape: out.shape().into(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn unsqueeze_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_insert_dim("unsqueeze", dim, self.ndim())?;
         let mut shape: Dims = self.shape().into();
         let mut strides: Dims = self.strides().into();
@@ -170,6 +202,16 @@ impl Tensor {
 
     /// `permute(*dims)` (a view).
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.permute_eager(dims)?;
+        let ir = || IrOp::Permute {
+            perm: dims.iter().map(|&d| trace::dim(d, self.ndim())).collect(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn permute_eager(&self, dims: &[i64]) -> Result<Tensor> {
         if dims.len() != self.ndim() {
             return Err(shape_err(format!(
                 "permute: number of dims {} does not match the tensor's {} dims",
@@ -203,6 +245,20 @@ impl Tensor {
 
     /// `transpose(d0, d1)` (a view).
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.transpose_eager(d0, d1)?;
+        let ir = || {
+            let mut perm: Vec<usize> = (0..self.ndim()).collect();
+            if self.ndim() > 0 {
+                perm.swap(trace::dim(d0, self.ndim()), trace::dim(d1, self.ndim()));
+            }
+            IrOp::Permute { perm }
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn transpose_eager(&self, d0: i64, d1: i64) -> Result<Tensor> {
         if self.ndim() == 0 {
             return Ok(self.clone());
         }
@@ -215,6 +271,16 @@ impl Tensor {
 
     /// `.T`: all dims reversed.
     pub fn t(&self) -> Tensor {
+        let sc = trace::scope();
+        let out = self.t_eager();
+        let ir = || IrOp::Permute {
+            perm: (0..self.ndim()).rev().collect(),
+        };
+        sc.record(ir, &[self], &out);
+        out
+    }
+
+    fn t_eager(&self) -> Tensor {
         let perm: Vec<usize> = (0..self.ndim()).rev().collect();
         self.permute_raw(&perm, true)
     }
@@ -238,6 +304,16 @@ impl Tensor {
 
     /// `expand(*sizes)`, `-1` keeping a size (a view with stride 0).
     pub fn expand(&self, req: &[i64]) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.expand_eager(req)?;
+        let ir = || IrOp::Expand {
+            shape: out.shape().into(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn expand_eager(&self, req: &[i64]) -> Result<Tensor> {
         if req.len() < self.ndim() {
             return Err(shape_err(format!(
                 "expand: the number of sizes provided ({}) must be greater or equal to the \
@@ -269,6 +345,13 @@ impl Tensor {
 
     /// `contiguous()`: self when already contiguous, else a differentiable copy.
     pub fn contiguous(&self) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.contiguous_eager()?;
+        sc.record(|| IrOp::Contiguous, &[self], &out);
+        Ok(out)
+    }
+
+    fn contiguous_eager(&self) -> Result<Tensor> {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
@@ -277,6 +360,23 @@ impl Tensor {
 
     /// `narrow(dim, start, length)` (a view).
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.narrow_eager(dim, start, length)?;
+        let ir = || {
+            let d = trace::dim(dim, self.ndim());
+            let size = self.shape().get(d).copied().unwrap_or(0) as i64;
+            let s = if start < 0 { start + size } else { start };
+            IrOp::Narrow {
+                dim: d,
+                start: s.max(0) as usize,
+                len: length.max(0) as usize,
+            }
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn narrow_eager(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
         let d = norm_dim("narrow", dim, self.ndim())?;
         let size = self.shape().get(d).copied().unwrap_or(0) as i64;
         let s = if start < 0 { start + size } else { start };
@@ -342,6 +442,16 @@ impl Tensor {
 
     /// `repeat(*reps)`: tile the tensor (expand + reshape, so the gradient is free).
     pub fn repeat(&self, reps: &[usize]) -> Result<Tensor> {
+        let sc = trace::scope();
+        let out = self.repeat_eager(reps)?;
+        let ir = || IrOp::Repeat {
+            reps: reps.to_vec(),
+        };
+        sc.record(ir, &[self], &out);
+        Ok(out)
+    }
+
+    fn repeat_eager(&self, reps: &[usize]) -> Result<Tensor> {
         if reps.len() < self.ndim() {
             return Err(shape_err(format!(
                 "repeat: number of repeat dims ({}) can not be smaller than number of tensor dims ({})",
@@ -366,6 +476,18 @@ impl Tensor {
 
 /// `cat(tensors, dim)`.
 pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = cat_eager(ts, dim)?;
+    let nd = ts.first().map_or(0, |t| t.ndim());
+    let args: Vec<&Tensor> = ts.iter().collect();
+    let ir = || IrOp::Cat {
+        dim: trace::dim(dim, nd),
+    };
+    sc.record(ir, &args, &out);
+    Ok(out)
+}
+
+fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     let first = ts.first().ok_or_else(|| {
         err(
             ErrorKind::ValueError,
@@ -432,6 +554,18 @@ fn cat_typed<T: super::Elem>(
 
 /// `stack(tensors, dim)`: unsqueeze each, then cat.
 pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    let sc = trace::scope();
+    let out = stack_eager(ts, dim)?;
+    let nd = ts.first().map_or(0, |t| t.ndim());
+    let args: Vec<&Tensor> = ts.iter().collect();
+    let ir = || IrOp::Stack {
+        dim: trace::dim(dim, nd + 1),
+    };
+    sc.record(ir, &args, &out);
+    Ok(out)
+}
+
+fn stack_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     let first = ts.first().ok_or_else(|| {
         err(
             ErrorKind::ValueError,

@@ -101,6 +101,12 @@ fn graph(session: &mut Session, arg: &str) {
         return;
     }
     let (f, args) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+    if args.trim().is_empty() {
+        if let Some(text) = session.engine.borrow().last_graph(f) {
+            print!("{text}");
+            return;
+        }
+    }
     let call = if args.trim().is_empty() {
         format!("graph({f})")
     } else {

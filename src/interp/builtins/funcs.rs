@@ -58,6 +58,9 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
 }
 
 fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    if crate::compile::trace::active() {
+        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Print);
+    }
     no_kw("print", kw, &["sep", "end", "flush", "file"])?;
     let sep = match kwarg(kw, "sep") {
         Some(Value::Str(s)) => s.to_string(),

@@ -1,5 +1,6 @@
 //! Builtin functions, types, exception classes and standard-library modules.
 
+pub mod compile;
 pub mod convert;
 pub mod format;
 pub mod funcs;

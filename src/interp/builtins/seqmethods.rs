@@ -70,6 +70,9 @@ pub fn list_method(
     args: Vec<Value>,
     kw: Vec<(Rc<str>, Value)>,
 ) -> R<Value> {
+    if !matches!(name, "index" | "count" | "copy") {
+        crate::interp::index::note_container_mutation(&Value::List(l.clone()), "list method");
+    }
     if name != "sort" {
         no_kw(name, &kw, &[])?;
     }
@@ -196,6 +199,9 @@ pub fn dict_method(
     name: &str,
     args: Vec<Value>,
 ) -> R<Value> {
+    if matches!(name, "pop" | "popitem" | "update" | "clear" | "setdefault") {
+        crate::interp::index::note_container_mutation(&Value::Dict(d.clone()), "dict method");
+    }
     Ok(match name {
         "get" => {
             arity(name, &args, 1, 2)?;

@@ -250,7 +250,8 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
     let all = super::tensor_create::GLOBALS
         .iter()
         .chain(super::tensor_grad::GLOBALS)
-        .chain(super::tensor_funcs::all_globals());
+        .chain(super::tensor_funcs::all_globals())
+        .chain(super::compile::GLOBALS);
     for (n, f) in all {
         names.insert((*n).into(), native(n, *f));
     }

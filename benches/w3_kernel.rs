@@ -1,0 +1,261 @@
+//! W3 at the kernel level: the GELU-tanh loop nest compiled by `kiln::compile`, timed on
+//! 2 threads (and 1), with compile time, max abs error vs f64 and minor page faults per
+//! call in steady state. `cargo bench --bench w3_kernel`.
+//!
+//! Two kernels are measured: the formula as written (`tanh`) and the algebraic rewrite
+//! `x * sigmoid(2u)` that the simplification pass produces. Then the whole graph path:
+//! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
+//! run as a `CompiledGraph` (output buffer reused across calls).
+
+use kiln::compile::infer::{derive, ValueType};
+use kiln::compile::ir::{Graph, InputKind, IrOp, Node, NodeId, PathStep};
+use kiln::compile::lower::{compile_graph, CompiledGraph};
+use kiln::compile::passes::optimize;
+use kiln::compile::{
+    compile, Access, BinaryOp, BufView, BufViewMut, CompiledKernel, Kernel, Op, Output, UnaryOp,
+    ValueId,
+};
+use kiln::ops::{BinaryOp as IrBin, UnaryOp as IrUn};
+use kiln::tensor::dtype::{DType, Scalar};
+use kiln::tensor::Tensor;
+use std::time::Instant;
+
+const N: usize = 4 << 20;
+const C0: f32 = 0.797_884_6;
+const C1: f32 = 0.044715;
+
+fn bin(k: &mut Kernel, op: BinaryOp, a: ValueId, b: ValueId) -> ValueId {
+    k.push(Op::Binary(op, a, b))
+}
+
+fn finish(mut k: Kernel, y: ValueId) -> Kernel {
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
+    k
+}
+
+/// `0.5*x*(1+tanh(c0*(x+c1*x*x*x)))` as the tracer records it.
+fn gelu_tanh() -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let half = k.push(Op::Const(0.5));
+    let one = k.push(Op::Const(1.0));
+    let a = k.push(Op::Const(C1));
+    let s = k.push(Op::Const(C0));
+    let x2 = bin(&mut k, BinaryOp::Mul, x, x);
+    let x3 = bin(&mut k, BinaryOp::Mul, x2, x);
+    let ax3 = bin(&mut k, BinaryOp::Mul, a, x3);
+    let inner = bin(&mut k, BinaryOp::Add, x, ax3);
+    let si = bin(&mut k, BinaryOp::Mul, s, inner);
+    let t = k.push(Op::Unary(UnaryOp::Tanh, si));
+    let t1 = bin(&mut k, BinaryOp::Add, one, t);
+    let hx = bin(&mut k, BinaryOp::Mul, half, x);
+    let y = bin(&mut k, BinaryOp::Mul, hx, t1);
+    finish(k, y)
+}
+
+/// The rewrite `x * sigmoid(2*c0*(x + c1*x^3))`.
+fn gelu_sigmoid() -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let a = k.push(Op::Const(C1));
+    let s = k.push(Op::Const(2.0 * C0));
+    let x2 = bin(&mut k, BinaryOp::Mul, x, x);
+    let x3 = bin(&mut k, BinaryOp::Mul, x2, x);
+    let ax3 = bin(&mut k, BinaryOp::Mul, a, x3);
+    let inner = bin(&mut k, BinaryOp::Add, x, ax3);
+    let si = bin(&mut k, BinaryOp::Mul, s, inner);
+    let sg = k.push(Op::Unary(UnaryOp::Sigmoid, si));
+    let y = bin(&mut k, BinaryOp::Mul, x, sg);
+    finish(k, y)
+}
+
+fn gelu64(x: f64) -> f64 {
+    0.5 * x * (1.0 + (0.7978845608 * (x + 0.044715 * x * x * x)).tanh())
+}
+
+/// Minor page faults of this process so far (Linux `/proc/self/stat` field 10).
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
+/// Median and minimum milliseconds per call over `reps` timed calls after 3 warm-ups
+/// (`W3_REPS=1 W3_KERNEL=sigmoid` under `valgrind --tool=callgrind` counts the JIT
+/// code's instructions: 9 runs of 4M elements).
+fn time_ms(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    for _ in 0..3 {
+        f();
+    }
+    let mut ms: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[reps / 2], ms[0])
+}
+
+fn measure(name: &str, kernel: &Kernel, xs: &[f32]) -> Result<(), kiln::Error> {
+    let t = Instant::now();
+    let ck: CompiledKernel = compile(kernel)?;
+    let compile_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut out = vec![0.0f32; xs.len()];
+    let st = [1isize];
+    let call = |out: &mut [f32]| {
+        ck.run(
+            &[BufView::new(xs, &st)],
+            &mut [BufViewMut::new(out, &st)],
+            &[xs.len()],
+        )
+    };
+    call(&mut out)?;
+    let err = xs
+        .iter()
+        .zip(&out)
+        .map(|(&x, &y)| (f64::from(y) - gelu64(f64::from(x))).abs())
+        .fold(0.0, f64::max);
+    for threads in [2, 1] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
+        let faults0 = minor_faults();
+        let reps = std::env::var("W3_REPS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(40usize)
+            .max(1);
+        let (med, min) = pool.install(|| time_ms(reps, || drop(call(&mut out))));
+        let faults = minor_faults()
+            .zip(faults0)
+            .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+        println!(
+            "{name:<14} {threads} thr: median {med:.3} ms  min {min:.3} ms  {:.1} GB/s  \
+             faults/call {faults:.2}  compile {compile_ms:.2} ms  max_abs_err {err:.2e}",
+            (8 * xs.len()) as f64 / (med * 1e-3) / 1e9
+        );
+    }
+    Ok(())
+}
+
+fn node(g: &mut Graph, op: IrOp, args: &[NodeId]) -> Result<NodeId, kiln::Error> {
+    let types: Vec<ValueType> = args
+        .iter()
+        .map(|a| ValueType {
+            dtype: g.nodes[a.index()].dtype,
+            shape: g.nodes[a.index()].shape.clone(),
+        })
+        .collect();
+    let d = derive(&op, &types)?;
+    Ok(g.push(Node {
+        op,
+        args: args.to_vec(),
+        dtype: d.dtype,
+        shape: d.shape.unwrap_or_default(),
+        span: None,
+    }))
+}
+
+fn scal(op: IrBin, s: f64) -> IrOp {
+    IrOp::BinaryScalar {
+        op,
+        scalar: Scalar::Float(s),
+        reverse: true,
+    }
+}
+
+/// The W3 graph as the tracer records `0.5*x*(1+tanh(0.7978845608*(x+0.044715*x*x*x)))`.
+fn w3_graph() -> Result<Graph, kiln::Error> {
+    let mut g = Graph::new();
+    let x = g.add_input(
+        InputKind::Arg(vec![PathStep::Index(0)]),
+        DType::F32,
+        [N].as_slice().into(),
+        None,
+    );
+    let hx = node(&mut g, scal(IrBin::Mul, 0.5), &[x])?;
+    let x2 = node(&mut g, IrOp::Binary(IrBin::Mul), &[x, x])?;
+    let x3 = node(&mut g, IrOp::Binary(IrBin::Mul), &[x2, x])?;
+    let cx3 = node(&mut g, scal(IrBin::Mul, 0.044715), &[x3])?;
+    let inner = node(&mut g, IrOp::Binary(IrBin::Add), &[x, cx3])?;
+    let u = node(&mut g, scal(IrBin::Mul, 0.7978845608), &[inner])?;
+    let t = node(&mut g, IrOp::Unary(IrUn::Tanh), &[u])?;
+    let t1 = node(&mut g, scal(IrBin::Add, 1.0), &[t])?;
+    let y = node(&mut g, IrOp::Binary(IrBin::Mul), &[hx, t1])?;
+    g.outputs.push(y);
+    Ok(g)
+}
+
+fn not_fused(_: &Node, _: &[Tensor], inputs: &[Tensor]) -> Result<Tensor, kiln::Error> {
+    inputs
+        .first()
+        .cloned()
+        .ok_or_else(|| kiln::Error::new(kiln::ErrorKind::RuntimeError, "no input", None))
+}
+
+fn measure_graph(xs: &[f32]) -> Result<(), kiln::Error> {
+    let mut compile_ms = Vec::new();
+    let mut cg: Option<CompiledGraph> = None;
+    for _ in 0..11 {
+        let t = Instant::now();
+        let c = compile_graph(optimize(w3_graph()?)?)?;
+        compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        cg = Some(c);
+    }
+    compile_ms.sort_by(f64::total_cmp);
+    let Some(cg) = cg else { return Ok(()) };
+    let x = kiln::tensor::creation::from_f32(xs.to_vec(), &[xs.len()])?;
+    // The result is dropped here, so the timed calls reuse its buffer.
+    let ys = cg
+        .run(std::slice::from_ref(&x), not_fused)?
+        .first()
+        .map(|y| y.to_f32_vec())
+        .transpose()?
+        .unwrap_or_default();
+    let err = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| (f64::from(y) - gelu64(f64::from(x))).abs())
+        .fold(0.0, f64::max);
+    let reps = 20;
+    let faults0 = minor_faults();
+    // Tensors are not Send: this runs on the calling thread with the global pool of 2.
+    let (med, min) = time_ms(reps, || drop(cg.run(std::slice::from_ref(&x), not_fused)));
+    let faults = minor_faults()
+        .zip(faults0)
+        .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+    println!(
+        "graph path     2 thr: median {med:.3} ms  min {min:.3} ms  faults/call {faults:.2}  \
+         optimize+compile median {:.2} ms  kernels {}  max_abs_err {err:.2e}",
+        compile_ms[compile_ms.len() / 2],
+        cg.fused.len()
+    );
+    Ok(())
+}
+
+fn main() -> Result<(), kiln::Error> {
+    // The graph path's kernels split across the global pool; give it the W3 thread count.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build_global();
+    let xs: Vec<f32> = (0..N)
+        .map(|i| -4.0 + 8.0 * i as f32 / (N - 1) as f32)
+        .collect();
+    let only = std::env::var("W3_KERNEL").unwrap_or_default();
+    if only != "sigmoid" {
+        measure("gelu tanh", &gelu_tanh(), &xs)?;
+    }
+    if only != "tanh" {
+        measure("gelu sigmoid", &gelu_sigmoid(), &xs)?;
+    }
+    if only.is_empty() {
+        measure_graph(&xs)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! Text and Graphviz DOT renderings of an IR `Graph`: one line per node,
+//! `%3 = mul(%1, %2) : f32[64, 256]  # file.dl:7`, then `return %3`.
+
+use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
+use crate::source::SourceMap;
+use crate::tensor::dtype::{DType, Scalar};
+use std::fmt::Write;
+
+fn short(dt: DType) -> &'static str {
+    match dt {
+        DType::F32 => "f32",
+        DType::I64 => "i64",
+        DType::Bool => "bool",
+    }
+}
+
+/// `f32[64, 256]`.
+pub fn type_text(n: &Node) -> String {
+    let dims: Vec<String> = n.shape.iter().map(|d| d.to_string()).collect();
+    format!("{}[{}]", short(n.dtype), dims.join(", "))
+}
+
+fn scalar_text(s: Scalar) -> String {
+    match s {
+        Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Float(f) => format!("{f:?}"),
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("None".into(), |v| v.to_string())
+}
+
+fn path_text(path: &[PathStep]) -> String {
+    let mut s = String::new();
+    for (i, p) in path.iter().enumerate() {
+        match (i, p) {
+            (0, PathStep::Index(k)) => {
+                let _ = write!(s, "arg{k}");
+            }
+            (_, PathStep::Index(k)) => {
+                let _ = write!(s, "[{k}]");
+            }
+            (_, PathStep::Key(k)) => {
+                let _ = write!(s, "[{k}]");
+            }
+        }
+    }
+    s
+}
+
+fn index_text(ix: &IrIndex, args: &[NodeId]) -> String {
+    let arg = |k: usize| args.get(k).map_or("?".into(), |a| a.to_string());
+    match ix {
+        IrIndex::Int(i) => i.to_string(),
+        IrIndex::Slice { start, stop, step } => {
+            let base = format!(
+                "{}:{}",
+                start.map_or(String::new(), |v| v.to_string()),
+                stop.map_or(String::new(), |v| v.to_string())
+            );
+            match step {
+                Some(s) => format!("{base}:{s}"),
+                None => base,
+            }
+        }
+        IrIndex::NewAxis => "None".into(),
+        IrIndex::Ellipsis => "...".into(),
+        IrIndex::Mask { arg: k } | IrIndex::Indices { arg: k } => arg(*k),
+    }
+}
+
+/// The op's attributes as `, key=value` pairs after its args.
+fn attrs(op: &IrOp) -> String {
+    let dk = |dims: &[usize], keepdim: &bool| format!("dims={dims:?}, keepdim={keepdim}");
+    match op {
+        IrOp::BinaryScalar {
+            scalar, reverse, ..
+        } => match reverse {
+            true => format!("scalar={}, reverse=True", scalar_text(*scalar)),
+            false => format!("scalar={}", scalar_text(*scalar)),
+        },
+        IrOp::Clamp { min, max } => format!("min={}, max={}", opt(*min), opt(*max)),
+        IrOp::Cast(dt) => format!("dtype={}", dt.name()),
+        IrOp::Sum { dims, keepdim }
+        | IrOp::Mean { dims, keepdim }
+        | IrOp::Prod { dims, keepdim }
+        | IrOp::LogSumExp { dims, keepdim }
+        | IrOp::AllAny { dims, keepdim, .. } => dk(dims, keepdim),
+        IrOp::ExtremeDim { dim, keepdim, .. } => format!("dim={dim}, keepdim={keepdim}"),
+        IrOp::ArgExtreme { dim, keepdim, .. } => format!("dim={}, keepdim={keepdim}", opt(*dim)),
+        IrOp::Var {
+            dims,
+            correction,
+            keepdim,
+            ..
+        } => format!("{}, correction={correction}", dk(dims, keepdim)),
+        IrOp::Norm { p, dims, keepdim } => format!("p={p}, {}", dk(dims, keepdim)),
+        IrOp::Softmax { dim }
+        | IrOp::LogSoftmax { dim }
+        | IrOp::Cumsum { dim }
+        | IrOp::Cat { dim }
+        | IrOp::Stack { dim }
+        | IrOp::IndexSelect { dim }
+        | IrOp::Gather { dim }
+        | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
+        IrOp::Reshape { shape } | IrOp::Expand { shape } => format!("shape={:?}", shape.as_slice()),
+        IrOp::Permute { perm } => format!("perm={perm:?}"),
+        IrOp::Narrow { dim, start, len } => format!("dim={dim}, start={start}, len={len}"),
+        IrOp::Repeat { reps } => format!("reps={reps:?}"),
+        IrOp::Conv2d { params: p, .. } => format!(
+            "stride={:?}, padding={:?}, dilation={:?}",
+            p.stride, p.padding, p.dilation
+        ),
+        IrOp::MaxPool2d { params: p } | IrOp::AvgPool2d { params: p } => format!(
+            "kernel={:?}, stride={:?}, padding={:?}",
+            p.kernel, p.stride, p.padding
+        ),
+        IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
+        IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
+        _ => String::new(),
+    }
+}
+
+/// `mul(%1, %2)`, `input(arg0)`, `index(%0, [0, 1:3])`.
+pub fn op_text(n: &Node) -> String {
+    let args: Vec<String> = n.args.iter().map(|a| a.to_string()).collect();
+    let mut parts = match &n.op {
+        IrOp::Input { kind, .. } => vec![match kind {
+            InputKind::Arg(path) => path_text(path),
+            InputKind::External { name } => format!("external {name}"),
+        }],
+        IrOp::Index { indices } => {
+            let ix: Vec<String> = indices.iter().map(|i| index_text(i, &n.args)).collect();
+            vec![
+                args.first().cloned().unwrap_or_default(),
+                format!("[{}]", ix.join(", ")),
+            ]
+        }
+        _ => args,
+    };
+    let a = attrs(&n.op);
+    if !a.is_empty() {
+        parts.push(a);
+    }
+    format!("{}({})", n.op.name(), parts.join(", "))
+}
+
+fn location(n: &Node, sources: Option<&SourceMap>) -> Option<String> {
+    let (span, map) = (n.span?, sources?);
+    let file = map.get(span.file)?;
+    let (line, _) = map.line_col(span.file, span.start);
+    let name = file.name.rsplit('/').next().unwrap_or(&file.name);
+    Some(format!("{name}:{line}"))
+}
+
+impl Graph {
+    /// One line per node plus a `return` line; spans become `# file.dl:LINE` when a
+    /// source map is given.
+    pub fn to_text(&self, sources: Option<&SourceMap>) -> String {
+        let mut out = String::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let _ = write!(
+                out,
+                "{} = {} : {}",
+                NodeId(i as u32),
+                op_text(n),
+                type_text(n)
+            );
+            if let Some(loc) = location(n, sources) {
+                let _ = write!(out, "  # {loc}");
+            }
+            out.push('\n');
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|o| o.to_string()).collect();
+        let _ = writeln!(out, "return {}", outs.join(", "));
+        out
+    }
+
+    /// Graphviz DOT: one box per node labelled with its op and type, edges arg -> user.
+    pub fn to_dot(&self) -> String {
+        let mut out = String::from("digraph kiln {\n  node [shape=box, fontname=monospace];\n");
+        for (i, n) in self.nodes.iter().enumerate() {
+            let label = format!("%{i} = {}\\n{}", op_text(n), type_text(n)).replace('"', "\\\"");
+            let _ = writeln!(out, "  n{i} [label=\"{label}\"];");
+            for a in &n.args {
+                let _ = writeln!(out, "  n{} -> n{i};", a.0);
+            }
+        }
+        for (k, o) in self.outputs.iter().enumerate() {
+            let _ = writeln!(out, "  out{k} [label=\"output {k}\", shape=oval];");
+            let _ = writeln!(out, "  n{} -> out{k};", o.0);
+        }
+        out.push_str("}\n");
+        out
+    }
+}

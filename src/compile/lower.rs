@@ -1,0 +1,216 @@
+//! Lowering an optimized graph to its runnable form: fused groups compiled once with
+//! Cranelift, every other node left to the executor's eager evaluation (passed in by
+//! the caller, so this module runs any op the executor knows).
+//!
+//! Buffer planning: each fused step keeps its last output; the next call writes into
+//! it again when the caller has dropped every handle to it (no allocation, no page
+//! faults in steady state), else it allocates a fresh one.
+
+use super::ir::{Graph, Node, NodeId};
+use super::jit::{compile, CompiledKernel};
+use super::passes::fuse::find_groups;
+use super::views::{BufView, BufViewMut};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::storage::alloc_filled;
+use crate::tensor::{Buffer, Tensor};
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+fn internal(msg: &str) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: {msg}"),
+        None,
+    )
+}
+
+/// A compiled fused group: computes node `root` from `inputs`.
+pub struct FusedStep {
+    pub root: NodeId,
+    pub inputs: Vec<NodeId>,
+    pub kernel: CompiledKernel,
+    /// The previous output, reused when nothing else holds it.
+    last: RefCell<Option<Tensor>>,
+}
+
+/// What running one node of the graph means.
+enum Step {
+    /// Evaluate the node with the executor.
+    Eval,
+    /// Computed inside a later fused step; nothing to do here.
+    Fused,
+    /// The root of fused group `k`.
+    Kernel(usize),
+}
+
+/// A graph ready to run: its fused kernels and the plan of which node runs how.
+pub struct CompiledGraph {
+    pub graph: Graph,
+    pub fused: Vec<FusedStep>,
+    steps: Vec<Step>,
+    /// Wall time spent finding groups and generating code.
+    pub compile_time: Duration,
+}
+
+/// Fuses and compiles `graph` (already optimized). A group the JIT rejects stays
+/// node-by-node (never an error: the executor can run every node).
+pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
+    let t0 = Instant::now();
+    let mut steps: Vec<Step> = graph.nodes.iter().map(|_| Step::Eval).collect();
+    let mut fused = Vec::new();
+    for group in find_groups(&graph) {
+        let Ok(kernel) = compile(&group.kernel) else {
+            continue;
+        };
+        for m in &group.members {
+            if let Some(s) = steps.get_mut(m.index()) {
+                *s = Step::Fused;
+            }
+        }
+        if let Some(s) = steps.get_mut(group.root.index()) {
+            *s = Step::Kernel(fused.len());
+        }
+        fused.push(FusedStep {
+            root: group.root,
+            inputs: group.inputs,
+            kernel,
+            last: RefCell::new(None),
+        });
+    }
+    Ok(CompiledGraph {
+        graph,
+        fused,
+        steps,
+        compile_time: t0.elapsed(),
+    })
+}
+
+/// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
+fn extents(shape: &[usize]) -> Vec<usize> {
+    if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    }
+}
+
+/// Element strides of `t` broadcast to `ext` (right-aligned; stride 0 where expanded).
+fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
+    let (shape, strides) = (t.shape(), t.strides());
+    let lead = ext
+        .len()
+        .checked_sub(shape.len())
+        .ok_or_else(|| internal("fused input has a higher rank than its group"))?;
+    Ok((0..ext.len())
+        .map(|d| match d.checked_sub(lead) {
+            Some(i) if shape[i] == ext[d] => strides[i] as isize,
+            _ => 0,
+        })
+        .collect())
+}
+
+impl CompiledGraph {
+    /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node.
+    pub fn run(
+        &self,
+        inputs: &[Tensor],
+        eval: impl Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    ) -> Result<Vec<Tensor>> {
+        let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
+        for (i, node) in self.graph.nodes.iter().enumerate() {
+            let out = match self.steps.get(i) {
+                Some(Step::Fused) => continue,
+                Some(Step::Kernel(k)) => {
+                    let step = self
+                        .fused
+                        .get(*k)
+                        .ok_or_else(|| internal("missing kernel"))?;
+                    let args = gather(&vals, &step.inputs)?;
+                    run_fused(step, node, &args)
+                }
+                _ => eval(node, &gather(&vals, &node.args)?, inputs),
+            };
+            vals[i] = Some(out.map_err(|mut e| {
+                if e.span.is_none() {
+                    e.span = node.span;
+                }
+                e
+            })?);
+        }
+        let outs: Vec<NodeId> = self.graph.outputs.clone();
+        outs.iter()
+            .map(|o| vals.get(o.index()).cloned().flatten())
+            .collect::<Option<Vec<Tensor>>>()
+            .ok_or_else(|| internal("an output was not computed"))
+    }
+}
+
+fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
+    ids.iter()
+        .map(|a| vals.get(a.index()).cloned().flatten())
+        .collect::<Option<Vec<Tensor>>>()
+        .ok_or_else(|| internal("a fused input was not computed"))
+}
+
+/// The output tensor of `step`: its previous output when nothing else holds it.
+fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
+    let reuse = step
+        .last
+        .borrow_mut()
+        .take()
+        .filter(|t| t.is_unique() && t.shape() == shape);
+    match reuse {
+        Some(t) => Ok(t),
+        None => Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape),
+    }
+}
+
+/// Runs one fused kernel into a contiguous f32 tensor of `node`'s shape.
+fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
+    let ext = extents(&node.shape);
+    let n: usize = ext.iter().product();
+    // Inputs whose innermost stride does not match the kernel's access are copied.
+    let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
+    for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
+        let st = broadcast_strides(t, &ext)?;
+        let ok = super::views::check_access("input", *acc, &st, &ext).is_ok();
+        owned.push(if ok { t.clone() } else { t.contiguous()? });
+    }
+    let strides: Vec<Vec<isize>> = owned
+        .iter()
+        .map(|t| broadcast_strides(t, &ext))
+        .collect::<Result<_>>()?;
+    let result = output_tensor(step, &node.shape, n)?;
+    {
+        // The output's storage is unique, so it is none of the inputs' storages.
+        let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
+        let mut views = Vec::with_capacity(owned.len());
+        for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
+            let Buffer::F32(data) = &**b else {
+                return Err(internal("fused input is not float32"));
+            };
+            views.push(BufView {
+                data,
+                offset: t.offset(),
+                strides: st,
+            });
+        }
+        let mut out_buf = result.storage().borrow_mut();
+        let Buffer::F32(out) = &mut *out_buf else {
+            return Err(internal("fused output is not float32"));
+        };
+        let out_strides = contiguous_strides(&ext);
+        step.kernel
+            .run(&views, &mut [BufViewMut::new(out, &out_strides)], &ext)?;
+    }
+    *step.last.borrow_mut() = Some(result.clone());
+    Ok(result)
+}
+
+fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
+    let mut st = vec![1isize; ext.len()];
+    for d in (0..ext.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * ext[d + 1] as isize;
+    }
+    st
+}

@@ -1,0 +1,205 @@
+//! Fusion: maximal trees of f32 elementwise nodes of one shape (unary, binary,
+//! binary-with-scalar, clamp) become one loop-nest [`Kernel`]. A node joins its user's
+//! group when it has that single use and the same shape; anything else it reads
+//! (inputs, constants, broadcast operands, non-fusable results) is a kernel input.
+
+use crate::compile::ir::{Graph, IrOp, Node, NodeId};
+use crate::compile::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::tensor::dtype::{DType, Scalar};
+use std::collections::HashMap;
+
+/// One fused group: the kernel computing node `root` from the `inputs` nodes.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub root: NodeId,
+    /// Members in graph order (the root last).
+    pub members: Vec<NodeId>,
+    pub inputs: Vec<NodeId>,
+    pub kernel: Kernel,
+}
+
+fn unary(op: UnaryOp) -> Option<k::UnaryOp> {
+    Some(match op {
+        UnaryOp::Neg => k::UnaryOp::Neg,
+        UnaryOp::Abs => k::UnaryOp::Abs,
+        UnaryOp::Exp => k::UnaryOp::Exp,
+        UnaryOp::Log => k::UnaryOp::Log,
+        UnaryOp::Sqrt => k::UnaryOp::Sqrt,
+        UnaryOp::Rsqrt => k::UnaryOp::Rsqrt,
+        UnaryOp::Tanh => k::UnaryOp::Tanh,
+        UnaryOp::Sigmoid => k::UnaryOp::Sigmoid,
+        UnaryOp::Relu => k::UnaryOp::Relu,
+        UnaryOp::Erf => k::UnaryOp::Erf,
+        UnaryOp::Sin => k::UnaryOp::Sin,
+        UnaryOp::Cos => k::UnaryOp::Cos,
+        UnaryOp::Floor => k::UnaryOp::Floor,
+        UnaryOp::Round => k::UnaryOp::Round,
+        UnaryOp::Sign => k::UnaryOp::Sign,
+        UnaryOp::Gelu | UnaryOp::GeluTanh | UnaryOp::Silu | UnaryOp::Softplus => return None,
+        UnaryOp::Not => return None,
+    })
+}
+
+fn binary(op: BinaryOp) -> Option<k::BinaryOp> {
+    Some(match op {
+        BinaryOp::Add => k::BinaryOp::Add,
+        BinaryOp::Sub => k::BinaryOp::Sub,
+        BinaryOp::Mul => k::BinaryOp::Mul,
+        BinaryOp::Div => k::BinaryOp::Div,
+        BinaryOp::Maximum => k::BinaryOp::Max,
+        BinaryOp::Minimum => k::BinaryOp::Min,
+        BinaryOp::Pow => k::BinaryOp::Pow,
+        BinaryOp::FloorDiv => k::BinaryOp::FloorDiv,
+        BinaryOp::Rem => k::BinaryOp::Mod,
+        _ => return None,
+    })
+}
+
+fn scalar_f32(s: Scalar) -> Option<f32> {
+    match s {
+        Scalar::Float(f) => Some(f as f32),
+        Scalar::Int(i) => Some(i as f32),
+        Scalar::Bool(_) => None,
+    }
+}
+
+/// Whether `n` can be computed inside a kernel (f32 in, f32 out).
+fn fusable(g: &Graph, n: &Node) -> bool {
+    let f32_args = n
+        .args
+        .iter()
+        .all(|a| g.node(*a).is_some_and(|a| a.dtype == DType::F32));
+    let op_ok = match &n.op {
+        IrOp::Unary(op) => unary(*op).is_some(),
+        IrOp::Binary(op) => binary(*op).is_some(),
+        IrOp::BinaryScalar { op, scalar, .. } => {
+            binary(*op).is_some() && scalar_f32(*scalar).is_some()
+        }
+        IrOp::Clamp { .. } => true,
+        _ => false,
+    };
+    n.dtype == DType::F32 && f32_args && op_ok
+}
+
+/// The groups of `g` (only groups of two or more nodes: one op alone gains nothing).
+pub fn find_groups(g: &Graph) -> Vec<Group> {
+    let uses = g.use_counts();
+    let ok: Vec<bool> = g.nodes.iter().map(|n| fusable(g, n)).collect();
+    // group_of[i]: the root whose group node i joined.
+    let mut group_of: Vec<Option<usize>> = vec![None; g.len()];
+    for i in (0..g.len()).rev() {
+        if !ok[i] {
+            continue;
+        }
+        let root = group_of[i].unwrap_or(i);
+        group_of[i] = Some(root);
+        for a in &g.nodes[i].args {
+            let j = a.index();
+            let joins = ok.get(j) == Some(&true)
+                && uses.get(j) == Some(&1)
+                && g.nodes[j].shape == g.nodes[root].shape;
+            if joins {
+                group_of[j] = Some(root);
+            }
+        }
+    }
+    let mut members: HashMap<usize, Vec<NodeId>> = HashMap::new();
+    for (i, r) in group_of.iter().enumerate() {
+        if let Some(r) = r {
+            members.entry(*r).or_default().push(NodeId(i as u32));
+        }
+    }
+    let mut groups: Vec<Group> = members
+        .into_iter()
+        .filter(|(_, m)| m.len() >= 2)
+        .filter_map(|(r, m)| build(g, NodeId(r as u32), m))
+        .collect();
+    groups.sort_by_key(|gr| gr.root);
+    groups
+}
+
+/// The kernel input access of `arg` read over the group shape `shape`.
+fn access(arg: &Node, shape: &[usize]) -> Access {
+    let inner = |s: &[usize]| s.last().copied().unwrap_or(1);
+    let aligned = arg.shape.len() <= shape.len();
+    if aligned && inner(&arg.shape) == inner(shape) && arg.shape.len() == shape.len() {
+        Access::Contiguous
+    } else if aligned && inner(&arg.shape) == inner(shape) && inner(shape) > 1 {
+        // Broadcast along outer dims only: still contiguous rows (stride-0 outer dims).
+        Access::Contiguous
+    } else {
+        Access::Broadcast
+    }
+}
+
+/// Lowers the members (in graph order) into a kernel rooted at `root`.
+fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
+    let shape = g.node(root)?.shape.clone();
+    let mut kern = Kernel::new(shape.len().max(1), Vec::new());
+    let mut inputs: Vec<NodeId> = Vec::new();
+    let mut vals: HashMap<NodeId, ValueId> = HashMap::new();
+    for &m in &members {
+        let n = g.node(m)?;
+        let mut args = Vec::with_capacity(n.args.len());
+        for &a in &n.args {
+            let v = match vals.get(&a) {
+                Some(&v) => v,
+                None => {
+                    let slot = inputs.iter().position(|&x| x == a).unwrap_or_else(|| {
+                        inputs.push(a);
+                        kern.inputs.push(access(&g.nodes[a.index()], &shape));
+                        inputs.len() - 1
+                    });
+                    let v = kern.push(Op::Load(slot));
+                    vals.insert(a, v);
+                    v
+                }
+            };
+            args.push(v);
+        }
+        let v = emit(&mut kern, &n.op, &args)?;
+        vals.insert(m, v);
+    }
+    kern.outputs.push(Output {
+        value: *vals.get(&root)?,
+        access: Access::Contiguous,
+    });
+    Some(Group {
+        root,
+        members,
+        inputs,
+        kernel: kern,
+    })
+}
+
+/// Appends the kernel ops of one IR op applied to `args`.
+fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
+    let x = *args.first()?;
+    Some(match op {
+        IrOp::Unary(u) => kern.push(Op::Unary(unary(*u)?, x)),
+        IrOp::Binary(b) => kern.push(Op::Binary(binary(*b)?, x, *args.get(1)?)),
+        IrOp::BinaryScalar {
+            op,
+            scalar,
+            reverse,
+        } => {
+            let c = kern.push(Op::Const(scalar_f32(*scalar)?));
+            let (a, b) = if *reverse { (c, x) } else { (x, c) };
+            kern.push(Op::Binary(binary(*op)?, a, b))
+        }
+        IrOp::Clamp { min, max } => {
+            let mut v = x;
+            if let Some(lo) = min {
+                let c = kern.push(Op::Const(*lo as f32));
+                v = kern.push(Op::Binary(k::BinaryOp::Max, v, c));
+            }
+            if let Some(hi) = max {
+                let c = kern.push(Op::Const(*hi as f32));
+                v = kern.push(Op::Binary(k::BinaryOp::Min, v, c));
+            }
+            v
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,53 @@
+//! Graph-to-graph optimization passes over the tensor IR, one file per pass:
+//! constant folding, algebraic simplification, common-subexpression elimination and
+//! dead-code elimination. [`optimize`] runs them in order and verifies the graph after
+//! each one (a failure is an internal compile error naming the pass). `fuse` finds the
+//! elementwise groups that `lower::compile_graph` compiles into kernels.
+
+mod cse;
+mod dce;
+mod fold;
+pub mod fuse;
+mod rebuild;
+mod simplify;
+
+use super::ir::Graph;
+use super::verify::verify;
+use crate::error::Result;
+
+pub use cse::cse;
+pub use dce::dce;
+pub use fold::fold;
+pub use simplify::simplify;
+
+/// A pass: consumes a verified graph and returns an equivalent one.
+pub type Pass = fn(Graph) -> Result<Graph>;
+
+/// The passes [`optimize`] runs, in order, with their names (for logs and dumps).
+pub const PIPELINE: [(&str, Pass); 4] = [
+    ("fold", fold),
+    ("simplify", simplify),
+    ("cse", cse),
+    ("dce", dce),
+];
+
+/// Verifies `g`, then runs every pass of [`PIPELINE`], verifying after each.
+pub fn optimize(g: Graph) -> Result<Graph> {
+    verify(&g)?;
+    PIPELINE
+        .iter()
+        .try_fold(g, |g, (name, pass)| run_pass(g, name, *pass))
+}
+
+/// Runs one pass and verifies its result; a verify failure names the pass.
+pub fn run_pass(g: Graph, name: &str, pass: Pass) -> Result<Graph> {
+    let out = pass(g)?;
+    verify(&out).map_err(|mut e| {
+        e.message = format!("after pass {name}: {}", e.message);
+        e
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,184 @@
+//! The script surface of `@compile`: `compile(f_or_module, dynamic=False)` (also a
+//! decorator, with or without arguments), `graph(f, *args, format="text"|"dot")`,
+//! `explain(f, *args)` and `compile_stats(f)`.
+
+use super::{kwarg, native, no_kw};
+use crate::compile::cache::{Cache, CallKey, EntryKind};
+use crate::compile::compiled::{reason_lines, CompiledFn};
+use crate::interp::value::{DictMap, Key, NativeImpl, Value};
+use crate::interp::{type_err, value_err, Interp, R};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Kw<'a> = &'a [(Rc<str>, Value)];
+
+pub const GLOBALS: &[(&str, NativeImpl)] = &[
+    ("compile", compile),
+    ("graph", graph),
+    ("explain", explain),
+    ("compile_stats", compile_stats),
+];
+
+/// `compile(f)`, `compile(module)`, `compile(dynamic=True)` (a decorator).
+fn compile(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    no_kw("compile", kw, &["dynamic"])?;
+    let dynamic = match kwarg(kw, "dynamic") {
+        None => false,
+        Some(v) => me.truthy(v)?,
+    };
+    match args {
+        [] => Ok(Value::BoundMethod(Rc::new((
+            Value::Bool(dynamic),
+            native("compile", compile_flagged),
+        )))),
+        [f] => wrap(me, f, dynamic),
+        _ => Err(type_err("compile() takes 1 positional argument")),
+    }
+}
+
+/// The decorator `compile(dynamic=...)` returns: `args` = [dynamic, f].
+fn compile_flagged(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    no_kw("compile", kw, &[])?;
+    match args {
+        [Value::Bool(d), f] => wrap(me, f, *d),
+        _ => Err(type_err("compile(...) decorator takes one function")),
+    }
+}
+
+fn wrap(me: &mut Interp, f: &Value, dynamic: bool) -> R<Value> {
+    let (func, name) = match f {
+        Value::Compiled(_) => return Ok(f.clone()),
+        Value::Func(func) => (f.clone(), func.proto.name.clone()),
+        Value::BoundMethod(bm) => {
+            let name = match &bm.1 {
+                Value::Func(func) => func.proto.name.clone(),
+                _ => "method".into(),
+            };
+            (f.clone(), name)
+        }
+        Value::Instance(inst) => {
+            let fwd = me.get_attr(f, "forward")?;
+            (fwd, inst.class.name.clone())
+        }
+        other => {
+            return Err(type_err(format!(
+                "compile() expects a function or a Module, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    Ok(Value::Compiled(Rc::new(CompiledFn {
+        func,
+        name,
+        dynamic,
+        cache: RefCell::new(Cache::default()),
+    })))
+}
+
+/// The compiled function `f` names (a plain function or module is compiled afresh).
+fn compiled_of(me: &mut Interp, f: &Value) -> R<Rc<CompiledFn>> {
+    match &wrap(me, f, false)? {
+        Value::Compiled(cf) => Ok(cf.clone()),
+        _ => Err(type_err("expected a compiled function")),
+    }
+}
+
+/// Selects (capturing if needed) the version `args` pick; returns its entry index.
+fn select(me: &mut Interp, cf: &Rc<CompiledFn>, args: &[Value]) -> R<usize> {
+    let key = CallKey::new(args, &[]);
+    if let Ok(i) = cf.cache.borrow().lookup(&key.parts) {
+        return Ok(i);
+    }
+    me.call_compiled(cf, args.to_vec(), Vec::new())?;
+    let c = cf.cache.borrow();
+    c.lookup(&key.parts)
+        .or_else(|_| c.last.ok_or(()))
+        .map_err(|_| {
+            value_err("graph: no captured version (compilation is off or the cache is full)")
+        })
+}
+
+/// `graph(f, *args, format="text")`: the IR of the version `args` select.
+fn graph(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    no_kw("graph", kw, &["format"])?;
+    let dot = match kwarg(kw, "format") {
+        None => false,
+        Some(Value::Str(s)) if &**s == "text" => false,
+        Some(Value::Str(s)) if &**s == "dot" => true,
+        Some(_) => return Err(value_err("graph: format must be \"text\" or \"dot\"")),
+    };
+    let (f, rest) = args
+        .split_first()
+        .ok_or_else(|| type_err("graph() needs a function"))?;
+    let cf = compiled_of(me, f)?;
+    let i = select(me, &cf, rest)?;
+    Ok(Value::str(&entry_text(me, &cf, i, dot)))
+}
+
+/// The IR text (or DOT) of entry `i`, or the reasons it runs eagerly.
+pub fn entry_text(me: &Interp, cf: &CompiledFn, i: usize, dot: bool) -> String {
+    let c = cf.cache.borrow();
+    match c.entries.get(i).map(|e| &e.kind) {
+        Some(EntryKind::Graph(g)) if dot => g.graph.to_dot(),
+        Some(EntryKind::Graph(g)) => g.graph.to_text(Some(&me.sources)),
+        Some(EntryKind::Eager(r)) => {
+            let lines = reason_lines(&me.sources, r);
+            format!("# {} runs eagerly:\n# {}\n", cf.name, lines.join("\n# "))
+        }
+        None => format!("# {}: no captured version\n", cf.name),
+    }
+}
+
+/// `explain(f, *args)`: each fallback reason with file:line:col, or "captured: no
+/// graph breaks".
+fn explain(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    no_kw("explain", kw, &[])?;
+    let (f, rest) = args
+        .split_first()
+        .ok_or_else(|| type_err("explain() needs a function"))?;
+    let cf = compiled_of(me, f)?;
+    let i = select(me, &cf, rest)?;
+    let c = cf.cache.borrow();
+    let text = match c.entries.get(i).map(|e| &e.kind) {
+        Some(EntryKind::Eager(r)) => {
+            let lines = reason_lines(&me.sources, r);
+            format!("{} falls back to eager:\n  {}", cf.name, lines.join("\n  "))
+        }
+        _ => "captured: no graph breaks".to_string(),
+    };
+    Ok(Value::str(&text))
+}
+
+/// `compile_stats(f)`: {"captures", "hits", "fallbacks", "warnings", "versions"}.
+fn compile_stats(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    no_kw("compile_stats", kw, &[])?;
+    let Some(Value::Compiled(cf)) = args.first() else {
+        return Err(type_err("compile_stats() expects a compiled function"));
+    };
+    let c = cf.cache.borrow();
+    let mut m = DictMap::default();
+    let n = |v: u64| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
+    m.insert(Key(Value::str("captures")), n(c.stats.captures));
+    m.insert(Key(Value::str("hits")), n(c.stats.hits));
+    m.insert(Key(Value::str("fallbacks")), n(c.stats.fallbacks));
+    m.insert(Key(Value::str("warnings")), n(c.stats.warnings));
+    m.insert(
+        Key(Value::str("versions")),
+        Value::Int(c.entries.len() as i64),
+    );
+    Ok(Value::Dict(Rc::new(RefCell::new(m))))
+}
+
+/// The IR of the version a compiled value used last (the REPL's `:graph NAME`).
+pub fn last_graph(me: &Interp, v: &Value) -> Option<String> {
+    let Value::Compiled(cf) = v else { return None };
+    let i = cf.cache.borrow().last?;
+    Some(entry_text(me, cf, i, false))
+}
+
+/// The IR of the first captured version of a compiled value (`kiln graph FILE FUNC`).
+pub fn first_graph(me: &Interp, v: &Value) -> Option<String> {
+    let Value::Compiled(cf) = v else { return None };
+    let has = !cf.cache.borrow().entries.is_empty();
+    has.then(|| entry_text(me, cf, 0, false))
+}

@@ -1,0 +1,216 @@
+//! `@compile` guards, cache, fallbacks, errors and introspection, checked through
+//! `compile_stats(f)` (captures / hits / fallbacks / versions), results computed by hand,
+//! and eager runs of the same scripts. IR text snapshots live in
+//! tests/compile/snapshots/*.ir (`KILN_BLESS=1` rewrites them).
+
+use kiln::Engine;
+use std::path::Path;
+
+fn engine(src: &str) -> Engine {
+    let mut e = Engine::new();
+    e.set_compile(true);
+    e.set_output(Box::new(|_| {}));
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    e
+}
+
+fn int(e: &mut Engine, expr: &str) -> i64 {
+    match e.eval_as::<i64>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+fn text(e: &mut Engine, expr: &str) -> String {
+    match e.eval_as::<String>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+/// (captures, hits, fallbacks, versions) of compiled global `f`.
+fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
+    ["captures", "hits", "fallbacks", "versions"]
+        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
+}
+
+#[test]
+fn shape_change_recompiles_and_same_shape_hits() {
+    let mut e = engine(
+        "@compile\ndef f(x):\n    return x * 2 + 1\n\na = f(ones(3))\nb = f(ones(3))\nc = f(ones(4))\n",
+    );
+    assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
+    assert_eq!(text(&mut e, "str(b.tolist())"), "[3.0, 3.0, 3.0]");
+    assert_eq!(int(&mut e, "c.shape[0]"), 4);
+}
+
+#[test]
+fn non_tensor_argument_change_recompiles() {
+    let mut e = engine(
+        "@compile\ndef g(x, k):\n    return x * k\n\ng(ones(2), 2)\ng(ones(2), 2)\nr = g(ones(2), 3)\n",
+    );
+    assert_eq!(stats(&mut e, "g"), [2, 1, 0, 2]);
+    assert_eq!(text(&mut e, "str(r.tolist())"), "[3.0, 3.0]");
+}
+
+const PARAM: &str = "class M:\n    def __init__(self):\n        self.w = ones(2)\n\nm = M()\n\n@compile\ndef h(x):\n    return x * m.w\n\nh(ones(2))\n";
+
+#[test]
+fn rebinding_a_parameter_recompiles() {
+    let mut e = engine(PARAM);
+    e.run_source("m.w = full((2,), 5.0)\nr = h(ones(2))\n", "t2.dl")
+        .ok();
+    assert_eq!(text(&mut e, "str(r.tolist())"), "[5.0, 5.0]");
+    assert_eq!(stats(&mut e, "h"), [2, 0, 0, 2]);
+}
+
+#[test]
+fn in_place_update_of_a_parameter_is_seen() {
+    let mut e = engine(PARAM);
+    e.run_source("m.w.mul_(3.0)\nr = h(ones(2))\n", "t2.dl")
+        .ok();
+    assert_eq!(text(&mut e, "str(r.tolist())"), "[3.0, 3.0]");
+    assert_eq!(stats(&mut e, "h"), [1, 1, 0, 1]);
+}
+
+#[test]
+fn global_scalar_is_guarded() {
+    let mut e = engine("lr = 0.5\n@compile\ndef s(x):\n    return x * lr\n\ns(ones(1))\ns(ones(1))\nlr = 2.0\nr = s(ones(1))\n");
+    assert_eq!(text(&mut e, "str(r.tolist())"), "[2.0]");
+    assert_eq!(stats(&mut e, "s"), [2, 1, 0, 2]);
+}
+
+#[test]
+fn cache_limit_falls_back_to_eager() {
+    let mut e = engine("@compile\ndef f(x):\n    return x.sum()\n\nout = [f(ones(n)).item() for n in range(1, 11)]\n");
+    assert_eq!(stats(&mut e, "f"), [8, 0, 2, 8]);
+    assert_eq!(
+        text(&mut e, "str(out)"),
+        "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]"
+    );
+}
+
+#[test]
+fn item_steering_control_flow_falls_back_with_the_right_answer() {
+    let src = "@compile\ndef steer(x):\n    if x.sum().item() > 0:\n        return x * 2\n    return x - 1\n\na = steer(ones(2))\nb = steer(-ones(2))\nc = steer(ones(2))\n";
+    let mut e = engine(src);
+    assert_eq!(
+        text(&mut e, "str([a.tolist(), b.tolist(), c.tolist()])"),
+        "[[2.0, 2.0], [-2.0, -2.0], [2.0, 2.0]]"
+    );
+    let [captures, hits, fallbacks, versions] = stats(&mut e, "steer");
+    assert_eq!((captures, hits, versions), (1, 0, 1));
+    assert_eq!(fallbacks, 2);
+    assert_eq!(int(&mut e, "compile_stats(steer)['warnings']"), 1);
+    let why = text(&mut e, "explain(steer, ones(2))");
+    assert!(why.contains("item") && why.contains("t.dl:3:"), "{why}");
+}
+
+#[test]
+fn python_mutations_and_print_keep_eager_semantics() {
+    let mut e = engine("acc = []\n@compile\ndef k(x):\n    acc.append(1)\n    print('hi')\n    return x + 1\n\nk(ones(1))\nk(ones(1))\n");
+    assert_eq!(int(&mut e, "len(acc)"), 2);
+    let why = text(&mut e, "explain(k, ones(1))");
+    assert!(why.contains("mutation"), "{why}");
+}
+
+/// Attribute stores on an outside object (plain and augmented, the interpreter's
+/// hinted fast paths) must still be seen by capture: every call counts, as in eager.
+#[test]
+fn attribute_counters_keep_eager_semantics() {
+    let src = "class C:\n    def __init__(self):\n        self.calls = 0\n        self.n = 0\n\nc = C()\n@compile\ndef k(x):\n    c.calls += 1\n    c.n = c.n + 2\n    return x + 1\n\nfor i in range(3):\n    k(ones(1))\n";
+    let mut e = engine(src);
+    assert_eq!(int(&mut e, "c.calls"), 3);
+    assert_eq!(int(&mut e, "c.n"), 6);
+    let why = text(&mut e, "explain(k, ones(1))");
+    assert!(why.contains("mutation"), "{why}");
+}
+
+#[test]
+fn gradients_required_run_eagerly_and_stay_differentiable() {
+    let mut e = engine("@compile\ndef f(x):\n    return (x * x).sum()\n\nx = ones(3, requires_grad=True)\ny = f(x)\ny.backward()\n");
+    assert_eq!(text(&mut e, "str(x.grad.tolist())"), "[2.0, 2.0, 2.0]");
+    let why = text(&mut e, "explain(f, x)");
+    assert!(why.contains("requires grad"), "{why}");
+}
+
+#[test]
+fn shape_error_is_eagers_error() {
+    let src =
+        "@compile\ndef f(x, y):\n    z = x + 1\n    return z @ y\n\nf(ones(2, 3), ones(2, 3))\n";
+    let render = |on: bool| {
+        let mut e = Engine::new();
+        e.set_compile(on);
+        e.set_output(Box::new(|_| {}));
+        match e.run_source(src, "t.dl") {
+            Ok(_) => String::new(),
+            Err(err) => e.render_error(&err),
+        }
+    };
+    let (eager, compiled) = (render(false), render(true));
+    assert!(
+        eager.contains("ShapeError") && eager.contains("inner dimensions"),
+        "{eager}"
+    );
+    assert_eq!(eager, compiled);
+}
+
+#[test]
+fn results_match_eager_after_replay() {
+    let src = "@compile\ndef f(x, w):\n    return softmax(tanh(x @ w), dim=-1).sum(0)\n\nmanual_seed(1)\nx = randn(4, 3)\nw = randn(3, 5)\na = f(x, w)\nb = f(x, w)\n";
+    let mut e = engine(src);
+    assert_eq!(stats(&mut e, "f"), [1, 1, 0, 1]);
+    assert_eq!(int(&mut e, "int((a == b).all().item())"), 1);
+    e.set_compile(false);
+    e.run_source("c = f(x, w)\n", "t2.dl").ok();
+    assert_eq!(int(&mut e, "int((a == c).all().item())"), 1);
+}
+
+#[test]
+fn compiled_module_call() {
+    let src = "import nn\nmanual_seed(0)\nnet = nn.Linear(3, 2)\ncnet = compile(net)\nx = randn(4, 3)\nwith no_grad():\n    a = cnet(x)\n    b = cnet(x)\n    c = net(x)\n";
+    let mut e = engine(src);
+    assert_eq!(stats(&mut e, "cnet"), [1, 1, 0, 1]);
+    assert_eq!(int(&mut e, "int((b == c).all().item())"), 1);
+}
+
+fn snapshot(name: &str, actual: &str) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compile/snapshots/{name}.ir"));
+    if std::env::var("KILN_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&path, actual).ok();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(want, actual, "snapshot {name} (bless with KILN_BLESS=1)");
+}
+
+#[test]
+fn ir_snapshots() {
+    let src = "@compile\ndef gelu_ish(x):\n    return 0.5 * x * (1 + tanh(0.79788456 * (x + 0.044715 * x ** 3)))\n\n\
+               @compile\ndef norm_rows(x, w):\n    m = x.mean(dim=-1, keepdim=True)\n    return ((x - m) @ w).relu().sum(dim=0)\n\n\
+               @compile\ndef views(x):\n    return cat([x.t(), x[:, 1:].reshape(3, -1)], dim=1), x.max(dim=0)\n";
+    let mut e = engine(src);
+    let cases = [
+        ("gelu_ish", "graph(gelu_ish, ones(4, 8))"),
+        ("norm_rows", "graph(norm_rows, ones(2, 3), ones(3, 4))"),
+        ("views", "graph(views, ones(3, 3))"),
+    ];
+    for (name, expr) in cases {
+        snapshot(name, &text(&mut e, expr));
+    }
+    let dot = text(&mut e, "graph(gelu_ish, ones(4, 8), format='dot')");
+    assert!(
+        dot.starts_with("digraph") && dot.contains("-> out0"),
+        "{dot}"
+    );
+}
+
+#[test]
+fn stats_counts_capture_once_for_many_calls() {
+    let mut e =
+        engine("@compile\ndef f(x):\n    return x + 1\n\nfor i in range(50):\n    f(ones(2))\n");
+    assert_eq!(stats(&mut e, "f"), [1, 49, 0, 1]);
+}
