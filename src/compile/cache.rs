@@ -2,7 +2,8 @@
 //! a call's arguments (tensor shapes/dtypes/requires_grad and aliasing, non-tensor values
 //! or identities, grad mode), the load guards re-checked at each call, and the entries.
 
-use super::ir::{Graph, PathStep};
+use super::ir::PathStep;
+use super::lower::CompiledGraph;
 use super::trace::{GraphBreak, LoadGuard};
 use crate::interp::value::{Key, Value};
 use crate::tensor::dtype::DType;
@@ -289,8 +290,8 @@ impl OutTemplate {
 
 /// A version that replays its graph.
 pub struct GraphEntry {
-    pub graph: Graph,
-    pub last_uses: Vec<usize>,
+    /// The optimized graph with its fused kernels compiled.
+    pub compiled: CompiledGraph,
     pub externals: Vec<Tensor>,
     pub output: OutTemplate,
 }

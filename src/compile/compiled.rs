@@ -6,8 +6,9 @@
 use super::cache::{
     Cache, CallKey, EagerReason, Entry, EntryKind, GraphEntry, OutTemplate, CACHE_LIMIT,
 };
+use super::lower::compile_graph;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{exec, verify};
+use super::{exec, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -120,7 +121,9 @@ impl Interp {
             };
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
-            exec::run(&g.graph, &inputs, &g.last_uses).map(|o| g.output.build(&o))
+            g.compiled
+                .run(&inputs, exec::eval)
+                .map(|o| g.output.build(&o))
         };
         match outs {
             Ok(v) => {
@@ -208,10 +211,18 @@ fn finish_capture(t: &mut Tracer, value: &Value, arg_grad: bool) -> EntryKind {
             span: e.span,
         }]));
     }
-    let last_uses = exec::last_uses(&graph);
+    let compiled = match passes::optimize(graph).and_then(compile_graph) {
+        Ok(c) => c,
+        Err(e) => {
+            let reason = BreakReason::Internal(e.message);
+            return EntryKind::Eager(EagerReason::Breaks(vec![GraphBreak {
+                reason,
+                span: e.span,
+            }]));
+        }
+    };
     EntryKind::Graph(Box::new(GraphEntry {
-        graph,
-        last_uses,
+        compiled,
         externals: std::mem::take(&mut t.externals),
         output,
     }))
@@ -222,9 +233,12 @@ impl Interp {
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         match kind {
             EntryKind::Graph(g) => log(&format!(
-                "{}: captured (reason: {why}) {} nodes in {ms:.2} ms",
+                "{}: captured (reason: {why}) {} nodes, {} fused kernels in {ms:.2} ms \
+                 (optimize + codegen {:.2} ms)",
                 cf.name,
-                g.graph.len()
+                g.compiled.graph.len(),
+                g.compiled.fused.len(),
+                g.compiled.compile_time.as_secs_f64() * 1e3
             )),
             EntryKind::Eager(r) => {
                 let lines = reason_lines(&self.sources, r);

@@ -37,8 +37,8 @@ pub struct FusedStep {
 enum Step {
     /// Evaluate the node with the executor.
     Eval,
-    /// Computed inside a later fused step; nothing to do here.
-    Fused,
+    /// Computed inside (later) fused step `k`; nothing to do here.
+    Fused(usize),
     /// The root of fused group `k`.
     Kernel(usize),
 }
@@ -64,7 +64,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         };
         for m in &group.members {
             if let Some(s) = steps.get_mut(m.index()) {
-                *s = Step::Fused;
+                *s = Step::Fused(fused.len());
             }
         }
         if let Some(s) = steps.get_mut(group.root.index()) {
@@ -110,6 +110,33 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
 }
 
 impl CompiledGraph {
+    /// The optimized graph as text, then one line per fused kernel: the nodes it
+    /// computes in one loop nest and the values it reads.
+    pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {
+        let mut out = self.graph.to_text(sources);
+        for (k, step) in self.fused.iter().enumerate() {
+            let members: Vec<String> = self
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches!(s, Step::Fused(g) if *g == k))
+                .map(|(i, _)| format!("%{i}"))
+                .chain(std::iter::once(format!("%{}", step.root.index())))
+                .collect();
+            let ins: Vec<String> = step
+                .inputs
+                .iter()
+                .map(|a| format!("%{}", a.index()))
+                .collect();
+            out.push_str(&format!(
+                "fused kernel {k}: [{}] reads ({})\n",
+                members.join(", "),
+                ins.join(", ")
+            ));
+        }
+        out
+    }
+
     /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node.
     pub fn run(
         &self,
@@ -119,7 +146,7 @@ impl CompiledGraph {
         let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
         for (i, node) in self.graph.nodes.iter().enumerate() {
             let out = match self.steps.get(i) {
-                Some(Step::Fused) => continue,
+                Some(Step::Fused(_)) => continue,
                 Some(Step::Kernel(k)) => {
                     let step = self
                         .fused

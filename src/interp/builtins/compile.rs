@@ -119,8 +119,8 @@ fn graph(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 pub fn entry_text(me: &Interp, cf: &CompiledFn, i: usize, dot: bool) -> String {
     let c = cf.cache.borrow();
     match c.entries.get(i).map(|e| &e.kind) {
-        Some(EntryKind::Graph(g)) if dot => g.graph.to_dot(),
-        Some(EntryKind::Graph(g)) => g.graph.to_text(Some(&me.sources)),
+        Some(EntryKind::Graph(g)) if dot => g.compiled.graph.to_dot(),
+        Some(EntryKind::Graph(g)) => g.compiled.to_text(Some(&me.sources)),
         Some(EntryKind::Eager(r)) => {
             let lines = reason_lines(&me.sources, r);
             format!("# {} runs eagerly:\n# {}\n", cf.name, lines.join("\n# "))
