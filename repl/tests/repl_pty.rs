@@ -214,7 +214,19 @@ fn vars_time_graph_and_help() {
     );
     let out = check(&mut s, ":time sum(range(1000))", "499500");
     assert!(out.contains("wall time: "), "{out:?}");
-    check(&mut s, ":graph f 1", "graph: @compile is not available yet");
+    for text in ["@compile", "def gf(x):", "    return (x * 3.5).relu()"] {
+        let (_, prompt) = line(&mut s, text);
+        assert_eq!(prompt, "... ", "after {text:?}");
+    }
+    check(&mut s, "", "");
+    let out = check(&mut s, ":graph gf ones(2, 3)", "relu(");
+    assert!(
+        out.contains("f32[2, 3]") && out.contains("input(arg0)"),
+        "{out:?}"
+    );
+    check(&mut s, "y = gf(ones(4))", "");
+    let out = check(&mut s, ":graph gf", "f32[4]");
+    assert!(out.contains("fused kernel"), "{out:?}");
     check(&mut s, ":help", ":reset");
     check(&mut s, ":nope", "unknown command :nope");
     quit(s);

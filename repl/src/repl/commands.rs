@@ -83,21 +83,12 @@ fn shorten(s: &str) -> String {
     }
 }
 
-/// `:graph f args` calls the script-level `graph(f, args...)` builtin, which prints the
-/// compiled graph; without it `@compile` is not part of this build.
+/// `:graph f args` prints the optimized IR of `@compile` function `f` for those
+/// arguments (the script-level `graph(f, args...)`); `:graph f` alone prints the version
+/// used last.
 fn graph(session: &mut Session, arg: &str) {
     if arg.is_empty() {
         eprintln!("usage: :graph f args");
-        return;
-    }
-    let has_graph = session
-        .engine
-        .borrow()
-        .builtin_names()
-        .iter()
-        .any(|n| n == "graph");
-    if !has_graph {
-        eprintln!("graph: @compile is not available yet");
         return;
     }
     let (f, args) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
