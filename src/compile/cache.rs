@@ -122,6 +122,17 @@ impl CallKey {
         }
     }
 
+    /// Keys a container of `len` items (`kind`: its type); false when it is too long to
+    /// key (the call then runs eagerly).
+    fn open_seq(&mut self, kind: u8, len: usize) -> bool {
+        if len > MAX_LEN {
+            self.too_complex = true;
+            return false;
+        }
+        self.parts.push(KeyPart::Seq { kind, len });
+        true
+    }
+
     fn seq(
         &mut self,
         kind: u8,
@@ -130,14 +141,9 @@ impl CallKey {
         depth: usize,
         seen: &mut Vec<Tensor>,
     ) {
-        if items.len() > MAX_LEN {
-            self.too_complex = true;
+        if !self.open_seq(kind, items.len()) {
             return;
         }
-        self.parts.push(KeyPart::Seq {
-            kind,
-            len: items.len(),
-        });
         for (i, x) in items.iter().enumerate() {
             let mut p = path.clone();
             p.push(PathStep::Index(i));
@@ -152,14 +158,9 @@ impl CallKey {
         depth: usize,
         seen: &mut Vec<Tensor>,
     ) {
-        if items.len() > MAX_LEN {
-            self.too_complex = true;
+        if !self.open_seq(2, items.len()) {
             return;
         }
-        self.parts.push(KeyPart::Seq {
-            kind: 2,
-            len: items.len(),
-        });
         for (k, x) in items {
             let before = self.parts.len();
             self.walk(&k.0, path.clone(), depth + 1, &mut Vec::new());

@@ -2,7 +2,7 @@
 //! node, each node calling the same tensor-library function eager code calls (one
 //! `match` over the op), freeing each value after its last use.
 
-use super::ir::{Graph, IrIndex, IrOp, Node};
+use super::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops;
 use crate::tensor::indexing::{one_hot, TensorIndex};
@@ -22,9 +22,15 @@ fn dims_i64(d: &[usize]) -> Vec<i64> {
 
 /// For each node, the index of the last node using it (`usize::MAX`: a graph output).
 pub fn last_uses(g: &Graph) -> Vec<usize> {
+    last_reads(g, |_, n| &n.args)
+}
+
+/// For each node, the index of the last node whose `reads(index, node)` names it
+/// (`usize::MAX`: a graph output): after that node its value can be freed.
+pub fn last_reads<'g>(g: &'g Graph, reads: impl Fn(usize, &'g Node) -> &'g [NodeId]) -> Vec<usize> {
     let mut last = vec![0usize; g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate() {
-        for a in &n.args {
+        for a in reads(i, n) {
             if let Some(l) = last.get_mut(a.index()) {
                 *l = i;
             }

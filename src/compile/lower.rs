@@ -6,6 +6,7 @@
 //! it again when the caller has dropped every handle to it (no allocation, no page
 //! faults in steady state), else it allocates a fresh one.
 
+use super::exec::last_reads;
 use super::ir::{Graph, Node, NodeId};
 use super::jit::{compile, CompiledKernel};
 use super::passes::fuse::find_groups;
@@ -48,6 +49,8 @@ pub struct CompiledGraph {
     pub graph: Graph,
     pub fused: Vec<FusedStep>,
     steps: Vec<Step>,
+    /// Per node, the last step that reads it (its value is dropped after that step).
+    last_read: Vec<usize>,
     /// Wall time spent finding groups and generating code.
     pub compile_time: Duration,
 }
@@ -77,12 +80,24 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
             last: RefCell::new(None),
         });
     }
+    let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, i, n));
     Ok(CompiledGraph {
         graph,
         fused,
         steps,
+        last_read,
         compile_time: t0.elapsed(),
     })
+}
+
+/// The values step `i` (node `node`) reads: a node's args, a fused kernel's inputs, or
+/// nothing for a node computed inside a fused kernel.
+fn reads<'a>(steps: &[Step], fused: &'a [FusedStep], i: usize, node: &'a Node) -> &'a [NodeId] {
+    match steps.get(i) {
+        Some(Step::Fused(_)) => &[],
+        Some(Step::Kernel(k)) => fused.get(*k).map_or(&[], |f| &f.inputs),
+        _ => &node.args,
+    }
 }
 
 /// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
@@ -163,6 +178,11 @@ impl CompiledGraph {
                 }
                 e
             })?);
+            for a in reads(&self.steps, &self.fused, i, node) {
+                if self.last_read.get(a.index()) == Some(&i) {
+                    vals[a.index()] = None;
+                }
+            }
         }
         let outs: Vec<NodeId> = self.graph.outputs.clone();
         outs.iter()
