@@ -21,6 +21,8 @@ mod mathfn;
 pub mod parallel;
 pub mod passes;
 pub mod reference;
+pub mod sym;
+pub mod symguard;
 pub mod trace;
 mod trig_table;
 pub mod verify;

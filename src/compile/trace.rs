@@ -5,6 +5,7 @@
 //! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
 
 use super::ir::{Graph, InputKind, IrIndex, IrOp, NodeId};
+use super::sym::SymHints;
 use crate::interp::value::{CellRef, Instance, ModuleObj, Value};
 use crate::source::Span;
 use crate::tensor::indexing::TensorIndex;
@@ -140,6 +141,8 @@ pub struct Tracer {
     pub guards: Vec<LoadGuard>,
     guarded: HashSet<(usize, u64)>,
     pub breaks: Vec<GraphBreak>,
+    /// Sizes Python code read and sizes reshape/expand asked for (symbolic shapes).
+    pub hints: SymHints,
     /// Containers (instances, lists, dicts, cells) created during the capture.
     created: HashSet<usize>,
     span: Option<Span>,
@@ -352,6 +355,30 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     });
     if aliased == Some(true) {
         graph_break(BreakReason::Aliasing);
+    }
+}
+
+/// Python code read the size of `t`'s dim `dim` (all dims when None): under symbolic
+/// shapes that size is specialised (guarded), since the int may steer control flow or
+/// become an op attribute.
+pub fn note_size_read(t: &Tensor, dim: Option<usize>) {
+    if active() {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&t.id()) {
+                tr.hints.size_reads.push((*id, dim));
+            }
+        });
+    }
+}
+
+/// A reshape/expand producing `out` was asked for the sizes `req` (a `-1` inferred).
+pub fn note_request(out: &Tensor, req: &[i64]) {
+    if active() {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&out.id()) {
+                tr.hints.requests.insert(*id, req.to_vec());
+            }
+        });
     }
 }
 
