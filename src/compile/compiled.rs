@@ -8,7 +8,7 @@ use super::cache::{
 };
 use super::lower::compile_graph;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{exec, passes, verify};
+use super::{effects, exec, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -121,9 +121,11 @@ impl Interp {
             };
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
-            g.compiled
-                .run(&inputs, exec::eval)
-                .map(|o| g.output.build(&o))
+            let _no_grad = crate::autograd::no_grad();
+            g.compiled.run(&inputs, exec::eval).and_then(|o| {
+                effects::apply(&g.effects, &inputs, &o)?;
+                Ok(g.output.build(&o))
+            })
         };
         match outs {
             Ok(v) => {
@@ -200,10 +202,12 @@ fn finish_capture(t: &mut Tracer, value: &Value, arg_grad: bool) -> EntryKind {
         Err(b) => return EntryKind::Eager(EagerReason::Breaks(vec![b])),
     };
     let grad = crate::autograd::is_grad_enabled();
-    if grad && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
+    let whole_step = t.backward_seen;
+    if grad && !whole_step && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
         return EntryKind::Eager(EagerReason::GradRequired);
     }
-    let graph = std::mem::take(&mut t.graph);
+    let mut graph = std::mem::take(&mut t.graph);
+    let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
         let reason = BreakReason::Internal(e.message);
         return EntryKind::Eager(EagerReason::Breaks(vec![GraphBreak {
@@ -225,6 +229,7 @@ fn finish_capture(t: &mut Tracer, value: &Value, arg_grad: bool) -> EntryKind {
         compiled,
         externals: std::mem::take(&mut t.externals),
         output,
+        effects,
     }))
 }
 
