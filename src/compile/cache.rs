@@ -296,6 +296,8 @@ pub struct GraphEntry {
     pub compiled: CompiledGraph,
     pub externals: Vec<Tensor>,
     pub output: OutTemplate,
+    /// In-place writes and `.grad` assignments applied after each run (a whole step).
+    pub effects: Vec<super::effects::Effect>,
 }
 
 /// Why a version runs eagerly.

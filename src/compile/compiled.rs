@@ -10,7 +10,7 @@ use super::lower::compile_graph;
 use super::sym::{self, InputSpec};
 use super::symguard::SymGuard;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{exec, passes, verify};
+use super::{effects, exec, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -123,9 +123,11 @@ impl Interp {
             };
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
-            g.compiled
-                .run(&inputs, exec::eval)
-                .map(|o| g.output.build(&o))
+            let _no_grad = crate::autograd::no_grad();
+            g.compiled.run(&inputs, exec::eval).and_then(|o| {
+                effects::apply(&g.effects, &inputs, &o)?;
+                Ok(g.output.build(&o))
+            })
         };
         match outs {
             Ok(v) => {
@@ -220,10 +222,12 @@ fn finish_capture(
         Err(b) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
     };
     let grad = crate::autograd::is_grad_enabled();
-    if grad && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
+    let whole_step = t.backward_seen;
+    if grad && !whole_step && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
         return (EntryKind::Eager(EagerReason::GradRequired), None);
     }
-    let graph = std::mem::take(&mut t.graph);
+    let mut graph = std::mem::take(&mut t.graph);
+    let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
         return (internal_break(e), None);
     }
@@ -256,6 +260,7 @@ fn finish_capture(
         compiled,
         externals: std::mem::take(&mut t.externals),
         output,
+        effects,
     }));
     (kind, guard)
 }

@@ -10,6 +10,7 @@ pub mod codegen;
 pub mod compiled;
 pub mod consts;
 pub mod dump;
+pub mod effects;
 pub mod exec;
 pub mod infer;
 pub mod ir;
