@@ -1,11 +1,11 @@
 //! Symbolic shapes of `@compile`: `dynamic=True` and automatic dynamic recompiles run
-//! variable sizes with one version (counted through `compile_stats` and through the
-//! `KILN_LOG=compile` lines of the real binary), guards on symbolic relations (a broken
+//! variable sizes with one version (counted through `compile_stats`; the
+//! `KILN_LOG=compile` lines of the binary are counted in repl/tests/compile_log.rs),
+//! guards on symbolic relations (a broken
 //! tie or a size-1 broadcast recompiles; mismatched shapes raise eager's error), Python
 //! reads of sizes specialise instead of baking wrong values, and dumps show `s0`.
 
 use kiln::Engine;
-use std::process::Command;
 
 fn engine(src: &str) -> Engine {
     let mut e = Engine::new();
@@ -37,7 +37,8 @@ fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
         .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
 }
 
-/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`.
+/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`
+/// (the same program is in repl/tests/compile_log.rs).
 const TWENTY: &str = "
 W = randn(4, 6)
 
@@ -70,41 +71,6 @@ fn second_size_recompiles_once_with_the_dim_symbolic() {
     assert_eq!(text(&mut e, "str(ok)"), "True");
     let g = text(&mut e, "graph(f, randn(11, 4))");
     assert!(g.contains("f32[s0, 4]") && g.contains("f32[s0-1, 6]"), "{g}");
-}
-
-/// Runs `src` with the release binary under KILN_LOG=compile; returns stderr.
-fn logged(src: &str, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("kiln_dyn_{}_{name}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("p.dl");
-    assert!(std::fs::write(&path, src).is_ok());
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .arg(&path)
-        .env("KILN_LOG", "compile")
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run kiln: {e}"),
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("True"), "{stdout}");
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-#[test]
-fn compile_log_shows_no_recompile_over_twenty_lengths() {
-    let dynamic = TWENTY.replacen("ok = True", "f = compile(g, dynamic=True)\nok = True", 1);
-    let log = logged(&format!("{dynamic}\nprint(ok)\n"), "dyn");
-    let captures = log.lines().filter(|l| l.contains(": captured")).count();
-    assert_eq!(captures, 1, "{log}");
-    assert!(log.contains("symbolic sizes (s0 = input 0 dim 0"), "{log}");
-    let auto = TWENTY.replacen("ok = True", "f = compile(g)\nok = True", 1);
-    let log = logged(&format!("{auto}\nprint(ok)\n"), "auto");
-    let captures: Vec<&str> = log.lines().filter(|l| l.contains(": captured")).collect();
-    assert_eq!(captures.len(), 2, "{log}");
-    assert!(captures[1].contains("symbolic sizes"), "{log}");
-    assert!(log.contains("input 0 dim 0 changed size; recompiling with symbolic sizes"), "{log}");
 }
 
 #[test]

@@ -1,0 +1,67 @@
+//! `KILN_LOG=compile` of the real binary: a variable-length workload compiles once with
+//! `@compile(dynamic=True)` and twice without it (static, then symbolic) over twenty
+//! lengths, counted from the log lines; results are checked against the uncompiled
+//! function inside the script.
+
+use std::process::Command;
+
+/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`.
+const TWENTY: &str = "
+W = randn(4, 6)
+
+def g(x):
+    h = tanh(x @ W)
+    return h.mean(0), h[1:].sum(), cat([h, h[-2:]], 0).reshape(-1).sum()
+
+ok = True
+for n in range(5, 45, 2):
+    x = randn(n, 4)
+    a = f(x)
+    b = g(x)
+    for p, q in zip(a, b):
+        ok = ok and bool(((p - q).abs() <= 1e-5 * (1 + q.abs())).all())
+print(ok)
+";
+
+/// Runs the program with `f = compile(g, ...)` under KILN_LOG=compile; returns stderr.
+fn logged(compile_call: &str, name: &str) -> String {
+    let src = TWENTY.replacen("ok = True", &format!("f = {compile_call}\nok = True"), 1);
+    let dir = std::env::temp_dir().join(format!("kiln_dynlog_{}_{name}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("p.dl");
+    assert!(std::fs::write(&path, src).is_ok());
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg(&path)
+        .env("KILN_LOG", "compile")
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run kiln: {e}"),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(stdout.trim(), "True", "{stderr}");
+    stderr
+}
+
+#[test]
+fn dynamic_true_logs_one_compile_over_twenty_lengths() {
+    let log = logged("compile(g, dynamic=True)", "dyn");
+    let captures = log.lines().filter(|l| l.contains(": captured")).count();
+    assert_eq!(captures, 1, "{log}");
+    assert!(log.contains("symbolic sizes (s0 = input 0 dim 0"), "{log}");
+}
+
+#[test]
+fn second_size_logs_one_symbolic_recompile() {
+    let log = logged("compile(g)", "auto");
+    let captures: Vec<&str> = log.lines().filter(|l| l.contains(": captured")).collect();
+    assert_eq!(captures.len(), 2, "{log}");
+    assert!(!captures[0].contains("symbolic"), "{log}");
+    assert!(captures[1].contains("symbolic sizes (s0 = input 0 dim 0)"), "{log}");
+    assert!(
+        log.contains("input 0 dim 0 changed size; recompiling with symbolic sizes"),
+        "{log}"
+    );
+}
