@@ -2,7 +2,8 @@
 //! (compilation off) and compiled; the printed outputs must agree token by token, numbers
 //! within 1e-5 relative (programs print full-precision `.tolist()` values). Compiled
 //! runs must really have captured and replayed graphs (checked through each compiled
-//! global's cache), unless the file says `allow-fallback`.
+//! global's cache), unless the file says `allow-fallback`; a line
+//! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes).
 
 use kiln::compile::cache::EntryKind;
 use kiln::{Engine, Value};
@@ -103,6 +104,13 @@ fn compiled_programs_match_eager() {
         assert!(!globals.is_empty(), "{}: no compiled function", p.display());
         if src.contains("allow-fallback") {
             continue;
+        }
+        for (name, captures, _, _, _) in &globals {
+            let want = format!("# expect-captures: {name} ");
+            if let Some(line) = src.lines().find(|l| l.starts_with(&want)) {
+                let n: u64 = line[want.len()..].trim().parse().unwrap_or(u64::MAX);
+                assert_eq!(*captures, n, "{}: {name} captures", p.display());
+            }
         }
         for (name, captures, hits, graphs, eager_n) in globals {
             assert!(

@@ -24,7 +24,7 @@ pub struct CompiledFn {
     /// What runs eagerly: a function, or a bound method.
     pub func: Value,
     pub name: Rc<str>,
-    /// `dynamic=True` was asked for (symbolic shapes are issue 6; static for now).
+    /// `dynamic=True`: every argument dim is symbolic from the first capture.
     pub dynamic: bool,
     pub cache: RefCell<Cache>,
 }

@@ -428,6 +428,8 @@ impl Tensor {
     pub fn split_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
         let d = norm_dim("split", dim, self.ndim())?;
         let n = self.shape().get(d).copied().unwrap_or(0);
+        // The pieces' count and sizes become Python values and narrow attributes.
+        trace::note_size_read(self, Some(d));
         if sizes.iter().sum::<usize>() != n {
             return Err(shape_err(format!(
                 "split: split sizes {:?} do not sum to the size {n} of dim {d}",
