@@ -73,6 +73,8 @@ pub enum Origin {
     Attr(Rc<Instance>, Rc<str>),
     Global(Rc<ModuleObj>, u32, Rc<str>),
     Cell(CellRef, Rc<str>),
+    /// `lst[i]` of a list the function did not create (optimizer state lists).
+    Item(Rc<RefCell<Vec<Value>>>, usize),
 }
 
 impl Origin {
@@ -82,6 +84,7 @@ impl Origin {
             Origin::Attr(inst, name) => inst.dict.borrow().get(&**name).cloned(),
             Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
             Origin::Cell(c, _) => Some(c.borrow().clone()),
+            Origin::Item(l, i) => l.borrow().get(*i).cloned(),
         }
     }
 
@@ -90,6 +93,7 @@ impl Origin {
         match self {
             Origin::Attr(_, n) => format!(".{n}"),
             Origin::Global(_, _, n) | Origin::Cell(_, n) => n.to_string(),
+            Origin::Item(_, i) => format!("[{i}]"),
         }
     }
 
@@ -103,6 +107,7 @@ impl Origin {
             }
             Origin::Global(m, s, _) => (Rc::as_ptr(m) as usize, u64::from(*s)),
             Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
+            Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
         }
     }
 }
@@ -349,10 +354,13 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     }
     let origin = origin();
     let aliased = with(|t| {
-        if let Origin::Attr(inst, _) = &origin {
-            if t.created.contains(&(Rc::as_ptr(inst) as usize)) {
-                return false;
-            }
+        let local = match &origin {
+            Origin::Attr(inst, _) => t.created.contains(&(Rc::as_ptr(inst) as usize)),
+            Origin::Item(l, _) => t.created.contains(&(Rc::as_ptr(l) as usize)),
+            _ => false,
+        };
+        if local {
+            return false;
         }
         if t.guarded.insert(origin.key()) {
             t.guards.push(LoadGuard {
@@ -362,6 +370,10 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
         }
         let Value::Tensor(x) = v else { return false };
         if let Some((_, id)) = t.known.get(&x.id()) {
+            if matches!(origin, Origin::Item(..)) {
+                // An item of an argument list: the argument input already reads it.
+                return false;
+            }
             let is_arg = matches!(
                 t.graph.node(*id).map(|n| &n.op),
                 Some(IrOp::Input {

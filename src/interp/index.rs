@@ -2,6 +2,7 @@
 
 use super::value::{RangeObj, Value};
 use super::{err, type_err, value_err, Interp, R};
+use crate::compile::trace;
 use crate::error::ErrorKind;
 use std::rc::Rc;
 
@@ -92,9 +93,10 @@ impl Interp {
                 Ok(Value::list(pos.into_iter().map(|i| l[i].clone()).collect()))
             }
             (Value::List(l), _) => {
-                let l = l.borrow();
-                let i = norm_index(idx, l.len(), "list")?;
-                Ok(l[i].clone())
+                let i = norm_index(idx, l.borrow().len(), "list")?;
+                let v = l.borrow()[i].clone();
+                trace::note_load(|| trace::Origin::Item(l.clone(), i), &v);
+                Ok(v)
             }
             (Value::Tuple(t), Value::Slice(s)) => {
                 let pos = slice_positions(s, t.len())?;
