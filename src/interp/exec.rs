@@ -73,7 +73,11 @@ impl Interp {
             }
             StKind::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             StKind::If(c, body, orelse) => {
-                let branch = if self.cond(c)? { body } else { orelse };
+                let branch = match self.cond_or_traced(c)? {
+                    Ok(true) => body,
+                    Ok(false) => orelse,
+                    Err(t) => return self.exec_if_traced(&t, c.span, body, orelse, s.span),
+                };
                 if !branch.is_empty() {
                     return self.exec_block(branch);
                 }
