@@ -171,10 +171,12 @@ impl Interp {
                     })
                 })
                 .collect();
-            let mut then_g = rebind(then_s.region, &union, &types);
-            let mut else_g = rebind(else_s.region, &union, &types);
-            then_g.outputs = m.then_outs.iter().map(|o| remap_out(&then_g, *o)).collect();
-            else_g.outputs = m.else_outs.iter().map(|o| remap_out(&else_g, *o)).collect();
+            let pos =
+                |_: usize, c: Option<NodeId>| c.and_then(|c| union.iter().position(|u| *u == c));
+            let (mut then_g, tmap) = rebind(then_s.region, &types, pos);
+            let (mut else_g, emap) = rebind(else_s.region, &types, pos);
+            then_g.outputs = m.then_outs.iter().map(|o| remap(&tmap, *o)).collect();
+            else_g.outputs = m.else_outs.iter().map(|o| remap(&emap, *o)).collect();
             let outs: Vec<(DType, crate::tensor::shape::Dims)> = then_g
                 .outputs
                 .iter()
@@ -257,13 +259,13 @@ fn union_captures(a: &[NodeId], b: &[NodeId]) -> Vec<NodeId> {
     u
 }
 
-/// A region's graph with its inputs replaced by one input per `union` entry (types
-/// `types`), so both sides of a branch share the node's args.
-fn rebind(
+/// A region's graph with new inputs of types `types`; old input `slot` becomes new
+/// input `position(slot)` (ids in the old numbering map through the returned table).
+pub(super) fn rebind(
     r: RegionScope,
-    union: &[NodeId],
     types: &[(DType, crate::tensor::shape::Dims)],
-) -> Graph {
+    position: impl Fn(usize, Option<NodeId>) -> Option<usize>,
+) -> (Graph, Vec<NodeId>) {
     let mut g = Graph::new();
     for (dtype, shape) in types {
         g.add_input(InputKind::Bound, *dtype, shape.clone(), None);
@@ -271,8 +273,7 @@ fn rebind(
     let mut map: Vec<NodeId> = Vec::with_capacity(r.graph.len());
     for node in r.graph.nodes {
         if let IrOp::Input { slot, .. } = node.op {
-            let outer = r.captures.get(slot).copied();
-            let k = outer.and_then(|o| union.iter().position(|u| *u == o));
+            let k = position(slot, r.captures.get(slot).copied());
             map.push(
                 k.and_then(|k| g.inputs.get(k).copied())
                     .unwrap_or(NodeId(0)),
@@ -286,13 +287,10 @@ fn rebind(
             .collect();
         map.push(g.push(Node { args, ..node }));
     }
-    // Region outputs are set by the caller in the old numbering: keep the map in
-    // `outputs` temporarily as the identity of old ids.
-    g.outputs = map;
-    g
+    (g, map)
 }
 
-/// The new id of old region node `old` (the map `rebind` left in `outputs`).
-fn remap_out(g: &Graph, old: NodeId) -> NodeId {
-    g.outputs.get(old.index()).copied().unwrap_or(NodeId(0))
+/// The new id of old region node `old` through `rebind`'s table.
+pub(super) fn remap(map: &[NodeId], old: NodeId) -> NodeId {
+    map.get(old.index()).copied().unwrap_or(NodeId(0))
 }

@@ -56,7 +56,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn describe(v: &Value) -> String {
+pub(super) fn describe(v: &Value) -> String {
     match v {
         Value::Tensor(t) => type_text(t),
         Value::Str(s) => format!("the str {}", crate::interp::builtins::format::str_repr(s)),
@@ -192,7 +192,7 @@ fn mismatch(
 }
 
 /// The last statement in `block` (or nested in it) assigning local slot `j`.
-fn assign_span(block: &[St], j: usize) -> Option<Span> {
+pub(super) fn assign_span(block: &[St], j: usize) -> Option<Span> {
     let mut found = None;
     for s in block {
         let hit = match &s.kind {
@@ -236,6 +236,14 @@ fn return_span(block: &[St]) -> Option<Span> {
         StKind::Return(_) => Some(s.span),
         _ => nested_blocks(s).into_iter().rev().find_map(return_span),
     })
+}
+
+/// `variable 'x'` for local slot `j` assigned in `block`.
+pub(super) fn slot_label(me: &Interp, j: usize, block: &[St]) -> String {
+    format!(
+        "variable '{}'",
+        slot_name(me, j, block).unwrap_or_else(|| "?".into())
+    )
 }
 
 /// The name of local slot `j` as written where `block` assigns it.

@@ -64,7 +64,7 @@ fn branch_graph() -> Graph {
     );
     let m = g.push(node(
         IrOp::Mean {
-            dims: vec![],
+            dims: vec![0],
             keepdim: false,
         },
         &[x],
@@ -206,7 +206,7 @@ fn verify_rejects_mismatched_regions() {
         b.else_g = region(&[f32s(&[3])], |r, ins| {
             vec![r.push(node(
                 IrOp::Sum {
-                    dims: vec![],
+                    dims: vec![0],
                     keepdim: false,
                 },
                 &[ins[0]],

@@ -7,6 +7,7 @@
 mod body;
 pub mod cache;
 mod capture_if;
+mod capture_loop;
 mod capture_merge;
 mod capture_print;
 pub mod codegen;

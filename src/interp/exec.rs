@@ -102,6 +102,9 @@ impl Interp {
     #[inline(never)]
     fn exec_loop(&mut self, s: &St) -> R<Flow> {
         match &s.kind {
+            StKind::While(c, body, orelse) if crate::compile::trace::active() => {
+                return self.exec_while_traced(c, body, orelse, s.span)
+            }
             StKind::While(c, body, orelse) => loop {
                 self.check_interrupt()?;
                 if !self.cond(c)? {
