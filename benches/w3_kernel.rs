@@ -226,7 +226,9 @@ fn measure_graph(xs: &[f32]) -> Result<(), kiln::Error> {
     let reps = 20;
     let faults0 = minor_faults();
     // Tensors are not Send: this runs on the calling thread with the global pool of 2.
-    let (med, min) = time_ms(reps, || drop(cg.run(std::slice::from_ref(&x), not_fused)));
+    let (med, min) = time_ms(reps, || {
+        drop(cg.run(std::slice::from_ref(&x), &not_fused, &mut String::new()))
+    });
     let faults = minor_faults()
         .zip(faults0)
         .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);

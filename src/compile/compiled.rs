@@ -110,6 +110,7 @@ impl Interp {
         args: Vec<Value>,
         kw: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        let mut printed = String::new();
         let outs = {
             let mut cache = cf.cache.borrow_mut();
             cache.last = Some(i);
@@ -124,17 +125,23 @@ impl Interp {
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
             let _no_grad = crate::autograd::no_grad();
-            g.compiled.run(&inputs, exec::eval).and_then(|o| {
-                effects::apply(&g.effects, &inputs, &o)?;
-                Ok(g.output.build(&o))
-            })
+            g.compiled
+                .run(&inputs, &exec::eval, &mut printed)
+                .and_then(|o| {
+                    effects::apply(&g.effects, &inputs, &o)?;
+                    Ok(g.output.build(&o))
+                })
         };
         match outs {
             Ok(v) => {
+                if !printed.is_empty() {
+                    self.write(&printed);
+                }
                 cf.cache.borrow_mut().stats.hits += 1;
                 Ok(v)
             }
-            // The graph is pure: rerunning eagerly gives eager's exact error and traceback.
+            // The graph is pure (its prints are buffered and dropped on error): rerunning
+            // eagerly gives eager's exact output, error and traceback.
             Err(_) => {
                 cf.cache.borrow_mut().stats.fallbacks += 1;
                 self.call_value(&cf.func, args, kw)
@@ -214,6 +221,14 @@ fn finish_capture(
     arg_grad: bool,
     spec: Option<&InputSpec>,
 ) -> (EntryKind, Option<SymGuard>) {
+    if super::capture_print::unprinted_templates(t) {
+        t.breaks.push(GraphBreak {
+            reason: BreakReason::TensorToPython(
+                "an f-string with a tensor used other than in print",
+            ),
+            span: None,
+        });
+    }
     if !t.breaks.is_empty() {
         return (EntryKind::Eager(EagerReason::Breaks(t.breaks.clone())), None);
     }

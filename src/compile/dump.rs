@@ -1,6 +1,7 @@
 //! Text and Graphviz DOT renderings of an IR `Graph`: one line per node,
 //! `%3 = mul(%1, %2) : f32[64, 256]  # file.dl:7`, then `return %3`.
 
+use super::control::{regions, LoopSpec, PrintPiece, PrintSpec, TripCount};
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
 use super::sym::shape_text;
 use crate::source::SourceMap;
@@ -15,8 +16,17 @@ fn short(dt: DType) -> &'static str {
     }
 }
 
-/// `f32[64, 256]`.
+/// `f32[64, 256]`; a control node's results as a tuple `(f32[3], i64[])`.
 pub fn type_text(n: &Node) -> String {
+    if let Some(outs) = control_outputs(&n.op) {
+        let ts: Vec<String> = outs
+            .outputs
+            .iter()
+            .filter_map(|o| outs.node(*o))
+            .map(type_text)
+            .collect();
+        return format!("({})", ts.join(", "));
+    }
     let dims: Vec<String> = n.shape.iter().map(|d| d.to_string()).collect();
     format!("{}[{}]", short(n.dtype), dims.join(", "))
 }
@@ -120,6 +130,8 @@ fn attrs(op: &IrOp) -> String {
         ),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
+        IrOp::Out { index } => format!("index={index}"),
+        IrOp::Loop(l) => loop_attrs(l),
         _ => String::new(),
     }
 }
@@ -131,7 +143,15 @@ pub fn op_text(n: &Node) -> String {
         IrOp::Input { kind, .. } => vec![match kind {
             InputKind::Arg(path) => path_text(path),
             InputKind::External { name } => format!("external {name}"),
+            InputKind::Bound => format!(
+                "bound{}",
+                match &n.op {
+                    IrOp::Input { slot, .. } => *slot,
+                    _ => 0,
+                }
+            ),
         }],
+        IrOp::Print(p) => vec![print_text(p, &n.args)],
         IrOp::Index { indices } => {
             let ix: Vec<String> = indices.iter().map(|i| index_text(i, &n.args)).collect();
             vec![
@@ -146,6 +166,45 @@ pub fn op_text(n: &Node) -> String {
         parts.push(a);
     }
     format!("{}({})", n.op.name(), parts.join(", "))
+}
+
+/// The region whose outputs are a control node's results.
+fn control_outputs(op: &IrOp) -> Option<&Graph> {
+    match op {
+        IrOp::If(b) => Some(&b.then_g),
+        IrOp::Loop(l) => Some(&l.body),
+        _ => None,
+    }
+}
+
+fn loop_attrs(l: &LoopSpec) -> String {
+    let trip = match l.trip {
+        TripCount::Const(n) => n.to_string(),
+        TripCount::Dim { arg, dim } => format!("dim(arg {arg}, {dim})"),
+        TripCount::Unbounded => "None".into(),
+    };
+    format!(
+        "trip={trip}, carried={}, index={}+{}k",
+        l.carried, l.start, l.step
+    )
+}
+
+/// `"step ", {%0:.4f}, "\n"`: literal pieces quoted, tensor holes in braces.
+fn print_text(p: &PrintSpec, args: &[NodeId]) -> String {
+    let parts: Vec<String> = p
+        .pieces
+        .iter()
+        .map(|piece| match piece {
+            PrintPiece::Text(t) => format!("{t:?}"),
+            PrintPiece::Tensor { arg, conv, spec } => {
+                let a = args.get(*arg).map_or("?".into(), |a| a.to_string());
+                let c = conv.map_or(String::new(), |c| format!("!{c}"));
+                let s = spec.as_ref().map_or(String::new(), |s| format!(":{s}"));
+                format!("{{{a}{c}{s}}}")
+            }
+        })
+        .collect();
+    parts.join(", ")
 }
 
 fn location(n: &Node, sources: Option<&SourceMap>) -> Option<String> {
@@ -187,10 +246,18 @@ impl Graph {
     /// source map is given.
     pub fn to_text(&self, sources: Option<&SourceMap>) -> String {
         let mut out = String::new();
+        self.write_text(sources, 0, &mut out);
+        out
+    }
+
+    /// Writes the graph indented by `depth` levels; regions of control nodes follow
+    /// their node, one level deeper, each under a `then:`/`else:`/`cond:`/`body:` line.
+    fn write_text(&self, sources: Option<&SourceMap>, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
         for (i, n) in self.nodes.iter().enumerate() {
             let _ = write!(
                 out,
-                "{} = {} : {}",
+                "{pad}{} = {} : {}",
                 NodeId(i as u32),
                 self.op_text_sym(i, n),
                 self.type_text_sym(i, n)
@@ -199,32 +266,56 @@ impl Graph {
                 let _ = write!(out, "  # {loc}");
             }
             out.push('\n');
+            for (name, g) in regions(&n.op) {
+                let _ = writeln!(out, "{pad}  {name}:");
+                g.write_text(sources, depth + 2, out);
+            }
         }
         let outs: Vec<String> = self.outputs.iter().map(|o| o.to_string()).collect();
-        let _ = writeln!(out, "return {}", outs.join(", "));
-        out
+        let _ = writeln!(out, "{pad}return {}", outs.join(", "));
     }
 
     /// Graphviz DOT: one box per node labelled with its op and type, edges arg -> user.
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph kiln {\n  node [shape=box, fontname=monospace];\n");
-        for (i, n) in self.nodes.iter().enumerate() {
-            let label = format!(
-                "%{i} = {}\\n{}",
-                self.op_text_sym(i, n),
-                self.type_text_sym(i, n)
-            )
-            .replace('"', "\\\"");
-            let _ = writeln!(out, "  n{i} [label=\"{label}\"];");
-            for a in &n.args {
-                let _ = writeln!(out, "  n{} -> n{i};", a.0);
-            }
-        }
+        let mut next = 0usize;
+        self.write_dot("n", &mut next, &mut out);
         for (k, o) in self.outputs.iter().enumerate() {
             let _ = writeln!(out, "  out{k} [label=\"output {k}\", shape=oval];");
             let _ = writeln!(out, "  n{} -> out{k};", o.0);
         }
         out.push_str("}\n");
         out
+    }
+
+    /// Writes nodes named `{prefix}{i}`; each region of a control node becomes a
+    /// `subgraph cluster_K` (K from `next`) whose nodes are prefixed `{prefix}{i}_{name}_`.
+    fn write_dot(&self, prefix: &str, next: &mut usize, out: &mut String) {
+        for (i, n) in self.nodes.iter().enumerate() {
+            let label = format!("%{i} = {}\\n{}", self.op_text_sym(i, n), self.type_text_sym(i, n))
+                .replace('"', "\\\"");
+            let _ = writeln!(out, "  {prefix}{i} [label=\"{label}\"];");
+            for a in &n.args {
+                let _ = writeln!(out, "  {prefix}{} -> {prefix}{i};", a.0);
+            }
+            for (name, g) in regions(&n.op) {
+                let sub = format!("{prefix}{i}_{name}_");
+                let _ = writeln!(
+                    out,
+                    "  subgraph cluster_{next} {{\n  label=\"%{i} {name}\";",
+                    next = *next
+                );
+                *next += 1;
+                g.write_dot(&sub, next, out);
+                for (k, o) in g.outputs.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "  {sub}{} -> {prefix}{i} [label=\"{k}\", style=dashed];",
+                        o.0
+                    );
+                }
+                out.push_str("  }\n");
+            }
+        }
     }
 }

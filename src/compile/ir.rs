@@ -4,8 +4,10 @@
 //! Nodes are appended in execution order; a node's args always precede it (checked by
 //! `verify`). Each `IrOp` mirrors one tensor-library entry point, so the executor runs a
 //! node by calling the same function eager code calls. Passes (fold, CSE, DCE, fusion)
-//! rewrite graphs and re-run `verify::verify` after each step.
+//! rewrite graphs and re-run `verify::verify` after each step. Control flow (`If`,
+//! `Loop`) nests graphs as regions; see `control`.
 
+use super::control::{Branch, LoopSpec, PrintSpec};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
@@ -49,6 +51,9 @@ pub enum InputKind {
     /// parameter, a global, a closed-over tensor. Read by handle at every call (never a
     /// baked constant); `name` describes its origin for dumps (`self.w`, `W`).
     External { name: String },
+    /// Input `slot` of a region (a nested graph of a control node): bound to a value the
+    /// enclosing node passes (see `control`).
+    Bound,
 }
 
 /// One entry of an `Index` node's index list; tensor indices refer to the node's args
@@ -217,6 +222,16 @@ pub enum IrOp {
     MaskedFill {
         value: Scalar,
     },
+    /// A branch: only the taken side runs (see `control::Branch`).
+    If(Box<Branch>),
+    /// A loop with loop-carried values (see `control::LoopSpec`).
+    Loop(Box<LoopSpec>),
+    /// Result `index` of the control node that is arg 0.
+    Out {
+        index: usize,
+    },
+    /// Writes text with tensor holes at run time (see `control::PrintSpec`).
+    Print(Box<PrintSpec>),
 }
 
 impl IrOp {
@@ -285,6 +300,10 @@ impl IrOp {
             IrOp::ScatterAdd { .. } => "scatter_add",
             IrOp::OneHot { .. } => "one_hot",
             IrOp::MaskedFill { .. } => "masked_fill",
+            IrOp::If(_) => "if",
+            IrOp::Loop(_) => "loop",
+            IrOp::Out { .. } => "out",
+            IrOp::Print(_) => "print",
         }
     }
 
@@ -299,7 +318,12 @@ impl IrOp {
             | IrOp::MaskedFill { .. } => Some(2),
             IrOp::Where | IrOp::ScatterAdd { .. } => Some(3),
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
-            IrOp::Cat { .. } | IrOp::Stack { .. } | IrOp::Index { .. } => None,
+            IrOp::Cat { .. }
+            | IrOp::Stack { .. }
+            | IrOp::Index { .. }
+            | IrOp::If(_)
+            | IrOp::Loop(_)
+            | IrOp::Print(_) => None,
             _ => Some(1),
         }
     }
@@ -307,6 +331,23 @@ impl IrOp {
     /// True for ops that only compute from their args (no input, no constant).
     pub fn is_compute(&self) -> bool {
         !matches!(self, IrOp::Input { .. } | IrOp::Const(_))
+    }
+
+    /// True for control nodes (`If`, `Loop`): several results, read with `Out`.
+    pub fn is_control(&self) -> bool {
+        matches!(self, IrOp::If(_) | IrOp::Loop(_))
+    }
+
+    /// True when running the node has an effect besides its value (a print, directly or
+    /// in a region): never removed, merged or moved across another effect.
+    pub fn has_effect(&self) -> bool {
+        match self {
+            IrOp::Print(_) => true,
+            IrOp::If(_) | IrOp::Loop(_) => super::control::regions(self)
+                .iter()
+                .any(|(_, g)| super::control::has_effect(g)),
+            _ => false,
+        }
     }
 }
 

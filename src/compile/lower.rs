@@ -7,9 +7,10 @@
 //! faults in steady state), else it allocates a fresh one.
 
 use super::exec::last_reads;
-use super::ir::{Graph, Node, NodeId};
+use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::{compile, CompiledKernel};
 use super::passes::fuse::find_groups;
+use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
 use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
@@ -17,6 +18,7 @@ use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 fn internal(msg: &str) -> Error {
@@ -44,12 +46,20 @@ enum Step {
     Fused(usize),
     /// The root of fused group `k`.
     Kernel(usize),
+    /// Control node `k` of `CompiledGraph::controls` (its results go to the tuple table).
+    Control(usize),
+    /// Result `index` of the control node that is the node's arg.
+    Out(usize),
+    /// A print node: formats its holes into the print buffer.
+    Print,
 }
 
 /// A graph ready to run: its fused kernels and the plan of which node runs how.
 pub struct CompiledGraph {
     pub graph: Graph,
     pub fused: Vec<FusedStep>,
+    /// Compiled regions of the control nodes.
+    pub controls: Vec<ControlStep>,
     steps: Vec<Step>,
     /// Per node, the last step that reads it (its value is dropped after that step).
     last_read: Vec<usize>,
@@ -84,6 +94,19 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
             last: RefCell::new(None),
         });
     }
+    let mut controls = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let step = match &node.op {
+            IrOp::If(_) | IrOp::Loop(_) => {
+                controls.push(ControlStep::new(&node.op)?);
+                Step::Control(controls.len() - 1)
+            }
+            IrOp::Out { index } => Step::Out(*index),
+            IrOp::Print(_) => Step::Print,
+            _ => continue,
+        };
+        steps[i] = step;
+    }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, i, n));
     let mut targets = graph
         .sym
@@ -93,6 +116,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     Ok(CompiledGraph {
         graph,
         fused,
+        controls,
         steps,
         last_read,
         targets,
@@ -162,13 +186,14 @@ impl CompiledGraph {
         out
     }
 
-    /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node.
-    pub fn run(
-        &self,
-        inputs: &[Tensor],
-        eval: impl Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
-    ) -> Result<Vec<Tensor>> {
+    /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node; printed
+    /// text is appended to `printed` (written by the caller once the whole call succeeded).
+    pub fn run<F>(&self, inputs: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
         let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
+        let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
         let syms = match (&self.graph.sym, self.targets.is_empty()) {
             (Some(info), false) => info.bind(inputs),
             _ => Vec::new(),
@@ -186,27 +211,29 @@ impl CompiledGraph {
                 _ => None,
             };
             let node = inst.as_ref().unwrap_or(node);
-            let out = match self.steps.get(i) {
-                Some(Step::Fused(_)) => continue,
-                Some(Step::Kernel(k)) => {
-                    let step = self
-                        .fused
-                        .get(*k)
-                        .ok_or_else(|| internal("missing kernel"))?;
-                    let args = gather(&vals, &step.inputs)?;
-                    run_fused(step, node, &args)
+            let step = self.steps.get(i);
+            if let Some(Step::Fused(_)) = step {
+                continue;
+            }
+            let out = self
+                .run_step(step, node, &vals, &tuples, inputs, eval, printed)
+                .map_err(|mut e| {
+                    if e.span.is_none() {
+                        e.span = node.span;
+                    }
+                    e
+                })?;
+            match out {
+                Produced::One(t) => vals[i] = Some(t),
+                Produced::Many(ts) => {
+                    tuples.insert(i, ts);
                 }
-                _ => eval(node, &gather(&vals, &node.args)?, inputs),
-            };
-            vals[i] = Some(out.map_err(|mut e| {
-                if e.span.is_none() {
-                    e.span = node.span;
-                }
-                e
-            })?);
+                Produced::Nothing => {}
+            }
             for a in reads(&self.steps, &self.fused, i, node) {
                 if self.last_read.get(a.index()) == Some(&i) {
                     vals[a.index()] = None;
+                    tuples.remove(&a.index());
                 }
             }
         }
@@ -215,6 +242,60 @@ impl CompiledGraph {
             .map(|o| vals.get(o.index()).cloned().flatten())
             .collect::<Option<Vec<Tensor>>>()
             .ok_or_else(|| internal("an output was not computed"))
+    }
+}
+
+/// What one step computed.
+enum Produced {
+    One(Tensor),
+    Many(Vec<Tensor>),
+    Nothing,
+}
+
+impl CompiledGraph {
+    #[allow(clippy::too_many_arguments)]
+    fn run_step<F>(
+        &self,
+        step: Option<&Step>,
+        node: &Node,
+        vals: &[Option<Tensor>],
+        tuples: &HashMap<usize, Vec<Tensor>>,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+    ) -> Result<Produced>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        Ok(match step {
+            Some(Step::Control(k)) => {
+                let c = self
+                    .controls
+                    .get(*k)
+                    .ok_or_else(|| internal("missing control step"))?;
+                Produced::Many(c.run(&gather(vals, &node.args)?, eval, printed)?)
+            }
+            Some(Step::Print) => {
+                printed.push_str(&print_node(node, &gather(vals, &node.args)?)?);
+                Produced::Nothing
+            }
+            Some(Step::Out(index)) => Produced::One(
+                node.args
+                    .first()
+                    .and_then(|a| tuples.get(&a.index()))
+                    .and_then(|t| t.get(*index))
+                    .cloned()
+                    .ok_or_else(|| internal("a control result was not computed"))?,
+            ),
+            Some(Step::Kernel(k)) => {
+                let step = self
+                    .fused
+                    .get(*k)
+                    .ok_or_else(|| internal("missing kernel"))?;
+                Produced::One(run_fused(step, node, &gather(vals, &step.inputs)?)?)
+            }
+            _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
+        })
     }
 }
 

@@ -6,9 +6,14 @@
 
 mod body;
 pub mod cache;
+mod capture_if;
+mod capture_loop;
+mod capture_merge;
+mod capture_print;
 pub mod codegen;
 pub mod compiled;
 pub mod consts;
+pub mod control;
 pub mod dump;
 pub mod effects;
 pub mod exec;
@@ -21,7 +26,9 @@ pub mod lower;
 mod mathfn;
 pub mod parallel;
 pub mod passes;
+pub mod printing;
 pub mod reference;
+pub mod run_control;
 pub mod sym;
 pub mod symguard;
 pub mod trace;
@@ -37,5 +44,7 @@ pub use parallel::PARALLEL_THRESHOLD;
 pub use reference::run_reference;
 pub use views::{BufView, BufViewMut};
 
+#[cfg(test)]
+mod control_tests;
 #[cfg(test)]
 mod ir_tests;

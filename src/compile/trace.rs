@@ -40,6 +40,11 @@ pub enum BreakReason {
     Aliasing,
     /// The captured graph failed verification (a compiler bug; the message says where).
     Internal(String),
+    /// Control flow on a tensor value that cannot be captured (`break` under a tensor
+    /// condition, a `return` in only one side of a branch, ...).
+    ControlFlow(&'static str),
+    /// The side of a branch not taken at capture failed when run speculatively.
+    UntakenBranch(String),
 }
 
 impl BreakReason {
@@ -56,6 +61,8 @@ impl BreakReason {
             BreakReason::Output(w) => format!("unsupported return value ({w})"),
             BreakReason::Aliasing => "a tensor is both an argument and a loaded value".into(),
             BreakReason::Internal(m) => m.clone(),
+            BreakReason::ControlFlow(w) => format!("control flow on a tensor: {w}"),
+            BreakReason::UntakenBranch(m) => format!("the branch not taken at capture fails: {m}"),
         }
     }
 }
@@ -134,12 +141,44 @@ pub fn note_absent(inst: &Rc<Instance>, name: &str) {
     });
 }
 
+/// A region being recorded (a branch side, a loop condition or body): ops go to its own
+/// graph; a tensor of an enclosing scope it reads becomes a `Bound` input of the region,
+/// with the enclosing node it is bound to in `captures` (one per input, in slot order).
+#[derive(Default)]
+pub struct RegionScope {
+    pub graph: Graph,
+    known: HashMap<usize, (Tensor, NodeId)>,
+    pub captures: Vec<NodeId>,
+}
+
+impl RegionScope {
+    /// Pre-binds tensor `t` to a fresh input of this region bound to outer node `outer`
+    /// (a loop's carried values).
+    pub fn bind_input(&mut self, t: &Tensor, outer: NodeId) -> NodeId {
+        let id = self
+            .graph
+            .add_input(InputKind::Bound, t.dtype(), t.shape().into(), None);
+        self.captures.push(outer);
+        self.known.insert(t.id(), (t.clone(), id));
+        id
+    }
+}
+
+/// The f-string pieces of a string value built with tensor holes during capture.
+pub type Template = (Rc<str>, Vec<super::control::PrintPiece>, Vec<Tensor>);
+
 /// The state of one capture.
 #[derive(Default)]
 pub struct Tracer {
     pub graph: Graph,
     /// Tensor identity -> (the tensor, kept so its address is not reused; its node).
     known: HashMap<usize, (Tensor, NodeId)>,
+    /// Regions being recorded, innermost last (empty: ops go to `graph`).
+    pub regions: Vec<RegionScope>,
+    /// Strings made by f-strings with tensor holes (consumed by `print`).
+    pub templates: Vec<Template>,
+    /// Nesting depth of speculative runs of untaken branches.
+    pub speculating: u32,
     /// Tensors the interpreter loaded from a guarded origin, not yet used by an op.
     loaded: HashMap<usize, (Tensor, String)>,
     /// External input tensors, in input-slot order after the argument inputs.
@@ -286,8 +325,7 @@ fn record_slow(op: IrOp, args: &[&Tensor], out: &Tensor) {
             shape: out.shape().into(),
             span: t.span,
         };
-        let id = t.graph.push(node);
-        t.known.insert(out.id(), (out.clone(), id));
+        t.push_bound(node, out);
         true
     });
     if ok == Some(false) {
@@ -308,9 +346,57 @@ impl Tracer {
         self.known.insert(t.id(), (t.clone(), id));
     }
 
-    /// The node of a tensor an op consumes: a known value, or a loaded one (becoming an
-    /// external input now); None for a tensor of unknown origin.
-    fn node_of(&mut self, t: &Tensor) -> Option<NodeId> {
+    /// The node of a tensor an op consumes in the current scope (see `node_at`).
+    pub fn node_of(&mut self, t: &Tensor) -> Option<NodeId> {
+        self.node_at(self.regions.len(), t)
+    }
+
+    /// The graph ops are recorded into now.
+    pub fn current(&mut self) -> &mut Graph {
+        match self.regions.last_mut() {
+            Some(r) => &mut r.graph,
+            None => &mut self.graph,
+        }
+    }
+
+    /// Appends `node` to the current graph as the node of tensor `out`.
+    pub fn push_bound(&mut self, node: super::ir::Node, out: &Tensor) -> NodeId {
+        let id = self.current().push(node);
+        self.bind(out, id);
+        id
+    }
+
+    /// Records that tensor `t` is node `id` of the current graph.
+    pub fn bind(&mut self, t: &Tensor, id: NodeId) {
+        let known = match self.regions.last_mut() {
+            Some(r) => &mut r.known,
+            None => &mut self.known,
+        };
+        known.insert(t.id(), (t.clone(), id));
+    }
+
+    /// Appends a node with no tensor of its own (a control or print node).
+    pub fn push(&mut self, node: super::ir::Node) -> NodeId {
+        self.current().push(node)
+    }
+
+    /// The node of `t` at scope `level` (0: the function's graph; k: region k-1): a
+    /// value known there, else (in a region) the value of an enclosing scope bound to
+    /// a new input of the region.
+    fn node_at(&mut self, level: usize, t: &Tensor) -> Option<NodeId> {
+        let Some(k) = level.checked_sub(1) else {
+            return self.node_of_top(t);
+        };
+        if let Some((_, id)) = self.regions.get(k)?.known.get(&t.id()) {
+            return Some(*id);
+        }
+        let outer = self.node_at(k, t)?;
+        Some(self.regions.get_mut(k)?.bind_input(t, outer))
+    }
+
+    /// The node of a tensor in the function's graph: a known value, or a loaded one
+    /// (becoming an external input now); None for a tensor of unknown origin.
+    fn node_of_top(&mut self, t: &Tensor) -> Option<NodeId> {
         if let Some((_, id)) = self.known.get(&t.id()) {
             return Some(*id);
         }
@@ -340,6 +426,11 @@ impl Tracer {
     /// The node of an output tensor (None: unknown origin).
     pub fn output_node(&mut self, t: &Tensor) -> Option<NodeId> {
         self.node_of(t)
+    }
+
+    /// The span recorded ops are attributed to now.
+    pub fn span(&self) -> Option<Span> {
+        self.span
     }
 
     pub fn is_created(&self, addr: usize) -> bool {
@@ -522,7 +613,8 @@ pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'stati
     let whole = target.offset() == 0
         && target.is_contiguous()
         && target.storage().borrow().len() == target.numel();
-    if !whole {
+    // Effects inside a control-flow region would need conditional replay: eager.
+    if !whole || in_region() {
         return graph_break(BreakReason::InPlace(what));
     }
     let ok = with(|t| {
@@ -577,6 +669,9 @@ pub fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
     if !active() {
         return;
     }
+    if in_region() {
+        return graph_break(BreakReason::InPlace("grad assignment"));
+    }
     let ok = with(|t| {
         let node = match g {
             Some(g) => match t.node_of(g) {
@@ -599,4 +694,37 @@ pub fn note_backward() {
     if active() {
         with(|t| t.backward_seen = true);
     }
+}
+
+/// Runs `f` on the active capture's tracer (None when there is none).
+pub fn with_tracer<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+    with(f)
+}
+
+/// Runs `f` with recording paused: its tensor ops are neither recorded nor breaks.
+pub fn paused<R>(f: impl FnOnce() -> R) -> R {
+    let was = ACTIVE.with(|a| a.replace(false));
+    let r = f();
+    ACTIVE.with(|a| a.set(was));
+    r
+}
+
+/// True while a control-flow region records.
+fn in_region() -> bool {
+    with(|t| !t.regions.is_empty()) == Some(true)
+}
+
+/// Starts recording a region (ops go to its graph until `exit_region`).
+pub fn enter_region() {
+    with(|t| t.regions.push(RegionScope::default()));
+}
+
+/// Stops recording the innermost region and returns it.
+pub fn exit_region() -> Option<RegionScope> {
+    with(|t| t.regions.pop()).flatten()
+}
+
+/// True while an untaken branch runs speculatively (its prints are not written).
+pub fn speculating() -> bool {
+    active() && with(|t| t.speculating > 0) == Some(true)
 }

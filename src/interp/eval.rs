@@ -306,6 +306,25 @@ impl Interp {
     /// The truth value of a condition (`if`, `while`), number comparisons without a
     /// bool value.
     #[inline(always)]
+    /// `cond`, except that a tensor value while a capture records is returned as is
+    /// (`Err(t)`), for the statement to capture a branch or loop on it.
+    pub fn cond_or_traced(&mut self, c: &Ex) -> R<Result<bool, crate::tensor::Tensor>> {
+        if let ExKind::Compare(a, rest) = &c.kind {
+            if let [(op, b)] = rest.as_slice() {
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(Ok(r));
+                }
+            }
+        }
+        let cv = self.eval(c)?;
+        if let Value::Tensor(t) = &cv {
+            if crate::compile::trace::active() {
+                return Ok(Err(t.clone()));
+            }
+        }
+        self.truthy(&cv).map(Ok).map_err(|x| at(x, c.span))
+    }
+
     pub fn cond(&mut self, c: &Ex) -> R<bool> {
         if let ExKind::Compare(a, rest) = &c.kind {
             if let [(op, b)] = rest.as_slice() {
@@ -359,6 +378,7 @@ impl Interp {
                 }
                 Ok(new_dict(m))
             }
+            ExKind::FString(parts) if crate::compile::trace::active() => self.fstring_traced(parts),
             ExKind::FString(parts) => Ok(Value::str(&self.fstring(parts)?)),
             ExKind::MakeFunc(proto) => self.make_func(proto),
             ExKind::Super(slot) => self.make_super(*slot).map_err(|x| at(x, e.span)),
@@ -458,7 +478,7 @@ impl Interp {
         Ok(())
     }
 
-    fn fstring(&mut self, parts: &[FPart]) -> R<String> {
+    pub(crate) fn fstring(&mut self, parts: &[FPart]) -> R<String> {
         let mut s = String::new();
         for p in parts {
             match p {

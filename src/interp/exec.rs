@@ -73,7 +73,11 @@ impl Interp {
             }
             StKind::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             StKind::If(c, body, orelse) => {
-                let branch = if self.cond(c)? { body } else { orelse };
+                let branch = match self.cond_or_traced(c)? {
+                    Ok(true) => body,
+                    Ok(false) => orelse,
+                    Err(t) => return self.exec_if_traced(&t, c.span, body, orelse, s.span),
+                };
                 if !branch.is_empty() {
                     return self.exec_block(branch);
                 }
@@ -98,6 +102,9 @@ impl Interp {
     #[inline(never)]
     fn exec_loop(&mut self, s: &St) -> R<Flow> {
         match &s.kind {
+            StKind::While(c, body, orelse) if crate::compile::trace::active() => {
+                return self.exec_while_traced(c, body, orelse, s.span)
+            }
             StKind::While(c, body, orelse) => loop {
                 self.check_interrupt()?;
                 if !self.cond(c)? {

@@ -1,6 +1,7 @@
 //! Common-subexpression elimination: two nodes applying the same op to the same args
 //! compute the same value (every IR op is a pure function of its args), so the later
-//! one is replaced by the earlier. Inputs and constants are never merged.
+//! one is replaced by the earlier. Inputs, constants, control nodes and prints are never
+//! merged.
 
 use super::rebuild::Rebuild;
 use crate::compile::ir::{Graph, IrOp, NodeId};
@@ -11,6 +12,8 @@ use std::collections::HashMap;
 fn key(op: &IrOp, args: &[NodeId]) -> Option<String> {
     match op {
         IrOp::Input { .. } | IrOp::Const(_) => None,
+        // Effects run once per occurrence; regions are not compared.
+        _ if op.has_effect() || op.is_control() => None,
         // The op's full description (kind and attributes) plus its args.
         _ => Some(format!("{op:?}{args:?}")),
     }

@@ -1,5 +1,6 @@
 //! Dead-code elimination: drops every node no output depends on (inputs always stay,
-//! since their slots are the compiled function's calling convention).
+//! since their slots are the compiled function's calling convention; so do nodes with an
+//! effect, i.e. prints).
 
 use super::rebuild::Rebuild;
 use crate::compile::ir::{Graph, IrOp};
@@ -15,7 +16,7 @@ fn live(g: &Graph) -> Vec<bool> {
     }
     for i in (0..g.len()).rev() {
         let node = &g.nodes[i];
-        if matches!(node.op, IrOp::Input { .. }) {
+        if matches!(node.op, IrOp::Input { .. }) || node.op.has_effect() {
             live[i] = true;
         }
         if live[i] {

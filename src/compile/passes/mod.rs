@@ -11,7 +11,7 @@ pub mod fuse;
 mod rebuild;
 mod simplify;
 
-use super::ir::Graph;
+use super::ir::{Graph, IrOp};
 use super::verify::verify;
 use crate::error::Result;
 
@@ -31,12 +31,37 @@ pub const PIPELINE: [(&str, Pass); 4] = [
     ("dce", dce),
 ];
 
-/// Verifies `g`, then runs every pass of [`PIPELINE`], verifying after each.
-pub fn optimize(g: Graph) -> Result<Graph> {
+/// Verifies `g`, optimizes the regions of its control nodes (each on its own: a
+/// control node is opaque to the passes of the graph holding it), then runs every pass
+/// of [`PIPELINE`], verifying after each.
+pub fn optimize(mut g: Graph) -> Result<Graph> {
     verify(&g)?;
+    for node in &mut g.nodes {
+        optimize_regions(&mut node.op)?;
+    }
     PIPELINE
         .iter()
         .try_fold(g, |g, (name, pass)| run_pass(g, name, *pass))
+}
+
+fn optimize_regions(op: &mut IrOp) -> Result<()> {
+    let opt = |g: &mut Graph| -> Result<()> {
+        *g = optimize(std::mem::take(g))?;
+        Ok(())
+    };
+    match op {
+        IrOp::If(b) => {
+            opt(&mut b.then_g)?;
+            opt(&mut b.else_g)
+        }
+        IrOp::Loop(l) => {
+            if let Some(c) = &mut l.cond {
+                opt(c)?;
+            }
+            opt(&mut l.body)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Runs one pass and verifies its result; a verify failure names the pass.

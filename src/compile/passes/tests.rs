@@ -89,7 +89,8 @@ fn run_compiled(g: &Graph, inputs: &[Tensor]) -> (Vec<Tensor>, usize) {
     let cg = crate::compile::lower::compile_graph(optimize(g.clone()).expect("optimize"))
         .expect("compile");
     (
-        cg.run(inputs, eval_node).expect("run compiled"),
+        cg.run(inputs, &eval_node, &mut String::new())
+            .expect("run compiled"),
         cg.fused.len(),
     )
 }
@@ -337,10 +338,14 @@ fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
     let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
     let x1 = ramp(&[1000]);
     let x2 = from_f32(vec![1.0; 1000], &[1000]).expect("x2");
-    let first = cg.run(std::slice::from_ref(&x1), eval_node).expect("run");
+    let first = cg
+        .run(std::slice::from_ref(&x1), &eval_node, &mut String::new())
+        .expect("run");
     let kept = first[0].clone();
     let kept_vals = kept.to_f32_vec().expect("f32");
-    let second = cg.run(std::slice::from_ref(&x2), eval_node).expect("run");
+    let second = cg
+        .run(std::slice::from_ref(&x2), &eval_node, &mut String::new())
+        .expect("run");
     assert!(
         !Rc::ptr_eq(kept.storage(), second[0].storage()),
         "kept result overwritten"
@@ -348,7 +353,9 @@ fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
     assert_eq!(kept.to_f32_vec().expect("f32"), kept_vals);
     let addr = Rc::as_ptr(second[0].storage());
     drop((first, kept, second));
-    let third = cg.run(std::slice::from_ref(&x1), eval_node).expect("run");
+    let third = cg
+        .run(std::slice::from_ref(&x1), &eval_node, &mut String::new())
+        .expect("run");
     assert_eq!(
         Rc::as_ptr(third[0].storage()),
         addr,
@@ -380,7 +387,9 @@ fn matmul_epilogue_fuses_and_other_nodes_run_through_the_executor() {
     let want = exec::run(&g, &inputs, &exec::last_uses(&g)).expect("exec");
     let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
     assert_eq!(cg.fused.len(), 1, "bias add + relu epilogue");
-    let got = cg.run(&inputs, exec::eval).expect("run");
+    let got = cg
+        .run(&inputs, &exec::eval, &mut String::new())
+        .expect("run");
     assert!(outputs_agree(&want, &got));
 }
 

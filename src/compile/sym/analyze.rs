@@ -164,9 +164,14 @@ impl Walk<'_> {
                 out.push(SymExpr::konst(*num_classes as i64));
                 out
             }
-            IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
-                self.opaque(node, &args)
-            }
+            // Control flow (regions keep capture-time shapes) and conv/pool: specialised.
+            IrOp::Conv2d { .. }
+            | IrOp::MaxPool2d { .. }
+            | IrOp::AvgPool2d { .. }
+            | IrOp::If(_)
+            | IrOp::Loop(_)
+            | IrOp::Out { .. }
+            | IrOp::Print(_) => self.opaque(node, &args),
         })
     }
 

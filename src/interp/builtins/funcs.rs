@@ -58,7 +58,8 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
 }
 
 fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    if crate::compile::trace::active() {
+    let traced = crate::compile::trace::active();
+    if traced && kwarg(kw, "file").is_some_and(|f| !matches!(f, Value::None)) {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Print);
     }
     no_kw("print", kw, &["sep", "end", "flush", "file"])?;
@@ -82,6 +83,9 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             )))
         }
     };
+    if traced && crate::compile::trace::active() {
+        return me.print_traced(args, &sep, &end);
+    }
     let mut out = String::new();
     for (i, a) in args.iter().enumerate() {
         if i > 0 {

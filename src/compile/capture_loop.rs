@@ -1,0 +1,365 @@
+//! Capture of `while` on a tensor condition as an `IrOp::Loop`: the first test of the
+//! condition and the first iteration are recorded into regions, on fresh aliases of the
+//! tensor locals (so the body's reads of a local are told apart from reads of the same
+//! tensor under another name); the locals the body rebinds are the loop-carried values
+//! (same dtype and shape required); the remaining iterations run eagerly, unrecorded,
+//! and the final values are bound to the loop's results.
+
+use super::capture_if::{rebind, remap};
+use super::capture_merge::same;
+use super::control::{LoopSpec, TripCount};
+use super::ir::{IrOp, Node, NodeId};
+use super::trace::{self, BreakReason, RegionScope};
+use crate::error::ErrorKind;
+use crate::interp::builtins::tensor_ops::tensor_truthy;
+use crate::interp::tree::{Ex, St};
+use crate::interp::value::Value;
+use crate::interp::{at, err, Flow, Interp, R};
+use crate::source::Span;
+use crate::tensor::dtype::DType;
+use crate::tensor::shape::Dims;
+use crate::tensor::Tensor;
+use std::ops::Range;
+
+/// A tensor local replaced by an alias for the recording: slot, original, alias, and
+/// the outer node of the original.
+struct Alias {
+    slot: usize,
+    orig: Tensor,
+    alias: Tensor,
+    outer: NodeId,
+}
+
+/// Binds each alias to a new input of the current region (inputs `0..aliases.len()`).
+fn bind_aliases(aliases: &[Alias]) {
+    trace::with_tracer(|t| {
+        if let Some(r) = t.regions.last_mut() {
+            for a in aliases {
+                r.bind_input(&a.alias, a.outer);
+            }
+        }
+    });
+}
+
+fn type_of(t: &Tensor) -> (DType, Dims) {
+    (t.dtype(), t.shape().into())
+}
+
+impl Interp {
+    /// A `while` loop during a capture (see the module doc).
+    pub(crate) fn exec_while_traced(
+        &mut self,
+        c: &Ex,
+        body: &[St],
+        orelse: &[St],
+        span: Span,
+    ) -> R<Flow> {
+        let Some(frame) = self.frame_slots() else {
+            return self.while_plain(c, body, orelse, None);
+        };
+        let aliases = self.alias_locals(frame.clone());
+        trace::enter_region();
+        bind_aliases(&aliases);
+        let cv = self.eval(c);
+        let cnode = match &cv {
+            Ok(Value::Tensor(t)) => trace::with_tracer(|tr| tr.node_of(t)).flatten(),
+            _ => None,
+        };
+        let cond_r = trace::exit_region();
+        let cv = cv?;
+        let Value::Tensor(ct) = &cv else {
+            self.unalias(&aliases);
+            if cond_r.is_some_and(|r| r.graph.len() > aliases.len()) {
+                trace::graph_break(BreakReason::ControlFlow(
+                    "a Python `while` test computing tensors",
+                ));
+            }
+            let go = self.truthy(&cv).map_err(|x| at(x, c.span))?;
+            return self.while_plain(c, body, orelse, Some(go));
+        };
+        let go = trace::paused(|| tensor_truthy(ct)).map_err(|x| at(x, c.span))?;
+        let (Some(cond_r), Some(cnode), true) = (cond_r, cnode, go && trace::active()) else {
+            self.unalias(&aliases);
+            if go {
+                trace::graph_break(BreakReason::ControlFlow("a tensor `while` test"));
+            } else {
+                trace::graph_break(BreakReason::ControlFlow(
+                    "a tensor `while` loop that runs no iteration at capture",
+                ));
+            }
+            return self.while_plain(c, body, orelse, Some(go));
+        };
+        let snap: Vec<Value> = self.stack[frame.clone()].to_vec();
+        trace::enter_region();
+        bind_aliases(&aliases);
+        let res = self.exec_block(body);
+        let body_r = trace::exit_region();
+        let flow = res?;
+        let body_r = match (body_r, flow) {
+            (Some(r), Flow::Normal | Flow::Continue) if trace::active() => r,
+            (_, flow) => {
+                if trace::active() {
+                    trace::graph_break(BreakReason::ControlFlow(
+                        "break or return in a tensor `while` loop",
+                    ));
+                }
+                return self.after_first(c, body, orelse, flow);
+            }
+        };
+        let Some(carried) = self.carried_slots(&aliases, &snap, frame.clone(), body, span)? else {
+            return self.after_first(c, body, orelse, Flow::Normal);
+        };
+        if let Some(f) = trace::paused(|| self.while_rest(c, body))? {
+            trace::graph_break(BreakReason::ControlFlow(
+                "break or return in a tensor `while` loop",
+            ));
+            return Ok(f);
+        }
+        self.build_loop(&aliases, &carried, cond_r, cnode, body_r, frame, span);
+        self.exec_block(orelse)
+    }
+
+    /// Replaces each tensor local the graph knows by an alias (None: grad is needed).
+    fn alias_locals(&mut self, frame: Range<usize>) -> Vec<Alias> {
+        let mut out = Vec::new();
+        for i in frame {
+            let Value::Tensor(x) = &self.stack[i] else {
+                continue;
+            };
+            if x.requires_grad() && crate::autograd::is_grad_enabled() {
+                continue;
+            }
+            let Some(outer) = trace::with_tracer(|t| t.node_of(x)).flatten() else {
+                continue;
+            };
+            let alias = x.detach();
+            out.push(Alias {
+                slot: i,
+                orig: x.clone(),
+                alias: alias.clone(),
+                outer,
+            });
+            self.stack[i] = Value::Tensor(alias);
+        }
+        out
+    }
+
+    /// Puts the originals back where a local still holds its alias.
+    fn unalias(&mut self, aliases: &[Alias]) {
+        for a in aliases {
+            if let Some(Value::Tensor(t)) = self.stack.get(a.slot) {
+                if t.id() == a.alias.id() {
+                    self.stack[a.slot] = Value::Tensor(a.orig.clone());
+                }
+            }
+        }
+    }
+
+    /// The aliases the first iteration rebound (the carried values), with their new
+    /// tensors; None (after a break) when a Python local changed; an error when a
+    /// carried tensor changed its dtype or shape.
+    fn carried_slots(
+        &mut self,
+        aliases: &[Alias],
+        snap: &[Value],
+        frame: Range<usize>,
+        body: &[St],
+        span: Span,
+    ) -> R<Option<Vec<(usize, Tensor)>>> {
+        let base = frame.start;
+        let mut carried = Vec::new();
+        for (j, i) in frame.enumerate() {
+            let now = &self.stack[i];
+            let before = &snap[j];
+            match aliases.iter().position(|a| a.slot == i) {
+                Some(k) => match now {
+                    Value::Tensor(y) if y.id() == aliases[k].alias.id() => {}
+                    Value::Tensor(y) if type_of(y) == type_of(&aliases[k].alias) => {
+                        carried.push((k, y.clone()));
+                    }
+                    _ => {
+                        let what = super::capture_merge::slot_label(self, i - base, body);
+                        let msg = format!(
+                            "@compile: {what} is {} before a `while` loop on a tensor but {} \
+                             after its body (at {}); a loop-carried value must keep its dtype \
+                             and shape",
+                            super::capture_merge::describe(&Value::Tensor(
+                                aliases[k].alias.clone()
+                            )),
+                            super::capture_merge::describe(now),
+                            super::compiled::where_text(
+                                &self.sources,
+                                super::capture_merge::assign_span(body, i - base).or(Some(span))
+                            ),
+                        );
+                        return Err(at(err(ErrorKind::TypeError, msg), span));
+                    }
+                },
+                None if same(before, now) || matches!(before, Value::Unbound) => {}
+                None => {
+                    trace::graph_break(BreakReason::ControlFlow(
+                        "a Python value changes in a tensor `while` loop",
+                    ));
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(carried))
+    }
+
+    /// The loop goes on eagerly after its first iteration left with `flow`.
+    fn after_first(&mut self, c: &Ex, body: &[St], orelse: &[St], flow: Flow) -> R<Flow> {
+        match flow {
+            Flow::Break => Ok(Flow::Normal),
+            Flow::Return(v) => Ok(Flow::Return(v)),
+            _ => self.while_plain(c, body, orelse, None),
+        }
+    }
+
+    /// The remaining iterations; Some(flow) when the loop left by `break` or `return`.
+    fn while_rest(&mut self, c: &Ex, body: &[St]) -> R<Option<Flow>> {
+        loop {
+            self.check_interrupt()?;
+            if !self.cond(c)? {
+                return Ok(None);
+            }
+            match self.exec_block(body)? {
+                Flow::Break => return Ok(Some(Flow::Normal)),
+                Flow::Return(v) => return Ok(Some(Flow::Return(v))),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+    }
+
+    /// A `while` loop run as eager runs it; `first` is the already evaluated first test.
+    pub(crate) fn while_plain(
+        &mut self,
+        c: &Ex,
+        body: &[St],
+        orelse: &[St],
+        mut first: Option<bool>,
+    ) -> R<Flow> {
+        loop {
+            self.check_interrupt()?;
+            let go = match first.take() {
+                Some(g) => g,
+                None => self.cond(c)?,
+            };
+            if !go {
+                return self.exec_block(orelse);
+            }
+            match self.exec_block(body)? {
+                Flow::Break => return Ok(Flow::Normal),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+    }
+
+    /// Appends the `Loop` node and its `Out`s; binds the final carried values to them
+    /// and puts the other aliased locals' originals back.
+    #[allow(clippy::too_many_arguments)]
+    fn build_loop(
+        &mut self,
+        aliases: &[Alias],
+        carried: &[(usize, Tensor)],
+        cond_r: RegionScope,
+        cnode: NodeId,
+        mut body_r: RegionScope,
+        frame: Range<usize>,
+        span: Span,
+    ) {
+        let body_outs: Option<Vec<NodeId>> = trace::with_tracer(|t| {
+            t.regions.push(std::mem::take(&mut body_r));
+            let ids = carried.iter().map(|(_, y)| t.node_of(y)).collect();
+            if let Some(r) = t.regions.pop() {
+                body_r = r;
+            }
+            ids
+        })
+        .flatten();
+        let Some(body_outs) = body_outs else {
+            trace::graph_break(BreakReason::UntracedTensor);
+            return;
+        };
+        let is_carried = |k: usize| carried.iter().position(|(c, _)| *c == k);
+        let mut inv: Vec<NodeId> = Vec::new();
+        for (k, a) in aliases.iter().enumerate() {
+            if is_carried(k).is_none() && !inv.contains(&a.outer) {
+                inv.push(a.outer);
+            }
+        }
+        for c in cond_r.captures.iter().chain(&body_r.captures) {
+            if !aliases.iter().any(|a| a.outer == *c) && !inv.contains(c) {
+                inv.push(*c);
+            }
+        }
+        let n = aliases.len();
+        let nc = carried.len();
+        let pos = |slot: usize, cap: Option<NodeId>| -> Option<usize> {
+            if slot < n {
+                return Some(match is_carried(slot) {
+                    Some(p) => 1 + p,
+                    None => 1 + nc + inv.iter().position(|u| Some(*u) == cap)?,
+                });
+            }
+            Some(1 + nc + inv.iter().position(|u| Some(*u) == cap)?)
+        };
+        let built = trace::with_tracer(|t| {
+            let mut types = vec![(DType::I64, Dims::new())];
+            types.extend(carried.iter().map(|(k, _)| type_of(&aliases[*k].alias)));
+            for u in &inv {
+                let n = t.current().node(*u);
+                types.push(n.map_or((DType::Bool, Dims::new()), |n| (n.dtype, n.shape.clone())));
+            }
+            let (mut cond_g, cmap) = rebind(cond_r, &types, pos);
+            cond_g.outputs = vec![remap(&cmap, cnode)];
+            let (mut body_g, bmap) = rebind(body_r, &types, pos);
+            body_g.outputs = body_outs.iter().map(|o| remap(&bmap, *o)).collect();
+            let mut args: Vec<NodeId> = carried.iter().map(|(k, _)| aliases[*k].outer).collect();
+            args.extend(inv.iter().copied());
+            let spec = LoopSpec {
+                trip: TripCount::Unbounded,
+                carried: nc,
+                start: 0,
+                step: 1,
+                cond: Some(cond_g),
+                body: body_g,
+            };
+            let node = t.push(Node {
+                op: IrOp::Loop(Box::new(spec)),
+                args,
+                dtype: DType::Bool,
+                shape: Dims::new(),
+                span: Some(span),
+            });
+            carried
+                .iter()
+                .enumerate()
+                .map(|(p, (k, _))| {
+                    let (dtype, shape) = type_of(&aliases[*k].alias);
+                    t.push(Node {
+                        op: IrOp::Out { index: p },
+                        args: vec![node],
+                        dtype,
+                        shape,
+                        span: Some(span),
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        self.unalias(aliases);
+        let Some(outs) = built else { return };
+        for ((k, _), out) in carried.iter().zip(outs) {
+            let slot = aliases[*k].slot;
+            if !frame.contains(&slot) {
+                continue;
+            }
+            if let Value::Tensor(z) = &self.stack[slot] {
+                let fresh = z.detach();
+                trace::with_tracer(|t| t.bind(&fresh, out));
+                self.stack[slot] = Value::Tensor(fresh);
+            }
+        }
+    }
+}

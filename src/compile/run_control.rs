@@ -1,0 +1,153 @@
+//! Running control nodes: a branch runs the compiled region of the taken side, a loop
+//! runs its compiled condition and body regions until the trip count is reached or the
+//! condition is false. Regions are compiled with the same pipeline as the top graph
+//! (optimized, fused kernels) when the enclosing graph is lowered.
+
+use super::control::{LoopSpec, TripCount};
+use super::ir::{Graph, IrOp, Node};
+use super::lower::{compile_graph, CompiledGraph};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::Tensor;
+
+pub use super::printing::print_node;
+
+fn internal(msg: &str) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: {msg}"),
+        None,
+    )
+}
+
+/// A lowered control node.
+pub enum ControlStep {
+    If {
+        then_c: Box<CompiledGraph>,
+        else_c: Box<CompiledGraph>,
+    },
+    Loop {
+        trip: TripCount,
+        carried: usize,
+        start: i64,
+        step: i64,
+        cond: Option<Box<CompiledGraph>>,
+        body: Box<CompiledGraph>,
+    },
+}
+
+fn lower_region(g: &Graph) -> Result<Box<CompiledGraph>> {
+    Ok(Box::new(compile_graph(g.clone())?))
+}
+
+impl ControlStep {
+    /// Lowers the (already optimized) regions of control op `op`.
+    pub fn new(op: &IrOp) -> Result<ControlStep> {
+        match op {
+            IrOp::If(b) => Ok(ControlStep::If {
+                then_c: lower_region(&b.then_g)?,
+                else_c: lower_region(&b.else_g)?,
+            }),
+            IrOp::Loop(l) => Ok(Self::new_loop(l)?),
+            _ => Err(internal("not a control op")),
+        }
+    }
+
+    fn new_loop(l: &LoopSpec) -> Result<ControlStep> {
+        Ok(ControlStep::Loop {
+            trip: l.trip.clone(),
+            carried: l.carried,
+            start: l.start,
+            step: l.step,
+            cond: l.cond.as_ref().map(lower_region).transpose()?,
+            body: lower_region(&l.body)?,
+        })
+    }
+
+    /// The regions, for dumps of fused kernels.
+    pub fn regions(&self) -> Vec<&CompiledGraph> {
+        match self {
+            ControlStep::If { then_c, else_c } => vec![then_c, else_c],
+            ControlStep::Loop { cond, body, .. } => {
+                cond.iter().map(|c| &**c).chain([&**body]).collect()
+            }
+        }
+    }
+
+    /// Runs the node on its args; returns its results.
+    pub fn run<F>(&self, args: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        match self {
+            ControlStep::If { then_c, else_c } => {
+                let (cond, bound) = args
+                    .split_first()
+                    .ok_or_else(|| internal("a branch without a condition"))?;
+                let side = if truthy(cond)? { then_c } else { else_c };
+                side.run(bound, eval, printed)
+            }
+            ControlStep::Loop {
+                trip,
+                carried,
+                start,
+                step,
+                cond,
+                body,
+            } => {
+                let n = trip_count(trip, args)?;
+                let mut vals = args.to_vec();
+                let mut k: usize = 0;
+                while n.is_none_or(|n| k < n) {
+                    let idx = (k as i64)
+                        .checked_mul(*step)
+                        .and_then(|v| v.checked_add(*start))
+                        .ok_or_else(|| internal("loop index overflow"))?;
+                    let mut bound = Vec::with_capacity(vals.len() + 1);
+                    bound.push(Tensor::scalar(crate::tensor::dtype::Scalar::Int(idx)));
+                    bound.extend(vals.iter().cloned());
+                    if let Some(c) = cond {
+                        let r = c.run(&bound, eval, printed)?;
+                        if !truthy(r.first().ok_or_else(|| internal("empty loop condition"))?)? {
+                            break;
+                        }
+                    }
+                    let next = body.run(&bound, eval, printed)?;
+                    if next.len() != *carried {
+                        return Err(internal("loop body returned the wrong number of values"));
+                    }
+                    for (v, t) in vals.iter_mut().zip(next) {
+                        *v = t;
+                    }
+                    k += 1;
+                }
+                vals.truncate(*carried);
+                Ok(vals)
+            }
+        }
+    }
+}
+
+/// The trip count of a loop on `args` (None: unbounded).
+fn trip_count(trip: &TripCount, args: &[Tensor]) -> Result<Option<usize>> {
+    Ok(match trip {
+        TripCount::Const(n) => Some(*n),
+        TripCount::Dim { arg, dim } => Some(
+            args.get(*arg)
+                .and_then(|t| t.shape().get(*dim).copied())
+                .ok_or_else(|| internal("loop trip count of a missing dim"))?,
+        ),
+        TripCount::Unbounded => None,
+    })
+}
+
+/// Eager's `bool(t)` of a one-element tensor.
+fn truthy(t: &Tensor) -> Result<bool> {
+    if t.numel() != 1 {
+        return Err(Error::new(
+            ErrorKind::RuntimeError,
+            "Boolean value of Tensor with more than one value is ambiguous",
+            None,
+        ));
+    }
+    Ok(t.item()?.as_bool())
+}
