@@ -2,9 +2,10 @@
 //! Cranelift, every other node left to the executor's eager evaluation (passed in by
 //! the caller, so this module runs any op the executor knows).
 //!
-//! Buffer planning: each fused step keeps its last output; the next call writes into
-//! it again when the caller has dropped every handle to it (no allocation, no page
-//! faults in steady state), else it allocates a fresh one.
+//! Buffer planning: each fused step keeps its last two outputs; a call writes into one
+//! of them again when nothing else holds it (no allocation, no page faults in steady
+//! state, also when the caller still holds the previous call's result as in
+//! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
 
 use super::exec::last_reads;
 use super::ir::{Graph, Node, NodeId};
@@ -14,7 +15,7 @@ use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 fn internal(msg: &str) -> Error {
@@ -30,9 +31,18 @@ pub struct FusedStep {
     pub root: NodeId,
     pub inputs: Vec<NodeId>,
     pub kernel: CompiledKernel,
-    /// The previous output, reused when nothing else holds it.
-    last: RefCell<Option<Tensor>>,
+    /// The loop nest's shape (a reduction's input shape).
+    shape: Vec<usize>,
+    /// A mean: the kernel's sum is divided by this many elements.
+    mean_of: Option<usize>,
+    /// The recent outputs, reused when nothing else holds them.
+    recent: RefCell<Vec<Tensor>>,
+    /// How many outputs had to be allocated (not reused).
+    fresh: Cell<usize>,
 }
+
+/// How many recent outputs a fused step keeps for reuse.
+const RECENT: usize = 2;
 
 /// What running one node of the graph means.
 enum Step {
@@ -77,7 +87,10 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
             root: group.root,
             inputs: group.inputs,
             kernel,
-            last: RefCell::new(None),
+            shape: group.shape,
+            mean_of: group.mean_of,
+            recent: RefCell::new(Vec::new()),
+            fresh: Cell::new(0),
         });
     }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, i, n));
@@ -125,6 +138,11 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
 }
 
 impl CompiledGraph {
+    /// Outputs the fused kernels have allocated so far (the rest reused a buffer).
+    pub fn fresh_outputs(&self) -> usize {
+        self.fused.iter().map(|f| f.fresh.get()).sum()
+    }
+
     /// The optimized graph as text, then one line per fused kernel: the nodes it
     /// computes in one loop nest and the values it reads.
     pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {
@@ -199,23 +217,37 @@ fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
         .ok_or_else(|| internal("a fused input was not computed"))
 }
 
-/// The output tensor of `step`: its previous output when nothing else holds it.
+/// The output tensor of `step`: a recent output when nothing else holds it.
 fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
-    let reuse = step
-        .last
-        .borrow_mut()
-        .take()
-        .filter(|t| t.is_unique() && t.shape() == shape);
+    let reuse = {
+        let mut recent = step.recent.borrow_mut();
+        let free = recent
+            .iter()
+            .rposition(|t| t.is_unique() && t.shape() == shape);
+        free.map(|i| recent.remove(i))
+    };
     match reuse {
         Some(t) => Ok(t),
-        None => Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape),
+        None => {
+            step.fresh.set(step.fresh.get() + 1);
+            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
+        }
     }
+}
+
+/// Keeps `t` among `step`'s recent outputs (the oldest is forgotten past `RECENT`).
+fn remember(step: &FusedStep, t: &Tensor) {
+    let mut recent = step.recent.borrow_mut();
+    if recent.len() >= RECENT {
+        recent.remove(0);
+    }
+    recent.push(t.clone());
 }
 
 /// Runs one fused kernel into a contiguous f32 tensor of `node`'s shape.
 fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
-    let ext = extents(&node.shape);
-    let n: usize = ext.iter().product();
+    let ext = extents(&step.shape);
+    let n: usize = node.shape.iter().product();
     // Inputs whose innermost stride does not match the kernel's access are copied.
     let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
     for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
@@ -246,14 +278,18 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
         let Buffer::F32(out) = &mut *out_buf else {
             return Err(internal("fused output is not float32"));
         };
-        let out_strides = contiguous_strides(&ext);
+        let outer = ext.len() - step.kernel.kernel().reduced_dims();
+        let out_strides = contiguous_strides(&ext[..outer]);
         step.kernel
             .run(&views, &mut [BufViewMut::new(out, &out_strides)], &ext)?;
+        if let Some(count) = step.mean_of {
+            let c = count as f32;
+            out.iter_mut().for_each(|v| *v /= c);
+        }
     }
-    *step.last.borrow_mut() = Some(result.clone());
+    remember(step, &result);
     Ok(result)
 }
-
 fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
     let mut st = vec![1isize; ext.len()];
     for d in (0..ext.len().saturating_sub(1)).rev() {
