@@ -127,7 +127,10 @@ fn row_dot_products_fuse_into_one_reduction_kernel() {
     let s = sum(&mut g, p, &[1], false);
     g.outputs.push(s);
     let cg = compiled(&g);
-    assert_eq!(kernel_lines(&cg), ["fused kernel 0: [%2, %3] reads (%0, %1)"]);
+    assert_eq!(
+        kernel_lines(&cg),
+        ["fused kernel 0: [%2, %3] reads (%0, %1)"]
+    );
     let inputs = [data(&[37, 131], 1), data(&[37, 131], 2)];
     assert_close(&eager(&g, &inputs), &run(&cg, &inputs));
 }
@@ -257,7 +260,11 @@ fn steady_state_calls_allocate_no_fused_output() {
     for _ in 0..10 {
         held = cg.run(std::slice::from_ref(&x1), exec::eval).expect("run");
     }
-    assert_eq!(cg.fresh_outputs(), warm, "steady-state calls allocated outputs");
+    assert_eq!(
+        cg.fresh_outputs(),
+        warm,
+        "steady-state calls allocated outputs"
+    );
     assert!(warm <= 4, "{warm} outputs allocated while warming up");
     // A result the caller keeps is never overwritten by later calls.
     let kept = held.clone();

@@ -153,8 +153,9 @@ pub fn find_groups(g: &Graph) -> Vec<Group> {
         let shape = loop_shape(g, &g.nodes[root]);
         for a in &g.nodes[i].args {
             let j = a.index();
-            let joins =
-                ok.get(j) == Some(&true) && uses.get(j) == Some(&1) && g.nodes[j].shape[..] == *shape;
+            let joins = ok.get(j) == Some(&true)
+                && uses.get(j) == Some(&1)
+                && g.nodes[j].shape[..] == *shape;
             if joins {
                 group_of[j] = Some(root);
             }
