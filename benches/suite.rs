@@ -3,10 +3,14 @@
 //!
 //! `cargo bench -p kiln-cli --bench suite [-- W1 W2 ...]`
 //!
-//! Peers: W1 (plain CPython) always runs live. The others run live when the peers' venv
-//! from `shared/bench/peers/setup.sh` exists (`$PEERS_VENV`, default
-//! `~/.cache/kiln-peers/venv`); otherwise their figures recorded on this machine type in
-//! `shared/bench/peers/results/` are used, and the table says "recorded".
+//! Peers: W1 (plain CPython) always runs live. When a venv with torch exists
+//! (`$PEERS_VENV`, default `~/.cache/kiln-peers/venv`, e.g. the one
+//! `shared/bench/peers/setup.sh` builds), the torch peers run live too: W3 torch eager
+//! and W4 torch matmul (benches/peers/torch_live.py), W5 torch eager SGD/Adam (the
+//! peers' own w5_mlp.py); the table says "live". Every other figure (jax, torch.compile)
+//! is the one recorded on this machine type in `shared/bench/peers/results/`
+//! ("recorded"). W3 also reports the compiled call's minor page faults per call in
+//! steady state and its optimize + codegen time.
 
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -244,7 +248,62 @@ fn main() {
             peer_files.insert("W1_live".to_string(), f);
         }
     }
+    peers.run_live_torch(&root, &want, &mut peer_files);
+    let w3_extra = want("W3").then(|| w3_steady_state(&kiln));
     print_table(&kiln_results, &peers, &mut peer_files, &want);
+    if let Some(line) = w3_extra {
+        println!("\n{line}");
+    }
+}
+
+/// A compiled-GELU loop of `calls` calls (the W3 function and data).
+fn w3_loop_script(calls: usize) -> String {
+    format!(
+        "def gelu(x):\n    return 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)))\n\
+         x = linspace(-4, 4, 4 * 1024 * 1024)\ncgelu = compile(gelu)\n\
+         for i in range({calls}):\n    y = cgelu(x)\n"
+    )
+}
+
+/// Minor page faults of one `kiln -c` run (GNU time's %R), and its stderr.
+fn faults_of(kiln: &Path, script: &str) -> Option<(f64, String)> {
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "minflt=%R"])
+        .arg(kiln)
+        .args(["-c", script])
+        .env("KILN_LOG", "compile")
+        .output()
+        .ok()?;
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let f = err
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("minflt="))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some((f, err))
+}
+
+/// W3 compiled in steady state: (faults of 45 calls - faults of 5 calls) / 40, and the
+/// optimize + codegen time KILN_LOG=compile reports.
+fn w3_steady_state(kiln: &Path) -> String {
+    let (few, many) = (5, 45);
+    let (Some((a, _)), Some((b, log))) = (
+        faults_of(kiln, &w3_loop_script(few)),
+        faults_of(kiln, &w3_loop_script(many)),
+    ) else {
+        return "W3 compiled steady state: not measured (needs /usr/bin/time)".into();
+    };
+    let codegen = log
+        .lines()
+        .find_map(|l| l.split("(optimize + codegen ").nth(1))
+        .and_then(|r| r.split(')').next())
+        .unwrap_or("?");
+    format!(
+        "W3 compiled: {:.2} minor page faults per call in steady state; optimize + codegen {codegen}",
+        (b - a) / (many - few) as f64
+    )
 }
 
 /// benches/w*.dl, sorted by name.
@@ -381,6 +440,87 @@ impl Peers {
             return None;
         }
         read_json(&dir.join("results/W1_live_t2.json"))
+    }
+
+    /// The python of a venv with torch (`$PEERS_VENV` or ~/.cache/kiln-peers/venv).
+    fn torch_python() -> Option<PathBuf> {
+        let venv = std::env::var_os("PEERS_VENV")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/kiln-peers/venv"))
+            })?;
+        let py = venv.join("bin/python");
+        let has_torch = Command::new(&py)
+            .args(["-c", "import torch"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        has_torch.then_some(py)
+    }
+
+    /// Runs `py args` in the peers' scratch dir (2 threads, short quiet-wait) and reads
+    /// the results file it writes.
+    fn run_py(&self, py: &Path, args: &[&Path], result: &str) -> Option<Json> {
+        let dir = self.dir.as_ref()?;
+        eprintln!("peers: running {args:?} with {} (live)", py.display());
+        let ok = Command::new(py)
+            .args(args)
+            .env("BENCH_MAX_WAIT", "2")
+            .env("BENCH_THREADS", "2")
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("  failed; using recorded figures");
+            return None;
+        }
+        read_json(&dir.join("results").join(result))
+    }
+
+    /// The torch peers, live, filed under the peer files the table's rows name.
+    fn run_live_torch(
+        &self,
+        root: &Path,
+        want: &dyn Fn(&str) -> bool,
+        out: &mut BTreeMap<String, Json>,
+    ) {
+        let Some(py) = Self::torch_python() else {
+            eprintln!(
+                "peers: no venv with torch ($PEERS_VENV); torch figures are the recorded ones"
+            );
+            return;
+        };
+        let script = root.join("benches/peers/torch_live.py");
+        let (w3, w4) = (Path::new("W3"), Path::new("W4"));
+        let mut jobs: Vec<(&str, Vec<&Path>, String)> = Vec::new();
+        if want("W3") {
+            jobs.push((
+                "W3_malloc_notrim",
+                vec![&script, w3],
+                "W3_torch_live_t2.json".into(),
+            ));
+        }
+        if want("W4") {
+            jobs.push(("W4", vec![&script, w4], "W4_torch_live_t2.json".into()));
+        }
+        let w5 = Path::new("w5_mlp.py");
+        let eager = Path::new("torch_eager");
+        let (sgd, adam) = (Path::new("sgd"), Path::new("adam"));
+        if want("W5") {
+            for (opt, name) in [(sgd, "sgd"), (adam, "adam")] {
+                let file = format!("W5_torch_eager_{name}");
+                jobs.push(("", vec![w5, eager, opt], format!("{file}_t2.json")));
+            }
+        }
+        for (key, args, result) in jobs {
+            if let Some(j) = self.run_py(&py, &args, &result) {
+                let key = if key.is_empty() {
+                    result.trim_end_matches("_t2.json").to_string()
+                } else {
+                    key.to_string()
+                };
+                out.insert(key, j);
+            }
+        }
     }
 
     /// A recorded results file (`W2` -> results/W2_t2.json).

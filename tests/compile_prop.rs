@@ -1,5 +1,5 @@
 //! Property test: random tensor programs (elementwise ops, broadcasting, scalars,
-//! reductions, matmul, reshapes/transposes) generated as Kiln source, run eagerly and
+//! reductions with fused elementwise producers, matmul, reshapes/transposes) generated as Kiln source, run eagerly and
 //! compiled (captured on the first call, replayed on the second) through the Engine API;
 //! the replayed results must equal eager's within 1e-5 relative. A meta-test proves the
 //! comparison rejects a planted difference.
@@ -30,7 +30,7 @@ fn stmt(kind: u8, i: usize, j: usize, c: f64, vals: &mut Vec<Sh>) -> String {
     let n = vals.len();
     let (i, j) = (i % n, j % n);
     let (x, y) = (vals[i], vals[j]);
-    let (expr, sh) = match kind % 9 {
+    let (expr, sh) = match kind % 11 {
         0 => (format!("v{i} + v{j}"), bcast(x, y)),
         1 => (format!("v{i} * v{j} - v{j}"), bcast(x, y)),
         2 => (format!("maximum(v{i}, v{j})"), bcast(x, y)),
@@ -43,6 +43,14 @@ fn stmt(kind: u8, i: usize, j: usize, c: f64, vals: &mut Vec<Sh>) -> String {
         6 if x == Sh::A => (format!("v{i}.mean(dim=0, keepdim=True)"), Sh::Cols),
         7 if matches!(x, Sh::A | Sh::B | Sh::Cols) => (format!("tanh(v{i} @ w)"), x),
         8 if x == Sh::A => (format!("v{i}.reshape(5, 4).t() * 0.5"), Sh::A),
+        9 if bcast(x, y) == Sh::A => (
+            format!("(v{i} * v{j}).max(dim=-1, keepdim=True)[0]"),
+            Sh::Rows,
+        ),
+        10 if bcast(x, y) == Sh::A => (
+            format!("(v{i} - v{j}).abs().mean(-1, keepdim=True)"),
+            Sh::Rows,
+        ),
         _ => (format!("v{i} * {c:.3}"), x),
     };
     vals.push(sh);
@@ -96,7 +104,7 @@ fn agree(a: &str, b: &str, rel: f64) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
     #[test]
-    fn random_programs_agree(steps in prop::collection::vec((0u8..9, 0usize..16, 0usize..16, -2.0f64..2.0), 1..10)) {
+    fn random_programs_agree(steps in prop::collection::vec((0u8..11, 0usize..16, 0usize..16, -2.0f64..2.0), 1..10)) {
         let src = program(&steps);
         let eager = run(&src, false);
         let compiled = run(&src, true);

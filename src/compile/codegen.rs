@@ -6,15 +6,16 @@
 //! outputs, then the reduction output. Every element is computed as an f32x4 (tails load
 //! one element splatted and keep lane 0).
 
-use super::body::{emit_body, reduce_step, Elem};
+use super::accum::{AccSlot, Accs};
+use super::body::{emit_body, Elem};
 use super::consts::{Consts, Splat4};
-use super::kernel::{Access, Kernel, Kind, ReduceOp};
+use super::kernel::{Access, Kernel, Kind};
 use super::mathfn::Vx;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32, F32X4, I32, I64};
 use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
 /// Memory flags of every buffer access: cannot trap (bounds were checked), never aligned.
 pub(crate) const MEM: MemFlagsData = MemFlagsData::new().with_notrap();
@@ -43,14 +44,6 @@ pub(crate) fn build(
     g.b.seal_all_blocks();
     g.b.finalize(config);
     g.consts.into_table()
-}
-
-/// The vector accumulators (two, for the unrolled loop) and the scalar tail accumulator.
-struct Accs {
-    op: ReduceOp,
-    v0: Variable,
-    v1: Variable,
-    s: Variable,
 }
 
 struct Gen<'a, 'f> {
@@ -102,12 +95,7 @@ impl<'a, 'f> Gen<'a, 'f> {
                     .collect()
             })
             .collect();
-        let accs = kernel.reduction.map(|r| Accs {
-            op: r.op,
-            v0: b.declare_var(F32X4),
-            v1: b.declare_var(F32X4),
-            s: b.declare_var(F32),
-        });
+        let accs = kernel.reduction.map(|r| Accs::declare(&mut b, r.op));
         Gen {
             b,
             kernel,
@@ -184,33 +172,14 @@ impl<'a, 'f> Gen<'a, 'f> {
     }
 
     fn init_accs(&mut self) {
-        let Some(accs) = &self.accs else { return };
-        let (v0, v1, s) = (accs.v0, accs.v1, accs.s);
-        let id = match accs.op {
-            ReduceOp::Sum => 0.0,
-            ReduceOp::Max => f32::NEG_INFINITY,
-            ReduceOp::Min => f32::INFINITY,
-        };
-        let sc = self.b.ins().f32const(id);
-        let vc = self.b.ins().splat(F32X4, sc);
-        self.b.def_var(v0, vc);
-        self.b.def_var(v1, vc);
-        self.b.def_var(s, sc);
+        if let Some(accs) = &self.accs {
+            accs.init(&mut self.b);
+        }
     }
 
     fn finish_accs(&mut self, red_off: Value) {
         let Some(accs) = &self.accs else { return };
-        let (op, v0, v1, s) = (accs.op, accs.v0, accs.v1, accs.s);
-        let a = self.b.use_var(v0);
-        let c = self.b.use_var(v1);
-        let v = reduce_step(&mut self.b, op, a, c);
-        let mut r = self.b.ins().extractlane(v, 0);
-        for lane in 1..4u8 {
-            let l = self.b.ins().extractlane(v, lane);
-            r = reduce_step(&mut self.b, op, r, l);
-        }
-        let sv = self.b.use_var(s);
-        let r = reduce_step(&mut self.b, op, r, sv);
+        let r = accs.finish(&mut self.b);
         let last = self.bases.len() - 1;
         let addr = self.b.ins().iadd(self.bases[last], red_off);
         self.b.ins().store(MEM, r, addr, 0);
@@ -296,16 +265,9 @@ impl<'a, 'f> Gen<'a, 'f> {
             return;
         };
         let v = as_float(&mut vx, self.kinds, &values, red.value.index());
-        let Some(accs) = &self.accs else { return };
-        let (var, v) = match slot {
-            AccSlot::V0 => (accs.v0, v),
-            AccSlot::V1 => (accs.v1, v),
-            AccSlot::Scalar => (accs.s, self.b.ins().extractlane(v, 0)),
-        };
-        let op = accs.op;
-        let acc = self.b.use_var(var);
-        let acc = reduce_step(&mut self.b, op, acc, v);
-        self.b.def_var(var, acc);
+        if let Some(accs) = &self.accs {
+            accs.add(&mut self.b, slot, v);
+        }
     }
 
     fn load(&mut self, row: Value, step: Value, iv: Value, access: Access, mode: Elem) -> Value {
@@ -339,13 +301,6 @@ impl<'a, 'f> Gen<'a, 'f> {
             }
         }
     }
-}
-
-#[derive(Clone, Copy)]
-enum AccSlot {
-    V0,
-    V1,
-    Scalar,
 }
 
 fn strided_addr(b: &mut FunctionBuilder, row: Value, step: Value, idx: Value, a: Access) -> Value {

@@ -2,9 +2,10 @@
 //! Cranelift, every other node left to the executor's eager evaluation (passed in by
 //! the caller, so this module runs any op the executor knows).
 //!
-//! Buffer planning: each fused step keeps its last output; the next call writes into
-//! it again when the caller has dropped every handle to it (no allocation, no page
-//! faults in steady state), else it allocates a fresh one.
+//! Buffer planning: each fused step keeps its last two outputs; a call writes into one
+//! of them again when nothing else holds it (no allocation, no page faults in steady
+//! state, also when the caller still holds the previous call's result as in
+//! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
 
 use super::exec::last_reads;
 use super::ir::{Graph, IrOp, Node, NodeId};
@@ -17,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -34,9 +35,18 @@ pub struct FusedStep {
     pub root: NodeId,
     pub inputs: Vec<NodeId>,
     pub kernel: CompiledKernel,
-    /// The previous output, reused when nothing else holds it.
-    last: RefCell<Option<Tensor>>,
+    /// The loop nest's shape (a reduction's input shape).
+    shape: Vec<usize>,
+    /// A mean: the kernel's sum is divided by the reduced count of each call.
+    is_mean: bool,
+    /// The recent outputs, reused when nothing else holds them.
+    recent: RefCell<Vec<Tensor>>,
+    /// How many outputs had to be allocated (not reused).
+    fresh: Cell<usize>,
 }
+
+/// How many recent outputs a fused step keeps for reuse.
+const RECENT: usize = 2;
 
 /// What running one node of the graph means.
 enum Step {
@@ -91,7 +101,10 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
             root: group.root,
             inputs: group.inputs,
             kernel,
-            last: RefCell::new(None),
+            shape: group.shape,
+            is_mean: group.is_mean,
+            recent: RefCell::new(Vec::new()),
+            fresh: Cell::new(0),
         });
     }
     let mut controls = Vec::new();
@@ -159,6 +172,11 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
 }
 
 impl CompiledGraph {
+    /// Outputs the fused kernels have allocated so far (the rest reused a buffer).
+    pub fn fresh_outputs(&self) -> usize {
+        self.fused.iter().map(|f| f.fresh.get()).sum()
+    }
+
     /// The optimized graph as text, then one line per fused kernel: the nodes it
     /// computes in one loop nest and the values it reads.
     pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {
@@ -306,38 +324,64 @@ fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
         .ok_or_else(|| internal("a fused input was not computed"))
 }
 
-/// The output tensor of `step`: its previous output when nothing else holds it.
+/// The output tensor of `step`: a recent output when nothing else holds it.
 fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
-    let reuse = step
-        .last
-        .borrow_mut()
-        .take()
-        .filter(|t| t.is_unique() && t.shape() == shape);
+    let reuse = {
+        let mut recent = step.recent.borrow_mut();
+        let free = recent
+            .iter()
+            .rposition(|t| t.is_unique() && t.shape() == shape);
+        free.map(|i| recent.remove(i))
+    };
     match reuse {
         Some(t) => Ok(t),
-        None => Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape),
+        None => {
+            step.fresh.set(step.fresh.get() + 1);
+            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
+        }
     }
 }
 
-/// The shape of a fused group's result in this call: its inputs' shapes broadcast
-/// (every member is elementwise), which under symbolic sizes differs from the
-/// capture-time `node.shape`.
-fn fused_shape(node: &Node, args: &[Tensor]) -> Result<Dims> {
+/// Keeps `t` among `step`'s recent outputs (the oldest is forgotten past `RECENT`).
+fn remember(step: &FusedStep, t: &Tensor) {
+    let mut recent = step.recent.borrow_mut();
+    if recent.len() >= RECENT {
+        recent.remove(0);
+    }
+    recent.push(t.clone());
+}
+
+/// A fused group's loop extents and result shape in this call: its inputs' shapes
+/// broadcast (members are elementwise, reductions over trailing dims come last), which
+/// under symbolic sizes differ from the capture-time shapes.
+fn fused_shapes(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<(Dims, Dims)> {
     let mut shape: Dims = Dims::new();
     for t in args {
         shape = broadcast_shapes("fused kernel", &shape, t.shape())?;
     }
-    if shape.len() != node.shape.len() {
+    if args.is_empty() {
+        shape = step.shape.iter().copied().collect();
+    }
+    if shape.len() != step.shape.len() {
         return Err(internal("fused group rank changed"));
     }
-    Ok(shape)
+    let reduced = step.kernel.kernel().reduced_dims();
+    let outer = shape.len().saturating_sub(reduced);
+    let mut out: Dims = shape[..outer].iter().copied().collect();
+    if node.shape.len() == shape.len() && reduced > 0 {
+        out.extend(std::iter::repeat_n(1, reduced));
+    } else if node.shape.len() != out.len() {
+        return Err(internal("fused group result rank changed"));
+    }
+    Ok((shape, out))
 }
 
-/// Runs one fused kernel into a contiguous f32 tensor of the broadcast input shape.
+/// Runs one fused kernel into a contiguous f32 tensor (broadcast inputs, reduced over
+/// the group's trailing reduction dims).
 fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
-    let shape = fused_shape(node, args)?;
-    let ext = extents(&shape);
-    let n: usize = ext.iter().product();
+    let (ext_shape, shape) = fused_shapes(step, node, args)?;
+    let ext = extents(&ext_shape);
+    let n: usize = shape.iter().product();
     // Inputs whose innermost stride does not match the kernel's access are copied.
     let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
     for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
@@ -368,14 +412,19 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
         let Buffer::F32(out) = &mut *out_buf else {
             return Err(internal("fused output is not float32"));
         };
-        let out_strides = contiguous_strides(&ext);
+        let outer = ext.len() - step.kernel.kernel().reduced_dims();
+        let out_strides = contiguous_strides(&ext[..outer]);
         step.kernel
             .run(&views, &mut [BufViewMut::new(out, &out_strides)], &ext)?;
+        if step.is_mean {
+            // The reduced count of this call (symbolic sizes change it).
+            let c = ext[outer..].iter().product::<usize>() as f32;
+            out.iter_mut().for_each(|v| *v /= c);
+        }
     }
-    *step.last.borrow_mut() = Some(result.clone());
+    remember(step, &result);
     Ok(result)
 }
-
 fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
     let mut st = vec![1isize; ext.len()];
     for d in (0..ext.len().saturating_sub(1)).rev() {

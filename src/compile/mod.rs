@@ -4,6 +4,7 @@
 //! Public surface: build a [`Kernel`], [`compile`] it, then [`CompiledKernel::run`] it on
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
 
+mod accum;
 mod body;
 pub mod cache;
 mod capture_if;

@@ -1,5 +1,8 @@
-//! Running a compiled kernel: view validation, then the outermost dimension split across
-//! rayon threads above a size threshold (full reductions combine per-thread partials).
+//! Running a compiled kernel: view validation, then the outermost dimension split into
+//! tasks for the rayon threads above a size threshold (full reductions combine per-task
+//! partials in order). There are several tasks per thread, of about `TASK_ELEMENTS`
+//! each: on a shared machine a thread that is descheduled then holds up only its
+//! current task, the others steal the rest.
 
 use super::consts::Splat4;
 use super::jit::{CompiledKernel, KernelArgs, KernelFn};
@@ -10,6 +13,14 @@ use rayon::prelude::*;
 
 /// Index spaces smaller than this run on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// Index-space elements per task (about 64 KiB of f32 per buffer).
+const TASK_ELEMENTS: usize = 1 << 14;
+
+/// The number of tasks `dim0` rows of `total` elements are split into.
+fn task_count(dim0: usize, total: usize, threads: usize) -> usize {
+    (total / TASK_ELEMENTS).max(threads).min(dim0.max(1))
+}
 
 /// The raw argument arrays of one run; shared read-only by the worker threads.
 struct Plan {
@@ -95,21 +106,15 @@ impl CompiledKernel {
         let threads = rayon::current_num_threads().min(dim0);
         let full_reduction = self.kernel.reduced_dims() == self.kernel.rank;
         let func = self.func;
+        let tasks = task_count(dim0, total, threads);
         let code = if total < PARALLEL_THRESHOLD || threads < 2 {
             plan.call(func, 0, dim0, None)
         } else if full_reduction {
-            self.run_partials(&plan, dim0, threads, outputs)
+            self.run_partials(&plan, dim0, tasks, outputs)
         } else {
-            (0..threads)
+            (0..tasks)
                 .into_par_iter()
-                .map(|t| {
-                    plan.call(
-                        func,
-                        split(dim0, t, threads),
-                        split(dim0, t + 1, threads),
-                        None,
-                    )
-                })
+                .map(|t| plan.call(func, split(dim0, t, tasks), split(dim0, t + 1, tasks), None))
                 .reduce(|| 0, |a, b| if a != 0 { a } else { b })
         };
         if code != 0 {
@@ -122,32 +127,36 @@ impl CompiledKernel {
         Ok(())
     }
 
-    /// A reduction over every dim: each thread reduces its dim-0 range into its own
+    /// A reduction over every dim: each task reduces its dim-0 range into its own
     /// slot, then the slots are combined here in order.
     fn run_partials(
         &self,
         plan: &Plan,
         dim0: usize,
-        threads: usize,
+        tasks: usize,
         outputs: &mut [BufViewMut],
     ) -> i32 {
         let func = self.func;
-        let mut partials = vec![0.0f32; threads];
+        let mut partials = vec![0.0f32; tasks];
         let base = partials.as_mut_ptr() as usize;
-        let code = (0..threads)
+        let code = (0..tasks)
             .into_par_iter()
             .map(|t| {
                 let slot = (base as *mut f32).wrapping_add(t);
                 plan.call(
                     func,
-                    split(dim0, t, threads),
-                    split(dim0, t + 1, threads),
+                    split(dim0, t, tasks),
+                    split(dim0, t + 1, tasks),
                     Some(slot),
                 )
             })
             .reduce(|| 0, |a, b| if a != 0 { a } else { b });
         let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);
-        let combined = partials.iter().copied().reduce(|a, b| combine(op, a, b));
+        let combined = match op {
+            // Partial sums add in f64, as the kernel's own accumulators do.
+            ReduceOp::Sum => Some(partials.iter().map(|&p| f64::from(p)).sum::<f64>() as f32),
+            _ => partials.iter().copied().reduce(|a, b| combine(op, a, b)),
+        };
         if let (Some(out), Some(v)) = (outputs.last_mut(), combined) {
             if let Some(slot) = out.data.get_mut(out.offset) {
                 *slot = v;

@@ -2,6 +2,11 @@
 //! binary-with-scalar, clamp) become one loop-nest [`Kernel`]. A node joins its user's
 //! group when it has that single use and the same shape; anything else it reads
 //! (inputs, constants, broadcast operands, non-fusable results) is a kernel input.
+//!
+//! A sum, mean, max or min over trailing dims (`(x * y).sum(-1)`, `(x - m).exp().sum(-1)`,
+//! `(x * x).mean()`) roots a group too: its elementwise producer tree runs over the
+//! reduction's input shape and folds into the kernel's trailing reduction, so the
+//! producer's full-size result is never stored.
 
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::compile::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
@@ -13,6 +18,10 @@ use std::collections::HashMap;
 #[derive(Debug, Clone)]
 pub struct Group {
     pub root: NodeId,
+    /// The loop nest's shape (the root's shape, or a reduction root's input shape).
+    pub shape: Vec<usize>,
+    /// A mean root: the sum the kernel computes is divided by the reduced count.
+    pub is_mean: bool,
     /// Members in graph order (the root last).
     pub members: Vec<NodeId>,
     pub inputs: Vec<NodeId>,
@@ -82,23 +91,71 @@ fn fusable(g: &Graph, n: &Node) -> bool {
     n.dtype == DType::F32 && f32_args && op_ok
 }
 
+/// A fusable reduction node: its op, how many trailing dims it reduces, and whether
+/// it is a mean. Its input must be f32 with those dims last and non-empty.
+fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool)> {
+    let x = g.node(*n.args.first()?)?;
+    let rank = x.shape.len();
+    let trailing = |dims: &[usize]| {
+        let mut d = dims.to_vec();
+        d.sort_unstable();
+        let k = d.len();
+        (k > 0 && k <= rank && d.iter().enumerate().all(|(i, &v)| v == rank - k + i)).then_some(k)
+    };
+    let (op, dims, mean) = match &n.op {
+        IrOp::Sum { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, false),
+        IrOp::Mean { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, true),
+        IrOp::ExtremeDim { dim, is_min, .. } => (extreme(*is_min), trailing(&[*dim])?, false),
+        IrOp::ExtremeAll { is_min } => (extreme(*is_min), rank, false),
+        _ => return None,
+    };
+    let ok = rank >= 1
+        && dims >= 1
+        && x.dtype == DType::F32
+        && n.dtype == DType::F32
+        && !x.shape.contains(&0);
+    ok.then_some((op, dims, mean))
+}
+
+fn extreme(is_min: bool) -> k::ReduceOp {
+    if is_min {
+        k::ReduceOp::Min
+    } else {
+        k::ReduceOp::Max
+    }
+}
+
+/// The shape of the loop nest rooted at `n`.
+fn loop_shape<'g>(g: &'g Graph, n: &'g Node) -> &'g [usize] {
+    match reduction(g, n) {
+        Some(_) => n
+            .args
+            .first()
+            .and_then(|a| g.node(*a))
+            .map_or(&n.shape[..], |x| &x.shape[..]),
+        None => &n.shape,
+    }
+}
+
 /// The groups of `g` (only groups of two or more nodes: one op alone gains nothing).
 pub fn find_groups(g: &Graph) -> Vec<Group> {
     let uses = g.use_counts();
     let ok: Vec<bool> = g.nodes.iter().map(|n| fusable(g, n)).collect();
+    let roots: Vec<bool> = g.nodes.iter().map(|n| reduction(g, n).is_some()).collect();
     // group_of[i]: the root whose group node i joined.
     let mut group_of: Vec<Option<usize>> = vec![None; g.len()];
     for i in (0..g.len()).rev() {
-        if !ok[i] {
+        if !ok[i] && !roots[i] {
             continue;
         }
         let root = group_of[i].unwrap_or(i);
         group_of[i] = Some(root);
+        let shape = loop_shape(g, &g.nodes[root]);
         for a in &g.nodes[i].args {
             let j = a.index();
             let joins = ok.get(j) == Some(&true)
                 && uses.get(j) == Some(&1)
-                && g.nodes[j].shape == g.nodes[root].shape;
+                && g.nodes[j].shape[..] == *shape;
             if joins {
                 group_of[j] = Some(root);
             }
@@ -135,11 +192,16 @@ fn access(arg: &Node, shape: &[usize]) -> Access {
 
 /// Lowers the members (in graph order) into a kernel rooted at `root`.
 fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
-    let shape = g.node(root)?.shape.clone();
+    let root_node = g.node(root)?;
+    let shape = loop_shape(g, root_node).to_vec();
+    let red = reduction(g, root_node);
     let mut kern = Kernel::new(shape.len().max(1), Vec::new());
     let mut inputs: Vec<NodeId> = Vec::new();
     let mut vals: HashMap<NodeId, ValueId> = HashMap::new();
     for &m in &members {
+        if m == root && red.is_some() {
+            break;
+        }
         let n = g.node(m)?;
         let mut args = Vec::with_capacity(n.args.len());
         for &a in &n.args {
@@ -161,12 +223,21 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
         let v = emit(&mut kern, &n.op, &args)?;
         vals.insert(m, v);
     }
-    kern.outputs.push(Output {
-        value: *vals.get(&root)?,
-        access: Access::Contiguous,
-    });
+    let mut is_mean = false;
+    if let Some((op, dims, mean)) = red {
+        let value = *vals.get(root_node.args.first()?)?;
+        kern.reduction = Some(k::Reduction { op, dims, value });
+        is_mean = mean;
+    } else {
+        kern.outputs.push(Output {
+            value: *vals.get(&root)?,
+            access: Access::Contiguous,
+        });
+    }
     Some(Group {
         root,
+        shape,
+        is_mean,
         members,
         inputs,
         kernel: kern,
