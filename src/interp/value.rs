@@ -38,13 +38,14 @@ pub type CellRef = Rc<RefCell<Value>>;
 
 /// A Kiln value. Cloning is cheap (scalars copy, heap objects bump a refcount).
 ///
-/// `repr(C, u8)`: every payload starts at offset 8, so moving a value is a tag byte and
-/// two aligned words. (With the default layout `Bool`/`DType` payloads sit at offset 1 and
-/// a move copies bytes 1..9 as one unaligned word, which stalls store forwarding when the
-/// value was just written field by field.) The unused tag values still serve as the
-/// niche of `R<Value>` and `Option<Value>`.
+/// `repr(C, u64)`: a word-sized tag and every payload at offset 8, so a value is three
+/// aligned words with no padding and every move is three word loads and stores. (With
+/// the default layout `Bool`/`DType` payloads sit at offset 1, and a move copies the
+/// bytes after the tag in odd-sized pieces; reading back a value just written that way
+/// stalls store forwarding, e.g. a function's return value.) The unused tag values
+/// still serve as the niche of `R<Value>` and `Option<Value>`.
 #[derive(Clone, Debug, Default)]
-#[repr(C, u8)]
+#[repr(C, u64)]
 pub enum Value {
     #[default]
     None,
@@ -721,6 +722,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<crate::interp::R<Value>>(), 24);
         assert_eq!(std::mem::size_of::<Option<Value>>(), 24);
         // `Flow` carries no value: a statement's result fits two registers
-        assert_eq!(std::mem::size_of::<crate::interp::R<crate::interp::Flow>>(), 16);
+        assert_eq!(
+            std::mem::size_of::<crate::interp::R<crate::interp::Flow>>(),
+            16
+        );
     }
 }
