@@ -109,6 +109,19 @@ impl Interp {
                 }
             }
         }
+        if let (Value::List(l), [CArg::Pos(x)]) = (&obj, args) {
+            if &**name == "append" && !crate::compile::trace::active() {
+                let v = self.operand(x)?;
+                if let Ok(mut items) = l.try_borrow_mut() {
+                    return super::containers::push(&mut items, v, "list")
+                        .map(|()| Value::None)
+                        .map_err(|e| at(e, span));
+                }
+                return self
+                    .call_builtin_method(&obj, name, vec![v], Vec::new())
+                    .map_err(|e| at(e, span));
+            }
+        }
         let (pos, kw) = self.eval_args(args)?;
         crate::compile::trace::set_span(span);
         match &obj {
@@ -265,9 +278,7 @@ impl Interp {
     pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
         let proto = func.proto.clone();
         let top = base + proto.n_slots as usize;
-        if self.stack.len() != top {
-            self.stack.resize(top, Value::Unbound);
-        }
+        grow_stack(&mut self.stack, top);
         if proto.has_cells {
             self.init_cells(&func, base);
         }
@@ -306,7 +317,7 @@ impl Interp {
             }
         }
         match r {
-            Ok(Flow::Return(v)) => Ok(v),
+            Ok(Flow::Return) => Ok(std::mem::take(&mut self.ret)),
             Ok(_) => Ok(Value::None),
             Err(e) => Err(add_frame(e, &proto)),
         }
@@ -403,6 +414,15 @@ pub fn fits_simple(func: &Function, extra: usize, args: &[CArg]) -> bool {
     func.proto.simple
         && args.len() + extra == func.proto.params.len()
         && args.iter().all(|a| matches!(a, CArg::Pos(_)))
+}
+
+/// Extends the value stack with unbound slots up to `top` (building each `Unbound` in
+/// place: `Vec::resize` would call the out-of-line `Value::clone` per slot).
+#[inline]
+fn grow_stack(stack: &mut Vec<Value>, top: usize) {
+    while stack.len() < top {
+        stack.push(Value::Unbound);
+    }
 }
 
 /// A fresh, empty instance of a user class (room for a few attributes up front).

@@ -107,8 +107,15 @@ impl Interp {
         if t.finalbody.is_empty() {
             return r;
         }
+        // calls in the `finally` body reuse `ret`: keep a pending return value aside
+        let pending = matches!(r, Ok(Flow::Return)).then(|| std::mem::take(&mut self.ret));
         match self.exec_block(&t.finalbody)? {
-            Flow::Normal => r,
+            Flow::Normal => {
+                if let Some(v) = pending {
+                    self.ret = v;
+                }
+                r
+            }
             f => Ok(f),
         }
     }
@@ -165,8 +172,13 @@ impl Interp {
         let r = self.exec_with(rest, body);
         match r {
             Ok(f) => {
+                // `__exit__` is a call, which reuses `ret`: keep a pending return value aside
+                let pending = (f == Flow::Return).then(|| std::mem::take(&mut self.ret));
                 self.call_value(&exit, vec![Value::None, Value::None, Value::None], vec![])
                     .map_err(|x| at(x, ce.span))?;
+                if let Some(v) = pending {
+                    self.ret = v;
+                }
                 Ok(f)
             }
             Err(mut e) => {

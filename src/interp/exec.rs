@@ -91,7 +91,8 @@ impl Interp {
                     Some(e) => self.operand(e)?,
                     None => Value::None,
                 };
-                return Ok(Flow::Return(v));
+                Value::set_slot(&mut self.ret, v);
+                return Ok(Flow::Return);
             }
             _ => return self.exec_cold(s),
         }
@@ -112,13 +113,14 @@ impl Interp {
                 }
                 match self.exec_block(body)? {
                     Flow::Break => break,
-                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    Flow::Return => return Ok(Flow::Return),
                     Flow::Normal | Flow::Continue => {}
                 }
             },
             StKind::For(t, it, body, orelse) => {
                 let itv = self.eval(it)?;
-                let mut out = Flow::Normal;
+                // The return value, kept aside while the iteration finishes.
+                let mut ret = None;
                 let local = match t {
                     Target::Place(Place::Local(s, _)) => Some(*s as usize),
                     _ => None,
@@ -134,16 +136,17 @@ impl Interp {
                     }
                     match me.exec_block(body)? {
                         Flow::Break => Ok(false),
-                        Flow::Return(v) => {
-                            out = Flow::Return(v);
+                        Flow::Return => {
+                            ret = Some(std::mem::take(&mut me.ret));
                             Ok(false)
                         }
                         Flow::Normal | Flow::Continue => Ok(true),
                     }
                 });
                 let done = done.map_err(|x| at(x, it.span))?;
-                if let Flow::Return(_) = out {
-                    return Ok(out);
+                if let Some(v) = ret {
+                    self.ret = v;
+                    return Ok(Flow::Return);
                 }
                 if done {
                     return self.exec_block(orelse);
@@ -347,7 +350,7 @@ impl Interp {
             }
             match self.exec(s)? {
                 Flow::Normal => {}
-                Flow::Return(_) => {
+                Flow::Return => {
                     return Err(at(
                         err(ErrorKind::SyntaxError, "'return' outside function"),
                         s.span,

@@ -69,13 +69,14 @@ pub fn at(mut e: Exc, span: Span) -> Exc {
     e
 }
 
-/// How a statement finished.
-#[derive(Debug)]
+/// How a statement finished. `Return`'s value waits in `Interp::ret`, so a `Flow` result
+/// stays two registers wide on the hot path (no `Value` copied through every block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
     Normal,
     Break,
     Continue,
-    Return(Value),
+    Return,
 }
 
 /// The interpreter state: the value stack holding all frames' slots, modules, builtins.
@@ -84,6 +85,8 @@ pub struct Interp {
     pub fp: usize,
     pub globals: Rc<ModuleObj>,
     pub cur_func: Option<Rc<Function>>,
+    /// The value of the `return` being executed (see `Flow::Return`).
+    pub ret: Value,
     pub depth: usize,
     pub max_depth: usize,
     pub interrupt: Arc<AtomicBool>,
@@ -117,6 +120,7 @@ impl Interp {
             fp: 0,
             globals: main.clone(),
             cur_func: None,
+            ret: Value::None,
             depth: 0,
             max_depth: 1000,
             interrupt: Arc::new(AtomicBool::new(false)),

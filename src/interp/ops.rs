@@ -182,6 +182,13 @@ impl Interp {
 
     fn binop_slow(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
         use Value::*;
+        // An instance on the left (and no tensor on the right, which the tensor library
+        // sees first) can only go to its dunder: try that before the built-in cases.
+        if let (Instance(_), false) = (a, matches!(b, Tensor(_))) {
+            if let Some(r) = self.call_dunder(a, dunder(op).0, std::slice::from_ref(b))? {
+                return Ok(r);
+            }
+        }
         if matches!(a, Tensor(_)) || matches!(b, Tensor(_)) {
             if let Some(r) = self.tensor_binop(op, a, b)? {
                 return Ok(r);

@@ -37,7 +37,15 @@ pub fn hinted_get<'a>(
 pub type CellRef = Rc<RefCell<Value>>;
 
 /// A Kiln value. Cloning is cheap (scalars copy, heap objects bump a refcount).
+///
+/// `repr(C, u64)`: a word-sized tag and every payload at offset 8, so a value is three
+/// aligned words with no padding and every move is three word loads and stores. (With
+/// the default layout `Bool`/`DType` payloads sit at offset 1, and a move copies the
+/// bytes after the tag in odd-sized pieces; reading back a value just written that way
+/// stalls store forwarding, e.g. a function's return value.) The unused tag values
+/// still serve as the niche of `R<Value>` and `Option<Value>`.
 #[derive(Clone, Debug, Default)]
+#[repr(C, u64)]
 pub enum Value {
     #[default]
     None,
@@ -700,4 +708,23 @@ fn drop_container(v: &mut Value) {
         drop(next);
     }
     DROPPING.with(|d| d.set(false));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_and_results_stay_three_words() {
+        // the hot paths move `Value`s and `R<Value>`s by the million: the explicit
+        // layout must keep the tag niche (no extra word for `Result`/`Option`)
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+        assert_eq!(std::mem::size_of::<crate::interp::R<Value>>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 24);
+        // `Flow` carries no value: a statement's result fits two registers
+        assert_eq!(
+            std::mem::size_of::<crate::interp::R<crate::interp::Flow>>(),
+            16
+        );
+    }
 }
