@@ -70,7 +70,10 @@ fn second_size_recompiles_once_with_the_dim_symbolic() {
     assert_eq!(stats(&mut e, "f"), [2, 18, 0, 2]);
     assert_eq!(text(&mut e, "str(ok)"), "True");
     let g = text(&mut e, "graph(f, randn(11, 4))");
-    assert!(g.contains("f32[s0, 4]") && g.contains("f32[s0-1, 6]"), "{g}");
+    assert!(
+        g.contains("f32[s0, 4]") && g.contains("f32[s0-1, 6]"),
+        "{g}"
+    );
 }
 
 #[test]
@@ -83,11 +86,23 @@ fn tied_dims_stay_tied_and_size_one_recompiles() {
     // (5,5) and (9,9) share the version with one symbol; y of size 1 broadcasts (a new
     // version), and x of size 1 another.
     assert_eq!(stats(&mut e, "f"), [3, 1, 0, 3]);
-    assert_eq!(text(&mut e, "str(b.tolist())"), format!("{:?}", vec![4.0; 9]));
-    assert_eq!(text(&mut e, "str(c.tolist())"), format!("{:?}", vec![4.0; 6]));
-    assert_eq!(text(&mut e, "str(d.tolist())"), format!("{:?}", vec![4.0; 6]));
+    assert_eq!(
+        text(&mut e, "str(b.tolist())"),
+        format!("{:?}", vec![4.0; 9])
+    );
+    assert_eq!(
+        text(&mut e, "str(c.tolist())"),
+        format!("{:?}", vec![4.0; 6])
+    );
+    assert_eq!(
+        text(&mut e, "str(d.tolist())"),
+        format!("{:?}", vec![4.0; 6])
+    );
     let g = text(&mut e, "graph(f, ones(7), ones(7))");
-    assert!(g.contains("input(arg0) : f32[s0]") && g.contains("input(arg1) : f32[s0]"), "{g}");
+    assert!(
+        g.contains("input(arg0) : f32[s0]") && g.contains("input(arg1) : f32[s0]"),
+        "{g}"
+    );
 }
 
 /// The error text of running `src` (compiled or not).
@@ -107,7 +122,10 @@ fn broken_tie_raises_eagers_error() {
                f(ones(3, 4), ones(4, 2))\nf(ones(5, 6), ones(6, 2))\nf(ones(5, 6), ones(7, 2))\n";
     let eager = error_of(src, false);
     let compiled = error_of(src, true);
-    assert!(eager.contains("matmul") && eager.contains("t.dl:3"), "{eager}");
+    assert!(
+        eager.contains("matmul") && eager.contains("t.dl:3"),
+        "{eager}"
+    );
     assert_eq!(compiled, eager);
 }
 
@@ -149,7 +167,13 @@ fn symbolic_flatten_and_fused_kernels_take_runtime_sizes() {
     // symbolic too, and flatten's s0*s1 is not affine: specialised).
     assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
     assert_eq!(text(&mut e, "str(r[2][0].shape)"), "(27,)");
-    assert_eq!(text(&mut e, "str(r[1][1].tolist())"), format!("{:?}", vec![9.0; 5]));
+    assert_eq!(
+        text(&mut e, "str(r[1][1].tolist())"),
+        format!("{:?}", vec![9.0; 5])
+    );
     let g = text(&mut e, "graph(f, ones(4, 3))");
-    assert!(g.contains("shape=[3*s0]") && g.contains("fused kernel"), "{g}");
+    assert!(
+        g.contains("shape=[3*s0]") && g.contains("fused kernel"),
+        "{g}"
+    );
 }

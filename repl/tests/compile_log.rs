@@ -59,7 +59,10 @@ fn second_size_logs_one_symbolic_recompile() {
     let captures: Vec<&str> = log.lines().filter(|l| l.contains(": captured")).collect();
     assert_eq!(captures.len(), 2, "{log}");
     assert!(!captures[0].contains("symbolic"), "{log}");
-    assert!(captures[1].contains("symbolic sizes (s0 = input 0 dim 0)"), "{log}");
+    assert!(
+        captures[1].contains("symbolic sizes (s0 = input 0 dim 0)"),
+        "{log}"
+    );
     assert!(
         log.contains("input 0 dim 0 changed size; recompiling with symbolic sizes"),
         "{log}"

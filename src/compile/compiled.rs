@@ -230,7 +230,10 @@ fn finish_capture(
         });
     }
     if !t.breaks.is_empty() {
-        return (EntryKind::Eager(EagerReason::Breaks(t.breaks.clone())), None);
+        return (
+            EntryKind::Eager(EagerReason::Breaks(t.breaks.clone())),
+            None,
+        );
     }
     let output = match out_template(t, value, 0) {
         Ok(o) => o,
@@ -286,7 +289,10 @@ impl Interp {
     fn dynamic_spec(&mut self, cf: &CompiledFn, key: &CallKey) -> Option<InputSpec> {
         let new = cf.cache.borrow_mut().note_dynamic(&key.parts);
         if !new.is_empty() {
-            let dims: Vec<String> = new.iter().map(|(a, d)| format!("input {a} dim {d}")).collect();
+            let dims: Vec<String> = new
+                .iter()
+                .map(|(a, d)| format!("input {a} dim {d}"))
+                .collect();
             log(&format!(
                 "{}: {} changed size; recompiling with symbolic sizes",
                 cf.name,

@@ -236,7 +236,12 @@ impl Graph {
         match target {
             Some(t) => {
                 let args: Vec<String> = n.args.iter().map(|a| a.to_string()).collect();
-                format!("{}({}, shape={})", n.op.name(), args.join(", "), shape_text(t))
+                format!(
+                    "{}({}, shape={})",
+                    n.op.name(),
+                    args.join(", "),
+                    shape_text(t)
+                )
             }
             None => op_text(n),
         }

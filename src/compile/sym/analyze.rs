@@ -242,7 +242,9 @@ impl Walk<'_> {
             Some(p) => p,
             None => {
                 self.solver.specialize_all(s);
-                let n = s.iter().try_fold(1i64, |acc, e| acc.checked_mul(self.solver.eval(e)?));
+                let n = s
+                    .iter()
+                    .try_fold(1i64, |acc, e| acc.checked_mul(self.solver.eval(e)?));
                 SymExpr::konst(n.unwrap_or(0))
             }
         }
@@ -299,10 +301,12 @@ fn input_shape(node: &Node, dims: Option<&Vec<Option<SymId>>>) -> SymShape {
     node.shape
         .iter()
         .enumerate()
-        .map(|(d, &n)| match dims.and_then(|v| v.get(d)).copied().flatten() {
-            Some(s) => SymExpr::sym(s),
-            None => SymExpr::konst(n as i64),
-        })
+        .map(
+            |(d, &n)| match dims.and_then(|v| v.get(d)).copied().flatten() {
+                Some(s) => SymExpr::sym(s),
+                None => SymExpr::konst(n as i64),
+            },
+        )
         .collect()
 }
 

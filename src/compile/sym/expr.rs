@@ -168,15 +168,30 @@ mod tests {
     fn arithmetic_and_display() {
         let s0 = SymExpr::sym(0);
         let s1 = SymExpr::sym(1);
-        let e = s0.scale(2).unwrap().add(&s1).unwrap().add(&SymExpr::konst(-3)).unwrap();
+        let e = s0
+            .scale(2)
+            .unwrap()
+            .add(&s1)
+            .unwrap()
+            .add(&SymExpr::konst(-3))
+            .unwrap();
         assert_eq!(e.to_string(), "2*s0+s1-3");
         assert_eq!(e.eval(|s| Some([5, 7][s as usize])), Some(14));
         assert_eq!(e.div_exact(2), None);
-        assert_eq!(s0.scale(4).unwrap().div_exact(2).unwrap().to_string(), "2*s0");
+        assert_eq!(
+            s0.scale(4).unwrap().div_exact(2).unwrap().to_string(),
+            "2*s0"
+        );
         let cancel = s0.add(&s0.scale(-1).unwrap()).unwrap();
         assert_eq!(cancel.as_const(), Some(0));
         assert_eq!(s1.as_sym(), Some(1));
-        let sub = e.subst(&|s| if s == 0 { SymExpr::konst(10) } else { SymExpr::sym(s) });
+        let sub = e.subst(&|s| {
+            if s == 0 {
+                SymExpr::konst(10)
+            } else {
+                SymExpr::sym(s)
+            }
+        });
         assert_eq!(sub.unwrap().to_string(), "s1+17");
     }
 }

@@ -36,7 +36,11 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
     let rename = |e: &SymExpr| -> Result<SymExpr> {
         solver
             .norm(e)
-            .subst(&|s| renum.get(&s).map_or(SymExpr::konst(-1), |&n| SymExpr::sym(n)))
+            .subst(&|s| {
+                renum
+                    .get(&s)
+                    .map_or(SymExpr::konst(-1), |&n| SymExpr::sym(n))
+            })
             .ok_or_else(|| bug("size overflow".into()))
     };
     let mut shapes = Vec::with_capacity(w.shapes.len());

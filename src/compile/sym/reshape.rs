@@ -14,7 +14,13 @@ impl Walk<'_> {
         self.hints.and_then(|h| h.requests.get(&id))
     }
 
-    fn agree(&mut self, node: &Node, x: &[SymExpr], a: Option<SymShape>, b: Option<SymShape>) -> SymShape {
+    fn agree(
+        &mut self,
+        node: &Node,
+        x: &[SymExpr],
+        a: Option<SymShape>,
+        b: Option<SymShape>,
+    ) -> SymShape {
         if let (Some(a), Some(b)) = (a, b) {
             let na: SymShape = a.iter().map(|e| self.solver.norm(e)).collect();
             let nb: SymShape = b.iter().map(|e| self.solver.norm(e)).collect();
@@ -149,7 +155,11 @@ fn structural_reshape(x: &[SymExpr], x_ex: &[usize], out_ex: &[usize]) -> Option
             return None;
         }
         for (m, &d) in dims.iter().enumerate() {
-            out.push(if m == k { group.clone() } else { SymExpr::konst(d as i64) });
+            out.push(if m == k {
+                group.clone()
+            } else {
+                SymExpr::konst(d as i64)
+            });
         }
     }
     Some(out)

@@ -53,7 +53,11 @@ fn matmul_ties_inner_dims_and_keeps_outer_symbolic() {
     let info = all_dynamic(&g, None);
     assert_eq!(info.num_symbols(), 3);
     assert_eq!(info.inputs[0], vec![Some(0), Some(1)]);
-    assert_eq!(info.inputs[1], vec![Some(1), Some(2)], "w's rows are x's cols");
+    assert_eq!(
+        info.inputs[1],
+        vec![Some(1), Some(2)],
+        "w's rows are x's cols"
+    );
     assert_eq!(text(&info, t), "[s0, s2]");
     assert_eq!(info.example, vec![5, 32, 64]);
 }
@@ -62,12 +66,26 @@ fn matmul_ties_inner_dims_and_keeps_outer_symbolic() {
 fn broadcasting_against_a_constant_specialises_and_one_keeps_the_symbol() {
     let mut g = Graph::new();
     let x = input(&mut g, 0, &[5, 3]);
-    let c = push(&mut g, IrOp::Const(Tensor::from_vec(vec![0f32; 3], &[3])), &[], &[3]);
-    let b = push(&mut g, IrOp::Const(Tensor::from_vec(vec![0f32; 5], &[5, 1])), &[], &[5, 1]);
+    let c = push(
+        &mut g,
+        IrOp::Const(Tensor::from_vec(vec![0f32; 3], &[3])),
+        &[],
+        &[3],
+    );
+    let b = push(
+        &mut g,
+        IrOp::Const(Tensor::from_vec(vec![0f32; 5], &[5, 1])),
+        &[],
+        &[5, 1],
+    );
     let a = push(&mut g, IrOp::Binary(BinaryOp::Add), &[x, c], &[5, 3]);
     g.outputs.push(a);
     let info = all_dynamic(&g, None);
-    assert_eq!(info.inputs[0], vec![Some(0), None], "dim 1 met the constant 3");
+    assert_eq!(
+        info.inputs[0],
+        vec![Some(0), None],
+        "dim 1 met the constant 3"
+    );
     assert_eq!(text(&info, a), "[s0, 3]");
     let a2 = push(&mut g, IrOp::Binary(BinaryOp::Add), &[a, b], &[5, 3]);
     g.outputs.push(a2);
@@ -77,7 +95,11 @@ fn broadcasting_against_a_constant_specialises_and_one_keeps_the_symbol() {
 
 /// Analyses `g` (one input) with only dim 0 of the input symbolic.
 fn dim0_dynamic(g: &Graph, hints: Option<&SymHints>) -> SymInfo {
-    let shape = g.inputs.first().and_then(|i| g.node(*i)).map(|n| n.shape.to_vec());
+    let shape = g
+        .inputs
+        .first()
+        .and_then(|i| g.node(*i))
+        .map(|n| n.shape.to_vec());
     let shape = shape.unwrap_or_default();
     let spec = fresh_spec(&[&shape[..]], |_, d| d == 0);
     match analyze(g, &spec, hints) {
@@ -99,7 +121,11 @@ fn reshape_follows_the_requested_minus_one_or_specialises() {
     assert_eq!(text(&info, r1), "[s0, 4]", "view(-1, 4) keeps the symbol");
     hints.requests.insert(r1, vec![4, -1]);
     let info = dim0_dynamic(&g, Some(&hints));
-    assert_eq!(info.num_symbols(), 0, "view(4, -1) on [s0, 4] is [4, s0]: ambiguous");
+    assert_eq!(
+        info.num_symbols(),
+        0,
+        "view(4, -1) on [s0, 4] is [4, s0]: ambiguous"
+    );
     hints.requests.insert(r1, vec![16]);
     let info = dim0_dynamic(&g, Some(&hints));
     assert_eq!(info.num_symbols(), 0, "view(16) fixes the element count");
@@ -156,7 +182,16 @@ fn slices_cat_and_narrow_get_expressions_and_bounds() {
     let tail = push(&mut g, sl(Some(3), None), &[x], &[6, 2]);
     let head = push(&mut g, sl(None, Some(4)), &[x], &[4, 2]);
     let cat = push(&mut g, IrOp::Cat { dim: 0 }, &[x, tail], &[15, 2]);
-    let nar = push(&mut g, IrOp::Narrow { dim: 0, start: 2, len: 5 }, &[x], &[5, 2]);
+    let nar = push(
+        &mut g,
+        IrOp::Narrow {
+            dim: 0,
+            start: 2,
+            len: 5,
+        },
+        &[x],
+        &[5, 2],
+    );
     g.outputs.extend([head, cat, nar]);
     let info = dim0_dynamic(&g, None);
     assert_eq!(text(&info, tail), "[s0-3, 2]");
