@@ -22,6 +22,8 @@ pub struct Side<'a> {
     pub region: RegionScope,
     pub locals: Vec<Value>,
     pub flow: Flow,
+    /// The returned value when `flow` is `Return` (taken from `Interp::ret`).
+    pub ret: Value,
     pub block: &'a [St],
 }
 
@@ -74,8 +76,11 @@ impl Interp {
             return Ok(flow);
         }
         let after: Vec<Value> = self.stack[frame.clone()].to_vec();
+        // The untaken side may `return` too: keep the taken side's value apart.
+        let ret = std::mem::take(&mut self.ret);
         let Some(spec) = self.speculate(other, &snap, frame.clone()) else {
             self.stack[frame].clone_from_slice(&after);
+            self.ret = ret;
             return Ok(flow);
         };
         self.stack[frame.clone()].clone_from_slice(&after);
@@ -83,6 +88,7 @@ impl Interp {
             region,
             locals: after,
             flow,
+            ret,
             block: taken,
         };
         let sides = if is_then {
@@ -110,6 +116,7 @@ impl Interp {
         trace::with_tracer(|t| t.speculating = t.speculating.saturating_sub(1));
         self.output = saved;
         let locals = self.stack[frame].to_vec();
+        let ret = std::mem::take(&mut self.ret);
         let flow = match res {
             Ok(f) => f,
             Err(e) => {
@@ -128,6 +135,7 @@ impl Interp {
             region,
             locals,
             flow,
+            ret,
             block,
         })
     }
@@ -144,6 +152,12 @@ impl Interp {
         span: Span,
     ) -> R<Flow> {
         let [mut then_s, mut else_s] = sides;
+        // Every way out returns the taken side's flow (and value, for `return`).
+        self.ret = if is_then {
+            then_s.ret.clone()
+        } else {
+            else_s.ret.clone()
+        };
         let m: Merge = match merged_outputs(self, &mut then_s, &mut else_s, snap, span)? {
             Some(m) => m,
             None => {
@@ -241,10 +255,10 @@ impl Interp {
             let v = swap(&self.stack[i]);
             self.stack[i] = v;
         }
-        Ok(match flow {
-            Flow::Return(v) => Flow::Return(swap(&v)),
-            f => f,
-        })
+        if flow == Flow::Return {
+            self.ret = swap(&self.ret);
+        }
+        Ok(flow)
     }
 }
 

@@ -211,7 +211,7 @@ impl Interp {
     fn after_first(&mut self, c: &Ex, body: &[St], orelse: &[St], flow: Flow) -> R<Flow> {
         match flow {
             Flow::Break => Ok(Flow::Normal),
-            Flow::Return(v) => Ok(Flow::Return(v)),
+            Flow::Return => Ok(Flow::Return),
             _ => self.while_plain(c, body, orelse, None),
         }
     }
@@ -225,7 +225,7 @@ impl Interp {
             }
             match self.exec_block(body)? {
                 Flow::Break => return Ok(Some(Flow::Normal)),
-                Flow::Return(v) => return Ok(Some(Flow::Return(v))),
+                Flow::Return => return Ok(Some(Flow::Return)),
                 Flow::Normal | Flow::Continue => {}
             }
         }
@@ -250,7 +250,7 @@ impl Interp {
             }
             match self.exec_block(body)? {
                 Flow::Break => return Ok(Flow::Normal),
-                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Return => return Ok(Flow::Return),
                 Flow::Normal | Flow::Continue => {}
             }
         }

@@ -127,9 +127,9 @@ pub fn merged_outputs(
         }
     }
     match (&then_s.flow, &else_s.flow) {
-        (Flow::Return(a), Flow::Return(b)) => {
+        (Flow::Return, Flow::Return) => {
             let mut found = Vec::new();
-            match pair(a, b, &mut found) {
+            match pair(&then_s.ret, &else_s.ret, &mut found) {
                 Ok(true) => pairs.extend(found),
                 Ok(false) => return Ok(None),
                 Err(m) => {
