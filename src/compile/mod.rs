@@ -22,6 +22,7 @@ pub mod parallel;
 pub mod passes;
 pub mod reference;
 pub mod trace;
+pub mod traced;
 mod trig_table;
 pub mod verify;
 pub mod views;
