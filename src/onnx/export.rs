@@ -182,6 +182,11 @@ pub fn encode(m: &ModelProto) -> Vec<u8> {
     m.encode_to_vec()
 }
 
+/// Decodes a model (for tools and tests that read exported files back).
+pub fn decode(bytes: &[u8]) -> Result<ModelProto> {
+    ModelProto::decode(bytes).map_err(|e| value_err(format!("not an ONNX model: {e}")))
+}
+
 /// Writes the encoded model to `path` atomically (temporary file + rename).
 pub fn save(m: &ModelProto, path: &Path) -> Result<()> {
     crate::io::write_atomic(path, &encode(m))

@@ -10,4 +10,4 @@ pub mod proto;
 mod reduce;
 mod shape;
 
-pub use export::{encode, export, save, ExportSpec, OPSET};
+pub use export::{decode, encode, export, save, ExportSpec, OPSET};
