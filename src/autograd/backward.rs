@@ -3,6 +3,8 @@
 
 use super::node::{Edge, Node};
 use super::{no_grad, rules};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::shape::fmt_shape;
 use crate::tensor::{creation, err, Tensor};
@@ -16,7 +18,7 @@ the graph a second time or if you need to access saved tensors after calling bac
 
 /// `t.backward(grad, retain_graph)`.
 pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
-    crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Autograd("backward"));
+    trace::note_backward();
     if !root.requires_grad() {
         return Err(err(
             ErrorKind::RuntimeError,
@@ -168,7 +170,11 @@ fn accumulate_leaf(t: &Tensor, g: &Tensor) -> Result<()> {
     };
     let new = match t.grad() {
         Some(prev) => prev.add(&g)?,
-        None => g.contiguous_copy()?,
+        None => {
+            let c = g.contiguous_copy()?;
+            trace::record_after(|| IrOp::Contiguous, &[&g], &c);
+            c
+        }
     };
     t.set_grad(Some(new));
     Ok(())

@@ -19,8 +19,10 @@ pub struct Saved {
 
 impl Saved {
     pub fn new(t: &Tensor) -> Saved {
+        let d = t.detach();
+        crate::compile::trace::note_alias(&d, t);
         Saved {
-            t: t.detach(),
+            t: d,
             version: t.version(),
         }
     }

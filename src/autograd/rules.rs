@@ -2,6 +2,8 @@
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
 use super::node::{BackwardOp, Saved};
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::Result;
 use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
@@ -11,6 +13,32 @@ use crate::tensor::reduce::reduced_shape;
 use crate::tensor::{creation, Tensor};
 
 type Grads = Vec<Option<Tensor>>;
+
+/// `reshape_raw`, recorded when a capture records this backward.
+fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let out = t.reshape_raw(shape)?;
+    trace::record_after(
+        || IrOp::Reshape {
+            shape: shape.into(),
+        },
+        &[t],
+        &out,
+    );
+    Ok(out)
+}
+
+/// `expand_raw`, recorded when a capture records this backward.
+fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let out = t.expand_raw(shape)?;
+    trace::record_after(
+        || IrOp::Expand {
+            shape: shape.into(),
+        },
+        &[t],
+        &out,
+    );
+    Ok(out)
+}
 
 /// Sum `g` down to `shape` (undoing broadcasting).
 pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
@@ -27,14 +55,14 @@ pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     } else {
         g.sum(&dims, true)?
     };
-    s.reshape_raw(shape)
+    reshape(&s, shape)
 }
 
 /// A reduced gradient broadcast back over the reduced dims of `in_shape`.
 fn unreduce(g: &Tensor, in_shape: &[usize], dims: &[usize], keepdim: bool) -> Result<Tensor> {
     let kshape = reduced_shape(in_shape, dims, true);
     let _ = keepdim;
-    g.reshape_raw(&kshape)?.expand_raw(in_shape)
+    expand(&reshape(g, &kshape)?, in_shape)
 }
 
 fn mask_f(t: &Tensor) -> Result<Tensor> {
@@ -168,6 +196,8 @@ fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
 }
 
 fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
+    // Accumulates in place into a fresh tensor: no IR op records that (yet).
+    trace::graph_break(trace::BreakReason::Autograd("indexing backward"));
     let z = zeros(in_shape)?;
     z.index_put_raw(indices, g, true)?;
     Ok(z)
@@ -318,17 +348,19 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 ge.mul(&num)?.div(&oe.pow_s(p - 1.0)?)?
             };
             vec![Some(gx.masked_fill(
-                &zero.expand_raw(x.shape())?,
+                &expand(&zero, x.shape())?,
                 Scalar::Float(0.0),
             )?)]
         }
-        B::Reshape { in_shape } => vec![Some(g.reshape_raw(in_shape)?)],
+        B::Reshape { in_shape } => vec![Some(reshape(g, in_shape)?)],
         B::Permute { perm } => {
             let mut inv = vec![0; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
                 inv[p] = i;
             }
-            vec![Some(g.permute_raw(&inv, false))]
+            let out = g.permute_raw(&inv, false);
+            trace::record_after(|| IrOp::Permute { perm: inv.clone() }, &[g], &out);
+            vec![Some(out)]
         }
         B::Expand { in_shape } => vec![Some(sum_to(g, in_shape)?)],
         B::Index { in_shape, indices } => vec![Some(index_grad(in_shape, indices, g)?)],

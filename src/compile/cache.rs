@@ -4,6 +4,7 @@
 
 use super::ir::PathStep;
 use super::lower::CompiledGraph;
+use super::symguard::{differing_dims, SymGuard};
 use super::trace::{GraphBreak, LoadGuard};
 use crate::interp::value::{Key, Value};
 use crate::tensor::dtype::DType;
@@ -295,6 +296,8 @@ pub struct GraphEntry {
     pub compiled: CompiledGraph,
     pub externals: Vec<Tensor>,
     pub output: OutTemplate,
+    /// In-place writes and `.grad` assignments applied after each run (a whole step).
+    pub effects: Vec<super::effects::Effect>,
 }
 
 /// Why a version runs eagerly.
@@ -315,6 +318,8 @@ pub enum EntryKind {
 /// One cached version: its key, its load guards and what a hit does.
 pub struct Entry {
     pub key: Vec<KeyPart>,
+    /// Set for a version compiled with symbolic sizes: its key's shapes match by it.
+    pub sym: Option<SymGuard>,
     pub keep: Vec<Value>,
     pub guards: Vec<LoadGuard>,
     pub kind: EntryKind,
@@ -338,15 +343,40 @@ pub struct Cache {
     pub limit_logged: bool,
     /// The entry the last call used (for the REPL's `:graph`).
     pub last: Option<usize>,
+    /// Argument dims (input slot, dim) seen with two sizes: later captures make them
+    /// symbolic (automatic dynamic shapes).
+    pub dynamic_dims: Vec<(usize, usize)>,
 }
 
 impl Cache {
+    /// Records the argument dims in which `key` differs from a compiled version that
+    /// matches it otherwise; returns the newly dynamic dims (empty: nothing new).
+    pub fn note_dynamic(&mut self, key: &[KeyPart]) -> Vec<(usize, usize)> {
+        let mut new = Vec::new();
+        for e in &self.entries {
+            if !matches!(e.kind, EntryKind::Graph(_)) {
+                continue;
+            }
+            for d in differing_dims(&e.key, key).unwrap_or_default() {
+                if !self.dynamic_dims.contains(&d) && !new.contains(&d) {
+                    new.push(d);
+                }
+            }
+        }
+        self.dynamic_dims.extend(new.iter().copied());
+        new
+    }
+
     /// The entry whose key and load guards match, and (for a miss) why the newest entry
     /// did not.
     pub fn lookup(&self, key: &[KeyPart]) -> Result<usize, String> {
         let mut why = "first call".to_string();
         for (i, e) in self.entries.iter().enumerate() {
-            if e.key != key {
+            let same = match &e.sym {
+                Some(g) => g.matches(&e.key, key),
+                None => e.key == key,
+            };
+            if !same {
                 why = format!("guard failed: {}", key_change(&e.key, key));
                 continue;
             }

@@ -7,8 +7,10 @@ use super::cache::{
     Cache, CallKey, EagerReason, Entry, EntryKind, GraphEntry, OutTemplate, CACHE_LIMIT,
 };
 use super::lower::compile_graph;
+use super::sym::{self, InputSpec};
+use super::symguard::SymGuard;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{exec, passes, verify};
+use super::{effects, exec, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -121,9 +123,11 @@ impl Interp {
             };
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
-            g.compiled
-                .run(&inputs, exec::eval)
-                .map(|o| g.output.build(&o))
+            let _no_grad = crate::autograd::no_grad();
+            g.compiled.run(&inputs, exec::eval).and_then(|o| {
+                effects::apply(&g.effects, &inputs, &o)?;
+                Ok(g.output.build(&o))
+            })
         };
         match outs {
             Ok(v) => {
@@ -170,6 +174,7 @@ impl Interp {
             return self.call_value(&cf.func, args, kw);
         }
         let t0 = Instant::now();
+        let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
@@ -182,50 +187,106 @@ impl Interp {
             return Ok(value);
         };
         let arg_grad = key.tensors.iter().any(|(t, _)| t.requires_grad());
-        let kind = finish_capture(&mut tracer, &value, arg_grad);
+        let (kind, sym) = finish_capture(&mut tracer, &value, arg_grad, spec.as_ref());
         cf.cache.borrow_mut().stats.captures += 1;
         self.report(cf, &kind, why, t0);
         self.store_entry(cf, &key, std::mem::take(&mut tracer.guards), kind);
+        if let Some(e) = cf.cache.borrow_mut().entries.last_mut() {
+            e.sym = sym;
+        }
         Ok(value)
     }
 }
 
-/// Turns a finished capture into a cache entry kind.
-fn finish_capture(t: &mut Tracer, value: &Value, arg_grad: bool) -> EntryKind {
+fn internal_break(e: crate::error::Error) -> EntryKind {
+    let reason = BreakReason::Internal(e.message);
+    EntryKind::Eager(EagerReason::Breaks(vec![GraphBreak {
+        reason,
+        span: e.span,
+    }]))
+}
+
+/// Turns a finished capture into a cache entry kind (and, for a version compiled with
+/// symbolic sizes, its shape guard). `spec`: the argument dims to make symbolic.
+fn finish_capture(
+    t: &mut Tracer,
+    value: &Value,
+    arg_grad: bool,
+    spec: Option<&InputSpec>,
+) -> (EntryKind, Option<SymGuard>) {
     if !t.breaks.is_empty() {
-        return EntryKind::Eager(EagerReason::Breaks(t.breaks.clone()));
+        return (EntryKind::Eager(EagerReason::Breaks(t.breaks.clone())), None);
     }
     let output = match out_template(t, value, 0) {
         Ok(o) => o,
-        Err(b) => return EntryKind::Eager(EagerReason::Breaks(vec![b])),
+        Err(b) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
     };
     let grad = crate::autograd::is_grad_enabled();
-    if grad && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
-        return EntryKind::Eager(EagerReason::GradRequired);
+    let whole_step = t.backward_seen;
+    if grad && !whole_step && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
+        return (EntryKind::Eager(EagerReason::GradRequired), None);
     }
-    let graph = std::mem::take(&mut t.graph);
+    let mut graph = std::mem::take(&mut t.graph);
+    let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
-        let reason = BreakReason::Internal(e.message);
-        return EntryKind::Eager(EagerReason::Breaks(vec![GraphBreak {
-            reason,
-            span: e.span,
-        }]));
+        return (internal_break(e), None);
     }
-    let compiled = match passes::optimize(graph).and_then(compile_graph) {
-        Ok(c) => c,
-        Err(e) => {
-            let reason = BreakReason::Internal(e.message);
-            return EntryKind::Eager(EagerReason::Breaks(vec![GraphBreak {
-                reason,
-                span: e.span,
-            }]));
-        }
+    let raw = spec.map(|s| sym::analyze(&graph, s, Some(&t.hints)));
+    let mut graph = match passes::optimize(graph) {
+        Ok(g) => g,
+        Err(e) => return (internal_break(e), None),
     };
-    EntryKind::Graph(Box::new(GraphEntry {
+    let args = spec.map_or(0, |s| s.dims.len());
+    let info = raw.map(|r| r.and_then(|info| sym::analyze(&graph, &info.spec(), None)));
+    let guard = match info {
+        Some(Ok(info)) => {
+            let guard = SymGuard::of(&info, args);
+            if guard.is_some() {
+                graph.sym = Some(Box::new(info));
+            }
+            guard
+        }
+        Some(Err(e)) => {
+            log(&format!("symbolic shapes abandoned: {}", e.message));
+            None
+        }
+        None => None,
+    };
+    let compiled = match compile_graph(graph) {
+        Ok(c) => c,
+        Err(e) => return (internal_break(e), None),
+    };
+    let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
         externals: std::mem::take(&mut t.externals),
         output,
-    }))
+        effects,
+    }));
+    (kind, guard)
+}
+
+impl Interp {
+    /// The argument dims a capture makes symbolic: all of them with `dynamic=True`,
+    /// else those seen with two sizes (logged when a call adds some).
+    fn dynamic_spec(&mut self, cf: &CompiledFn, key: &CallKey) -> Option<InputSpec> {
+        let new = cf.cache.borrow_mut().note_dynamic(&key.parts);
+        if !new.is_empty() {
+            let dims: Vec<String> = new.iter().map(|(a, d)| format!("input {a} dim {d}")).collect();
+            log(&format!(
+                "{}: {} changed size; recompiling with symbolic sizes",
+                cf.name,
+                dims.join(", ")
+            ));
+        }
+        let cache = cf.cache.borrow();
+        if !cf.dynamic && cache.dynamic_dims.is_empty() {
+            return None;
+        }
+        let shapes: Vec<&[usize]> = key.tensors.iter().map(|(t, _)| t.shape()).collect();
+        Some(sym::fresh_spec(&shapes, |slot, d| {
+            cf.dynamic || cache.dynamic_dims.contains(&(slot, d))
+        }))
+    }
 }
 
 impl Interp {
@@ -233,11 +294,12 @@ impl Interp {
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         match kind {
             EntryKind::Graph(g) => log(&format!(
-                "{}: captured (reason: {why}) {} nodes, {} fused kernels in {ms:.2} ms \
+                "{}: captured (reason: {why}) {} nodes, {} fused kernels{} in {ms:.2} ms \
                  (optimize + codegen {:.2} ms)",
                 cf.name,
                 g.compiled.graph.len(),
                 g.compiled.fused.len(),
+                sym_text(&g.compiled.graph),
                 g.compiled.compile_time.as_secs_f64() * 1e3
             )),
             EntryKind::Eager(r) => {
@@ -275,9 +337,26 @@ impl Interp {
             keep: key.keep.clone(),
             guards,
             kind,
+            sym: None,
         });
         c.last = Some(c.entries.len() - 1);
     }
+}
+
+/// `, symbolic sizes s0 (input 0 dim 0)` for a graph with symbols.
+fn sym_text(g: &super::ir::Graph) -> String {
+    let Some(info) = &g.sym else {
+        return String::new();
+    };
+    let mut named = Vec::new();
+    for (slot, dims) in info.inputs.iter().enumerate() {
+        for (d, s) in dims.iter().enumerate() {
+            if let Some(s) = s {
+                named.push(format!("s{s} = input {slot} dim {d}"));
+            }
+        }
+    }
+    format!(", symbolic sizes ({})", named.join(", "))
 }
 
 /// The output structure of a captured return value, or the break that prevents it.

@@ -2,6 +2,7 @@
 //! `%3 = mul(%1, %2) : f32[64, 256]  # file.dl:7`, then `return %3`.
 
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
+use super::sym::shape_text;
 use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
 use std::fmt::Write;
@@ -156,6 +157,32 @@ fn location(n: &Node, sources: Option<&SourceMap>) -> Option<String> {
 }
 
 impl Graph {
+    /// A node's type with its symbolic shape when the graph has symbolic sizes
+    /// (`f32[s0, 32]`).
+    pub fn type_text_sym(&self, i: usize, n: &Node) -> String {
+        match self.sym.as_ref().and_then(|s| s.shapes.get(i)) {
+            Some(shape) => format!("{}{}", short(n.dtype), shape_text(shape)),
+            None => type_text(n),
+        }
+    }
+
+    /// A node's op text; a reshape/expand with a symbolic target shows it.
+    pub fn op_text_sym(&self, i: usize, n: &Node) -> String {
+        let target = self.sym.as_ref().and_then(|s| {
+            s.targets
+                .iter()
+                .find(|(id, _)| id.index() == i)
+                .map(|(_, t)| t)
+        });
+        match target {
+            Some(t) => {
+                let args: Vec<String> = n.args.iter().map(|a| a.to_string()).collect();
+                format!("{}({}, shape={})", n.op.name(), args.join(", "), shape_text(t))
+            }
+            None => op_text(n),
+        }
+    }
+
     /// One line per node plus a `return` line; spans become `# file.dl:LINE` when a
     /// source map is given.
     pub fn to_text(&self, sources: Option<&SourceMap>) -> String {
@@ -165,8 +192,8 @@ impl Graph {
                 out,
                 "{} = {} : {}",
                 NodeId(i as u32),
-                op_text(n),
-                type_text(n)
+                self.op_text_sym(i, n),
+                self.type_text_sym(i, n)
             );
             if let Some(loc) = location(n, sources) {
                 let _ = write!(out, "  # {loc}");
@@ -182,7 +209,12 @@ impl Graph {
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph kiln {\n  node [shape=box, fontname=monospace];\n");
         for (i, n) in self.nodes.iter().enumerate() {
-            let label = format!("%{i} = {}\\n{}", op_text(n), type_text(n)).replace('"', "\\\"");
+            let label = format!(
+                "%{i} = {}\\n{}",
+                self.op_text_sym(i, n),
+                self.type_text_sym(i, n)
+            )
+            .replace('"', "\\\"");
             let _ = writeln!(out, "  n{i} [label=\"{label}\"];");
             for a in &n.args {
                 let _ = writeln!(out, "  n{} -> n{i};", a.0);

@@ -323,11 +323,21 @@ pub struct Node {
 
 /// A captured function body: nodes in execution order, its inputs (the `Input`
 /// nodes, in slot order) and its tensor outputs (a node may appear several times).
+///
+/// Symbolic sizes: `sym` is set on a graph compiled with symbolic dims (by
+/// `@compile(dynamic=True)` or an automatic dynamic recompile). Then `Node::shape` is
+/// the capture-time example and `sym.shapes[i]` node `i`'s shape as affine expressions
+/// over symbols `s0, s1, ...`; `sym.inputs[slot][dim]` says which input dims are
+/// symbolic (an ONNX export names those axes), `sym.min[s]` the least size accepted,
+/// and `sym.targets` the reshape/expand nodes whose target shape is symbolic (the
+/// runtime evaluates them per call). See `compile::sym`. Passes drop `sym` (they
+/// rebuild the graph); it is recomputed on the optimized graph.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,
     pub inputs: Vec<NodeId>,
     pub outputs: Vec<NodeId>,
+    pub sym: Option<Box<crate::compile::sym::SymInfo>>,
 }
 
 impl Graph {

@@ -10,8 +10,10 @@ use super::exec::last_reads;
 use super::ir::{Graph, Node, NodeId};
 use super::jit::{compile, CompiledKernel};
 use super::passes::fuse::find_groups;
+use super::sym::{SymInfo, SymShape};
 use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
 use std::cell::RefCell;
@@ -51,6 +53,8 @@ pub struct CompiledGraph {
     steps: Vec<Step>,
     /// Per node, the last step that reads it (its value is dropped after that step).
     last_read: Vec<usize>,
+    /// Reshape/expand nodes whose target shape is symbolic (sorted by node).
+    targets: Vec<(NodeId, SymShape)>,
     /// Wall time spent finding groups and generating code.
     pub compile_time: Duration,
 }
@@ -81,11 +85,17 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         });
     }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, i, n));
+    let mut targets = graph
+        .sym
+        .as_ref()
+        .map_or_else(Vec::new, |s| s.targets.clone());
+    targets.sort_by_key(|t| t.0);
     Ok(CompiledGraph {
         graph,
         fused,
         steps,
         last_read,
+        targets,
         compile_time: t0.elapsed(),
     })
 }
@@ -159,7 +169,23 @@ impl CompiledGraph {
         eval: impl Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     ) -> Result<Vec<Tensor>> {
         let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
+        let syms = match (&self.graph.sym, self.targets.is_empty()) {
+            (Some(info), false) => info.bind(inputs),
+            _ => Vec::new(),
+        };
+        let mut next_target = self.targets.iter().peekable();
         for (i, node) in self.graph.nodes.iter().enumerate() {
+            let inst = match next_target.peek() {
+                Some((id, target)) if id.index() == i => {
+                    next_target.next();
+                    Some(
+                        SymInfo::instantiate(node, target, &syms)
+                            .ok_or_else(|| internal("a symbolic size is out of range"))?,
+                    )
+                }
+                _ => None,
+            };
+            let node = inst.as_ref().unwrap_or(node);
             let out = match self.steps.get(i) {
                 Some(Step::Fused(_)) => continue,
                 Some(Step::Kernel(k)) => {
@@ -212,9 +238,24 @@ fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> 
     }
 }
 
-/// Runs one fused kernel into a contiguous f32 tensor of `node`'s shape.
+/// The shape of a fused group's result in this call: its inputs' shapes broadcast
+/// (every member is elementwise), which under symbolic sizes differs from the
+/// capture-time `node.shape`.
+fn fused_shape(node: &Node, args: &[Tensor]) -> Result<Dims> {
+    let mut shape: Dims = Dims::new();
+    for t in args {
+        shape = broadcast_shapes("fused kernel", &shape, t.shape())?;
+    }
+    if shape.len() != node.shape.len() {
+        return Err(internal("fused group rank changed"));
+    }
+    Ok(shape)
+}
+
+/// Runs one fused kernel into a contiguous f32 tensor of the broadcast input shape.
 fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
-    let ext = extents(&node.shape);
+    let shape = fused_shape(node, args)?;
+    let ext = extents(&shape);
     let n: usize = ext.iter().product();
     // Inputs whose innermost stride does not match the kernel's access are copied.
     let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
@@ -227,7 +268,7 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
         .iter()
         .map(|t| broadcast_strides(t, &ext))
         .collect::<Result<_>>()?;
-    let result = output_tensor(step, &node.shape, n)?;
+    let result = output_tensor(step, &shape, n)?;
     {
         // The output's storage is unique, so it is none of the inputs' storages.
         let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();

@@ -4,7 +4,9 @@
 //! what it mutates, and anything that cannot be replayed from the graph becomes a
 //! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
 
+use super::effects::{Recorded, Target};
 use super::ir::{Graph, InputKind, IrIndex, IrOp, NodeId};
+use super::sym::SymHints;
 use crate::interp::value::{CellRef, Instance, ModuleObj, Value};
 use crate::source::Span;
 use crate::tensor::indexing::TensorIndex;
@@ -140,8 +142,17 @@ pub struct Tracer {
     pub guards: Vec<LoadGuard>,
     guarded: HashSet<(usize, u64)>,
     pub breaks: Vec<GraphBreak>,
+    /// Sizes Python code read and sizes reshape/expand asked for (symbolic shapes).
+    pub hints: SymHints,
     /// Containers (instances, lists, dicts, cells) created during the capture.
     created: HashSet<usize>,
+    /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor):
+    /// a backward recorded in the capture reads them as their source's value.
+    aliases: HashMap<usize, (Tensor, Tensor)>,
+    /// In-place writes and `.grad` assignments to replay after each run.
+    pub effects: Vec<Recorded>,
+    /// A `backward()` ran during the capture (a whole training step).
+    pub backward_seen: bool,
     span: Option<Span>,
     depth: u32,
 }
@@ -298,6 +309,10 @@ impl Tracer {
         if let Some((_, id)) = self.known.get(&t.id()) {
             return Some(*id);
         }
+        if let Some((_, src)) = self.aliases.get(&t.id()) {
+            let src = src.clone();
+            return self.node_of_source(&src);
+        }
         let (t, name) = self.loaded.remove(&t.id())?;
         let kind = InputKind::External { name };
         let id = self
@@ -306,6 +321,15 @@ impl Tracer {
         self.externals.push(t.clone());
         self.known.insert(t.id(), (t, id));
         Some(id)
+    }
+
+    /// The node of an alias's source (one level: a source is never itself an alias of
+    /// something unknown, since `detach` of a detached tensor aliases the original).
+    fn node_of_source(&mut self, src: &Tensor) -> Option<NodeId> {
+        if self.aliases.contains_key(&src.id()) && !self.known.contains_key(&src.id()) {
+            return None;
+        }
+        self.node_of(src)
     }
 
     /// The node of an output tensor (None: unknown origin).
@@ -352,6 +376,30 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     });
     if aliased == Some(true) {
         graph_break(BreakReason::Aliasing);
+    }
+}
+
+/// Python code read the size of `t`'s dim `dim` (all dims when None): under symbolic
+/// shapes that size is specialised (guarded), since the int may steer control flow or
+/// become an op attribute.
+pub fn note_size_read(t: &Tensor, dim: Option<usize>) {
+    if active() {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&t.id()) {
+                tr.hints.size_reads.push((*id, dim));
+            }
+        });
+    }
+}
+
+/// A reshape/expand producing `out` was asked for the sizes `req` (a `-1` inferred).
+pub fn note_request(out: &Tensor, req: &[i64]) {
+    if active() {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&out.id()) {
+                tr.hints.requests.insert(*id, req.to_vec());
+            }
+        });
     }
 }
 
@@ -407,4 +455,136 @@ pub fn index_op(idx: &[TensorIndex]) -> (IrOp, Vec<Tensor>) {
         })
         .collect();
     (IrOp::Index { indices }, tensors)
+}
+
+/// `alias` is a detached handle on `src`'s data (a saved tensor): it reads as `src`.
+#[inline]
+pub fn note_alias(alias: &Tensor, src: &Tensor) {
+    if active() {
+        with(|t| {
+            let src = match t.aliases.get(&src.id()) {
+                Some((_, s)) => s.clone(),
+                None => src.clone(),
+            };
+            t.aliases.insert(alias.id(), (alias.clone(), src));
+        });
+    }
+}
+
+/// Records `out = op(args)` for a computation that has no entry point of its own (the
+/// raw reshapes and views gradient rules use); nested inside a library call it is part
+/// of that call and records nothing.
+#[inline]
+pub fn record_after(op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
+    if active() {
+        scope().record(op, args, out);
+    }
+}
+
+/// Where an effect on `t` lands at replay: its argument slot, or the tensor itself.
+fn target_of(tr: &Tracer, t: &Tensor) -> Target {
+    let slot = tr
+        .known
+        .get(&t.id())
+        .and_then(|(_, id)| match tr.graph.node(*id) {
+            Some(super::ir::Node {
+                op:
+                    IrOp::Input {
+                        slot,
+                        kind: InputKind::Arg(_),
+                    },
+                ..
+            }) => Some(*slot),
+            _ => None,
+        });
+    slot.map_or_else(|| Target::Handle(t.clone()), Target::Slot)
+}
+
+/// An in-place op `target = op(args)` (args[0] is the target's old value) ran in a
+/// capture: the target now reads as the new node, and a target the function did not
+/// create is written back after each run. Views and untraced values break the capture.
+pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
+    if !active() {
+        return;
+    }
+    let whole = target.offset() == 0
+        && target.is_contiguous()
+        && target.storage().borrow().len() == target.numel();
+    if !whole {
+        return graph_break(BreakReason::InPlace(what));
+    }
+    let ok = with(|t| {
+        if t.depth != 0 {
+            return true;
+        }
+        let Some(old) = t.node_of(target) else {
+            return false;
+        };
+        let mut ids = Vec::with_capacity(args.len());
+        for a in args {
+            match t.node_of(a) {
+                Some(id) => ids.push(id),
+                None => return false,
+            }
+        }
+        let dest = target_of(t, target);
+        let external = matches!(t.graph.node(old).map(|n| &n.op), Some(IrOp::Input { .. }))
+            || t.effects.iter().any(|e| match e {
+                Recorded::Write { target, .. } => super::effects::same_target(target, &dest),
+                Recorded::SetGrad { .. } => false,
+            });
+        let node = super::ir::Node {
+            op,
+            args: ids,
+            dtype: target.dtype(),
+            shape: target.shape().into(),
+            span: t.span,
+        };
+        let id = t.graph.push(node);
+        // Other handles on the same storage (views, saved aliases) would read stale
+        // values from the graph: forget them, so a later use breaks the capture.
+        t.known
+            .retain(|_, (k, _)| k.same(target) || !k.shares_storage(target));
+        t.aliases.retain(|_, (a, _)| !a.shares_storage(target));
+        t.known.insert(target.id(), (target.clone(), id));
+        if external {
+            t.effects.push(Recorded::Write {
+                target: dest,
+                node: id,
+            });
+        }
+        true
+    });
+    if ok == Some(false) {
+        graph_break(BreakReason::UntracedTensor);
+    }
+}
+
+/// `t.grad = g` (or cleared) during a capture: replayed after each run.
+pub fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
+    if !active() {
+        return;
+    }
+    let ok = with(|t| {
+        let node = match g {
+            Some(g) => match t.node_of(g) {
+                Some(id) => Some(id),
+                None => return false,
+            },
+            None => None,
+        };
+        let dest = target_of(t, target);
+        t.effects.push(Recorded::SetGrad { target: dest, node });
+        true
+    });
+    if ok == Some(false) {
+        graph_break(BreakReason::UntracedTensor);
+    }
+}
+
+/// `backward()` runs inside a capture: its gradient rules record into the graph.
+pub fn note_backward() {
+    if active() {
+        with(|t| t.backward_seen = true);
+    }
 }

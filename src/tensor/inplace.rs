@@ -9,6 +9,8 @@ use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
 use super::{err, Tensor};
 use crate::autograd;
+use crate::compile::ir::IrOp;
+use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use crate::ops::{self, BinaryOp};
 
@@ -74,24 +76,40 @@ impl Tensor {
 
     /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).
     pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("binary_"));
         let name = op.name();
-        match rhs {
-            Operand::Tensor(t) => self.inplace_with(name, Some(t), |x, g| {
-                if g {
-                    ops::binary(op, x, t)
-                } else {
-                    binary_raw(op, x, t)
-                }
-            }),
-            Operand::Scalar(s) => self.inplace_with(name, None, |x, g| {
-                if g {
-                    ops::binary_scalar(op, x, s, false)
-                } else {
-                    binary_scalar_raw(op, x, s, false)
-                }
-            }),
+        {
+            let _inner = trace::scope();
+            match rhs {
+                Operand::Tensor(t) => self.inplace_with(name, Some(t), |x, g| {
+                    if g {
+                        ops::binary(op, x, t)
+                    } else {
+                        binary_raw(op, x, t)
+                    }
+                }),
+                Operand::Scalar(s) => self.inplace_with(name, None, |x, g| {
+                    if g {
+                        ops::binary_scalar(op, x, s, false)
+                    } else {
+                        binary_scalar_raw(op, x, s, false)
+                    }
+                }),
+            }?;
         }
+        match rhs {
+            Operand::Tensor(t) => {
+                trace::record_inplace(IrOp::Binary(op), &[self, t], self, "binary_")
+            }
+            Operand::Scalar(s) => {
+                let ir = IrOp::BinaryScalar {
+                    op,
+                    scalar: s,
+                    reverse: false,
+                };
+                trace::record_inplace(ir, &[self], self, "binary_")
+            }
+        }
+        Ok(())
     }
 
     pub fn add_(&self, rhs: Operand) -> Result<()> {
@@ -112,14 +130,25 @@ impl Tensor {
 
     /// `clamp_(min, max)`.
     pub fn clamp_(&self, min: Option<f64>, max: Option<f64>) -> Result<()> {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("clamp_"));
-        self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))
+        {
+            let _inner = trace::scope();
+            self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))?;
+        }
+        trace::record_inplace(IrOp::Clamp { min, max }, &[self], self, "clamp_");
+        Ok(())
     }
 
     /// `fill_(value)`.
     pub fn fill_(&self, s: Scalar) -> Result<()> {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("fill_"));
-        self.index_put_scalar_(&[], s)
+        {
+            let _inner = trace::scope();
+            self.index_put_scalar_(&[], s)?;
+        }
+        if trace::active() {
+            let value = super::creation::full(self.shape(), s, Some(self.dtype()))?;
+            trace::record_inplace(IrOp::Const(value), &[], self, "fill_");
+        }
+        Ok(())
     }
 
     /// `zero_()`.
@@ -129,7 +158,23 @@ impl Tensor {
 
     /// `copy_(src)`: src broadcast to this shape and cast to this dtype.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("copy_"));
-        self.index_put_(&[], src)
+        {
+            let _inner = trace::scope();
+            self.index_put_(&[], src)?;
+        }
+        if src.shape() == self.shape() && src.dtype() == self.dtype() {
+            trace::record_inplace(IrOp::Clone, &[src], self, "copy_");
+        } else {
+            trace::graph_break(trace::BreakReason::InPlace(
+                "copy_ with a broadcast or cast",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Overwrites this tensor's elements with `r` (same shape; a compiled step's
+    /// in-place write applied after its graph ran).
+    pub(crate) fn overwrite(&self, r: &Tensor) -> Result<()> {
+        self.write_from("compiled in-place write", r)
     }
 }

@@ -227,6 +227,7 @@ impl Tensor {
 
     /// Set or clear `.grad` (`x.grad = None`).
     pub fn set_grad(&self, g: Option<Tensor>) {
+        crate::compile::trace::note_set_grad(self, g.as_ref());
         *self.0.grad.borrow_mut() = g;
     }
 

@@ -91,6 +91,14 @@ impl Tensor {
 
     /// `reshape(*shape)` with one `-1` allowed: a view when possible, else a copy.
     pub fn reshape(&self, req: &[i64]) -> Result<Tensor> {
+        let out = self.reshape_structural(req)?;
+        trace::note_request(&out, req);
+        Ok(out)
+    }
+
+    /// `reshape` whose requested sizes are derived from the input's own shape (flatten):
+    /// symbolic shapes follow the shapes, not the request.
+    fn reshape_structural(&self, req: &[i64]) -> Result<Tensor> {
         let sc = trace::scope();
         let out = self.reshape_eager(req)?;
         let ir = || IrOp::Reshape {
@@ -109,7 +117,7 @@ impl Tensor {
 
     /// `view(*shape)`: like reshape but never copies.
     pub fn view(&self, req: &[i64]) -> Result<Tensor> {
-        let shape = infer_shape("view", self.shape(), req)?;
+        infer_shape("view", self.shape(), req)?;
         if !self.is_contiguous() {
             return Err(err(
                 ErrorKind::RuntimeError,
@@ -117,13 +125,13 @@ impl Tensor {
                  .reshape(...) instead",
             ));
         }
-        self.reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
+        self.reshape(req)
     }
 
     /// `flatten(start_dim=0, end_dim=-1)`.
     pub fn flatten(&self, start: i64, end: i64) -> Result<Tensor> {
         if self.ndim() == 0 {
-            return self.reshape(&[1]);
+            return self.reshape_structural(&[1]);
         }
         let (s, e) = (
             norm_dim("flatten", start, self.ndim())?,
@@ -139,7 +147,7 @@ impl Tensor {
         let mut req: Vec<i64> = sh[..s].iter().map(|&d| d as i64).collect();
         req.push(sh[s..=e].iter().product::<usize>() as i64);
         req.extend(sh[e + 1..].iter().map(|&d| d as i64));
-        self.reshape(&req)
+        self.reshape_structural(&req)
     }
 
     /// `squeeze(dim=None)`: drop size-1 dims (a view).
@@ -310,6 +318,8 @@ impl Tensor {
             shape: out.shape().into(),
         };
         sc.record(ir, &[self], &out);
+        drop(sc);
+        trace::note_request(&out, req);
         Ok(out)
     }
 
@@ -365,6 +375,9 @@ impl Tensor {
         let ir = || {
             let d = trace::dim(dim, self.ndim());
             let size = self.shape().get(d).copied().unwrap_or(0) as i64;
+            if start < 0 {
+                trace::note_size_read(self, Some(d));
+            }
             let s = if start < 0 { start + size } else { start };
             IrOp::Narrow {
                 dim: d,

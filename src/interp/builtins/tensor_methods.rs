@@ -7,6 +7,7 @@ use super::tensor::{
     tensor_or_scalar, Args, Kw,
 };
 use super::tensor_ops::elementwise;
+use crate::compile::trace;
 use crate::interp::value::Value;
 use crate::interp::{type_err, R};
 use crate::ops::{self, BinaryOp, UnaryOp};
@@ -311,6 +312,7 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "numel" => {
             a.check(0, &[])?;
+            trace::note_size_read(t, None);
             Value::Int(t.numel() as i64)
         }
         "dim" => {
@@ -320,7 +322,11 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "size" => {
             a.check(1, &["dim"])?;
             match a.int(0, "dim")? {
-                Some(d) => Value::Int(t.size(d).map_err(te)? as i64),
+                Some(d) => {
+                    let n = t.size(d).map_err(te)?;
+                    trace::note_size_read(t, Some(trace::dim(d, t.ndim())));
+                    Value::Int(n as i64)
+                }
                 None => shape_value(t),
             }
         }
@@ -389,6 +395,7 @@ fn inplace_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
 
 /// `t.shape` as a tuple.
 pub fn shape_value(t: &Tensor) -> Value {
+    trace::note_size_read(t, None);
     Value::tuple(t.shape().iter().map(|&d| Value::Int(d as i64)).collect())
 }
 

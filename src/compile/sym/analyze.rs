@@ -1,0 +1,435 @@
+//! Symbolic shape analysis of a graph: starting from symbolic input dims, derives every
+//! node's shape as affine expressions, ties symbols that ops require equal (broadcast,
+//! matmul, cat), and specialises a symbol wherever a shape or attribute would not
+//! follow it (an op whose output size is not affine, a size read by Python code, an
+//! ambiguous reshape). The result is checked against the capture-time shapes.
+
+use super::expr::{fixed_shape, SymExpr, SymId, SymShape};
+use super::solve::Solver;
+use super::{SymHints, SymInfo};
+use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
+use crate::error::{Error, ErrorKind, Result};
+
+fn internal(msg: String) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: symbolic shapes: {msg}"),
+        None,
+    )
+}
+
+/// What the analysis starts from: per input slot, per dim, the symbol it binds (None:
+/// a fixed dim), and per symbol its capture-time size and least size.
+#[derive(Debug, Clone, Default)]
+pub struct InputSpec {
+    pub dims: Vec<Vec<Option<SymId>>>,
+    pub example: Vec<i64>,
+    pub min: Vec<i64>,
+}
+
+pub(super) struct Walk<'g> {
+    pub g: &'g Graph,
+    pub solver: Solver,
+    pub shapes: Vec<SymShape>,
+    pub hints: Option<&'g SymHints>,
+}
+
+/// Analyses `g` from `spec`; `hints` (from the capture) name sizes Python code read and
+/// the shapes reshape/expand calls asked for.
+pub fn analyze(g: &Graph, spec: &InputSpec, hints: Option<&SymHints>) -> Result<SymInfo> {
+    let mut solver = Solver::default();
+    for (&ex, &m) in spec.example.iter().zip(&spec.min) {
+        solver.new_sym(ex, m);
+    }
+    let mut w = Walk {
+        g,
+        solver,
+        shapes: Vec::with_capacity(g.len()),
+        hints,
+    };
+    for (i, node) in g.nodes.iter().enumerate() {
+        let s = w.node_shape(NodeId(i as u32), node, spec)?;
+        w.shapes.push(s);
+    }
+    if let Some(h) = hints {
+        for &(id, dim) in &h.size_reads {
+            let shape = w.shapes.get(id.index()).cloned().unwrap_or_default();
+            match dim {
+                Some(d) => {
+                    if let Some(e) = shape.get(d) {
+                        w.solver.specialize(e);
+                    }
+                }
+                None => w.solver.specialize_all(&shape),
+            }
+        }
+    }
+    w.finish(spec)
+}
+
+impl Walk<'_> {
+    fn arg_shape(&self, node: &Node, k: usize) -> Result<SymShape> {
+        node.args
+            .get(k)
+            .and_then(|a| self.shapes.get(a.index()))
+            .cloned()
+            .ok_or_else(|| internal("a node's arg has no shape".into()))
+    }
+
+    pub(super) fn arg_example(&self, node: &Node, k: usize) -> Vec<usize> {
+        node.args
+            .get(k)
+            .and_then(|a| self.g.node(*a))
+            .map(|n| n.shape.to_vec())
+            .unwrap_or_default()
+    }
+
+    fn node_shape(&mut self, id: NodeId, node: &Node, spec: &InputSpec) -> Result<SymShape> {
+        let args: Vec<SymShape> = (0..node.args.len())
+            .map(|k| self.arg_shape(node, k))
+            .collect::<Result<_>>()?;
+        let x = args.first().cloned().unwrap_or_default();
+        Ok(match &node.op {
+            IrOp::Input { slot, .. } => input_shape(node, spec.dims.get(*slot)),
+            IrOp::Const(_) => fixed_shape(&node.shape),
+            IrOp::Unary(_)
+            | IrOp::BinaryScalar { .. }
+            | IrOp::Clamp { .. }
+            | IrOp::Cast(_)
+            | IrOp::Clone
+            | IrOp::Contiguous
+            | IrOp::Softmax { .. }
+            | IrOp::LogSoftmax { .. }
+            | IrOp::Cumsum { .. }
+            | IrOp::ScatterAdd { .. } => x,
+            IrOp::Binary(_) => self.broadcast(&x, &args[1]),
+            IrOp::Where => {
+                let ab = self.broadcast(&args[1], &args[2]);
+                self.broadcast(&x, &ab)
+            }
+            IrOp::MaskedFill { .. } => {
+                self.broadcast(&x, &args[1]);
+                x
+            }
+            IrOp::Sum { dims, keepdim }
+            | IrOp::Mean { dims, keepdim }
+            | IrOp::Prod { dims, keepdim }
+            | IrOp::Var { dims, keepdim, .. }
+            | IrOp::LogSumExp { dims, keepdim }
+            | IrOp::Norm { dims, keepdim, .. }
+            | IrOp::AllAny { dims, keepdim, .. } => reduced(&x, dims, *keepdim),
+            IrOp::ExtremeAll { .. } | IrOp::ArgExtreme { dim: None, .. } => Vec::new(),
+            IrOp::ExtremeDim { dim, keepdim, .. }
+            | IrOp::ArgExtreme {
+                dim: Some(dim),
+                keepdim,
+                ..
+            } => reduced(&x, &[*dim], *keepdim),
+            IrOp::Permute { perm } => perm.iter().filter_map(|&p| x.get(p).cloned()).collect(),
+            IrOp::Repeat { reps } => self.repeat(&x, reps),
+            IrOp::Reshape { .. } => self.reshape(id, node, &x),
+            IrOp::Expand { .. } => self.expand(id, node, &x),
+            IrOp::Narrow { dim, start, len } => {
+                let mut out = x.clone();
+                if let Some(e) = out.get_mut(*dim) {
+                    self.solver
+                        .require_min(e, start.saturating_add(*len) as i64);
+                    *e = SymExpr::konst(*len as i64);
+                }
+                out
+            }
+            IrOp::Index { indices } => self.index(node, &x, indices, &args),
+            IrOp::Matmul => self.matmul(&x, &args[1]),
+            IrOp::Cat { dim } => self.cat(node, &args, *dim),
+            IrOp::Stack { dim } => {
+                for a in &args[1..] {
+                    self.unify_shapes(&x, a);
+                }
+                let mut out = x;
+                let d = (*dim).min(out.len());
+                out.insert(d, SymExpr::konst(args.len() as i64));
+                out
+            }
+            IrOp::IndexSelect { dim } => {
+                let n = self.numel(&args[1]);
+                let mut out = x;
+                if let Some(e) = out.get_mut(*dim) {
+                    *e = n;
+                }
+                out
+            }
+            IrOp::Gather { .. } => args[1].clone(),
+            IrOp::OneHot { num_classes } => {
+                let mut out = x;
+                out.push(SymExpr::konst(*num_classes as i64));
+                out
+            }
+            IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
+                self.opaque(node, &args)
+            }
+        })
+    }
+
+    /// An op whose output sizes are not followed symbolically: its inputs' symbols are
+    /// specialised and its shape is the capture-time one.
+    pub fn opaque(&mut self, node: &Node, args: &[SymShape]) -> SymShape {
+        for a in args {
+            self.solver.specialize_all(a);
+        }
+        fixed_shape(&node.shape)
+    }
+
+    /// Broadcasts two shapes (right-aligned): a constant 1 takes the other's size, any
+    /// other pair must be equal (symbols never take the size 1: guards keep them >= 2).
+    pub fn broadcast(&mut self, a: &[SymExpr], b: &[SymExpr]) -> SymShape {
+        let n = a.len().max(b.len());
+        let one = SymExpr::konst(1);
+        (0..n)
+            .map(|i| {
+                let p = (i + a.len()).checked_sub(n).and_then(|j| a.get(j));
+                let q = (i + b.len()).checked_sub(n).and_then(|j| b.get(j));
+                match (p, q) {
+                    (Some(p), Some(q)) if *p == one => q.clone(),
+                    (Some(p), Some(q)) if *q == one => p.clone(),
+                    (Some(p), Some(q)) => {
+                        self.solver.unify(p, q);
+                        p.clone()
+                    }
+                    (Some(p), None) => p.clone(),
+                    (None, Some(q)) => q.clone(),
+                    (None, None) => one.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn unify_shapes(&mut self, a: &[SymExpr], b: &[SymExpr]) {
+        for (p, q) in a.iter().zip(b) {
+            self.solver.unify(p, q);
+        }
+    }
+
+    fn repeat(&mut self, x: &[SymExpr], reps: &[usize]) -> SymShape {
+        let pad = reps.len().saturating_sub(x.len());
+        let mut out = Vec::with_capacity(reps.len());
+        for (i, &r) in reps.iter().enumerate() {
+            let e = if i < pad {
+                SymExpr::konst(r as i64)
+            } else {
+                let e = x.get(i - pad).cloned().unwrap_or_default();
+                match e.scale(r as i64) {
+                    Some(v) => v,
+                    None => {
+                        self.solver.specialize(&e);
+                        SymExpr::konst(self.solver.eval(&e).unwrap_or(0) * r as i64)
+                    }
+                }
+            };
+            out.push(e);
+        }
+        out
+    }
+
+    /// The product of a shape's sizes when it is affine (at most one symbolic factor),
+    /// else the shape's symbols are specialised and the product is a constant.
+    pub fn numel(&mut self, s: &[SymExpr]) -> SymExpr {
+        match product(s) {
+            Some(p) => p,
+            None => {
+                self.solver.specialize_all(s);
+                let n = s.iter().try_fold(1i64, |acc, e| acc.checked_mul(self.solver.eval(e)?));
+                SymExpr::konst(n.unwrap_or(0))
+            }
+        }
+    }
+
+    fn matmul(&mut self, a: &[SymExpr], b: &[SymExpr]) -> SymShape {
+        let (na, nb) = (a.len(), b.len());
+        if na == 0 || nb == 0 {
+            return Vec::new();
+        }
+        let kb = if nb == 1 { &b[0] } else { &b[nb - 2] };
+        self.solver.unify(&a[na - 1], kb);
+        let ba = if na > 2 { &a[..na - 2] } else { &[][..] };
+        let bb = if nb > 2 { &b[..nb - 2] } else { &[][..] };
+        let mut out = self.broadcast(ba, bb);
+        if na > 1 {
+            out.push(a[na - 2].clone());
+        }
+        if nb > 1 {
+            out.push(b[nb - 1].clone());
+        }
+        out
+    }
+
+    fn cat(&mut self, node: &Node, args: &[SymShape], dim: usize) -> SymShape {
+        let first = args.first().cloned().unwrap_or_default();
+        let mut total = SymExpr::konst(0);
+        for a in args {
+            for (d, (p, q)) in first.iter().zip(a).enumerate() {
+                if d != dim {
+                    self.solver.unify(p, q);
+                }
+            }
+            match a.get(dim).and_then(|e| total.add(e)) {
+                Some(t) => total = t,
+                None => return self.opaque(node, args),
+            }
+        }
+        let mut out = first;
+        if let Some(e) = out.get_mut(dim) {
+            *e = total;
+        }
+        out
+    }
+
+    /// Normalises every shape, renumbers live symbols in input order and checks every
+    /// shape against the capture-time one.
+    fn finish(self, spec: &InputSpec) -> Result<SymInfo> {
+        super::finish::finish(self, spec)
+    }
+}
+
+fn input_shape(node: &Node, dims: Option<&Vec<Option<SymId>>>) -> SymShape {
+    node.shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| match dims.and_then(|v| v.get(d)).copied().flatten() {
+            Some(s) => SymExpr::sym(s),
+            None => SymExpr::konst(n as i64),
+        })
+        .collect()
+}
+
+fn reduced(x: &[SymExpr], dims: &[usize], keepdim: bool) -> SymShape {
+    let mut out = Vec::new();
+    for (i, e) in x.iter().enumerate() {
+        if dims.contains(&i) {
+            if keepdim {
+                out.push(SymExpr::konst(1));
+            }
+        } else {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+/// The product of `s` when at most one factor is symbolic.
+pub fn product(s: &[SymExpr]) -> Option<SymExpr> {
+    let mut acc = SymExpr::konst(1);
+    for e in s {
+        acc = match (acc.as_const(), e.as_const()) {
+            (_, Some(c)) => acc.scale(c)?,
+            (Some(c), None) => e.scale(c)?,
+            (None, None) => return None,
+        };
+    }
+    Some(acc)
+}
+
+impl Walk<'_> {
+    fn index(
+        &mut self,
+        node: &Node,
+        x: &[SymExpr],
+        indices: &[IrIndex],
+        args: &[SymShape],
+    ) -> SymShape {
+        let tensor_index = indices
+            .iter()
+            .any(|i| matches!(i, IrIndex::Mask { .. } | IrIndex::Indices { .. }));
+        if tensor_index {
+            return self.opaque(node, args);
+        }
+        let consumed = indices
+            .iter()
+            .filter(|i| matches!(i, IrIndex::Int(_) | IrIndex::Slice { .. }))
+            .count();
+        let mut out = Vec::new();
+        let mut d = 0usize;
+        for ix in indices {
+            match ix {
+                IrIndex::Int(_) => d += 1,
+                IrIndex::Slice { start, stop, step } => {
+                    let Some(e) = x.get(d) else {
+                        return self.opaque(node, args);
+                    };
+                    out.push(self.slice(e, *start, *stop, *step));
+                    d += 1;
+                }
+                IrIndex::NewAxis => out.push(SymExpr::konst(1)),
+                IrIndex::Ellipsis => {
+                    let fill = x.len().saturating_sub(consumed);
+                    out.extend(x.iter().skip(d).take(fill).cloned());
+                    d += fill;
+                }
+                IrIndex::Mask { .. } | IrIndex::Indices { .. } => {}
+            }
+        }
+        out.extend(x.iter().skip(d).cloned());
+        out
+    }
+
+    /// The length of `e[start:stop:step]`.
+    fn slice(
+        &mut self,
+        e: &SymExpr,
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    ) -> SymExpr {
+        let e = self.solver.norm(e);
+        let n = self.solver.eval(&e).unwrap_or(0);
+        if e.as_const().is_none() && matches!(step, None | Some(1)) {
+            if let Some(r) = self.sym_slice(&e, start.unwrap_or(0), stop) {
+                return r;
+            }
+        }
+        self.solver.specialize(&e);
+        SymExpr::konst(slice_len(n, start, stop, step.unwrap_or(1)))
+    }
+
+    /// A unit-step slice of a symbolic size whose length is affine given a lower bound.
+    fn sym_slice(&mut self, e: &SymExpr, start: i64, stop: Option<i64>) -> Option<SymExpr> {
+        e.as_sym()?;
+        let n = self.solver.eval(e)?;
+        let (len, need) = match (start, stop) {
+            (a, None) if a >= 0 => (e.add(&SymExpr::konst(-a))?, a + 2),
+            (a, None) => (SymExpr::konst(-a), -a),
+            (a, Some(b)) if a >= 0 && b >= a => (SymExpr::konst(b - a), b),
+            (a, Some(b)) if a >= 0 && b < 0 => (e.add(&SymExpr::konst(b - a))?, a - b + 2),
+            _ => return None,
+        };
+        if n < need {
+            return None;
+        }
+        self.solver.require_min(e, need);
+        Some(len)
+    }
+}
+
+/// Python's slice length for a dim of size `n`.
+pub fn slice_len(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i64 {
+    if step == 0 {
+        return 0;
+    }
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let norm = |v: i64, lo: i64, hi: i64| clamp(if v < 0 { v + n } else { v }, lo, hi);
+    let (a, b) = if step > 0 {
+        (
+            start.map_or(0, |v| norm(v, 0, n)),
+            stop.map_or(n, |v| norm(v, 0, n)),
+        )
+    } else {
+        (
+            start.map_or(n - 1, |v| norm(v, -1, n - 1)),
+            stop.map_or(-1, |v| norm(v, -1, n - 1)),
+        )
+    };
+    if step > 0 {
+        ((b - a).max(0) + step - 1) / step
+    } else {
+        ((a - b).max(0) + (-step) - 1) / (-step)
+    }
+}

@@ -1,0 +1,80 @@
+//! The end of an analysis: shapes over root symbols, live symbols renumbered `s0, s1,
+//! ...` in input order, the symbolic targets of reshape/expand nodes, and a check that
+//! every symbolic shape evaluates to the capture-time shape.
+
+use super::analyze::{InputSpec, Walk};
+use super::expr::{shape_text, SymExpr, SymId, SymShape};
+use super::SymInfo;
+use crate::compile::ir::{IrOp, NodeId};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::shape::fmt_shape;
+use std::collections::HashMap;
+
+pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
+    let solver = &w.solver;
+    let mut renum: HashMap<SymId, SymId> = HashMap::new();
+    let mut example = Vec::new();
+    let mut min = Vec::new();
+    let inputs: Vec<Vec<Option<SymId>>> = spec
+        .dims
+        .iter()
+        .map(|dims| {
+            dims.iter()
+                .map(|d| {
+                    let s = (*d)?;
+                    let r = solver.norm(&SymExpr::sym(s)).as_sym()?;
+                    let next = renum.len() as SymId;
+                    Some(*renum.entry(r).or_insert_with(|| {
+                        example.push(solver.example.get(r as usize).copied().unwrap_or(0));
+                        min.push(solver.min_of(r));
+                        next
+                    }))
+                })
+                .collect()
+        })
+        .collect();
+    let rename = |e: &SymExpr| -> Result<SymExpr> {
+        solver
+            .norm(e)
+            .subst(&|s| renum.get(&s).map_or(SymExpr::konst(-1), |&n| SymExpr::sym(n)))
+            .ok_or_else(|| bug("size overflow".into()))
+    };
+    let mut shapes = Vec::with_capacity(w.shapes.len());
+    let mut targets = Vec::new();
+    for (i, s) in w.shapes.iter().enumerate() {
+        let shape: SymShape = s.iter().map(&rename).collect::<Result<_>>()?;
+        let node = w.g.nodes.get(i).ok_or_else(|| bug("missing node".into()))?;
+        let value = shape
+            .iter()
+            .map(|e| e.eval(|s| example.get(s as usize).copied()))
+            .collect::<Option<Vec<i64>>>();
+        let want: Vec<i64> = node.shape.iter().map(|&d| d as i64).collect();
+        if value.as_deref() != Some(&want[..]) {
+            return Err(bug(format!(
+                "%{i} is {} but was {} at capture",
+                shape_text(&shape),
+                fmt_shape(&node.shape)
+            )));
+        }
+        let symbolic = shape.iter().any(|e| e.as_const().is_none());
+        if symbolic && matches!(node.op, IrOp::Reshape { .. } | IrOp::Expand { .. }) {
+            targets.push((NodeId(i as u32), shape.clone()));
+        }
+        shapes.push(shape);
+    }
+    Ok(SymInfo {
+        inputs,
+        example,
+        min,
+        shapes,
+        targets,
+    })
+}
+
+fn bug(msg: String) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: symbolic shapes: {msg}"),
+        None,
+    )
+}

@@ -1,0 +1,119 @@
+//! Symbolic sizes for `@compile(dynamic=True)` and automatic dynamic recompiles.
+//!
+//! Representation (what other parts read): a graph compiled with symbolic sizes carries
+//! `Graph::sym = Some(SymInfo)`. `SymInfo::inputs[slot][dim]` names the symbol an input
+//! dim binds (`None`: a fixed size, the node's own `shape` value); `shapes[node]` is
+//! every node's shape as affine [`SymExpr`]s over the symbols `s0, s1, ...`;
+//! `min[s]` is the least size a symbol accepts (always >= 2: sizes 0 and 1 are
+//! specialised, as broadcasting depends on them) and `example[s]` its size at capture.
+//! `Node::shape` stays the capture-time example. Reshape/expand nodes whose target
+//! depends on symbols are listed in `targets` with their symbolic target; every other
+//! op attribute is size-independent by construction (a size that would be baked in is
+//! specialised instead). Two input dims bound to the same symbol must be equal at
+//! every call (a guard), as must fixed dims equal their size.
+
+pub mod analyze;
+pub mod expr;
+mod finish;
+mod reshape;
+mod solve;
+
+pub use analyze::{analyze, InputSpec};
+pub use expr::{shape_text, SymExpr, SymId, SymShape};
+
+use crate::compile::ir::{IrOp, Node, NodeId};
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+
+/// What a capture learned about sizes besides the graph: sizes Python code read (a
+/// node and dim, `None` for all dims) and the sizes reshape/expand calls asked for.
+#[derive(Debug, Clone, Default)]
+pub struct SymHints {
+    pub size_reads: Vec<(NodeId, Option<usize>)>,
+    pub requests: HashMap<NodeId, Vec<i64>>,
+}
+
+/// A graph's symbolic sizes (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct SymInfo {
+    pub inputs: Vec<Vec<Option<SymId>>>,
+    pub example: Vec<i64>,
+    pub min: Vec<i64>,
+    pub shapes: Vec<SymShape>,
+    pub targets: Vec<(NodeId, SymShape)>,
+}
+
+impl SymInfo {
+    pub fn num_symbols(&self) -> usize {
+        self.example.len()
+    }
+
+    /// The spec that re-analyses another graph over the same inputs with these symbols.
+    pub fn spec(&self) -> InputSpec {
+        InputSpec {
+            dims: self.inputs.clone(),
+            example: self.example.clone(),
+            min: self.min.clone(),
+        }
+    }
+
+    /// Each symbol's value in a call, read from the first input dim bound to it.
+    pub fn bind(&self, inputs: &[Tensor]) -> Vec<i64> {
+        let mut vals = vec![0i64; self.example.len()];
+        for (slot, dims) in self.inputs.iter().enumerate() {
+            let Some(t) = inputs.get(slot) else { break };
+            for (d, s) in dims.iter().enumerate() {
+                if let (Some(s), Some(&n)) = (s, t.shape().get(d)) {
+                    if let Some(v) = vals.get_mut(*s as usize) {
+                        *v = n as i64;
+                    }
+                }
+            }
+        }
+        vals
+    }
+
+    /// `node` with its symbolic target evaluated for symbol values `vals`.
+    pub fn instantiate(node: &Node, target: &[SymExpr], vals: &[i64]) -> Option<Node> {
+        let shape = target
+            .iter()
+            .map(|e| usize::try_from(e.eval(|s| vals.get(s as usize).copied())?).ok())
+            .collect::<Option<_>>()?;
+        let op = match node.op {
+            IrOp::Reshape { .. } => IrOp::Reshape { shape },
+            IrOp::Expand { .. } => IrOp::Expand { shape },
+            _ => return None,
+        };
+        Some(Node {
+            op,
+            args: node.args.clone(),
+            dtype: node.dtype,
+            shape: node.shape.clone(),
+            span: node.span,
+        })
+    }
+}
+
+/// A fresh capture's spec: one symbol per input dim `symbolic(slot, dim)` selects whose
+/// size is at least 2 (sizes 0 and 1 stay fixed).
+pub fn fresh_spec(shapes: &[&[usize]], symbolic: impl Fn(usize, usize) -> bool) -> InputSpec {
+    let mut spec = InputSpec::default();
+    for (slot, shape) in shapes.iter().enumerate() {
+        let dims = shape
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| {
+                (n >= 2 && symbolic(slot, d)).then(|| {
+                    spec.example.push(n as i64);
+                    spec.min.push(2);
+                    (spec.example.len() - 1) as SymId
+                })
+            })
+            .collect();
+        spec.dims.push(dims);
+    }
+    spec
+}
+
+#[cfg(test)]
+mod tests;

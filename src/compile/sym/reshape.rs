@@ -1,0 +1,156 @@
+//! Symbolic targets of `reshape` and `expand`. Two derivations must agree: the exact one
+//! from the sizes the call asked for (a `-1` is the inferred, symbolic dim; explicit
+//! sizes are Python ints, constants unless a size read already specialised them), and a
+//! structural one from the shapes alone (which is what the optimized graph, whose
+//! passes may merge or drop reshapes by their capture-time shapes, re-derives). When
+//! they differ, or either fails, the input's symbols are specialised.
+
+use super::analyze::{product, Walk};
+use super::expr::{fixed_shape, SymExpr, SymShape};
+use crate::compile::ir::{Node, NodeId};
+
+impl Walk<'_> {
+    fn request(&self, id: NodeId) -> Option<&Vec<i64>> {
+        self.hints.and_then(|h| h.requests.get(&id))
+    }
+
+    fn agree(&mut self, node: &Node, x: &[SymExpr], a: Option<SymShape>, b: Option<SymShape>) -> SymShape {
+        if let (Some(a), Some(b)) = (a, b) {
+            let na: SymShape = a.iter().map(|e| self.solver.norm(e)).collect();
+            let nb: SymShape = b.iter().map(|e| self.solver.norm(e)).collect();
+            if na == nb {
+                return a;
+            }
+        }
+        self.solver.specialize_all(x);
+        fixed_shape(&node.shape)
+    }
+
+    pub(super) fn reshape(&mut self, id: NodeId, node: &Node, x: &[SymExpr]) -> SymShape {
+        if x.iter().all(|e| e.as_const().is_some()) {
+            return fixed_shape(&node.shape);
+        }
+        let x_ex: Vec<usize> = self.arg_example(node, 0);
+        let structural = structural_reshape(x, &x_ex, &node.shape);
+        let exact = match self.request(id).cloned() {
+            Some(req) => exact_reshape(x, &req),
+            None => structural.clone(),
+        };
+        self.agree(node, x, structural, exact)
+    }
+
+    pub(super) fn expand(&mut self, id: NodeId, node: &Node, x: &[SymExpr]) -> SymShape {
+        let x_ex: Vec<usize> = self.arg_example(node, 0);
+        let out = &node.shape;
+        let Some(lead) = out.len().checked_sub(x.len()) else {
+            return self.agree(node, x, None, None);
+        };
+        let structural: SymShape = (0..out.len())
+            .map(|i| match i.checked_sub(lead) {
+                Some(j) if x_ex.get(j) == out.get(i) => x[j].clone(),
+                _ => SymExpr::konst(out[i] as i64),
+            })
+            .collect();
+        let exact = match self.request(id).cloned() {
+            Some(req) if req.len() == out.len() => Some(
+                req.iter()
+                    .enumerate()
+                    .map(|(i, &r)| match i.checked_sub(lead) {
+                        Some(j) if r == -1 => x[j].clone(),
+                        Some(j) if x_ex.get(j) != Some(&1) => {
+                            let c = SymExpr::konst(r);
+                            self.solver.unify(&x[j], &c);
+                            c
+                        }
+                        _ => SymExpr::konst(r),
+                    })
+                    .collect(),
+            ),
+            Some(_) => None,
+            None => Some(structural.clone()),
+        };
+        self.agree(node, x, Some(structural), exact)
+    }
+}
+
+/// From the request: explicit sizes are constants, the `-1` dim is the input's element
+/// count divided by theirs.
+fn exact_reshape(x: &[SymExpr], req: &[i64]) -> Option<SymShape> {
+    let total = product(x)?;
+    let known: i64 = req
+        .iter()
+        .filter(|&&r| r >= 0)
+        .try_fold(1i64, |acc, &r| acc.checked_mul(r))?;
+    let mut out = Vec::with_capacity(req.len());
+    let mut inferred = false;
+    for &r in req {
+        if r >= 0 {
+            out.push(SymExpr::konst(r));
+        } else {
+            inferred = true;
+            out.push(total.div_exact(known)?);
+        }
+    }
+    (inferred || total.as_const().is_some()).then_some(out)
+}
+
+/// From the shapes: the input and output are cut into the smallest groups of equal
+/// element count; a group holding a symbol must map to exactly one output dim of size
+/// other than 1, which takes the group's product.
+fn structural_reshape(x: &[SymExpr], x_ex: &[usize], out_ex: &[usize]) -> Option<SymShape> {
+    if x_ex == out_ex {
+        return Some(x.to_vec());
+    }
+    let non1 = |s: &[usize]| s.iter().filter(|&&d| d != 1).copied().collect::<Vec<_>>();
+    if non1(x_ex) == non1(out_ex) {
+        let mut rest = x.iter().zip(x_ex).filter(|(_, &d)| d != 1).map(|(e, _)| e);
+        return out_ex
+            .iter()
+            .map(|&d| {
+                if d == 1 {
+                    Some(SymExpr::konst(1))
+                } else {
+                    rest.next().cloned()
+                }
+            })
+            .collect();
+    }
+    if x_ex.contains(&0) || out_ex.contains(&0) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(out_ex.len());
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < x_ex.len() || j < out_ex.len() {
+        let (si, sj) = (i, j);
+        let (mut pi, mut pj) = (1u128, 1u128);
+        loop {
+            let done_i = i > si || i == x_ex.len();
+            let done_j = j > sj || j == out_ex.len();
+            if done_i && done_j && pi == pj {
+                break;
+            }
+            if (pi <= pj && i < x_ex.len()) || j == out_ex.len() {
+                pi = pi.checked_mul(*x_ex.get(i)? as u128)?;
+                i += 1;
+            } else {
+                pj = pj.checked_mul(out_ex[j] as u128)?;
+                j += 1;
+            }
+        }
+        let group = product(&x[si..i])?;
+        let dims = &out_ex[sj..j];
+        if group.as_const().is_some() {
+            out.extend(fixed_shape(dims));
+            continue;
+        }
+        let mut big = dims.iter().enumerate().filter(|(_, &d)| d != 1);
+        let (k, _) = big.next()?;
+        if big.next().is_some() {
+            return None;
+        }
+        for (m, &d) in dims.iter().enumerate() {
+            out.push(if m == k { group.clone() } else { SymExpr::konst(d as i64) });
+        }
+    }
+    Some(out)
+}

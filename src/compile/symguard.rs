@@ -1,0 +1,129 @@
+//! Guards of versions compiled with symbolic sizes, and the automatic-dynamic policy:
+//! a symbolic version matches a call whose keys agree except in its symbolic dims, when
+//! dims bound to one symbol are equal and each symbol is at least its least size; and
+//! the dims in which a call differs from an earlier version are the ones a recompile
+//! makes symbolic.
+
+use super::cache::KeyPart;
+use super::sym::{SymId, SymInfo};
+
+/// Which argument-tensor dims of a version are symbolic (per input slot, per dim) and
+/// each symbol's least size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymGuard {
+    pub dims: Vec<Vec<Option<SymId>>>,
+    pub min: Vec<i64>,
+}
+
+impl SymGuard {
+    /// The guard of a symbolic graph whose first `args` input slots are arguments; None
+    /// when no symbol is left (the version is static).
+    pub fn of(info: &SymInfo, args: usize) -> Option<SymGuard> {
+        if info.num_symbols() == 0 {
+            return None;
+        }
+        Some(SymGuard {
+            dims: info.inputs.iter().take(args).cloned().collect(),
+            min: info.min.clone(),
+        })
+    }
+
+    /// True when a call keyed `new` may run the version keyed `old`.
+    pub fn matches(&self, old: &[KeyPart], new: &[KeyPart]) -> bool {
+        if old.len() != new.len() {
+            return false;
+        }
+        let mut vals: Vec<Option<usize>> = vec![None; self.min.len()];
+        let (mut tensor, mut slot) = (0usize, 0usize);
+        for (a, b) in old.iter().zip(new) {
+            let (
+                KeyPart::Tensor {
+                    dtype,
+                    shape,
+                    requires_grad,
+                    alias,
+                },
+                KeyPart::Tensor {
+                    dtype: d2,
+                    shape: s2,
+                    requires_grad: r2,
+                    alias: a2,
+                },
+            ) = (a, b)
+            else {
+                if a != b {
+                    return false;
+                }
+                continue;
+            };
+            if dtype != d2 || requires_grad != r2 || alias != a2 || shape.len() != s2.len() {
+                return false;
+            }
+            let own = *alias == tensor;
+            tensor += 1;
+            if !own {
+                continue;
+            }
+            let dims = self.dims.get(slot);
+            slot += 1;
+            for (d, (&x, &y)) in shape.iter().zip(s2.iter()).enumerate() {
+                match dims.and_then(|v| v.get(d)).copied().flatten() {
+                    None if x != y => return false,
+                    None => {}
+                    Some(s) => {
+                        let min = self.min.get(s as usize).copied().unwrap_or(i64::MAX);
+                        let Some(v) = vals.get_mut(s as usize) else {
+                            return false;
+                        };
+                        if (y as i64) < min || v.is_some_and(|v| v != y) {
+                            return false;
+                        }
+                        *v = Some(y);
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The (input slot, dim) pairs in which `new` differs from `old` when the two keys
+/// agree in everything else (structure, dtypes, ranks, other values); None otherwise.
+pub fn differing_dims(old: &[KeyPart], new: &[KeyPart]) -> Option<Vec<(usize, usize)>> {
+    if old.len() != new.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let (mut tensor, mut slot) = (0usize, 0usize);
+    for (a, b) in old.iter().zip(new) {
+        match (a, b) {
+            (
+                KeyPart::Tensor {
+                    dtype,
+                    shape,
+                    requires_grad,
+                    alias,
+                },
+                KeyPart::Tensor {
+                    dtype: d2,
+                    shape: s2,
+                    requires_grad: r2,
+                    alias: a2,
+                },
+            ) => {
+                if dtype != d2 || requires_grad != r2 || alias != a2 || shape.len() != s2.len() {
+                    return None;
+                }
+                if *alias == tensor {
+                    let diff = shape.iter().zip(s2.iter()).enumerate();
+                    out.extend(diff.filter(|(_, (x, y))| x != y).map(|(d, _)| (slot, d)));
+                    slot += 1;
+                }
+                tensor += 1;
+            }
+            _ if a != b => return None,
+            _ => {}
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,151 @@
+//! Symbolic shapes of `@compile`: `dynamic=True` and automatic dynamic recompiles run
+//! variable sizes with one version (counted through `compile_stats` and through the
+//! `KILN_LOG=compile` lines of the real binary in repl/tests/compile_log.rs), guards on symbolic relations (a broken
+//! tie or a size-1 broadcast recompiles; mismatched shapes raise eager's error), Python
+//! reads of sizes specialise instead of baking wrong values, and dumps show `s0`.
+
+use kiln::Engine;
+
+fn engine(src: &str) -> Engine {
+    let mut e = Engine::new();
+    e.set_compile(true);
+    e.set_output(Box::new(|_| {}));
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    e
+}
+
+fn int(e: &mut Engine, expr: &str) -> i64 {
+    match e.eval_as::<i64>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+fn text(e: &mut Engine, expr: &str) -> String {
+    match e.eval_as::<String>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+/// (captures, hits, fallbacks, versions) of compiled global `f`.
+fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
+    ["captures", "hits", "fallbacks", "versions"]
+        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
+}
+
+/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`.
+const TWENTY: &str = "
+W = randn(4, 6)
+
+def g(x):
+    h = tanh(x @ W)
+    return h.mean(0), h[1:].sum(), cat([h, h[-2:]], 0).reshape(-1).sum()
+
+ok = True
+for n in range(5, 45, 2):
+    x = randn(n, 4)
+    a = f(x)
+    b = g(x)
+    for p, q in zip(a, b):
+        ok = ok and bool(((p - q).abs() <= 1e-5 * (1 + q.abs())).all())
+";
+
+#[test]
+fn dynamic_true_compiles_once_for_twenty_lengths() {
+    let src = TWENTY.replacen("ok = True", "f = compile(g, dynamic=True)\nok = True", 1);
+    let mut e = engine(&src);
+    assert_eq!(stats(&mut e, "f"), [1, 19, 0, 1]);
+    assert_eq!(text(&mut e, "str(ok)"), "True");
+}
+
+#[test]
+fn second_size_recompiles_once_with_the_dim_symbolic() {
+    let src = TWENTY.replacen("ok = True", "f = compile(g)\nok = True", 1);
+    let mut e = engine(&src);
+    assert_eq!(stats(&mut e, "f"), [2, 18, 0, 2]);
+    assert_eq!(text(&mut e, "str(ok)"), "True");
+    let g = text(&mut e, "graph(f, randn(11, 4))");
+    assert!(g.contains("f32[s0, 4]") && g.contains("f32[s0-1, 6]"), "{g}");
+}
+
+#[test]
+fn tied_dims_stay_tied_and_size_one_recompiles() {
+    let mut e = engine(
+        "@compile(dynamic=True)\ndef f(x, y):\n    return (x + y) * 2\n\n\
+         a = f(ones(5), ones(5))\nb = f(ones(9), ones(9))\nc = f(ones(6), ones(1))\n\
+         d = f(ones(1), ones(6))\n",
+    );
+    // (5,5) and (9,9) share the version with one symbol; y of size 1 broadcasts (a new
+    // version), and x of size 1 another.
+    assert_eq!(stats(&mut e, "f"), [3, 1, 0, 3]);
+    assert_eq!(text(&mut e, "str(b.tolist())"), format!("{:?}", vec![4.0; 9]));
+    assert_eq!(text(&mut e, "str(c.tolist())"), format!("{:?}", vec![4.0; 6]));
+    assert_eq!(text(&mut e, "str(d.tolist())"), format!("{:?}", vec![4.0; 6]));
+    let g = text(&mut e, "graph(f, ones(7), ones(7))");
+    assert!(g.contains("input(arg0) : f32[s0]") && g.contains("input(arg1) : f32[s0]"), "{g}");
+}
+
+/// The error text of running `src` (compiled or not).
+fn error_of(src: &str, compile: bool) -> String {
+    let mut e = Engine::new();
+    e.set_compile(compile);
+    e.set_output(Box::new(|_| {}));
+    match e.run_source(src, "t.dl") {
+        Ok(_) => String::new(),
+        Err(err) => e.render_error(&err),
+    }
+}
+
+#[test]
+fn broken_tie_raises_eagers_error() {
+    let src = "@compile(dynamic=True)\ndef f(x, w):\n    return x @ w\n\n\
+               f(ones(3, 4), ones(4, 2))\nf(ones(5, 6), ones(6, 2))\nf(ones(5, 6), ones(7, 2))\n";
+    let eager = error_of(src, false);
+    let compiled = error_of(src, true);
+    assert!(eager.contains("matmul") && eager.contains("t.dl:3"), "{eager}");
+    assert_eq!(compiled, eager);
+}
+
+#[test]
+fn python_size_reads_specialise_instead_of_baking() {
+    // x.shape[0] becomes a Python int: each size is its own version, never a stale one.
+    let mut e = engine(
+        "@compile(dynamic=True)\ndef f(x):\n    return x * x.shape[0] + zeros_like(x)\n\n\
+         out = [f(ones(n)).sum().item() for n in [3, 4, 3, 5]]\n",
+    );
+    assert_eq!(text(&mut e, "str(out)"), "[9.0, 16.0, 9.0, 25.0]");
+    assert_eq!(stats(&mut e, "f"), [3, 1, 0, 3]);
+}
+
+#[test]
+fn ambiguous_reshape_specialises_and_matches_eager() {
+    // view(4, -1) of [n, 4] is [4, n]: from n=6 alone it could be read as [n, 4] -> [4, 6]
+    // with 6 fixed, so the symbolic recompile specialises n (one version per size).
+    let mut e = engine(
+        "@compile\ndef f(x):\n    return x.view(4, -1) * 1.5\n\n\
+         a = f(arange(16.0).reshape(4, 4))\nb = f(arange(24.0).reshape(6, 4))\n\
+         c = f(arange(32.0).reshape(8, 4))\n",
+    );
+    assert_eq!(text(&mut e, "str(c.shape)"), "(4, 8)");
+    assert_eq!(
+        text(&mut e, "str(b.tolist()[1])"),
+        "[9.0, 10.5, 12.0, 13.5, 15.0, 16.5]"
+    );
+    assert_eq!(stats(&mut e, "f"), [3, 0, 0, 3]);
+}
+
+#[test]
+fn symbolic_flatten_and_fused_kernels_take_runtime_sizes() {
+    let mut e = engine(
+        "@compile(dynamic=True)\ndef f(x):\n    y = (x * 2.0 + 1.0).relu()\n    return y.flatten(), y.sum(1)\n\n\
+         r = [f(ones(n, 3)) for n in [2, 5, 9]]\n",
+    );
+    assert_eq!(stats(&mut e, "f"), [1, 2, 0, 1]);
+    assert_eq!(text(&mut e, "str(r[2][0].shape)"), "(27,)");
+    assert_eq!(text(&mut e, "str(r[1][1].tolist())"), format!("{:?}", vec![9.0; 5]));
+    let g = text(&mut e, "graph(f, ones(4, 3))");
+    assert!(g.contains("shape=[3*s0]") && g.contains("fused kernel"), "{g}");
+}
