@@ -73,7 +73,7 @@ const MODELS: &[Expect] = &[
         script: "mlp",
         inputs: &["x"],
         outputs: &["output"],
-        params: &["weight", "bias", "weight_1", "bias_3"],
+        params: &["model.0.weight", "model.0.bias", "model.7.weight"],
         ops: &["MatMul", "Relu", "Erf", "Tanh", "LogSoftmax", "ReduceMean"],
     },
     Expect {
@@ -101,7 +101,7 @@ const MODELS: &[Expect] = &[
         script: "ops",
         inputs: &["idx", "x"],
         outputs: &["output0", "output1"],
-        params: &["weight", "W"],
+        params: &["E.weight", "W"],
         ops: &[
             "Gather",
             "Concat",

@@ -197,28 +197,61 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
     })
 }
 
-/// `named_parameters()` of a Module (or of the instance a bound method belongs to).
+/// Parameter names: `named_parameters()` of a Module (or of the instance a bound method
+/// belongs to); for a function, those of the Modules among its globals, prefixed with
+/// the global's name (`model.0.weight`).
 fn module_params(me: &mut Interp, f: &Value) -> R<Vec<(String, Tensor)>> {
-    let inst = match f {
-        Value::Instance(_) => f.clone(),
-        Value::BoundMethod(bm) if matches!(bm.0, Value::Instance(_)) => bm.0.clone(),
-        _ => return Ok(Vec::new()),
-    };
-    let Ok(np) = me.get_attr(&inst, "named_parameters") else {
-        return Ok(Vec::new());
-    };
-    let list = me.call_value(&np, Vec::new(), Vec::new())?;
     let mut out = Vec::new();
+    match f {
+        Value::Instance(_) => named_params(me, f, "", &mut out)?,
+        Value::BoundMethod(bm) if matches!(bm.0, Value::Instance(_)) => {
+            named_params(me, &bm.0, "", &mut out)?
+        }
+        Value::Func(fun) => {
+            let globals: Vec<(String, Value)> = {
+                let index = fun.globals.index.borrow();
+                let slots = fun.globals.slots.borrow();
+                index
+                    .iter()
+                    .filter_map(|(n, s)| Some((n.to_string(), slots.get(*s as usize)?.clone())))
+                    .filter(|(_, v)| is_module(v))
+                    .collect()
+            };
+            for (name, v) in globals {
+                named_params(me, &v, &format!("{name}."), &mut out)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// An instance of a class with `named_parameters` (an nn.Module).
+fn is_module(v: &Value) -> bool {
+    matches!(v, Value::Instance(i) if i.class.lookup("named_parameters").is_some())
+}
+
+fn named_params(
+    me: &mut Interp,
+    inst: &Value,
+    prefix: &str,
+    out: &mut Vec<(String, Tensor)>,
+) -> R<()> {
+    if !is_module(inst) {
+        return Ok(());
+    }
+    let np = me.get_attr(inst, "named_parameters")?;
+    let list = me.call_value(&np, Vec::new(), Vec::new())?;
     if let Value::List(l) = &list {
         for item in l.borrow().iter() {
             if let Value::Tuple(t) = item {
                 if let [Value::Str(n), Value::Tensor(x)] = &t[..] {
-                    out.push((n.to_string(), x.clone()));
+                    out.push((format!("{prefix}{n}"), x.clone()));
                 }
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Initializer names: the module's parameter name when the tensor is one, else the
