@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC]\n";
+    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx]\n";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os()
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         },
         Some("check") if rest.len() >= 2 => check(&rest[1..]),
         Some("graph") if rest.len() == 3 => graph(&rest[1], &rest[2]),
+        Some("export") if rest.len() == 4 => export(&rest[1], &rest[2], &rest[3]),
         Some("-h") | Some("--help") => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -93,6 +94,43 @@ fn graph(path: &str, func: &str) -> ExitCode {
             eprintln!("kiln graph: {func} is not a @compile function that ran in {path}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// `kiln export FILE NAME OUT`: runs FILE, then exports the function or Module NAME
+/// (a global) to the ONNX file OUT, traced on the global `example_args`: a tuple of
+/// arguments, or a dict mapping NAME to one.
+fn export(path: &str, name: &str, out: &str) -> ExitCode {
+    if !std::path::Path::new(path).is_file() {
+        return usage(&format!("can't open file '{path}': No such file"));
+    }
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !ident {
+        return usage(&format!("export: '{name}' is not a global name"));
+    }
+    let mut e = engine(vec![path.to_string()]);
+    if let Err(err) = e.run_file(path) {
+        return report(&e, &err);
+    }
+    if e.get_global(name).is_none() || e.get_global("example_args").is_none() {
+        eprintln!("kiln export: {path} must define {name} and example_args");
+        return ExitCode::from(1);
+    }
+    e.set("__kiln_export_out", out.to_string());
+    let src = format!(
+        "export_onnx({name}, example_args[{name:?}] if isinstance(example_args, dict) \
+         else example_args, __kiln_export_out)"
+    );
+    match e.run_source(&src, "<export>") {
+        Ok(_) => {
+            println!("wrote {out}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => report(&e, &err),
     }
 }
 

@@ -33,6 +33,7 @@ pub mod run_control;
 pub mod sym;
 pub mod symguard;
 pub mod trace;
+pub mod traced;
 mod trig_table;
 pub mod verify;
 pub mod views;

@@ -281,6 +281,7 @@ impl Interp {
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,
             Value::Func(_) | Value::Compiled(_) => TypeTag::Function,
+            Value::Graph(_) => TypeTag::Object,
             Value::Native(_) => TypeTag::BuiltinFunction,
             Value::BoundMethod(_) | Value::BuiltinMethod(_) => TypeTag::Method,
             Value::Class(_) => TypeTag::Type,

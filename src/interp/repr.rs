@@ -133,6 +133,8 @@ impl Interp {
             }
             Func(f) => out.push_str(&format!("<function {} at {:#x}>", f.proto.name, v.ptr_id())),
             Native(f) => out.push_str(&format!("<built-in function {}>", f.name)),
+            Graph(g) if is_repr => out.push_str(&g.summary()),
+            Graph(g) => out.push_str(&g.text(&self.sources)),
             Compiled(c) => out.push_str(&format!(
                 "<compiled function {} at {:#x}>",
                 c.name,

@@ -75,6 +75,8 @@ pub enum Value {
     Tensor(crate::tensor::Tensor),
     /// A `@compile`d function (or a compiled module's bound `forward`).
     Compiled(Rc<crate::compile::compiled::CompiledFn>),
+    /// A static graph from `trace()`.
+    Graph(Rc<crate::compile::traced::TracedGraph>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
@@ -484,6 +486,7 @@ impl Value {
             Cell(x) => Rc::as_ptr(x) as usize,
             Tensor(t) => t.id(),
             Compiled(x) => Rc::as_ptr(x) as usize,
+            Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
             None | Bool(_) | Int(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
         }
@@ -530,6 +533,7 @@ impl Value {
             Iter(_) => "iterator",
             Super(_) => "super",
             Tensor(_) => "Tensor",
+            Graph(_) => "Graph",
             DType(_) => "dtype",
             GradMode(g) => {
                 if g.enable {

@@ -45,7 +45,7 @@ fn compile_flagged(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     }
 }
 
-fn wrap(me: &mut Interp, f: &Value, dynamic: bool) -> R<Value> {
+pub(super) fn wrap(me: &mut Interp, f: &Value, dynamic: bool) -> R<Value> {
     let (func, name) = match f {
         Value::Compiled(_) => return Ok(f.clone()),
         Value::Func(func) => (f.clone(), func.proto.name.clone()),

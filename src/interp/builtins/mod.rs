@@ -2,6 +2,7 @@
 
 pub mod compile;
 pub mod convert;
+pub mod export;
 pub mod format;
 pub mod funcs;
 pub mod iomod;
@@ -203,6 +204,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Tuple(_) => matches!(name, "index" | "count"),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
+        Value::Graph(_) => export::GRAPH_METHODS.contains(&name),
         _ => false,
     }
 }
@@ -224,6 +226,7 @@ impl Interp {
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
             Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw),
             Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
+            Value::Graph(g) => export::graph_method(self, g, name, &args),
             _ => {
                 let f = self.get_attr(obj, name)?;
                 self.call_value(&f, args, kw)
@@ -235,6 +238,9 @@ impl Interp {
     pub fn builtin_attr(&mut self, obj: &Value, name: &str) -> R<Option<Value>> {
         if let Value::Tensor(t) = obj {
             return Ok(tensor_methods::tensor_attr(t, name));
+        }
+        if let Value::Graph(g) = obj {
+            return Ok(export::graph_attr(g, name));
         }
         Ok(match (obj, name) {
             (Value::Range(r), "start") => Some(Value::Int(r.start)),

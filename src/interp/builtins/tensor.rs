@@ -251,7 +251,8 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
         .iter()
         .chain(super::tensor_grad::GLOBALS)
         .chain(super::tensor_funcs::all_globals())
-        .chain(super::compile::GLOBALS);
+        .chain(super::compile::GLOBALS)
+        .chain(super::export::GLOBALS);
     for (n, f) in all {
         names.insert((*n).into(), native(n, *f));
     }

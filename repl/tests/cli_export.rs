@@ -1,0 +1,54 @@
+//! `kiln export FILE NAME OUT.onnx`: runs the script, traces NAME on `example_args` and
+//! writes a model that decodes with prost; usage and missing-name errors.
+
+use std::process::Command;
+
+fn dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("kiln-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+#[test]
+fn export_writes_a_model_of_the_named_module() {
+    let d = dir();
+    let script = d.join("m.dl");
+    let src = "import nn\nmodel = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\n\
+               def double(x):\n    return x * 2\n\
+               example_args = {\"model\": (randn(2, 3),), \"double\": (ones(5),)}\n";
+    std::fs::write(&script, src).expect("write script");
+    let out = d.join("m.onnx");
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "export",
+            &script.display().to_string(),
+            "model",
+            &out.display().to_string(),
+        ])
+        .output()
+        .expect("run kiln");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = kiln::onnx::decode(&std::fs::read(&out).expect("written")).expect("decodes");
+    let g = m.graph.expect("graph");
+    assert_eq!(g.input[0].name, "x");
+    assert!(g.node.iter().any(|n| n.op_type == "Relu"));
+    assert!(g.initializer.iter().any(|t| t.name == "0.weight"));
+
+    let missing = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "export",
+            &script.display().to_string(),
+            "nope",
+            &out.display().to_string(),
+        ])
+        .output()
+        .expect("run kiln");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("must define nope"));
+    let bad = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["export", &script.display().to_string(), "a-b", "x.onnx"])
+        .output()
+        .expect("run kiln");
+    assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,0 +1,193 @@
+//! Assembles an ONNX ModelProto (opset 17) from a captured IR graph: argument inputs
+//! become graph inputs, parameters and constants initializers, each compute node one
+//! or a few ONNX nodes; then encodes it with prost and writes it atomically.
+
+use super::builder::{dims_i64, onnx_dtype, tensor_proto, unsupported, Builder};
+use super::lower::Lower;
+use super::proto::{
+    Dimension, GraphProto, ModelProto, OperatorSetIdProto, TensorShapeProto, TensorTypeProto,
+    TypeProto, ValueInfoProto,
+};
+use crate::compile::compiled::where_text;
+use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
+use crate::error::{Error, ErrorKind, Result};
+use crate::source::SourceMap;
+use crate::tensor::Tensor;
+use prost::Message;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// The opset export targets.
+pub const OPSET: i64 = 17;
+/// The ONNX IR version that goes with opset 17.
+pub const IR_VERSION: i64 = 8;
+
+/// What to export: the graph, its parameter values and the names of its interface.
+pub struct ExportSpec<'a> {
+    pub name: &'a str,
+    pub graph: &'a Graph,
+    /// Values of the `External` inputs, in input-slot order.
+    pub externals: &'a [Tensor],
+    /// One per argument input.
+    pub input_names: &'a [String],
+    /// One per external input (initializer names).
+    pub param_names: &'a [String],
+    /// One per graph output.
+    pub output_names: &'a [String],
+}
+
+fn value_err(msg: String) -> Error {
+    Error::new(ErrorKind::ValueError, msg, None)
+}
+
+/// A ValueInfo of a static-shaped tensor.
+pub fn value_info(name: &str, node: &Node) -> ValueInfoProto {
+    let dim = dims_i64(&node.shape)
+        .into_iter()
+        .map(|d| Dimension {
+            dim_value: Some(d),
+            dim_param: None,
+        })
+        .collect();
+    ValueInfoProto {
+        name: name.to_string(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TensorTypeProto {
+                elem_type: onnx_dtype(node.dtype),
+                shape: Some(TensorShapeProto { dim }),
+            }),
+        }),
+    }
+}
+
+/// Builds the model.
+pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
+    check_names(spec)?;
+    let g = spec.graph;
+    let mut lw = Lower {
+        b: Builder::default(),
+        g,
+        vals: vec![String::new(); g.nodes.len()],
+        at: String::new(),
+    };
+    let mut inputs = Vec::new();
+    let (mut n_arg, mut n_ext) = (0usize, 0usize);
+    for (i, node) in g.nodes.iter().enumerate() {
+        lw.at = where_text(sources, node.span);
+        lw.b.doc = lw.at.clone();
+        let name = match &node.op {
+            IrOp::Input {
+                kind: InputKind::Arg(_),
+                ..
+            } => {
+                let name = pick(spec.input_names, n_arg, "input")?;
+                n_arg += 1;
+                inputs.push(value_info(&name, node));
+                name
+            }
+            IrOp::Input {
+                kind: InputKind::External { .. },
+                ..
+            } => {
+                let name = pick(spec.param_names, n_ext, "parameter")?;
+                let t = spec
+                    .externals
+                    .get(n_ext)
+                    .ok_or_else(|| value_err("export_onnx: a parameter has no value".into()))?;
+                n_ext += 1;
+                lw.b.init_tensor(&name, t)?;
+                name
+            }
+            IrOp::Const(t) => {
+                let name = format!("const_{i}");
+                lw.b.inits.push(tensor_proto(&name, t)?);
+                name
+            }
+            _ => lw.node(NodeId(i as u32))?,
+        };
+        if let Some(v) = lw.vals.get_mut(i) {
+            *v = name;
+        }
+    }
+    let outputs = outputs(&mut lw, spec)?;
+    let graph = GraphProto {
+        node: lw.b.nodes,
+        name: spec.name.to_string(),
+        initializer: lw.b.inits,
+        doc_string: String::new(),
+        input: inputs,
+        output: outputs,
+        value_info: Vec::new(),
+    };
+    Ok(ModelProto {
+        ir_version: IR_VERSION,
+        producer_name: "kiln".into(),
+        producer_version: env!("CARGO_PKG_VERSION").into(),
+        domain: String::new(),
+        model_version: 1,
+        doc_string: String::new(),
+        graph: Some(graph),
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: OPSET,
+        }],
+    })
+}
+
+/// `names[i]`, or an error when too few names were given.
+fn pick(names: &[String], i: usize, what: &str) -> Result<String> {
+    names
+        .get(i)
+        .cloned()
+        .ok_or_else(|| value_err(format!("export_onnx: no name for {what} {i}")))
+}
+
+/// Identity nodes from each output's value to its public name.
+fn outputs(lw: &mut Lower, spec: &ExportSpec) -> Result<Vec<ValueInfoProto>> {
+    let g = spec.graph;
+    let mut out = Vec::new();
+    lw.b.doc = String::new();
+    for (k, id) in g.outputs.iter().enumerate() {
+        let name = pick(spec.output_names, k, "output")?;
+        let node = g
+            .node(*id)
+            .ok_or_else(|| unsupported("a dangling output", "<graph>"))?;
+        let src = lw.vals.get(id.index()).cloned().unwrap_or_default();
+        lw.b.op_to("Identity", &[&src], vec![], name.clone());
+        out.push(value_info(&name, node));
+    }
+    Ok(out)
+}
+
+/// Interface names must be distinct and non-empty.
+fn check_names(spec: &ExportSpec) -> Result<()> {
+    let mut seen = HashSet::new();
+    let all = spec
+        .input_names
+        .iter()
+        .chain(spec.param_names)
+        .chain(spec.output_names);
+    for n in all {
+        if n.is_empty() || !seen.insert(n.as_str()) {
+            return Err(value_err(format!(
+                "export_onnx: input/output/parameter names must be distinct and non-empty (got {n:?} twice or empty)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The model's protobuf bytes.
+pub fn encode(m: &ModelProto) -> Vec<u8> {
+    m.encode_to_vec()
+}
+
+/// Decodes a model (for tools and tests that read exported files back).
+pub fn decode(bytes: &[u8]) -> Result<ModelProto> {
+    ModelProto::decode(bytes).map_err(|e| value_err(format!("not an ONNX model: {e}")))
+}
+
+/// Writes the encoded model to `path` atomically (temporary file + rename).
+pub fn save(m: &ModelProto, path: &Path) -> Result<()> {
+    crate::io::write_atomic(path, &encode(m))
+}

@@ -1,0 +1,311 @@
+//! Lowering the IR to ONNX nodes: one IR node becomes one or a few ONNX nodes writing
+//! the node's value. Dispatch and the elementwise ops live here; reductions, shape ops
+//! and nn ops in their own files.
+
+use super::builder::{attr_i, unsupported, Builder};
+use super::reduce::Reduce;
+use crate::compile::ir::{Graph, IrOp, Node, NodeId};
+use crate::error::Result;
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::tensor::dtype::{DType, Scalar};
+
+/// The lowering state: the builder and the ONNX value name of each lowered IR node.
+pub struct Lower<'g> {
+    pub b: Builder,
+    pub g: &'g Graph,
+    pub vals: Vec<String>,
+    /// `file.dl:3:5` of the node being lowered (for errors).
+    pub at: String,
+}
+
+/// An argument of the node being lowered: its value name, dtype and shape.
+pub struct Arg<'a> {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: &'a [usize],
+}
+
+impl<'g> Lower<'g> {
+    /// The `i`th argument of `n`.
+    pub fn arg(&self, n: &'g Node, i: usize) -> Result<Arg<'g>> {
+        let id = n
+            .args
+            .get(i)
+            .copied()
+            .ok_or_else(|| self.bad("missing argument"))?;
+        let node = self
+            .g
+            .node(id)
+            .ok_or_else(|| self.bad("dangling argument"))?;
+        let name = self.vals.get(id.index()).cloned().unwrap_or_default();
+        Ok(Arg {
+            name,
+            dtype: node.dtype,
+            shape: &node.shape,
+        })
+    }
+
+    pub fn bad(&self, msg: &str) -> crate::error::Error {
+        unsupported(&format!("an IR node with {msg}"), &self.at)
+    }
+
+    /// Lowers compute node `id`, returning the name of its value.
+    pub fn node(&mut self, id: NodeId) -> Result<String> {
+        let n = self.g.node(id).ok_or_else(|| self.bad("an unknown id"))?;
+        match &n.op {
+            IrOp::Input { .. } | IrOp::Const(_) => Err(self.bad("an input in the body")),
+            IrOp::Unary(op) => self.unary(n, *op),
+            IrOp::Binary(op) => {
+                let (a, b) = (self.arg(n, 0)?, self.arg(n, 1)?);
+                self.binary(n, *op, a, b)
+            }
+            IrOp::BinaryScalar {
+                op,
+                scalar,
+                reverse,
+            } => self.binary_scalar(n, *op, *scalar, *reverse),
+            IrOp::Clamp { min, max } => self.clamp(n, *min, *max),
+            IrOp::Where => self.where_(n),
+            IrOp::Cast(d) => {
+                let a = self.arg(n, 0)?;
+                Ok(self.b.cast(&a.name, a.dtype, *d))
+            }
+            IrOp::Clone | IrOp::Contiguous => {
+                let a = self.arg(n, 0)?;
+                Ok(self.b.op("Identity", &[&a.name], vec![]))
+            }
+            IrOp::MaskedFill { value } => {
+                let (x, m) = (self.arg(n, 0)?, self.arg(n, 1)?);
+                let v = self.b.const_scalar(*value, n.dtype);
+                let m = self.b.cast(&m.name, m.dtype, DType::Bool);
+                Ok(self.b.op("Where", &[&m, &v, &x.name], vec![]))
+            }
+            _ => self.structured(n),
+        }
+    }
+
+    fn unary(&mut self, n: &Node, op: UnaryOp) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, n.dtype);
+        let simple = match op {
+            UnaryOp::Neg => "Neg",
+            UnaryOp::Exp => "Exp",
+            UnaryOp::Log => "Log",
+            UnaryOp::Sqrt => "Sqrt",
+            UnaryOp::Abs => "Abs",
+            UnaryOp::Sin => "Sin",
+            UnaryOp::Cos => "Cos",
+            UnaryOp::Tanh => "Tanh",
+            UnaryOp::Sigmoid => "Sigmoid",
+            UnaryOp::Relu => "Relu",
+            UnaryOp::Softplus => "Softplus",
+            UnaryOp::Sign => "Sign",
+            UnaryOp::Floor => "Floor",
+            UnaryOp::Round => "Round",
+            UnaryOp::Erf => "Erf",
+            UnaryOp::Not if n.dtype == DType::Bool => "Not",
+            UnaryOp::Not => return Err(unsupported("bitwise_not on int64", &self.at)),
+            UnaryOp::Rsqrt => {
+                let s = self.b.op("Sqrt", &[&x], vec![]);
+                return Ok(self.b.op("Reciprocal", &[&s], vec![]));
+            }
+            UnaryOp::Silu => {
+                let s = self.b.op("Sigmoid", &[&x], vec![]);
+                return Ok(self.b.op("Mul", &[&x, &s], vec![]));
+            }
+            UnaryOp::Gelu => return Ok(self.gelu_erf(&x)),
+            UnaryOp::GeluTanh => return Ok(self.gelu_tanh(&x)),
+        };
+        Ok(self.b.op(simple, &[&x], vec![]))
+    }
+
+    fn fconst(&mut self, v: f64) -> String {
+        self.b.const_scalar(Scalar::Float(v), DType::F32)
+    }
+
+    /// `0.5 x (1 + erf(x / sqrt 2))`.
+    fn gelu_erf(&mut self, x: &str) -> String {
+        let r = self.fconst(std::f64::consts::FRAC_1_SQRT_2);
+        let t = self.b.op("Mul", &[x, &r], vec![]);
+        let e = self.b.op("Erf", &[&t], vec![]);
+        self.half_x_one_plus(x, &e)
+    }
+
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+    fn gelu_tanh(&mut self, x: &str) -> String {
+        let c = self.fconst(0.044715);
+        let k = self.fconst((2.0 / std::f64::consts::PI).sqrt());
+        let x2 = self.b.op("Mul", &[x, x], vec![]);
+        let x3 = self.b.op("Mul", &[&x2, x], vec![]);
+        let cx3 = self.b.op("Mul", &[&x3, &c], vec![]);
+        let inner = self.b.op("Add", &[x, &cx3], vec![]);
+        let kin = self.b.op("Mul", &[&inner, &k], vec![]);
+        let t = self.b.op("Tanh", &[&kin], vec![]);
+        self.half_x_one_plus(x, &t)
+    }
+
+    fn half_x_one_plus(&mut self, x: &str, e: &str) -> String {
+        let one = self.fconst(1.0);
+        let half = self.fconst(0.5);
+        let p = self.b.op("Add", &[e, &one], vec![]);
+        let hx = self.b.op("Mul", &[x, &half], vec![]);
+        self.b.op("Mul", &[&hx, &p], vec![])
+    }
+
+    /// The dtype both operands are cast to: the result's for arithmetic, the promoted
+    /// one for comparisons and logic.
+    fn compute_dtype(op: BinaryOp, out: DType, a: DType, b: DType) -> DType {
+        use BinaryOp::*;
+        match op {
+            Eq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => promote(a, b),
+            _ => out,
+        }
+    }
+
+    pub fn binary(&mut self, n: &Node, op: BinaryOp, a: Arg, b: Arg) -> Result<String> {
+        let cd = Self::compute_dtype(op, n.dtype, a.dtype, b.dtype);
+        let x = self.b.cast(&a.name, a.dtype, cd);
+        let y = self.b.cast(&b.name, b.dtype, cd);
+        self.binary_names(op, cd, &x, &y)
+    }
+
+    fn binary_names(&mut self, op: BinaryOp, cd: DType, x: &str, y: &str) -> Result<String> {
+        use BinaryOp::*;
+        let simple = match op {
+            Add => "Add",
+            Sub => "Sub",
+            Mul => "Mul",
+            Div => "Div",
+            Pow => "Pow",
+            Maximum => "Max",
+            Minimum => "Min",
+            Eq => "Equal",
+            Lt => "Less",
+            Le => "LessOrEqual",
+            Gt => "Greater",
+            Ge => "GreaterOrEqual",
+            And | Or | Xor if cd != DType::Bool => {
+                return Err(unsupported("a bitwise op on int64", &self.at))
+            }
+            And => "And",
+            Or => "Or",
+            Xor => "Xor",
+            Ne => {
+                let e = self.b.op("Equal", &[x, y], vec![]);
+                return Ok(self.b.op("Not", &[&e], vec![]));
+            }
+            Rem if cd == DType::I64 => {
+                return Ok(self.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]))
+            }
+            FloorDiv if cd == DType::I64 => {
+                return Err(unsupported("floor_divide on int64", &self.at))
+            }
+            Rem => {
+                let q = self.b.op("Div", &[x, y], vec![]);
+                let f = self.b.op("Floor", &[&q], vec![]);
+                let m = self.b.op("Mul", &[&f, y], vec![]);
+                return Ok(self.b.op("Sub", &[x, &m], vec![]));
+            }
+            FloorDiv => {
+                let q = self.b.op("Div", &[x, y], vec![]);
+                return Ok(self.b.op("Floor", &[&q], vec![]));
+            }
+        };
+        Ok(self.b.op(simple, &[x, y], vec![]))
+    }
+
+    fn binary_scalar(&mut self, n: &Node, op: BinaryOp, s: Scalar, rev: bool) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let cd = Self::compute_dtype(op, n.dtype, a.dtype, s.dtype());
+        let x = self.b.cast(&a.name, a.dtype, cd);
+        let c = self.b.const_scalar(s, cd);
+        if rev {
+            self.binary_names(op, cd, &c, &x)
+        } else {
+            self.binary_names(op, cd, &x, &c)
+        }
+    }
+
+    fn clamp(&mut self, n: &Node, min: Option<f64>, max: Option<f64>) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, n.dtype);
+        let bound = |me: &mut Self, v: Option<f64>| match v {
+            None => String::new(),
+            Some(v) if n.dtype == DType::I64 => {
+                me.b.const_scalar(Scalar::Int(v as i64), DType::I64)
+            }
+            Some(v) => me.b.const_scalar(Scalar::Float(v), n.dtype),
+        };
+        let (lo, hi) = (bound(self, min), bound(self, max));
+        Ok(self.b.op("Clip", &[&x, &lo, &hi], vec![]))
+    }
+
+    fn where_(&mut self, n: &Node) -> Result<String> {
+        let (c, a, b) = (self.arg(n, 0)?, self.arg(n, 1)?, self.arg(n, 2)?);
+        let c = self.b.cast(&c.name, c.dtype, DType::Bool);
+        let x = self.b.cast(&a.name, a.dtype, n.dtype);
+        let y = self.b.cast(&b.name, b.dtype, n.dtype);
+        Ok(self.b.op("Where", &[&c, &x, &y], vec![]))
+    }
+}
+
+/// The common dtype of two operands (float over int over bool).
+pub fn promote(a: DType, b: DType) -> DType {
+    match (a, b) {
+        (DType::F32, _) | (_, DType::F32) => DType::F32,
+        (DType::I64, _) | (_, DType::I64) => DType::I64,
+        _ => DType::Bool,
+    }
+}
+
+impl Lower<'_> {
+    /// Reductions, shape ops and nn ops.
+    fn structured(&mut self, n: &Node) -> Result<String> {
+        match &n.op {
+            IrOp::Sum { dims, keepdim } => self.reduce_node(n, Reduce::Sum, dims, *keepdim),
+            IrOp::Mean { dims, keepdim } => self.reduce_node(n, Reduce::Mean, dims, *keepdim),
+            IrOp::Prod { dims, keepdim } => self.reduce_node(n, Reduce::Prod, dims, *keepdim),
+            IrOp::LogSumExp { dims, keepdim } => {
+                self.reduce_node(n, Reduce::LogSumExp, dims, *keepdim)
+            }
+            IrOp::ExtremeAll { is_min } => {
+                let red = if *is_min { Reduce::Min } else { Reduce::Max };
+                self.reduce_node(n, red, &[], false)
+            }
+            IrOp::ExtremeDim {
+                dim,
+                keepdim,
+                is_min,
+            } => self.extreme_dim(n, *dim, *keepdim, *is_min),
+            IrOp::ArgExtreme { dim, is_min, .. } => self.arg_extreme(n, *dim, *is_min),
+            IrOp::Var {
+                dims,
+                correction,
+                keepdim,
+                std,
+            } => self.var(n, dims, *correction, *keepdim, *std),
+            IrOp::Norm { p, dims, keepdim } => self.norm(n, *p, dims, *keepdim),
+            IrOp::AllAny { dims, keepdim, any } => self.all_any(n, dims, *keepdim, *any),
+            IrOp::Softmax { dim } => self.softmax(n, *dim, false),
+            IrOp::LogSoftmax { dim } => self.softmax(n, *dim, true),
+            IrOp::Cumsum { dim } => self.cumsum(n, *dim),
+            IrOp::Reshape { .. } => self.reshape(n),
+            IrOp::Permute { perm } => self.permute(n, perm),
+            IrOp::Expand { .. } => self.expand(n),
+            IrOp::Narrow { dim, start, len } => self.narrow(n, *dim, *start, *len),
+            IrOp::Repeat { reps } => self.repeat(n, reps),
+            IrOp::Index { indices } => self.index(n, indices),
+            IrOp::Matmul => self.matmul(n),
+            IrOp::Conv2d { params, bias } => self.conv2d(n, params, *bias),
+            IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
+            IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
+            IrOp::Cat { dim } => self.cat(n, *dim),
+            IrOp::Stack { dim } => self.stack(n, *dim),
+            IrOp::IndexSelect { dim } => self.gather(n, *dim, false),
+            IrOp::Gather { dim } => self.gather(n, *dim, true),
+            IrOp::ScatterAdd { dim } => self.scatter_add(n, *dim),
+            IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
+            other => Err(unsupported(other.name(), &self.at)),
+        }
+    }
+}

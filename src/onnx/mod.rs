@@ -1,0 +1,13 @@
+//! ONNX export of captured graphs: the protobuf messages (`proto`, encoded by prost),
+//! the lowering of IR nodes to ONNX nodes (`lower`, `reduce`, `shape`, `nn`) and model
+//! assembly + atomic writes (`export`).
+
+mod builder;
+pub mod export;
+mod lower;
+mod nn;
+pub mod proto;
+mod reduce;
+mod shape;
+
+pub use export::{decode, encode, export, save, ExportSpec, OPSET};

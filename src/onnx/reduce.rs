@@ -1,0 +1,178 @@
+//! Reductions, softmax and cumulative sums as ONNX nodes (opset 17: ReduceSum takes its
+//! axes as an input, the other Reduce* ops as an attribute).
+
+use super::builder::{attr_i, attr_ints, dims_i64};
+use super::lower::Lower;
+use crate::compile::ir::Node;
+use crate::error::Result;
+use crate::tensor::dtype::{DType, Scalar};
+
+/// Which ONNX reduction a node uses.
+#[derive(Clone, Copy)]
+pub enum Reduce {
+    Sum,
+    Mean,
+    Prod,
+    Max,
+    Min,
+    LogSumExp,
+    L1,
+    L2,
+}
+
+impl Reduce {
+    fn op(self) -> &'static str {
+        match self {
+            Reduce::Sum => "ReduceSum",
+            Reduce::Mean => "ReduceMean",
+            Reduce::Prod => "ReduceProd",
+            Reduce::Max => "ReduceMax",
+            Reduce::Min => "ReduceMin",
+            Reduce::LogSumExp => "ReduceLogSumExp",
+            Reduce::L1 => "ReduceL1",
+            Reduce::L2 => "ReduceL2",
+        }
+    }
+}
+
+impl Lower<'_> {
+    /// `red(x)` over `dims` (empty: all dims).
+    pub fn reduce(&mut self, red: Reduce, x: &str, dims: &[usize], keepdim: bool) -> String {
+        let mut attrs = vec![attr_i("keepdims", i64::from(keepdim))];
+        let mut inputs = vec![x.to_string()];
+        if !dims.is_empty() {
+            let axes = dims_i64(dims);
+            match red {
+                Reduce::Sum => inputs.push(self.b.const_i64(&axes, false)),
+                _ => attrs.push(attr_ints("axes", &axes)),
+            }
+        }
+        let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        self.b.op(red.op(), &refs, attrs)
+    }
+
+    /// A reduction node whose input is cast to the result dtype first.
+    pub fn reduce_node(
+        &mut self,
+        n: &Node,
+        red: Reduce,
+        dims: &[usize],
+        keepdim: bool,
+    ) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, n.dtype);
+        Ok(self.reduce(red, &x, dims, keepdim))
+    }
+
+    /// max/min along one dim (the values).
+    pub fn extreme_dim(
+        &mut self,
+        n: &Node,
+        dim: usize,
+        keepdim: bool,
+        min: bool,
+    ) -> Result<String> {
+        let red = if min { Reduce::Min } else { Reduce::Max };
+        self.reduce_node(n, red, &[dim], keepdim)
+    }
+
+    /// argmax/argmin along `dim`, or of the flattened tensor.
+    pub fn arg_extreme(&mut self, n: &Node, dim: Option<usize>, min: bool) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let op = if min { "ArgMin" } else { "ArgMax" };
+        let x = self.b.cast(&a.name, a.dtype, DType::F32);
+        let (x, axis) = match dim {
+            Some(d) => (x, d),
+            None => {
+                let flat = self.b.const_i64(&[-1], false);
+                (self.b.op("Reshape", &[&x, &flat], vec![]), 0)
+            }
+        };
+        let attrs = vec![attr_i("axis", axis as i64), attr_i("keepdims", 0)];
+        let r = self.b.op(op, &[&x], attrs);
+        Ok(self.reshape_to(&r, &n.shape))
+    }
+
+    /// var/std: `sum((x - mean)^2) / (n - correction)`.
+    pub fn var(
+        &mut self,
+        n: &Node,
+        dims: &[usize],
+        correction: f64,
+        keepdim: bool,
+        std: bool,
+    ) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, DType::F32);
+        let count: usize = if dims.is_empty() {
+            a.shape.iter().product()
+        } else {
+            dims.iter().filter_map(|&d| a.shape.get(d)).product()
+        };
+        let m = self.reduce(Reduce::Mean, &x, dims, true);
+        let d = self.b.op("Sub", &[&x, &m], vec![]);
+        let d2 = self.b.op("Mul", &[&d, &d], vec![]);
+        let s = self.reduce(Reduce::Sum, &d2, dims, keepdim);
+        let denom = self
+            .b
+            .const_scalar(Scalar::Float(count as f64 - correction), DType::F32);
+        let v = self.b.op("Div", &[&s, &denom], vec![]);
+        Ok(if std {
+            self.b.op("Sqrt", &[&v], vec![])
+        } else {
+            v
+        })
+    }
+
+    /// p-norm: ReduceL1/L2, or `sum(|x|^p)^(1/p)`; max-norm for p = inf.
+    pub fn norm(&mut self, n: &Node, p: f64, dims: &[usize], keepdim: bool) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, DType::F32);
+        if p == 1.0 {
+            return Ok(self.reduce(Reduce::L1, &x, dims, keepdim));
+        }
+        if p == 2.0 {
+            return Ok(self.reduce(Reduce::L2, &x, dims, keepdim));
+        }
+        let ax = self.b.op("Abs", &[&x], vec![]);
+        if p == f64::INFINITY {
+            return Ok(self.reduce(Reduce::Max, &ax, dims, keepdim));
+        }
+        let pc = self.b.const_scalar(Scalar::Float(p), DType::F32);
+        let pw = self.b.op("Pow", &[&ax, &pc], vec![]);
+        let s = self.reduce(Reduce::Sum, &pw, dims, keepdim);
+        let inv = self.b.const_scalar(Scalar::Float(1.0 / p), DType::F32);
+        Ok(self.b.op("Pow", &[&s, &inv], vec![]))
+    }
+
+    /// all/any: min/max of the truth values as floats.
+    pub fn all_any(
+        &mut self,
+        n: &Node,
+        dims: &[usize],
+        keepdim: bool,
+        any: bool,
+    ) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let b = self.b.cast(&a.name, a.dtype, DType::Bool);
+        let f = self.b.cast(&b, DType::Bool, DType::F32);
+        let red = if any { Reduce::Max } else { Reduce::Min };
+        let r = self.reduce(red, &f, dims, keepdim);
+        Ok(self.b.cast(&r, DType::F32, DType::Bool))
+    }
+
+    /// Softmax / LogSoftmax along `dim`.
+    pub fn softmax(&mut self, n: &Node, dim: usize, log: bool) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, DType::F32);
+        let op = if log { "LogSoftmax" } else { "Softmax" };
+        Ok(self.b.op(op, &[&x], vec![attr_i("axis", dim as i64)]))
+    }
+
+    pub fn cumsum(&mut self, n: &Node, dim: usize) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let x = self.b.cast(&a.name, a.dtype, n.dtype);
+        let axis = self.b.const_i64(&[dim as i64], true);
+        Ok(self.b.op("CumSum", &[&x, &axis], vec![]))
+    }
+}

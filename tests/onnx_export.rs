@@ -1,0 +1,252 @@
+//! ONNX export. Each tests/onnx/*.dl script traces a model, checks the Graph against
+//! eager, and writes model.onnx with its example inputs (in_*.npy) and Kiln's outputs
+//! (out_*.npy). Here the file is decoded back with prost (opset, interface, initializers,
+//! op types) and, when a Python with `onnx` and `onnxruntime` is found
+//! (`KILN_ONNX_PYTHON`, else `target/onnx-venv/bin/python`, which .ci/run creates),
+//! checked by onnx.checker and run by ONNX Runtime (tests/onnx/check.py: outputs
+//! within 1e-5 relative). Without that Python the ORT part prints a skip message.
+
+use kiln::onnx::proto::ModelProto;
+use kiln::{Engine, ErrorKind};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kiln-onnx-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// The Python that has onnx + onnxruntime, if any.
+fn python() -> Option<PathBuf> {
+    let cands = [
+        std::env::var_os("KILN_ONNX_PYTHON").map(PathBuf::from),
+        Some(root().join("target/onnx-venv/bin/python")),
+    ];
+    cands.into_iter().flatten().find(|p| {
+        Command::new(p)
+            .args(["-c", "import onnx, onnxruntime, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Runs tests/onnx/NAME.dl writing into a fresh directory; returns it.
+fn run_script(name: &str) -> PathBuf {
+    let out = temp_dir(name);
+    let script = root().join("tests/onnx").join(format!("{name}.dl"));
+    let mut e = Engine::new();
+    e.set_output(Box::new(|_| {}));
+    e.set_argv(vec![
+        script.display().to_string(),
+        out.display().to_string(),
+    ]);
+    if let Err(err) = e.run_file(&script) {
+        panic!("{name}.dl failed:\n{}", e.render_error(&err));
+    }
+    out
+}
+
+fn decode(dir: &Path) -> ModelProto {
+    let bytes = std::fs::read(dir.join("model.onnx")).expect("model.onnx written");
+    let m = kiln::onnx::decode(&bytes).expect("a valid protobuf");
+    assert_eq!(kiln::onnx::encode(&m), bytes, "decode + encode round-trips");
+    m
+}
+
+/// What the decoded model of one script must hold.
+struct Expect {
+    script: &'static str,
+    inputs: &'static [&'static str],
+    outputs: &'static [&'static str],
+    /// Initializers named after module parameters / globals.
+    params: &'static [&'static str],
+    ops: &'static [&'static str],
+}
+
+const MODELS: &[Expect] = &[
+    Expect {
+        script: "mlp",
+        inputs: &["x"],
+        outputs: &["output"],
+        params: &["model.0.weight", "model.0.bias", "model.7.weight"],
+        ops: &["MatMul", "Relu", "Erf", "Tanh", "LogSoftmax", "ReduceMean"],
+    },
+    Expect {
+        script: "cnn",
+        inputs: &["image"],
+        outputs: &["probs"],
+        params: &["c1.weight", "c1.bias", "c2.weight", "fc.bias"],
+        ops: &[
+            "Conv",
+            "MaxPool",
+            "AveragePool",
+            "Sigmoid",
+            "Softmax",
+            "Reshape",
+        ],
+    },
+    Expect {
+        script: "gru",
+        inputs: &["xs", "h"],
+        outputs: &["y", "h_last"],
+        params: &["cell.weight_ih", "cell.weight_hh", "head.weight"],
+        ops: &["Gather", "Slice", "Sigmoid", "Tanh", "MatMul"],
+    },
+    Expect {
+        script: "ops",
+        inputs: &["idx", "x"],
+        outputs: &["output0", "output1"],
+        params: &["E.weight", "W"],
+        ops: &[
+            "Gather",
+            "Concat",
+            "Where",
+            "Clip",
+            "ReduceSum",
+            "ReduceL2",
+            "CumSum",
+            "ArgMax",
+            "OneHot",
+            "GatherElements",
+            "Tile",
+            "Expand",
+            "Transpose",
+        ],
+    },
+];
+
+fn check_structure(x: &Expect, m: &ModelProto) {
+    assert_eq!(m.ir_version, 8);
+    assert_eq!(m.opset_import.len(), 1);
+    assert_eq!(m.opset_import[0].version, kiln::onnx::OPSET);
+    let g = m.graph.as_ref().expect("a graph");
+    let names = |v: &[kiln::onnx::proto::ValueInfoProto]| {
+        v.iter().map(|i| i.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(names(&g.input), x.inputs, "{}: inputs", x.script);
+    assert_eq!(names(&g.output), x.outputs, "{}: outputs", x.script);
+    for p in x.params {
+        assert!(
+            g.initializer.iter().any(|t| t.name == *p),
+            "{}: no initializer {p}",
+            x.script
+        );
+    }
+    for op in x.ops {
+        assert!(
+            g.node.iter().any(|n| n.op_type == *op),
+            "{}: no {op} node",
+            x.script
+        );
+    }
+}
+
+#[test]
+fn exported_models_decode_and_match_onnx_runtime() {
+    let py = python();
+    if py.is_none() {
+        eprintln!(
+            "SKIP (ONNX Runtime part): no Python with onnx + onnxruntime; set KILN_ONNX_PYTHON \
+             or run .ci/run (creates target/onnx-venv). The Kiln-side checks still run."
+        );
+    }
+    for x in MODELS {
+        let dir = run_script(x.script);
+        check_structure(x, &decode(&dir));
+        if let Some(py) = &py {
+            let out = Command::new(py)
+                .arg(root().join("tests/onnx/check.py"))
+                .arg(&dir)
+                .output()
+                .expect("run check.py");
+            assert!(
+                out.status.success(),
+                "{}: ONNX check failed:\n{}{}",
+                x.script,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn engine() -> Engine {
+    let mut e = Engine::new();
+    e.set_output(Box::new(|_| {}));
+    e
+}
+
+#[test]
+fn unsupported_op_names_the_op_and_line_and_keeps_the_old_file() {
+    let dir = temp_dir("unsupported");
+    let path = dir.join("m.onnx");
+    std::fs::write(&path, b"previous").expect("write");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "def f(x):\n    y = x * 2\n    return y[y > 0]\nexport_onnx(f, (randn(4),), out)\n";
+    let err = e
+        .run_source(src, "mask.dl")
+        .expect_err("mask indexing cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(
+        err.message.contains("boolean-mask indexing"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("mask.dl:3:"), "{}", err.message);
+    assert_eq!(std::fs::read(&path).expect("read"), b"previous");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn graph_runs_only_on_the_traced_shapes_and_sees_parameter_updates() {
+    let mut e = engine();
+    e.run_source(
+        "W = ones(3, 2)\ndef f(x):\n    return x @ W\ng = trace(f, ones(4, 3))\n",
+        "g.dl",
+    )
+    .expect("trace");
+    assert_eq!(
+        e.eval_as::<f64>("g(ones(4, 3)).sum().item()")
+            .expect("call"),
+        24.0
+    );
+    // an in-place update of the global is seen (parameters are read by handle)
+    e.run_source("W.mul_(2.0)\n", "upd.dl").expect("update");
+    assert_eq!(
+        e.eval_as::<f64>("g(ones(4, 3)).sum().item()")
+            .expect("call"),
+        48.0
+    );
+    let err = e.eval("g(ones(5, 3))").expect_err("other shape");
+    assert_eq!(err.kind, ErrorKind::ValueError);
+    assert!(
+        err.message.contains("traced for (x float32(4, 3))"),
+        "{}",
+        err.message
+    );
+    let s: String = e.eval_as("str(g)").expect("str");
+    assert!(s.contains("matmul"), "{s}");
+    let r: String = e.eval_as("repr(g)").expect("repr");
+    assert_eq!(r, "<Graph f (x: float32(4, 3)) -> (output: float32(4, 2))>");
+}
+
+#[test]
+fn trace_of_an_uncapturable_function_says_why() {
+    let mut e = engine();
+    let src = "def f(x):\n    if x.sum().item() > 0:\n        return x\n    return -x\ntrace(f, ones(2))\n";
+    let err = e.run_source(src, "brk.dl").expect_err("graph break");
+    assert_eq!(err.kind, ErrorKind::RuntimeError);
+    assert!(
+        err.message.contains("cannot be captured"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("brk.dl:2:"), "{}", err.message);
+}
