@@ -75,6 +75,7 @@ impl Tensor {
     /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).
     pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("binary_"));
+        crate::compile::trace::refuse_effect("an in-place op")?;
         let name = op.name();
         match rhs {
             Operand::Tensor(t) => self.inplace_with(name, Some(t), |x, g| {
@@ -113,12 +114,14 @@ impl Tensor {
     /// `clamp_(min, max)`.
     pub fn clamp_(&self, min: Option<f64>, max: Option<f64>) -> Result<()> {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("clamp_"));
+        crate::compile::trace::refuse_effect("an in-place op")?;
         self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))
     }
 
     /// `fill_(value)`.
     pub fn fill_(&self, s: Scalar) -> Result<()> {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("fill_"));
+        crate::compile::trace::refuse_effect("an in-place op")?;
         self.index_put_scalar_(&[], s)
     }
 
@@ -130,6 +133,7 @@ impl Tensor {
     /// `copy_(src)`: src broadcast to this shape and cast to this dtype.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace("copy_"));
+        crate::compile::trace::refuse_effect("an in-place op")?;
         self.index_put_(&[], src)
     }
 }
