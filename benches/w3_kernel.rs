@@ -213,7 +213,7 @@ fn measure_graph(xs: &[f32]) -> Result<(), kiln::Error> {
     let x = kiln::tensor::creation::from_f32(xs.to_vec(), &[xs.len()])?;
     // The result is dropped here, so the timed calls reuse its buffer.
     let ys = cg
-        .run(std::slice::from_ref(&x), not_fused)?
+        .run(std::slice::from_ref(&x), &not_fused, &mut String::new())?
         .first()
         .map(|y| y.to_f32_vec())
         .transpose()?

@@ -109,12 +109,15 @@ impl Interp {
     ) -> Option<Side<'a>> {
         self.stack[frame.clone()].clone_from_slice(snap);
         let saved = std::mem::replace(&mut self.output, Box::new(|_| {}));
-        trace::with_tracer(|t| t.speculating += 1);
+        let rngs = (crate::tensor::random::save_rng(), self.rng.clone());
+        trace::set_speculating(true);
         trace::enter_region();
         let res = self.exec_block(block);
         let region = trace::exit_region();
-        trace::with_tracer(|t| t.speculating = t.speculating.saturating_sub(1));
+        trace::set_speculating(false);
         self.output = saved;
+        crate::tensor::random::restore_rng(rngs.0);
+        self.rng = rngs.1;
         let locals = self.stack[frame].to_vec();
         let ret = std::mem::take(&mut self.ret);
         let flow = match res {

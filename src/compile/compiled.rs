@@ -319,7 +319,7 @@ impl Interp {
                  (optimize + codegen {:.2} ms)",
                 cf.name,
                 g.compiled.graph.len(),
-                g.compiled.fused.len(),
+                g.compiled.fused_total(),
                 sym_text(&g.compiled.graph),
                 g.compiled.compile_time.as_secs_f64() * 1e3
             )),

@@ -181,6 +181,24 @@ impl CompiledGraph {
     /// computes in one loop nest and the values it reads.
     pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {
         let mut out = self.graph.to_text(sources);
+        self.fused_text("", &mut out);
+        out
+    }
+
+    /// The number of fused kernels, those in regions of control nodes included.
+    pub fn fused_total(&self) -> usize {
+        let inner: usize = self
+            .controls
+            .iter()
+            .flat_map(|c| c.regions())
+            .map(|r| r.fused_total())
+            .sum();
+        self.fused.len() + inner
+    }
+
+    /// One line per fused kernel (`where` names the region, e.g. `%2 body: `), then those
+    /// of the regions of control nodes.
+    fn fused_text(&self, place: &str, out: &mut String) {
         for (k, step) in self.fused.iter().enumerate() {
             let members: Vec<String> = self
                 .steps
@@ -196,12 +214,26 @@ impl CompiledGraph {
                 .map(|a| format!("%{}", a.index()))
                 .collect();
             out.push_str(&format!(
-                "fused kernel {k}: [{}] reads ({})\n",
+                "{place}fused kernel {k}: [{}] reads ({})\n",
                 members.join(", "),
                 ins.join(", ")
             ));
         }
-        out
+        let nodes = self.graph.nodes.iter().enumerate();
+        let controls = nodes.filter_map(|(i, _)| match self.steps.get(i) {
+            Some(Step::Control(k)) => self.controls.get(*k).map(|c| (i, c)),
+            _ => None,
+        });
+        for (i, c) in controls {
+            let names: &[&str] = match c {
+                ControlStep::If { .. } => &["then", "else"],
+                ControlStep::Loop { cond: Some(_), .. } => &["cond", "body"],
+                ControlStep::Loop { .. } => &["body"],
+            };
+            for (name, r) in names.iter().zip(c.regions()) {
+                r.fused_text(&format!("{place}%{i} {name}: "), out);
+            }
+        }
     }
 
     /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node; printed

@@ -177,8 +177,6 @@ pub struct Tracer {
     pub regions: Vec<RegionScope>,
     /// Strings made by f-strings with tensor holes (consumed by `print`).
     pub templates: Vec<Template>,
-    /// Nesting depth of speculative runs of untaken branches.
-    pub speculating: u32,
     /// Tensors the interpreter loaded from a guarded origin, not yet used by an op.
     loaded: HashMap<usize, (Tensor, String)>,
     /// External input tensors, in input-slot order after the argument inputs.
@@ -203,6 +201,7 @@ pub struct Tracer {
 
 thread_local! {
     static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    static SPECULATING: Cell<u32> = const { Cell::new(0) };
     static TRACER: RefCell<Option<Box<Tracer>>> = const { RefCell::new(None) };
 }
 
@@ -515,12 +514,50 @@ pub fn note_created(addr: usize) {
 }
 
 /// A Python-level mutation of the container at `addr`: a break unless it was created
-/// during the capture.
+/// during the capture. True when it must not happen: an untaken branch running
+/// speculatively may not change anything outside itself (the caller raises).
 #[inline]
-pub fn note_mutation(addr: usize, what: &'static str) {
-    if active() && with(|t| t.is_created(addr)) == Some(false) {
-        graph_break(BreakReason::Mutation(what));
+pub fn note_mutation(addr: usize, what: &'static str) -> bool {
+    if !(active() || in_speculation()) || with(|t| t.is_created(addr)) != Some(false) {
+        return false;
     }
+    graph_break(BreakReason::Mutation(what));
+    in_speculation()
+}
+
+/// True while an untaken branch runs speculatively (even after a break stopped recording).
+#[inline]
+pub fn in_speculation() -> bool {
+    SPECULATING.with(|s| s.get() > 0)
+}
+
+/// Enters (`true`) or leaves a speculative run of an untaken branch.
+pub fn set_speculating(on: bool) {
+    SPECULATING.with(|s| {
+        s.set(if on {
+            s.get() + 1
+        } else {
+            s.get().saturating_sub(1)
+        })
+    });
+}
+
+/// Refuses an effect (an in-place tensor op) while an untaken branch runs speculatively.
+pub fn refuse_effect(what: &'static str) -> crate::error::Result<()> {
+    if in_speculation() {
+        return Err(speculation_error(what));
+    }
+    Ok(())
+}
+
+/// The error that stops a speculative run before an effect (never shown: the capture
+/// then falls back to eager).
+pub fn speculation_error(what: &str) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorKind::RuntimeError,
+        format!("{what} in the branch not taken"),
+        None,
+    )
 }
 
 /// A normalised dim of a call that succeeded (so it is in range).
@@ -722,9 +759,4 @@ pub fn enter_region() {
 /// Stops recording the innermost region and returns it.
 pub fn exit_region() -> Option<RegionScope> {
     with(|t| t.regions.pop()).flatten()
-}
-
-/// True while an untaken branch runs speculatively (its prints are not written).
-pub fn speculating() -> bool {
-    active() && with(|t| t.speculating > 0) == Some(true)
 }

@@ -94,8 +94,8 @@ impl TracedGraph {
     }
 
     /// Runs the graph on `args` (which must match the traced call's structure, shapes
-    /// and non-tensor values).
-    pub fn call(&self, args: &[Value]) -> Result<Value> {
+    /// and non-tensor values); its prints are appended to `printed`.
+    pub fn call(&self, args: &[Value], printed: &mut String) -> Result<Value> {
         let key = super::cache::CallKey::new(args, &[]);
         let same = key.parts.len() == self.key.len()
             && self
@@ -114,7 +114,7 @@ impl TracedGraph {
         let _ng = crate::autograd::no_grad();
         let mut inputs: Vec<Tensor> = key.tensors.into_iter().map(|(t, _)| t).collect();
         inputs.extend(self.entry.externals.iter().cloned());
-        let outs = self.entry.compiled.run(&inputs, exec::eval)?;
+        let outs = self.entry.compiled.run(&inputs, &exec::eval, printed)?;
         Ok(self.entry.output.build(&outs))
     }
 

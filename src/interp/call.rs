@@ -157,7 +157,14 @@ impl Interp {
                 }
             },
             Value::Compiled(cf) => self.call_compiled(cf, args, kw),
-            Value::Graph(g) if kw.is_empty() => g.call(&args).map_err(super::builtins::tensor::te),
+            Value::Graph(g) if kw.is_empty() => {
+                let mut printed = String::new();
+                let r = g.call(&args, &mut printed);
+                if r.is_ok() && !printed.is_empty() {
+                    self.write(&printed);
+                }
+                r.map_err(super::builtins::tensor::te)
+            }
             Value::Graph(_) => Err(super::type_err("a Graph takes positional arguments only")),
             Value::BoundMethod(bm) => {
                 let mut all = Vec::with_capacity(args.len() + 1);

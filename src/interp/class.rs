@@ -209,7 +209,15 @@ impl Interp {
     pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
         match obj {
             Value::Instance(inst) => {
-                crate::compile::trace::note_mutation(Rc::as_ptr(inst) as usize, "attribute store");
+                if crate::compile::trace::note_mutation(
+                    Rc::as_ptr(inst) as usize,
+                    "attribute store",
+                ) {
+                    return Err(super::err(
+                        ErrorKind::RuntimeError,
+                        "attribute store in the branch not taken",
+                    ));
+                }
                 let mut d = inst.dict.borrow_mut();
                 match d.get_mut(&**name) {
                     Some(slot) => *slot = v,

@@ -98,13 +98,24 @@ impl Interp {
             }
             Place::Cell(s, _) => {
                 if let Value::Cell(c) = self.local(*s) {
-                    trace::note_mutation(Rc::as_ptr(c) as usize, "nonlocal store");
+                    if trace::note_mutation(Rc::as_ptr(c) as usize, "nonlocal store") {
+                        return Err(err(
+                            ErrorKind::RuntimeError,
+                            "nonlocal store in the branch not taken",
+                        ));
+                    }
                     *c.borrow_mut() = v;
                 }
             }
             Place::Global(i, _) => {
                 if trace::active() {
                     trace::graph_break(trace::BreakReason::Mutation("global store"));
+                }
+                if trace::in_speculation() {
+                    return Err(err(
+                        ErrorKind::RuntimeError,
+                        "global store in the branch not taken",
+                    ));
                 }
                 if let Some(slot) = self.globals.slots.borrow_mut().get_mut(*i as usize) {
                     *slot = v;

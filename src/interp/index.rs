@@ -149,7 +149,7 @@ impl Interp {
     }
 
     pub fn set_item(&mut self, obj: &Value, idx: &Value, v: Value) -> R<()> {
-        note_container_mutation(obj, "item store");
+        note_container_mutation(obj, "item store")?;
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {
                 let items = self.collect(&v)?;
@@ -202,7 +202,7 @@ impl Interp {
     }
 
     pub fn del_item(&mut self, obj: &Value, idx: &Value) -> R<()> {
-        note_container_mutation(obj, "item deletion");
+        note_container_mutation(obj, "item deletion")?;
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {
                 let mut l = l.borrow_mut();
@@ -250,15 +250,21 @@ fn not_subscriptable(obj: &Value) -> super::Exc {
 
 /// Reports a mutation of a list/dict/set to an active capture (tensor item stores are
 /// in-place tensor ops, reported by the tensor library).
-pub fn note_container_mutation(obj: &Value, what: &'static str) {
+pub fn note_container_mutation(obj: &Value, what: &'static str) -> R<()> {
     use crate::compile::trace;
-    if !trace::active() {
-        return;
+    if !trace::active() && !trace::in_speculation() {
+        return Ok(());
     }
     let addr = match obj {
         Value::List(l) => Rc::as_ptr(l) as usize,
         Value::Dict(d) | Value::Set(d) => Rc::as_ptr(d) as usize,
-        _ => return,
+        _ => return Ok(()),
     };
-    trace::note_mutation(addr, what);
+    if trace::note_mutation(addr, what) {
+        return Err(super::err(
+            ErrorKind::RuntimeError,
+            "a container change in the branch not taken",
+        ));
+    }
+    Ok(())
 }

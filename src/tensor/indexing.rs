@@ -300,6 +300,7 @@ impl Tensor {
     /// value requiring grad records an `IndexPut` node on `x`.
     pub fn index_put_(&self, idx: &[TensorIndex], value: &Tensor) -> Result<()> {
         trace::graph_break(trace::BreakReason::InPlace("index_put_"));
+        trace::refuse_effect("an in-place op")?;
         let grad = autograd::needs_grad(&[self, value]);
         if grad {
             check_inplace_leaf(self)?;

@@ -76,6 +76,7 @@ impl Tensor {
 
     /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).
     pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
+        crate::compile::trace::refuse_effect("an in-place op")?;
         let name = op.name();
         {
             let _inner = trace::scope();
@@ -130,6 +131,7 @@ impl Tensor {
 
     /// `clamp_(min, max)`.
     pub fn clamp_(&self, min: Option<f64>, max: Option<f64>) -> Result<()> {
+        crate::compile::trace::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))?;
@@ -140,6 +142,7 @@ impl Tensor {
 
     /// `fill_(value)`.
     pub fn fill_(&self, s: Scalar) -> Result<()> {
+        crate::compile::trace::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.index_put_scalar_(&[], s)?;
@@ -158,6 +161,7 @@ impl Tensor {
 
     /// `copy_(src)`: src broadcast to this shape and cast to this dtype.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        crate::compile::trace::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.index_put_(&[], src)?;

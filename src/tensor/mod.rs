@@ -201,6 +201,7 @@ impl Tensor {
         crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace(
             "requires_grad_",
         ));
+        crate::compile::trace::refuse_effect("requires_grad_")?;
         if flag && !self.dtype().is_float() {
             return Err(err(
                 ErrorKind::RuntimeError,

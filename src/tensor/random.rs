@@ -78,6 +78,16 @@ pub fn manual_seed(seed: u64) {
     RNG.with(|r| *r.borrow_mut() = Rng::new(seed));
 }
 
+/// A copy of this thread's generator state (a speculative run restores it after).
+pub fn save_rng() -> Rng {
+    RNG.with(|r| r.borrow().clone())
+}
+
+/// Puts back a state from `save_rng`.
+pub fn restore_rng(state: Rng) {
+    RNG.with(|r| *r.borrow_mut() = state);
+}
+
 /// Run `f` with this thread's generator.
 pub fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
     crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Random(

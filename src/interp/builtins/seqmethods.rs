@@ -71,7 +71,7 @@ pub fn list_method(
     kw: Vec<(Rc<str>, Value)>,
 ) -> R<Value> {
     if !matches!(name, "index" | "count" | "copy") {
-        crate::interp::index::note_container_mutation(&Value::List(l.clone()), "list method");
+        crate::interp::index::note_container_mutation(&Value::List(l.clone()), "list method")?;
     }
     if name != "sort" {
         no_kw(name, &kw, &[])?;
@@ -200,7 +200,7 @@ pub fn dict_method(
     args: Vec<Value>,
 ) -> R<Value> {
     if matches!(name, "pop" | "popitem" | "update" | "clear" | "setdefault") {
-        crate::interp::index::note_container_mutation(&Value::Dict(d.clone()), "dict method");
+        crate::interp::index::note_container_mutation(&Value::Dict(d.clone()), "dict method")?;
     }
     Ok(match name {
         "get" => {
