@@ -30,6 +30,7 @@ impl Saved {
     /// Saves a tensor made for this node alone (a scalar operand as a 0-d tensor): it
     /// has no history and nothing else can reach it, so it needs no detached copy.
     pub(crate) fn constant(t: Tensor) -> Saved {
+        crate::compile::trace::note_constant(&t);
         Saved {
             version: t.version(),
             t,

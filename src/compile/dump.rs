@@ -297,8 +297,12 @@ impl Graph {
     /// `subgraph cluster_K` (K from `next`) whose nodes are prefixed `{prefix}{i}_{name}_`.
     fn write_dot(&self, prefix: &str, next: &mut usize, out: &mut String) {
         for (i, n) in self.nodes.iter().enumerate() {
-            let label = format!("%{i} = {}\\n{}", self.op_text_sym(i, n), self.type_text_sym(i, n))
-                .replace('"', "\\\"");
+            let label = format!(
+                "%{i} = {}\\n{}",
+                self.op_text_sym(i, n),
+                self.type_text_sym(i, n)
+            )
+            .replace('"', "\\\"");
             let _ = writeln!(out, "  {prefix}{i} [label=\"{label}\"];");
             for a in &n.args {
                 let _ = writeln!(out, "  {prefix}{} -> {prefix}{i};", a.0);

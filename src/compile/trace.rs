@@ -191,6 +191,9 @@ pub struct Tracer {
     /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor):
     /// a backward recorded in the capture reads them as their source's value.
     aliases: HashMap<usize, (Tensor, Tensor)>,
+    /// Scalar operands an op saved for its backward (made inside the op, unrecorded):
+    /// constants of the graph when a recorded backward reads them.
+    constants: HashMap<usize, Tensor>,
     /// In-place writes and `.grad` assignments to replay after each run.
     pub effects: Vec<Recorded>,
     /// A `backward()` ran during the capture (a whole training step).
@@ -402,6 +405,17 @@ impl Tracer {
         if let Some((_, src)) = self.aliases.get(&t.id()) {
             let src = src.clone();
             return self.node_of_source(&src);
+        }
+        if let Some(c) = self.constants.remove(&t.id()) {
+            let id = self.graph.push(super::ir::Node {
+                op: IrOp::Const(c.clone()),
+                args: Vec::new(),
+                dtype: c.dtype(),
+                shape: c.shape().into(),
+                span: self.span,
+            });
+            self.known.insert(c.id(), (c, id));
+            return Some(id);
         }
         let (t, name) = self.loaded.remove(&t.id())?;
         let kind = InputKind::External { name };
@@ -759,4 +773,12 @@ pub fn enter_region() {
 /// Stops recording the innermost region and returns it.
 pub fn exit_region() -> Option<RegionScope> {
     with(|t| t.regions.pop()).flatten()
+}
+
+/// `t` is a constant an op made for its backward alone (a scalar operand).
+#[inline]
+pub fn note_constant(t: &Tensor) {
+    if active() {
+        with(|tr| tr.constants.insert(t.id(), t.clone()));
+    }
 }
