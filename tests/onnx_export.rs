@@ -37,14 +37,19 @@ fn python() -> Option<PathBuf> {
 
 /// Runs tests/onnx/NAME.dl writing into a fresh directory; returns it.
 fn run_script(name: &str) -> PathBuf {
-    let out = temp_dir(name);
+    run_script_with(name, name, &[])
+}
+
+/// Runs tests/onnx/NAME.dl with argv `[script, dir, extra...]`, `dir` a fresh
+/// directory named after `tag`; returns it.
+fn run_script_with(name: &str, tag: &str, extra: &[&str]) -> PathBuf {
+    let out = temp_dir(tag);
     let script = root().join("tests/onnx").join(format!("{name}.dl"));
     let mut e = Engine::new();
     e.set_output(Box::new(|_| {}));
-    e.set_argv(vec![
-        script.display().to_string(),
-        out.display().to_string(),
-    ]);
+    let mut argv = vec![script.display().to_string(), out.display().to_string()];
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    e.set_argv(argv);
     if let Err(err) = e.run_file(&script) {
         panic!("{name}.dl failed:\n{}", e.render_error(&err));
     }
@@ -159,18 +164,64 @@ fn exported_models_decode_and_match_onnx_runtime() {
         let dir = run_script(x.script);
         check_structure(x, &decode(&dir));
         if let Some(py) = &py {
-            let out = Command::new(py)
-                .arg(root().join("tests/onnx/check.py"))
-                .arg(&dir)
-                .output()
-                .expect("run check.py");
-            assert!(
-                out.status.success(),
-                "{}: ONNX check failed:\n{}{}",
-                x.script,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            check_with_onnx_runtime(py, x.script, &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Runs tests/onnx/check.py on `dir` (checker + ONNX Runtime vs Kiln's outputs).
+fn check_with_onnx_runtime(py: &Path, what: &str, dir: &Path) {
+    let out = Command::new(py)
+        .arg(root().join("tests/onnx/check.py"))
+        .arg(dir)
+        .output()
+        .expect("run check.py");
+    assert!(
+        out.status.success(),
+        "{what}: ONNX check failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The op types of a graph's nodes (not descending into subgraphs).
+fn op_types(g: &kiln::onnx::proto::GraphProto) -> Vec<&str> {
+    g.node.iter().map(|n| n.op_type.as_str()).collect()
+}
+
+/// The subgraph attribute `attr` of the first `op` node of `g`.
+fn subgraph<'a>(
+    g: &'a kiln::onnx::proto::GraphProto,
+    op: &str,
+    attr: &str,
+) -> &'a kiln::onnx::proto::GraphProto {
+    let node = g.node.iter().find(|n| n.op_type == op).expect("the node");
+    let a = node.attribute.iter().find(|a| a.name == attr).expect(attr);
+    a.g.as_ref().expect("a graph attribute")
+}
+
+#[test]
+fn data_dependent_if_and_while_export_as_if_and_loop() {
+    let py = python();
+    if py.is_none() {
+        eprintln!("SKIP (ONNX Runtime part): no Python with onnx + onnxruntime.");
+    }
+    // traced on the "pos" inputs; "neg" takes the other branch and iteration count
+    for case in ["pos", "neg"] {
+        let dir = run_script_with("dynamic", &format!("dynamic-{case}"), &[case]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        let ops = op_types(g);
+        assert!(ops.contains(&"If") && ops.contains(&"Loop"), "{ops:?}");
+        assert!(op_types(subgraph(g, "If", "then_branch")).contains(&"Relu"));
+        assert!(op_types(subgraph(g, "If", "else_branch")).contains(&"Tanh"));
+        let body = subgraph(g, "Loop", "body");
+        assert_eq!(body.input.len(), 3, "iteration_num, cond_in, r");
+        assert_eq!(body.output.len(), 2, "cond_out, r");
+        assert!(op_types(body).contains(&"Div"), "{:?}", op_types(body));
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("dynamic ({case})"), &dir);
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -1,7 +1,7 @@
 //! Accumulates the nodes and initializers of an ONNX graph: fresh value names, constant
 //! tensors (initializers) and attribute constructors.
 
-use super::proto::{attr_type, data_type, AttributeProto, NodeProto, TensorProto};
+use super::proto::{attr_type, data_type, AttributeProto, GraphProto, NodeProto, TensorProto};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::Tensor;
@@ -41,9 +41,20 @@ impl Builder {
 
     /// Emits `op(inputs)` writing the value `out`.
     pub fn op_to(&mut self, op: &str, inputs: &[&str], attrs: Vec<AttributeProto>, out: String) {
+        self.op_outs(op, inputs, attrs, vec![out]);
+    }
+
+    /// Emits `op(inputs)` writing the values `outs` (an empty input name: omitted).
+    pub fn op_outs(
+        &mut self,
+        op: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+        outs: Vec<String>,
+    ) {
         self.nodes.push(NodeProto {
             input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![out],
+            output: outs,
             name: format!("n{}", self.nodes.len()),
             op_type: op.to_string(),
             attribute: attrs,
@@ -149,6 +160,15 @@ pub fn attr_s(name: &str, s: &str) -> AttributeProto {
         name: name.into(),
         s: s.as_bytes().to_vec(),
         r#type: attr_type::STRING,
+        ..Default::default()
+    }
+}
+
+pub fn attr_g(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        g: Some(g),
+        r#type: attr_type::GRAPH,
         ..Default::default()
     }
 }

@@ -12,9 +12,10 @@ use crate::compile::compiled::where_text;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::SourceMap;
+use crate::tensor::dtype::DType;
 use crate::tensor::Tensor;
 use prost::Message;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// The opset export targets.
@@ -42,7 +43,12 @@ fn value_err(msg: String) -> Error {
 
 /// A ValueInfo of a static-shaped tensor.
 pub fn value_info(name: &str, node: &Node) -> ValueInfoProto {
-    let dim = dims_i64(&node.shape)
+    typed_value_info(name, node.dtype, &node.shape)
+}
+
+/// A ValueInfo of a tensor of dtype `dtype` and static shape `shape`.
+pub fn typed_value_info(name: &str, dtype: DType, shape: &[usize]) -> ValueInfoProto {
+    let dim = dims_i64(shape)
         .into_iter()
         .map(|d| Dimension {
             dim_value: Some(d),
@@ -53,7 +59,7 @@ pub fn value_info(name: &str, node: &Node) -> ValueInfoProto {
         name: name.to_string(),
         r#type: Some(TypeProto {
             tensor_type: Some(TensorTypeProto {
-                elem_type: onnx_dtype(node.dtype),
+                elem_type: onnx_dtype(dtype),
                 shape: Some(TensorShapeProto { dim }),
             }),
         }),
@@ -69,6 +75,8 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
         g,
         vals: vec![String::new(); g.nodes.len()],
         at: String::new(),
+        sources,
+        multi: HashMap::new(),
     };
     let mut inputs = Vec::new();
     let (mut n_arg, mut n_ext) = (0usize, 0usize);

@@ -7,7 +7,9 @@ use super::reduce::Reduce;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
+use std::collections::HashMap;
 
 /// The lowering state: the builder and the ONNX value name of each lowered IR node.
 pub struct Lower<'g> {
@@ -16,6 +18,9 @@ pub struct Lower<'g> {
     pub vals: Vec<String>,
     /// `file.dl:3:5` of the node being lowered (for errors).
     pub at: String,
+    pub sources: &'g SourceMap,
+    /// The result names of each lowered control node (`If`, `Loop`), by IR index.
+    pub multi: HashMap<usize, Vec<String>>,
 }
 
 /// An argument of the node being lowered: its value name, dtype and shape.
@@ -79,6 +84,9 @@ impl<'g> Lower<'g> {
                 let v = self.b.const_scalar(*value, n.dtype);
                 let m = self.b.cast(&m.name, m.dtype, DType::Bool);
                 Ok(self.b.op("Where", &[&m, &v, &x.name], vec![]))
+            }
+            IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => {
+                self.control(id, n)
             }
             _ => self.structured(n),
         }

@@ -3,6 +3,7 @@
 //! assembly + atomic writes (`export`).
 
 mod builder;
+mod control;
 pub mod export;
 mod lower;
 mod nn;

@@ -16,6 +16,7 @@ pub mod data_type {
 pub mod attr_type {
     pub const INT: i32 = 2;
     pub const STRING: i32 = 3;
+    pub const GRAPH: i32 = 5;
     pub const INTS: i32 = 7;
 }
 
