@@ -256,6 +256,21 @@ fn unsupported_op_names_the_op_and_line_and_keeps_the_old_file() {
 }
 
 #[test]
+fn print_inside_an_exported_loop_names_print_and_its_line() {
+    let dir = temp_dir("print");
+    let path = dir.join("p.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "def f(x):\n    while x.sum() > 1:\n        x = x * 0.5\n        print(\"x\", x)\n    return x\nexport_onnx(f, (ones(3),), out)\n";
+    let err = e.run_source(src, "pr.dl").expect_err("print cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(err.message.contains("print"), "{}", err.message);
+    assert!(err.message.contains("pr.dl:4:"), "{}", err.message);
+    assert!(!path.exists(), "no file is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn graph_runs_only_on_the_traced_shapes_and_sees_parameter_updates() {
     let mut e = engine();
     e.run_source(

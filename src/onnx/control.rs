@@ -77,7 +77,9 @@ impl<'g> Lower<'g> {
     /// A subgraph (no inputs) computing region `g` with bound inputs `bound`.
     fn subgraph(&mut self, name: &str, g: &'g Graph, bound: &[String]) -> Result<GraphProto> {
         let outer = std::mem::take(&mut self.b.nodes);
-        let res = self.inline(g, bound).and_then(|outs| self.sub_outputs(g, &outs));
+        let res = self
+            .inline(g, bound)
+            .and_then(|outs| self.sub_outputs(g, &outs));
         let nodes = std::mem::replace(&mut self.b.nodes, outer);
         Ok(graph_proto(name, nodes, Vec::new(), res?))
     }
@@ -237,7 +239,8 @@ impl<'g> Lower<'g> {
             None => cond_in.clone(),
         };
         let cond_name = self.b.fresh("cond_out");
-        self.b.op_to("Identity", &[&cond_out], vec![], cond_name.clone());
+        self.b
+            .op_to("Identity", &[&cond_out], vec![], cond_name.clone());
         let mut outputs = vec![typed_value_info(&cond_name, DType::Bool, &[])];
         let next = next.get(..l.carried).unwrap_or(&next);
         outputs.extend(self.sub_outputs(&l.body, next)?);

@@ -85,9 +85,7 @@ impl<'g> Lower<'g> {
                 let m = self.b.cast(&m.name, m.dtype, DType::Bool);
                 Ok(self.b.op("Where", &[&m, &v, &x.name], vec![]))
             }
-            IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => {
-                self.control(id, n)
-            }
+            IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => self.control(id, n),
             _ => self.structured(n),
         }
     }
