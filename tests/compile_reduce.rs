@@ -87,7 +87,7 @@ fn compiled(g: &Graph) -> CompiledGraph {
 }
 
 fn run(cg: &CompiledGraph, inputs: &[Tensor]) -> Vec<Vec<f32>> {
-    cg.run(inputs, exec::eval)
+    cg.run(inputs, &exec::eval, &mut String::new())
         .expect("compiled run")
         .iter()
         .map(|t| t.to_f32_vec().expect("f32"))
@@ -252,13 +252,19 @@ fn steady_state_calls_allocate_no_fused_output() {
     assert_eq!(cg.fused.len(), 2, "{}", cg.to_text(None));
     let x1 = data(&[64, 300], 5);
     let want = eager(&g, std::slice::from_ref(&x1));
-    let mut held = cg.run(std::slice::from_ref(&x1), exec::eval).expect("run");
+    let mut held = cg
+        .run(std::slice::from_ref(&x1), &exec::eval, &mut String::new())
+        .expect("run");
     for _ in 0..3 {
-        held = cg.run(std::slice::from_ref(&x1), exec::eval).expect("run");
+        held = cg
+            .run(std::slice::from_ref(&x1), &exec::eval, &mut String::new())
+            .expect("run");
     }
     let warm = cg.fresh_outputs();
     for _ in 0..10 {
-        held = cg.run(std::slice::from_ref(&x1), exec::eval).expect("run");
+        held = cg
+            .run(std::slice::from_ref(&x1), &exec::eval, &mut String::new())
+            .expect("run");
     }
     assert_eq!(
         cg.fresh_outputs(),
@@ -270,7 +276,9 @@ fn steady_state_calls_allocate_no_fused_output() {
     let kept = held.clone();
     let x2 = data(&[64, 300], 6);
     for _ in 0..3 {
-        let other = cg.run(std::slice::from_ref(&x2), exec::eval).expect("run");
+        let other = cg
+            .run(std::slice::from_ref(&x2), &exec::eval, &mut String::new())
+            .expect("run");
         assert_ne!(other[0].to_f32_vec().expect("f32"), want[0]);
     }
     assert_close(&want, &[kept[0].to_f32_vec().expect("f32")]);

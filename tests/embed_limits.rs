@@ -235,3 +235,27 @@ fn sandbox_keeps_clocks_and_progress_but_sleep_obeys_the_interrupt() {
     );
     assert_usable(&mut e);
 }
+
+#[test]
+fn wall_time_limit_stops_a_compiled_tensor_while_loop() {
+    // The first call captures the loop (4 iterations); the second runs the compiled
+    // loop on an input that never meets the condition (-1e30 + 1 == -1e30): the
+    // wall-time limit must stop it instead of hanging the host.
+    let mut e = quiet(Limits {
+        wall_time: Some(std::time::Duration::from_millis(300)),
+        ..Limits::default()
+    });
+    e.set_compile(true);
+    e.eval(
+        "@compile\ndef spin(x):\n    while x.sum() < 10:\n        x = x + 1\n    return x\n\
+         a = spin(zeros(3))\nstats = compile_stats(spin)",
+    )
+    .unwrap();
+    assert_eq!(
+        e.eval_as::<String>("str(a.tolist())").unwrap(),
+        "[4.0, 4.0, 4.0]"
+    );
+    let err = e.eval("spin(ones(3) * -1e30)").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded);
+    assert_usable(&mut e);
+}

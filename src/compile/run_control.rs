@@ -98,6 +98,9 @@ impl ControlStep {
                 let mut vals = args.to_vec();
                 let mut k: usize = 0;
                 while n.is_none_or(|n| k < n) {
+                    // Ctrl-C and the host's wall-time limit reach compiled loops too (the
+                    // call then reruns eagerly, where the same flag stops it at once).
+                    crate::interp::limits::poll_kernel()?;
                     let idx = (k as i64)
                         .checked_mul(*step)
                         .and_then(|v| v.checked_add(*start))

@@ -151,6 +151,17 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
             ));
         }
     };
+    if !g.effects.is_empty() {
+        // A static Graph (and an ONNX model) is a pure function of its inputs.
+        return Err(err(
+            ErrorKind::NotImplementedError,
+            format!(
+                "trace: {} updates tensors in place or assigns .grad (a training step); \
+                 a static Graph must be a pure function — use @compile for a whole step",
+                cf.name
+            ),
+        ));
+    }
     let names = Names::new(me, &target, kw)?;
     let graph = &g.compiled.graph;
     let mut inputs = Vec::new();
