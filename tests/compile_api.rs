@@ -3,38 +3,11 @@
 //! and eager runs of the same scripts. IR text snapshots live in
 //! tests/compile/snapshots/*.ir (`KILN_BLESS=1` rewrites them).
 
+mod common;
+
+use common::{engine, int, stats, text};
 use kiln::Engine;
 use std::path::Path;
-
-fn engine(src: &str) -> Engine {
-    let mut e = Engine::new();
-    e.set_compile(true);
-    e.set_output(Box::new(|_| {}));
-    if let Err(err) = e.run_source(src, "t.dl") {
-        panic!("{}", e.render_error(&err));
-    }
-    e
-}
-
-fn int(e: &mut Engine, expr: &str) -> i64 {
-    match e.eval_as::<i64>(expr) {
-        Ok(v) => v,
-        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
-    }
-}
-
-fn text(e: &mut Engine, expr: &str) -> String {
-    match e.eval_as::<String>(expr) {
-        Ok(v) => v,
-        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
-    }
-}
-
-/// (captures, hits, fallbacks, versions) of compiled global `f`.
-fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
-    ["captures", "hits", "fallbacks", "versions"]
-        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
-}
 
 #[test]
 fn shape_change_recompiles_and_same_shape_hits() {

@@ -4,38 +4,11 @@
 //! effects refused, and IR snapshots of a branch and a loop
 //! (tests/compile/snapshots/*.ir, `KILN_BLESS=1` rewrites them).
 
+mod common;
+
+use common::{int, stats};
 use kiln::Engine;
-use std::cell::RefCell;
 use std::path::Path;
-use std::rc::Rc;
-
-/// Runs `src` with compilation on or off; returns the engine and everything printed.
-fn run(src: &str, compile: bool) -> (Engine, String) {
-    let buf = Rc::new(RefCell::new(String::new()));
-    let sink = buf.clone();
-    let mut e = Engine::new();
-    e.set_compile(compile);
-    e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
-    if let Err(err) = e.run_source(src, "t.dl") {
-        let msg = e.render_error(&err);
-        buf.borrow_mut().push_str(&msg);
-    }
-    let out = buf.borrow().clone();
-    (e, out)
-}
-
-fn int(e: &mut Engine, expr: &str) -> i64 {
-    match e.eval_as::<i64>(expr) {
-        Ok(v) => v,
-        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
-    }
-}
-
-/// (captures, hits, fallbacks, versions) of compiled global `f`.
-fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
-    ["captures", "hits", "fallbacks", "versions"]
-        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
-}
 
 const BRANCH: &str = "@compile\ndef f(x):\n    if x.mean() > 0.5:\n        y = x * 2.0\n    elif x.mean() > 0.0:\n        y = x + 100.0\n    else:\n        y = -x\n    return y + 1.0\n\n\
                       out = []\nfor v in ([1.0, 2.0], [0.25, 0.125], [-1.0, -2.0], [3.0, 1.0]):\n    out.append(f(tensor(v)).tolist())\nprint(out)\n";
@@ -157,4 +130,9 @@ fn ir_snapshots_of_a_branch_and_a_loop() {
         let text = e.eval_as::<String>(var).unwrap_or_default();
         snapshot(name, &text);
     }
+}
+
+/// Runs `src` with compilation on or off; returns the engine and everything printed.
+fn run(src: &str, compile: bool) -> (Engine, String) {
+    common::run_captured(Some(src), None, compile)
 }

@@ -5,11 +5,11 @@
 //! global's cache), unless the file says `allow-fallback`; a line
 //! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes).
 
+mod common;
+
 use kiln::compile::cache::EntryKind;
 use kiln::{Engine, Value};
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 fn programs() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile");
@@ -19,21 +19,6 @@ fn programs() -> Vec<PathBuf> {
     out.retain(|p| p.extension().is_some_and(|x| x == "dl"));
     out.sort();
     out
-}
-
-/// Runs a program; returns the engine (for inspection) and its output.
-fn run(path: &Path, compile: bool) -> (Engine, String) {
-    let buf = Rc::new(RefCell::new(String::new()));
-    let sink = buf.clone();
-    let mut e = Engine::new();
-    e.set_compile(compile);
-    e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
-    if let Err(err) = e.run_file(path) {
-        let msg = e.render_error(&err);
-        buf.borrow_mut().push_str(&msg);
-    }
-    let text = buf.borrow().clone();
-    (e, text)
 }
 
 /// (name, captures, hits, graph versions, eager versions) of each compiled global.
@@ -144,4 +129,9 @@ fn harness_detects_a_planted_difference() {
         !agree(&eager, &compiled_planted, 1e-5),
         "a 3e-5 relative change must be detected"
     );
+}
+
+/// Runs a program; returns the engine (for inspection) and its output.
+fn run(path: &Path, compile: bool) -> (Engine, String) {
+    common::run_captured(None, Some(path), compile)
 }

@@ -5,55 +5,14 @@
 //! tie or a size-1 broadcast recompiles; mismatched shapes raise eager's error), Python
 //! reads of sizes specialise instead of baking wrong values, and dumps show `s0`.
 
+mod common;
+
+use common::{engine, stats, text};
 use kiln::Engine;
 
-fn engine(src: &str) -> Engine {
-    let mut e = Engine::new();
-    e.set_compile(true);
-    e.set_output(Box::new(|_| {}));
-    if let Err(err) = e.run_source(src, "t.dl") {
-        panic!("{}", e.render_error(&err));
-    }
-    e
-}
-
-fn int(e: &mut Engine, expr: &str) -> i64 {
-    match e.eval_as::<i64>(expr) {
-        Ok(v) => v,
-        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
-    }
-}
-
-fn text(e: &mut Engine, expr: &str) -> String {
-    match e.eval_as::<String>(expr) {
-        Ok(v) => v,
-        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
-    }
-}
-
-/// (captures, hits, fallbacks, versions) of compiled global `f`.
-fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
-    ["captures", "hits", "fallbacks", "versions"]
-        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
-}
-
 /// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`
-/// (the same program is in repl/tests/compile_log.rs).
-const TWENTY: &str = "
-W = randn(4, 6)
-
-def g(x):
-    h = tanh(x @ W)
-    return h.mean(0), h[1:].sum(), cat([h, h[-2:]], 0).reshape(-1).sum()
-
-ok = True
-for n in range(5, 45, 2):
-    x = randn(n, 4)
-    a = f(x)
-    b = g(x)
-    for p, q in zip(a, b):
-        ok = ok and bool(((p - q).abs() <= 1e-5 * (1 + q.abs())).all())
-";
+/// (shared with repl/tests/compile_log.rs).
+const TWENTY: &str = include_str!("fixtures/twenty_lengths.dl");
 
 #[test]
 fn dynamic_true_compiles_once_for_twenty_lengths() {

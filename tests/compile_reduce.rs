@@ -5,8 +5,7 @@
 //! steady-state call allocates no fused output.
 
 use kiln::compile::exec;
-use kiln::compile::infer::{derive, ValueType};
-use kiln::compile::ir::{Graph, InputKind, IrOp, Node, NodeId, PathStep};
+use kiln::compile::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
 use kiln::compile::lower::{compile_graph, CompiledGraph};
 use kiln::compile::passes::optimize;
 use kiln::ops::{BinaryOp, UnaryOp};
@@ -24,22 +23,10 @@ fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
     )
 }
 
+/// Appends `op(args)` with its type derived by `infer`.
 fn add(g: &mut Graph, op: IrOp, args: &[NodeId]) -> NodeId {
-    let types: Vec<ValueType> = args
-        .iter()
-        .map(|a| ValueType {
-            dtype: g.nodes[a.index()].dtype,
-            shape: g.nodes[a.index()].shape.clone(),
-        })
-        .collect();
-    let d = derive(&op, &types).expect("well-typed test graph");
-    g.push(Node {
-        op,
-        args: args.to_vec(),
-        dtype: d.dtype,
-        shape: d.shape.expect("static shape"),
-        span: None,
-    })
+    g.push_derived(op, args, None)
+        .expect("well-typed test graph")
 }
 
 fn bin(g: &mut Graph, op: BinaryOp, a: NodeId, b: NodeId) -> NodeId {

@@ -5,23 +5,9 @@
 
 use std::process::Command;
 
-/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`.
-const TWENTY: &str = "
-W = randn(4, 6)
-
-def g(x):
-    h = tanh(x @ W)
-    return h.mean(0), h[1:].sum(), cat([h, h[-2:]], 0).reshape(-1).sum()
-
-ok = True
-for n in range(5, 45, 2):
-    x = randn(n, 4)
-    a = f(x)
-    b = g(x)
-    for p, q in zip(a, b):
-        ok = ok and bool(((p - q).abs() <= 1e-5 * (1 + q.abs())).all())
-print(ok)
-";
+/// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`
+/// (shared with tests/compile_dynamic.rs).
+const TWENTY: &str = include_str!("../../tests/fixtures/twenty_lengths.dl");
 
 /// Runs the program with `f = compile(g, ...)` under KILN_LOG=compile; returns stderr.
 fn logged(compile_call: &str, name: &str) -> String {

@@ -2,9 +2,10 @@
 //! the tensor library's own rules (broadcasting, promotion, reductions, views), so the
 //! verifier can check a graph and passes can build new nodes without running kernels.
 
-use super::ir::{IrIndex, IrOp};
+use super::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::compute_dtype;
 use crate::tensor::kernels::conv::out_size;
@@ -479,4 +480,40 @@ fn derive_index(x: &ValueType, indices: &[IrIndex], a: &[ValueType]) -> Result<D
         dtype: x.dtype,
         shape: None,
     })
+}
+
+impl Graph {
+    /// Appends `op(args)` with its type derived from its args' types (`derive`): an
+    /// error when the op is ill-typed or its shape depends on tensor values.
+    ///
+    /// Hand-built graphs (pass and lowering tests) use it instead of spelling types out.
+    pub fn push_derived(
+        &mut self,
+        op: IrOp,
+        args: &[NodeId],
+        span: Option<Span>,
+    ) -> Result<NodeId> {
+        let types = args
+            .iter()
+            .map(|a| {
+                self.node(*a)
+                    .map(|n| ValueType {
+                        dtype: n.dtype,
+                        shape: n.shape.clone(),
+                    })
+                    .ok_or_else(|| bad(format!("{}: arg {a} is not in the graph", op.name())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let d = derive(&op, &types)?;
+        let shape = d
+            .shape
+            .ok_or_else(|| bad(format!("{}: shape depends on tensor values", op.name())))?;
+        Ok(self.push(Node {
+            op,
+            args: args.to_vec(),
+            dtype: d.dtype,
+            shape,
+            span,
+        }))
+    }
 }

@@ -4,7 +4,6 @@
 
 use super::fold::eval_elementwise;
 use super::*;
-use crate::compile::infer::{derive, ValueType};
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId, PathStep};
 use crate::error::Result;
 use crate::ops::{BinaryOp, UnaryOp};
@@ -26,21 +25,8 @@ fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
 
 /// Appends `op(args)` with its type derived by `infer`.
 fn add(g: &mut Graph, op: IrOp, args: &[NodeId]) -> NodeId {
-    let types: Vec<ValueType> = args
-        .iter()
-        .map(|a| ValueType {
-            dtype: g.nodes[a.index()].dtype,
-            shape: g.nodes[a.index()].shape.clone(),
-        })
-        .collect();
-    let d = derive(&op, &types).expect("well-typed test graph");
-    g.push(Node {
-        op,
-        args: args.to_vec(),
-        dtype: d.dtype,
-        shape: d.shape.expect("static shape"),
-        span: None,
-    })
+    g.push_derived(op, args, None)
+        .expect("well-typed test graph")
 }
 
 fn bs(g: &mut Graph, op: BinaryOp, s: f64, reverse: bool, x: NodeId) -> NodeId {

@@ -1,0 +1,62 @@
+//! Helpers shared by the `@compile` integration tests: engines with compilation on,
+//! typed evaluation that panics with the rendered Kiln error, and `compile_stats`.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use kiln::Engine;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// An engine (compilation on, output discarded) that ran `src`.
+pub fn engine(src: &str) -> Engine {
+    let mut e = Engine::new();
+    e.set_compile(true);
+    e.set_output(Box::new(|_| {}));
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    e
+}
+
+/// Runs `src` (or, with `path`, that file) with compilation on or off; returns the
+/// engine and everything it printed, a rendered error included.
+pub fn run_captured(
+    src: Option<&str>,
+    path: Option<&std::path::Path>,
+    compile: bool,
+) -> (Engine, String) {
+    let buf = Rc::new(RefCell::new(String::new()));
+    let sink = buf.clone();
+    let mut e = Engine::new();
+    e.set_compile(compile);
+    e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
+    let r = match (path, src) {
+        (Some(p), _) => e.run_file(p).map(|_| ()),
+        (None, s) => e.run_source(s.unwrap_or(""), "t.dl").map(|_| ()),
+    };
+    if let Err(err) = r {
+        let msg = e.render_error(&err);
+        buf.borrow_mut().push_str(&msg);
+    }
+    let out = buf.borrow().clone();
+    (e, out)
+}
+
+pub fn int(e: &mut Engine, expr: &str) -> i64 {
+    match e.eval_as::<i64>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+pub fn text(e: &mut Engine, expr: &str) -> String {
+    match e.eval_as::<String>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+/// (captures, hits, fallbacks, versions) of compiled global `f`.
+pub fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
+    ["captures", "hits", "fallbacks", "versions"]
+        .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
+}
