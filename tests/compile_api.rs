@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{engine, int, stats, text};
+use common::{engine, int, snapshot, stats, text};
 use kiln::Engine;
-use std::path::Path;
 
 #[test]
 fn shape_change_recompiles_and_same_shape_hits() {
@@ -149,17 +148,6 @@ fn compiled_module_call() {
     let mut e = engine(src);
     assert_eq!(stats(&mut e, "cnet"), [1, 1, 0, 1]);
     assert_eq!(int(&mut e, "int((b == c).all().item())"), 1);
-}
-
-fn snapshot(name: &str, actual: &str) {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compile/snapshots/{name}.ir"));
-    if std::env::var("KILN_BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&path, actual).ok();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(want, actual, "snapshot {name} (bless with KILN_BLESS=1)");
 }
 
 #[test]

@@ -6,9 +6,8 @@
 
 mod common;
 
-use common::{int, stats};
+use common::{int, snapshot, stats};
 use kiln::Engine;
-use std::path::Path;
 
 const BRANCH: &str = "@compile\ndef f(x):\n    if x.mean() > 0.5:\n        y = x * 2.0\n    elif x.mean() > 0.0:\n        y = x + 100.0\n    else:\n        y = -x\n    return y + 1.0\n\n\
                       out = []\nfor v in ([1.0, 2.0], [0.25, 0.125], [-1.0, -2.0], [3.0, 1.0]):\n    out.append(f(tensor(v)).tolist())\nprint(out)\n";
@@ -106,17 +105,6 @@ fn loop_carried_type_change_is_an_error() {
         "{out}"
     );
     assert!(out.contains("t.dl:4:9"), "{out}");
-}
-
-fn snapshot(name: &str, actual: &str) {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compile/snapshots/{name}.ir"));
-    if std::env::var("KILN_BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&path, actual).ok();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(want, actual, "snapshot {name} (bless with KILN_BLESS=1)");
 }
 
 #[test]

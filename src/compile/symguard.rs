@@ -30,42 +30,12 @@ impl SymGuard {
 
     /// True when a call keyed `new` may run the version keyed `old`.
     pub fn matches(&self, old: &[KeyPart], new: &[KeyPart]) -> bool {
-        if old.len() != new.len() {
+        let Some(pairs) = argument_shapes(old, new) else {
             return false;
-        }
+        };
         let mut vals: Vec<Option<usize>> = vec![None; self.min.len()];
-        let (mut tensor, mut slot) = (0usize, 0usize);
-        for (a, b) in old.iter().zip(new) {
-            let (
-                KeyPart::Tensor {
-                    dtype,
-                    shape,
-                    requires_grad,
-                    alias,
-                },
-                KeyPart::Tensor {
-                    dtype: d2,
-                    shape: s2,
-                    requires_grad: r2,
-                    alias: a2,
-                },
-            ) = (a, b)
-            else {
-                if a != b {
-                    return false;
-                }
-                continue;
-            };
-            if dtype != d2 || requires_grad != r2 || alias != a2 || shape.len() != s2.len() {
-                return false;
-            }
-            let own = *alias == tensor;
-            tensor += 1;
-            if !own {
-                continue;
-            }
+        for (slot, shape, s2) in pairs {
             let dims = self.dims.get(slot);
-            slot += 1;
             for (d, (&x, &y)) in shape.iter().zip(s2.iter()).enumerate() {
                 match dims.and_then(|v| v.get(d)).copied().flatten() {
                     None if x != y => return false,
@@ -90,11 +60,27 @@ impl SymGuard {
 /// The (input slot, dim) pairs in which `new` differs from `old` when the two keys
 /// agree in everything else (structure, dtypes, ranks, other values); None otherwise.
 pub fn differing_dims(old: &[KeyPart], new: &[KeyPart]) -> Option<Vec<(usize, usize)>> {
+    let pairs = argument_shapes(old, new)?;
+    let mut out = Vec::new();
+    for (slot, shape, s2) in pairs {
+        let diff = shape.iter().zip(s2.iter()).enumerate();
+        out.extend(diff.filter(|(_, (x, y))| x != y).map(|(d, _)| (slot, d)));
+    }
+    Some(out)
+}
+
+/// Pairs the argument tensors (input slots; aliases of an earlier tensor skipped) of two
+/// keys as (slot, old shape, new shape) when the keys agree in everything but sizes:
+/// structure, non-tensor values, dtypes, requires_grad, aliasing and ranks.
+fn argument_shapes<'a>(
+    old: &'a [KeyPart],
+    new: &'a [KeyPart],
+) -> Option<Vec<(usize, &'a [usize], &'a [usize])>> {
     if old.len() != new.len() {
         return None;
     }
     let mut out = Vec::new();
-    let (mut tensor, mut slot) = (0usize, 0usize);
+    let mut tensor = 0usize;
     for (a, b) in old.iter().zip(new) {
         match (a, b) {
             (
@@ -115,9 +101,7 @@ pub fn differing_dims(old: &[KeyPart], new: &[KeyPart]) -> Option<Vec<(usize, us
                     return None;
                 }
                 if *alias == tensor {
-                    let diff = shape.iter().zip(s2.iter()).enumerate();
-                    out.extend(diff.filter(|(_, (x, y))| x != y).map(|(d, _)| (slot, d)));
-                    slot += 1;
+                    out.push((out.len(), &shape[..], &s2[..]));
                 }
                 tensor += 1;
             }

@@ -60,3 +60,15 @@ pub fn stats(e: &mut Engine, f: &str) -> [i64; 4] {
     ["captures", "hits", "fallbacks", "versions"]
         .map(|k| int(e, &format!("compile_stats({f})['{k}']")))
 }
+
+/// Compares `actual` with tests/compile/snapshots/NAME.ir (`KILN_BLESS=1` rewrites it).
+pub fn snapshot(name: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/compile/snapshots/{name}.ir"));
+    if std::env::var("KILN_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&path, actual).ok();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(want, actual, "snapshot {name} (bless with KILN_BLESS=1)");
+}
