@@ -69,13 +69,13 @@ pub fn differing_dims(old: &[KeyPart], new: &[KeyPart]) -> Option<Vec<(usize, us
     Some(out)
 }
 
+/// An argument tensor's input slot with its old and new shapes.
+type ShapePair<'a> = (usize, &'a [usize], &'a [usize]);
+
 /// Pairs the argument tensors (input slots; aliases of an earlier tensor skipped) of two
 /// keys as (slot, old shape, new shape) when the keys agree in everything but sizes:
 /// structure, non-tensor values, dtypes, requires_grad, aliasing and ranks.
-fn argument_shapes<'a>(
-    old: &'a [KeyPart],
-    new: &'a [KeyPart],
-) -> Option<Vec<(usize, &'a [usize], &'a [usize])>> {
+fn argument_shapes<'a>(old: &'a [KeyPart], new: &'a [KeyPart]) -> Option<Vec<ShapePair<'a>>> {
     if old.len() != new.len() {
         return None;
     }
