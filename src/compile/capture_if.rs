@@ -201,25 +201,8 @@ impl Interp {
                 .collect();
             let mut args = vec![cnode];
             args.extend(union);
-            let node = t.push(Node {
-                op: IrOp::If(Box::new(Branch { then_g, else_g })),
-                args,
-                dtype: DType::Bool,
-                shape: Default::default(),
-                span: Some(span),
-            });
-            outs.into_iter()
-                .enumerate()
-                .map(|(k, (dtype, shape))| {
-                    t.push(Node {
-                        op: IrOp::Out { index: k },
-                        args: vec![node],
-                        dtype,
-                        shape,
-                        span: Some(span),
-                    })
-                })
-                .collect::<Vec<_>>()
+            let op = IrOp::If(Box::new(Branch { then_g, else_g }));
+            t.push_control(op, args, outs, span)
         });
         let Some(out_nodes) = built else {
             return Ok(taken);

@@ -8,7 +8,7 @@
 use super::capture_if::{rebind, remap};
 use super::capture_merge::same;
 use super::control::{LoopSpec, TripCount};
-use super::ir::{IrOp, Node, NodeId};
+use super::ir::{IrOp, NodeId};
 use super::trace::{self, BreakReason, RegionScope};
 use crate::error::ErrorKind;
 use crate::interp::builtins::tensor_ops::tensor_truthy;
@@ -326,27 +326,11 @@ impl Interp {
                 cond: Some(cond_g),
                 body: body_g,
             };
-            let node = t.push(Node {
-                op: IrOp::Loop(Box::new(spec)),
-                args,
-                dtype: DType::Bool,
-                shape: Dims::new(),
-                span: Some(span),
-            });
-            carried
+            let results = carried
                 .iter()
-                .enumerate()
-                .map(|(p, (k, _))| {
-                    let (dtype, shape) = type_of(&aliases[*k].alias);
-                    t.push(Node {
-                        op: IrOp::Out { index: p },
-                        args: vec![node],
-                        dtype,
-                        shape,
-                        span: Some(span),
-                    })
-                })
-                .collect::<Vec<_>>()
+                .map(|(k, _)| type_of(&aliases[*k].alias))
+                .collect();
+            t.push_control(IrOp::Loop(Box::new(spec)), args, results, span)
         });
         self.unalias(aliases);
         let Some(outs) = built else { return };

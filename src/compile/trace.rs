@@ -382,6 +382,37 @@ impl Tracer {
         self.current().push(node)
     }
 
+    /// Appends control node `op(args)` and one `Out` node per result type; returns the
+    /// `Out` nodes (a control node's own type is the placeholder `bool[]`).
+    pub fn push_control(
+        &mut self,
+        op: IrOp,
+        args: Vec<NodeId>,
+        results: Vec<(crate::tensor::dtype::DType, crate::tensor::shape::Dims)>,
+        span: Span,
+    ) -> Vec<NodeId> {
+        let node = self.push(super::ir::Node {
+            op,
+            args,
+            dtype: crate::tensor::dtype::DType::Bool,
+            shape: Default::default(),
+            span: Some(span),
+        });
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(index, (dtype, shape))| {
+                self.push(super::ir::Node {
+                    op: IrOp::Out { index },
+                    args: vec![node],
+                    dtype,
+                    shape,
+                    span: Some(span),
+                })
+            })
+            .collect()
+    }
+
     /// The node of `t` at scope `level` (0: the function's graph; k: region k-1): a
     /// value known there, else (in a region) the value of an enclosing scope bound to
     /// a new input of the region.
