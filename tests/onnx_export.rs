@@ -123,6 +123,22 @@ const MODELS: &[Expect] = &[
             "Transpose",
         ],
     },
+    Expect {
+        script: "indexing",
+        inputs: &["x", "i", "j", "k"],
+        outputs: &["output0", "output1"],
+        params: &[],
+        ops: &[
+            "Compress",
+            "NonZero",
+            "GatherND",
+            "BitwiseNot",
+            "BitwiseAnd",
+            "BitwiseOr",
+            "BitwiseXor",
+            "Mod",
+        ],
+    },
 ];
 
 fn check_structure(x: &Expect, m: &ModelProto) {
@@ -240,17 +256,14 @@ fn unsupported_op_names_the_op_and_line_and_keeps_the_old_file() {
     std::fs::write(&path, b"previous").expect("write");
     let mut e = engine();
     e.set("out", path.display().to_string());
-    let src = "def f(x):\n    y = x * 2\n    return y[y > 0]\nexport_onnx(f, (randn(4),), out)\n";
+    let src =
+        "def f(x):\n    y = x * 2\n    print(y)\n    return y\nexport_onnx(f, (randn(4),), out)\n";
     let err = e
-        .run_source(src, "mask.dl")
-        .expect_err("mask indexing cannot export");
+        .run_source(src, "eff.dl")
+        .expect_err("print cannot export");
     assert_eq!(err.kind, ErrorKind::NotImplementedError);
-    assert!(
-        err.message.contains("boolean-mask indexing"),
-        "{}",
-        err.message
-    );
-    assert!(err.message.contains("mask.dl:3:"), "{}", err.message);
+    assert!(err.message.contains("print"), "{}", err.message);
+    assert!(err.message.contains("eff.dl:3:"), "{}", err.message);
     assert_eq!(std::fs::read(&path).expect("read"), b"previous");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -315,4 +328,108 @@ fn trace_of_an_uncapturable_function_says_why() {
         err.message
     );
     assert!(err.message.contains("brk.dl:2:"), "{}", err.message);
+}
+
+/// The dims of a value info as text: sizes, or `dim_param` names.
+fn dims_text(v: &kiln::onnx::proto::ValueInfoProto) -> Vec<String> {
+    let t = v.r#type.as_ref().and_then(|t| t.tensor_type.as_ref());
+    let dims = t.and_then(|t| t.shape.as_ref()).map(|s| s.dim.clone());
+    dims.unwrap_or_default()
+        .iter()
+        .map(|d| match (&d.dim_value, &d.dim_param) {
+            (Some(v), None) => v.to_string(),
+            (None, Some(p)) => p.clone(),
+            _ => "?".into(),
+        })
+        .collect()
+}
+
+#[test]
+fn dynamic_axes_export_as_dim_params_and_run_at_other_sizes() {
+    let py = python();
+    if py.is_none() {
+        eprintln!("SKIP (ONNX Runtime part): no Python with onnx + onnxruntime.");
+    }
+    // traced at batch 4, seq 5; run at the traced sizes and at two others
+    for (b, n) in [("4", "5"), ("3", "7"), ("9", "3")] {
+        let tag = format!("dynamic-axes-{b}-{n}");
+        let dir = run_script_with("dynamic_axes", &tag, &[b, n]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        let dims: Vec<Vec<String>> = g.input.iter().chain(&g.output).map(dims_text).collect();
+        let want: Vec<Vec<&str>> = vec![
+            vec!["batch", "6"],
+            vec!["batch", "seq"],
+            vec!["batch", "3"],
+            vec!["batch+1", "4"],
+            vec!["batch", "steps"],
+        ];
+        assert_eq!(dims, want);
+        // no shape operand baked at the traced batch: reshape/expand read Shape
+        let ops = op_types(g);
+        assert!(ops.contains(&"Shape") && ops.contains(&"Expand"), "{ops:?}");
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("dynamic axes ({b}, {n})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
+    let mut e = engine();
+    e.run_source(
+        "W = ones(3, 2)\ndef f(x):\n    return (x @ W).sum(1)\ng = trace(f, ones(4, 3), dynamic_axes={\"x\": [0]})\n",
+        "d.dl",
+    )
+    .expect("trace");
+    let r: String = e.eval_as("repr(g)").expect("repr");
+    assert_eq!(
+        r,
+        "<Graph f (x: float32(x_dynamic_axes_1, 3)) -> (output: float32(x_dynamic_axes_1))>"
+    );
+    assert_eq!(
+        e.eval_as::<f64>("g(ones(7, 3)).sum().item()")
+            .expect("call"),
+        42.0
+    );
+    let err = e.eval("g(ones(7, 4))").expect_err("a fixed axis changed");
+    assert_eq!(err.kind, ErrorKind::ValueError);
+    assert!(
+        err.message.contains("x_dynamic_axes_1, 3"),
+        "{}",
+        err.message
+    );
+    let bad = [
+        (
+            "trace(f, ones(4, 3), dynamic_axes={\"y\": [0]})",
+            "no input or output named 'y'",
+        ),
+        (
+            "trace(f, ones(1, 3), dynamic_axes={\"x\": [0]})",
+            "has size 1",
+        ),
+        (
+            "trace(f, ones(4, 3), dynamic_axes={\"x\": [2]})",
+            "out of range",
+        ),
+        (
+            "trace(f, ones(4, 3), dynamic_axes={\"output\": {1: \"n\"}})",
+            "out of range",
+        ),
+        ("trace(f, ones(4, 3), dynamic_axes=[0])", "must be a dict"),
+    ];
+    for (src, want) in bad {
+        let err = e.eval(src).expect_err(src);
+        assert!(err.message.contains(want), "{src}: {}", err.message);
+    }
+    // a size read by Python code fixes the axis
+    let src = "def h(x):\n    return x.reshape(x.shape[0] * 3)\ntrace(h, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    let err = e.run_source(src, "fixed.dl").expect_err("a fixed axis");
+    assert_eq!(err.kind, ErrorKind::ValueError);
+    assert!(
+        err.message.contains("cannot stay dynamic"),
+        "{}",
+        err.message
+    );
 }

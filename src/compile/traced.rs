@@ -1,10 +1,12 @@
 //! `trace()`'s static graph: one captured, optimized version of a function taken out of
 //! its `@compile` cache, with its parameter handles and interface metadata (names,
-//! dtypes, shapes). Calling it replays the compiled graph on arguments of the traced
-//! shapes; `to_onnx` exports it.
+//! dtypes, shapes, named dynamic axes). Calling it replays the compiled graph on
+//! arguments of the traced shapes (any size >= 2 along a dynamic axis); `to_onnx`
+//! exports it.
 
 use super::cache::{GraphEntry, KeyPart};
 use super::exec;
+use super::symguard::SymGuard;
 use crate::error::{Error, ErrorKind, Result};
 use crate::interp::value::Value;
 use crate::onnx::{self, proto::ModelProto, ExportSpec};
@@ -14,12 +16,33 @@ use crate::tensor::shape::{fmt_shape, Dims};
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
-/// A graph input or output: its name, dtype and static shape.
+/// A graph input or output: its name, dtype, traced shape and, per dim, the name of a
+/// dynamic axis (None: the traced size is fixed).
 #[derive(Debug, Clone)]
 pub struct IoInfo {
     pub name: String,
     pub dtype: DType,
     pub shape: Dims,
+    pub axes: Vec<Option<String>>,
+}
+
+impl IoInfo {
+    /// `(batch, 3)`: the shape with dynamic axes by name.
+    pub fn shape_text(&self) -> String {
+        if self.axes.iter().all(Option::is_none) {
+            return fmt_shape(&self.shape);
+        }
+        let dims: Vec<String> = self
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(d, n)| match self.axes.get(d).cloned().flatten() {
+                Some(name) => name,
+                None => n.to_string(),
+            })
+            .collect();
+        format!("({})", dims.join(", "))
+    }
 }
 
 /// A `Graph` value.
@@ -32,6 +55,8 @@ pub struct TracedGraph {
     pub outputs: Vec<IoInfo>,
     /// Initializer names of the parameters (one per external input).
     pub params: Vec<String>,
+    /// Set when the graph has dynamic axes: which argument dims may change size.
+    pub sym: Option<SymGuard>,
 }
 
 impl std::fmt::Debug for TracedGraph {
@@ -44,27 +69,27 @@ fn value_err(msg: String) -> Error {
     Error::new(ErrorKind::ValueError, msg, None)
 }
 
-/// True when a call's key part matches the traced one (requires_grad and grad mode
-/// do not matter: a graph call never records autograd).
-fn part_matches(traced: &KeyPart, now: &KeyPart) -> bool {
-    match (traced, now) {
-        (
+/// A key without requires_grad flags and grad mode, which do not matter to a graph
+/// call (it never records autograd).
+fn normalized(parts: &[KeyPart]) -> Vec<KeyPart> {
+    parts
+        .iter()
+        .map(|p| match p {
             KeyPart::Tensor {
-                dtype: d1,
-                shape: s1,
-                alias: a1,
+                dtype,
+                shape,
+                alias,
                 ..
+            } => KeyPart::Tensor {
+                dtype: *dtype,
+                shape: shape.clone(),
+                requires_grad: false,
+                alias: *alias,
             },
-            KeyPart::Tensor {
-                dtype: d2,
-                shape: s2,
-                alias: a2,
-                ..
-            },
-        ) => d1 == d2 && s1 == s2 && a1 == a2,
-        (KeyPart::GradMode(_), KeyPart::GradMode(_)) => true,
-        (a, b) => a == b,
-    }
+            KeyPart::GradMode(_) => KeyPart::GradMode(false),
+            other => other.clone(),
+        })
+        .collect()
 }
 
 impl TracedGraph {
@@ -72,7 +97,7 @@ impl TracedGraph {
     pub fn summary(&self) -> String {
         let io = |xs: &[IoInfo]| {
             xs.iter()
-                .map(|x| format!("{}: {}{}", x.name, x.dtype.name(), fmt_shape(&x.shape)))
+                .map(|x| format!("{}: {}{}", x.name, x.dtype.name(), x.shape_text()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -97,12 +122,11 @@ impl TracedGraph {
     /// and non-tensor values); its prints are appended to `printed`.
     pub fn call(&self, args: &[Value], printed: &mut String) -> Result<Value> {
         let key = super::cache::CallKey::new(args, &[]);
-        let same = key.parts.len() == self.key.len()
-            && self
-                .key
-                .iter()
-                .zip(&key.parts)
-                .all(|(a, b)| part_matches(a, b));
+        let (old, new) = (normalized(&self.key), normalized(&key.parts));
+        let same = match &self.sym {
+            Some(guard) => guard.matches(&old, &new),
+            None => old == new,
+        };
         if !same {
             return Err(value_err(format!(
                 "Graph {} was traced for {}; got arguments {}",
@@ -122,7 +146,7 @@ impl TracedGraph {
         let parts: Vec<String> = self
             .inputs
             .iter()
-            .map(|x| format!("{} {}{}", x.name, x.dtype.name(), fmt_shape(&x.shape)))
+            .map(|x| format!("{} {}{}", x.name, x.dtype.name(), x.shape_text()))
             .collect();
         format!("({})", parts.join(", "))
     }
@@ -131,6 +155,8 @@ impl TracedGraph {
     pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
         let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();
         let output_names: Vec<String> = self.outputs.iter().map(|x| x.name.clone()).collect();
+        let input_axes: Vec<_> = self.inputs.iter().map(|x| x.axes.clone()).collect();
+        let output_axes: Vec<_> = self.outputs.iter().map(|x| x.axes.clone()).collect();
         let spec = ExportSpec {
             name: &self.name,
             graph: &self.entry.compiled.graph,
@@ -138,6 +164,8 @@ impl TracedGraph {
             input_names: &input_names,
             param_names: &self.params,
             output_names: &output_names,
+            input_axes: &input_axes,
+            output_axes: &output_axes,
         };
         onnx::export(&spec, sources)
     }

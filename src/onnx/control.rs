@@ -13,7 +13,6 @@ use crate::compile::control::{Branch, LoopSpec, TripCount};
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::tensor::dtype::{DType, Scalar};
-use std::collections::HashMap;
 
 impl<'g> Lower<'g> {
     /// Lowers `If`, `Loop`, `Out` and `Print` node `id`; a control node's own value
@@ -101,14 +100,8 @@ impl<'g> Lower<'g> {
     /// Lowers region `g` into the current node list with its inputs bound to `bound`
     /// (value names in slot order); returns the names of its outputs.
     fn inline(&mut self, g: &'g Graph, bound: &[String]) -> Result<Vec<String>> {
-        let mut lw = Lower {
-            b: std::mem::take(&mut self.b),
-            g,
-            vals: vec![String::new(); g.nodes.len()],
-            at: self.at.clone(),
-            sources: self.sources,
-            multi: HashMap::new(),
-        };
+        let b = std::mem::take(&mut self.b);
+        let mut lw = Lower::new(b, g, self.sources, self.at.clone());
         let res = lw.region_nodes(bound);
         self.b = lw.b;
         res
@@ -170,9 +163,11 @@ impl<'g> Lower<'g> {
             TripCount::Const(k) => *k,
             TripCount::Dim { arg, dim } => {
                 let a = self.arg(n, *arg)?;
-                *a.shape
+                let size = *a
+                    .shape
                     .get(*dim)
-                    .ok_or_else(|| self.bad("a loop over a missing dimension"))?
+                    .ok_or_else(|| self.bad("a loop over a missing dimension"))?;
+                return self.dim_scalar(a.id, *dim, size);
             }
         };
         Ok(self.b.const_scalar(Scalar::Int(k as i64), DType::I64))

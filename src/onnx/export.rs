@@ -1,4 +1,4 @@
-//! Assembles an ONNX ModelProto (opset 17) from a captured IR graph: argument inputs
+//! Assembles an ONNX ModelProto (opset 18) from a captured IR graph: argument inputs
 //! become graph inputs, parameters and constants initializers, each compute node one
 //! or a few ONNX nodes; then encodes it with prost and writes it atomically.
 
@@ -15,12 +15,12 @@ use crate::source::SourceMap;
 use crate::tensor::dtype::DType;
 use crate::tensor::Tensor;
 use prost::Message;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
-/// The opset export targets.
-pub const OPSET: i64 = 17;
-/// The ONNX IR version that goes with opset 17.
+/// The opset export targets (18: BitwiseAnd/Or/Xor/Not for int64 `& | ^ ~`).
+pub const OPSET: i64 = 18;
+/// The ONNX IR version that goes with opset 18.
 pub const IR_VERSION: i64 = 8;
 
 /// What to export: the graph, its parameter values and the names of its interface.
@@ -35,6 +35,11 @@ pub struct ExportSpec<'a> {
     pub param_names: &'a [String],
     /// One per graph output.
     pub output_names: &'a [String],
+    /// Per argument input, per dim: the `dim_param` of a dynamic axis (None: the
+    /// traced size). Empty: every axis static.
+    pub input_axes: &'a [Vec<Option<String>>],
+    /// The same for each graph output.
+    pub output_axes: &'a [Vec<Option<String>>],
 }
 
 fn value_err(msg: String) -> Error {
@@ -48,12 +53,32 @@ pub fn value_info(name: &str, node: &Node) -> ValueInfoProto {
 
 /// A ValueInfo of a tensor of dtype `dtype` and static shape `shape`.
 pub fn typed_value_info(name: &str, dtype: DType, shape: &[usize]) -> ValueInfoProto {
+    named_value_info(name, dtype, shape, None)
+}
+
+/// A ValueInfo whose dims named in `axes` are symbolic (`dim_param`), the others
+/// `shape`'s sizes.
+pub fn named_value_info(
+    name: &str,
+    dtype: DType,
+    shape: &[usize],
+    axes: Option<&Vec<Option<String>>>,
+) -> ValueInfoProto {
     let dim = dims_i64(shape)
         .into_iter()
-        .map(|d| Dimension {
-            dim_value: Some(d),
-            dim_param: None,
-        })
+        .enumerate()
+        .map(
+            |(i, d)| match axes.and_then(|a| a.get(i)).cloned().flatten() {
+                Some(p) => Dimension {
+                    dim_value: None,
+                    dim_param: Some(p),
+                },
+                None => Dimension {
+                    dim_value: Some(d),
+                    dim_param: None,
+                },
+            },
+        )
         .collect();
     ValueInfoProto {
         name: name.to_string(),
@@ -70,14 +95,8 @@ pub fn typed_value_info(name: &str, dtype: DType, shape: &[usize]) -> ValueInfoP
 pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
     check_names(spec)?;
     let g = spec.graph;
-    let mut lw = Lower {
-        b: Builder::default(),
-        g,
-        vals: vec![String::new(); g.nodes.len()],
-        at: String::new(),
-        sources,
-        multi: HashMap::new(),
-    };
+    let mut lw = Lower::new(Builder::default(), g, sources, String::new());
+    lw.init_symbols(&slot_names(spec)?)?;
     let mut inputs = Vec::new();
     let (mut n_arg, mut n_ext) = (0usize, 0usize);
     for (i, node) in g.nodes.iter().enumerate() {
@@ -89,8 +108,9 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
                 ..
             } => {
                 let name = pick(spec.input_names, n_arg, "input")?;
+                let axes = spec.input_axes.get(n_arg);
                 n_arg += 1;
-                inputs.push(value_info(&name, node));
+                inputs.push(named_value_info(&name, node.dtype, &node.shape, axes));
                 name
             }
             IrOp::Input {
@@ -142,6 +162,28 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
     })
 }
 
+/// The name of each input slot (argument inputs; empty for the others).
+fn slot_names(spec: &ExportSpec) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut n_arg = 0usize;
+    for id in &spec.graph.inputs {
+        let arg = matches!(
+            spec.graph.node(*id).map(|n| &n.op),
+            Some(IrOp::Input {
+                kind: InputKind::Arg(_),
+                ..
+            })
+        );
+        if arg {
+            out.push(pick(spec.input_names, n_arg, "input")?);
+            n_arg += 1;
+        } else {
+            out.push(String::new());
+        }
+    }
+    Ok(out)
+}
+
 /// `names[i]`, or an error when too few names were given.
 fn pick(names: &[String], i: usize, what: &str) -> Result<String> {
     names
@@ -162,7 +204,8 @@ fn outputs(lw: &mut Lower, spec: &ExportSpec) -> Result<Vec<ValueInfoProto>> {
             .ok_or_else(|| unsupported("a dangling output", "<graph>"))?;
         let src = lw.vals.get(id.index()).cloned().unwrap_or_default();
         lw.b.op_to("Identity", &[&src], vec![], name.clone());
-        out.push(value_info(&name, node));
+        let axes = spec.output_axes.get(k);
+        out.push(named_value_info(&name, node.dtype, &node.shape, axes));
     }
     Ok(out)
 }

@@ -3,6 +3,7 @@
 //! and nn ops in their own files.
 
 use super::builder::{attr_i, unsupported, Builder};
+use super::dims::Syms;
 use super::reduce::Reduce;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
@@ -21,16 +22,35 @@ pub struct Lower<'g> {
     pub sources: &'g SourceMap,
     /// The result names of each lowered control node (`If`, `Loop`), by IR index.
     pub multi: HashMap<usize, Vec<String>>,
+    /// Runtime sizes of a graph with symbolic dims (None: static sizes, a region).
+    pub syms: Option<Syms<'g>>,
+    /// The IR node being lowered.
+    pub cur: NodeId,
 }
 
 /// An argument of the node being lowered: its value name, dtype and shape.
 pub struct Arg<'a> {
+    pub id: NodeId,
     pub name: String,
     pub dtype: DType,
     pub shape: &'a [usize],
 }
 
 impl<'g> Lower<'g> {
+    /// A lowering of graph `g` (sizes static until `init_symbols`).
+    pub fn new(b: Builder, g: &'g Graph, sources: &'g SourceMap, at: String) -> Lower<'g> {
+        Lower {
+            b,
+            g,
+            vals: vec![String::new(); g.nodes.len()],
+            at,
+            sources,
+            multi: HashMap::new(),
+            syms: None,
+            cur: NodeId(0),
+        }
+    }
+
     /// The `i`th argument of `n`.
     pub fn arg(&self, n: &'g Node, i: usize) -> Result<Arg<'g>> {
         let id = n
@@ -44,6 +64,7 @@ impl<'g> Lower<'g> {
             .ok_or_else(|| self.bad("dangling argument"))?;
         let name = self.vals.get(id.index()).cloned().unwrap_or_default();
         Ok(Arg {
+            id,
             name,
             dtype: node.dtype,
             shape: &node.shape,
@@ -57,6 +78,7 @@ impl<'g> Lower<'g> {
     /// Lowers compute node `id`, returning the name of its value.
     pub fn node(&mut self, id: NodeId) -> Result<String> {
         let n = self.g.node(id).ok_or_else(|| self.bad("an unknown id"))?;
+        self.cur = id;
         match &n.op {
             IrOp::Input { .. } | IrOp::Const(_) => Err(self.bad("an input in the body")),
             IrOp::Unary(op) => self.unary(n, *op),
@@ -110,7 +132,7 @@ impl<'g> Lower<'g> {
             UnaryOp::Round => "Round",
             UnaryOp::Erf => "Erf",
             UnaryOp::Not if n.dtype == DType::Bool => "Not",
-            UnaryOp::Not => return Err(unsupported("bitwise_not on int64", &self.at)),
+            UnaryOp::Not => "BitwiseNot",
             UnaryOp::Rsqrt => {
                 let s = self.b.op("Sqrt", &[&x], vec![]);
                 return Ok(self.b.op("Reciprocal", &[&s], vec![]));
@@ -190,9 +212,9 @@ impl<'g> Lower<'g> {
             Le => "LessOrEqual",
             Gt => "Greater",
             Ge => "GreaterOrEqual",
-            And | Or | Xor if cd != DType::Bool => {
-                return Err(unsupported("a bitwise op on int64", &self.at))
-            }
+            And if cd != DType::Bool => "BitwiseAnd",
+            Or if cd != DType::Bool => "BitwiseOr",
+            Xor if cd != DType::Bool => "BitwiseXor",
             And => "And",
             Or => "Or",
             Xor => "Xor",
@@ -204,7 +226,11 @@ impl<'g> Lower<'g> {
                 return Ok(self.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]))
             }
             FloorDiv if cd == DType::I64 => {
-                return Err(unsupported("floor_divide on int64", &self.at))
+                // Python's floor division: `(a - a mod b) / b` is exact, and ONNX Mod
+                // with fmod=0 takes the divisor's sign as Python's `%` does.
+                let m = self.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]);
+                let d = self.b.op("Sub", &[x, &m], vec![]);
+                return Ok(self.b.op("Div", &[&d, y], vec![]));
             }
             Rem => {
                 let q = self.b.op("Div", &[x, y], vec![]);

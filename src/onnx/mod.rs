@@ -4,11 +4,14 @@
 
 mod builder;
 mod control;
+mod dims;
 pub mod export;
+mod index;
 mod lower;
 mod nn;
 pub mod proto;
 mod reduce;
 mod shape;
 
+pub use dims::dim_text;
 pub use export::{decode, encode, export, save, ExportSpec, OPSET};

@@ -1,8 +1,8 @@
-//! Reductions, softmax and cumulative sums as ONNX nodes (opset 17: ReduceSum takes its
-//! axes as an input, the other Reduce* ops as an attribute).
+//! Reductions, softmax and cumulative sums as ONNX nodes (opset 18: every Reduce* op
+//! takes its axes as an input).
 
-use super::builder::{attr_i, attr_ints, dims_i64};
-use super::lower::Lower;
+use super::builder::{attr_i, dims_i64};
+use super::lower::{Arg, Lower};
 use crate::compile::ir::Node;
 use crate::error::Result;
 use crate::tensor::dtype::{DType, Scalar};
@@ -38,17 +38,12 @@ impl Reduce {
 impl Lower<'_> {
     /// `red(x)` over `dims` (empty: all dims).
     pub fn reduce(&mut self, red: Reduce, x: &str, dims: &[usize], keepdim: bool) -> String {
-        let mut attrs = vec![attr_i("keepdims", i64::from(keepdim))];
-        let mut inputs = vec![x.to_string()];
-        if !dims.is_empty() {
-            let axes = dims_i64(dims);
-            match red {
-                Reduce::Sum => inputs.push(self.b.const_i64(&axes, false)),
-                _ => attrs.push(attr_ints("axes", &axes)),
-            }
+        let attrs = vec![attr_i("keepdims", i64::from(keepdim))];
+        if dims.is_empty() {
+            return self.b.op(red.op(), &[x], attrs);
         }
-        let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-        self.b.op(red.op(), &refs, attrs)
+        let axes = self.b.const_i64(&dims_i64(dims), false);
+        self.b.op(red.op(), &[x, &axes], attrs)
     }
 
     /// A reduction node whose input is cast to the result dtype first.
@@ -90,7 +85,7 @@ impl Lower<'_> {
         };
         let attrs = vec![attr_i("axis", axis as i64), attr_i("keepdims", 0)];
         let r = self.b.op(op, &[&x], attrs);
-        Ok(self.reshape_to(&r, &n.shape))
+        self.reshape_node(&r, &n.shape)
     }
 
     /// var/std: `sum((x - mean)^2) / (n - correction)`.
@@ -104,24 +99,44 @@ impl Lower<'_> {
     ) -> Result<String> {
         let a = self.arg(n, 0)?;
         let x = self.b.cast(&a.name, a.dtype, DType::F32);
-        let count: usize = if dims.is_empty() {
-            a.shape.iter().product()
-        } else {
-            dims.iter().filter_map(|&d| a.shape.get(d)).product()
-        };
+        let denom = self.var_denominator(&a, &x, dims, correction);
         let m = self.reduce(Reduce::Mean, &x, dims, true);
         let d = self.b.op("Sub", &[&x, &m], vec![]);
         let d2 = self.b.op("Mul", &[&d, &d], vec![]);
         let s = self.reduce(Reduce::Sum, &d2, dims, keepdim);
-        let denom = self
-            .b
-            .const_scalar(Scalar::Float(count as f64 - correction), DType::F32);
         let v = self.b.op("Div", &[&s, &denom], vec![]);
         Ok(if std {
             self.b.op("Sqrt", &[&v], vec![])
         } else {
             v
         })
+    }
+
+    /// `count - correction` of a var/std: a constant, or `ReduceProd` of the reduced
+    /// sizes read with `Shape` when one of them is symbolic.
+    fn var_denominator(&mut self, a: &Arg, x: &str, dims: &[usize], correction: f64) -> String {
+        let all: Vec<usize> = (0..a.shape.len()).collect();
+        let dims = if dims.is_empty() { &all[..] } else { dims };
+        let symbolic = self.sym_shape(a.id).is_some_and(|s| {
+            dims.iter()
+                .any(|&d| s.get(d).is_some_and(|e| e.as_const().is_none()))
+        });
+        if !symbolic {
+            let count: usize = dims.iter().filter_map(|&d| a.shape.get(d)).product();
+            let c = count as f64 - correction;
+            return self.b.const_scalar(Scalar::Float(c), DType::F32);
+        }
+        let shape = self.b.op("Shape", &[x], vec![]);
+        let idx = self.b.const_i64(&dims_i64(dims), false);
+        let sizes = self
+            .b
+            .op("Gather", &[&shape, &idx], vec![attr_i("axis", 0)]);
+        let count = self
+            .b
+            .op("ReduceProd", &[&sizes], vec![attr_i("keepdims", 0)]);
+        let count = self.b.cast(&count, DType::I64, DType::F32);
+        let corr = self.b.const_scalar(Scalar::Float(correction), DType::F32);
+        self.b.op("Sub", &[&count, &corr], vec![])
     }
 
     /// p-norm: ReduceL1/L2, or `sum(|x|^p)^(1/p)`; max-norm for p = inf.

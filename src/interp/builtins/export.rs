@@ -3,6 +3,7 @@
 //! attributes and `save_onnx(path)` method, and `export_onnx(f_or_graph, ...)`.
 
 use super::compile::wrap;
+use super::export_axes::{self, shape_axes};
 use super::tensor::te;
 use super::{kwarg, no_kw};
 use crate::compile::cache::{CallKey, EntryKind};
@@ -97,7 +98,15 @@ fn io_list(xs: &[IoInfo]) -> Value {
             let mut m = DictMap::default();
             m.insert(Key(Value::str("name")), Value::str(&x.name));
             m.insert(Key(Value::str("dtype")), Value::DType(x.dtype));
-            let shape = x.shape.iter().map(|&d| Value::Int(d as i64)).collect();
+            let shape = x
+                .shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| match x.axes.get(d).cloned().flatten() {
+                    Some(name) => Value::str(&name),
+                    None => Value::Int(n as i64),
+                })
+                .collect();
             m.insert(Key(Value::str("shape")), Value::tuple(shape));
             Value::Dict(Rc::new(RefCell::new(m)))
         })
@@ -107,12 +116,7 @@ fn io_list(xs: &[IoInfo]) -> Value {
 
 /// Captures `f(*args)` once (grad off) and takes the version out as a Graph.
 fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGraph> {
-    if kwarg(kw, "dynamic_axes").is_some_and(|v| !matches!(v, Value::None)) {
-        return Err(err(
-            ErrorKind::NotImplementedError,
-            "dynamic_axes: symbolic sizes are not available yet; trace at a fixed size",
-        ));
-    }
+    let axes = export_axes::parse(kwarg(kw, "dynamic_axes"))?;
     let target = match f {
         Value::Compiled(cf) => cf.func.clone(),
         other => other.clone(),
@@ -123,6 +127,16 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
     };
     let param_names = module_params(me, &target)?;
     let key = CallKey::new(args, &[]);
+    let names = Names::new(me, &target, kw)?;
+    let arg_info: Vec<(String, Vec<usize>)> = key
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(k, (t, path))| (names.input(path, k), t.shape().to_vec()))
+        .collect();
+    if let Some(a) = &axes {
+        cf.cache.borrow_mut().dynamic_dims = a.input_dims(&arg_info)?;
+    }
     let was = std::mem::replace(&mut me.compile_enabled, true);
     let res = {
         let _ng = crate::autograd::no_grad();
@@ -137,6 +151,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         }
         c.entries.swap_remove(0)
     };
+    let sym = entry.sym;
     let g = match entry.kind {
         EntryKind::Graph(g) => *g,
         EntryKind::Eager(r) => {
@@ -162,8 +177,12 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
             ),
         ));
     }
-    let names = Names::new(me, &target, kw)?;
     let graph = &g.compiled.graph;
+    let info = graph.sym.as_deref();
+    let sym_names = match &axes {
+        Some(a) => a.symbol_names(info, &arg_info)?,
+        None => Vec::new(),
+    };
     let mut inputs = Vec::new();
     let mut ext_names = Vec::new();
     for id in &graph.inputs {
@@ -176,6 +195,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
                 name: names.input(path, inputs.len()),
                 dtype: n.dtype,
                 shape: n.shape.clone(),
+                axes: shape_axes(info, id.index(), n.shape.len(), &sym_names),
             }),
             IrOp::Input {
                 kind: InputKind::External { name },
@@ -185,19 +205,28 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         }
     }
     let params = param_list(&g.externals, &ext_names, &param_names);
-    let outputs = graph
-        .outputs
-        .iter()
-        .enumerate()
-        .filter_map(|(k, id)| {
-            let n = graph.node(*id)?;
-            Some(IoInfo {
-                name: names.output(k, graph.outputs.len()),
-                dtype: n.dtype,
-                shape: n.shape.clone(),
-            })
-        })
-        .collect();
+    let mut outputs = Vec::new();
+    for (k, id) in graph.outputs.iter().enumerate() {
+        let Some(n) = graph.node(*id) else { continue };
+        let name = names.output(k, graph.outputs.len());
+        let mut axes_k = shape_axes(info, id.index(), n.shape.len(), &sym_names);
+        if let Some(a) = &axes {
+            axes_k = a.output_axes(&name, axes_k)?;
+        }
+        outputs.push(IoInfo {
+            name,
+            dtype: n.dtype,
+            shape: n.shape.clone(),
+            axes: axes_k,
+        });
+    }
+    if let Some(a) = &axes {
+        let outs: Vec<(String, usize)> = outputs
+            .iter()
+            .map(|o| (o.name.clone(), o.shape.len()))
+            .collect();
+        a.check_outputs(&arg_info, &outs)?;
+    }
     Ok(TracedGraph {
         name: cf.name.clone(),
         entry: g,
@@ -205,6 +234,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         inputs,
         outputs,
         params,
+        sym,
     })
 }
 

@@ -3,6 +3,7 @@
 pub mod compile;
 pub mod convert;
 pub mod export;
+pub mod export_axes;
 pub mod format;
 pub mod funcs;
 pub mod iomod;
