@@ -441,6 +441,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
         dict: RefCell::new(NameMap::with_capacity_and_hasher(4, Default::default())),
     });
     crate::compile::trace::note_created(Rc::as_ptr(&inst) as usize);
+    super::gc::track_instance(&inst);
     Value::Instance(inst)
 }
 
@@ -448,6 +449,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
 pub fn new_cell(v: Value) -> Value {
     let c = Rc::new(RefCell::new(v));
     crate::compile::trace::note_created(Rc::as_ptr(&c) as usize);
+    super::gc::track_cell(&c);
     Value::Cell(c)
 }
 

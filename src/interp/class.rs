@@ -30,7 +30,9 @@ fn object_init(_: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Val
 fn bind(obj: &Value, v: Value) -> Value {
     match v {
         Value::Func(_) | Value::Native(_) | Value::Compiled(_) => {
-            Value::BoundMethod(Rc::new((obj.clone(), v)))
+            let m = Rc::new((obj.clone(), v));
+            super::gc::track_bound(&m);
+            Value::BoundMethod(m)
         }
         other => other,
     }
@@ -81,6 +83,7 @@ impl Interp {
             dict: RefCell::new(dict),
             kind: ClassKind::User,
         });
+        super::gc::track_class(&cls);
         for v in cls.dict.borrow().values() {
             if let Value::Func(f) = v {
                 *f.owner.borrow_mut() = Some(Rc::downgrade(&cls));

@@ -536,14 +536,16 @@ impl Interp {
                 }
             }
         }
-        Ok(Value::Func(Rc::new(Function {
+        let f = Rc::new(Function {
             proto: proto.clone(),
             defaults,
             kwdefaults,
             closure,
             globals: self.globals.clone(),
             owner: RefCell::new(None),
-        })))
+        });
+        super::gc::track_func(&f);
+        Ok(Value::Func(f))
     }
 
     /// Evaluates call arguments into positional values and keyword pairs.
@@ -594,7 +596,7 @@ fn value_unpack(expected: usize, got: usize) -> super::Exc {
 
 /// A fresh dict (noted for capture: mutating it is local).
 fn new_dict(m: super::value::DictMap) -> Value {
-    let d = Rc::new(RefCell::new(m));
-    trace::note_created(Rc::as_ptr(&d) as usize);
-    Value::Dict(d)
+    let d = Value::dict(m);
+    trace::note_created(d.ptr_id());
+    d
 }

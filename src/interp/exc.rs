@@ -242,7 +242,9 @@ pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
     inst.dict
         .borrow_mut()
         .insert("args".into(), Value::tuple(args));
-    Value::Instance(Rc::new(inst))
+    let inst = Rc::new(inst);
+    super::gc::track_instance(&inst);
+    Value::Instance(inst)
 }
 
 /// `Exception.__init__(self, *args)`: stores `args`.

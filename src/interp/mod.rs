@@ -7,6 +7,7 @@ pub mod containers;
 pub mod eval;
 pub mod exc;
 pub mod exec;
+pub mod gc;
 pub mod index;
 pub mod iter;
 pub mod limits;
@@ -114,6 +115,7 @@ pub struct Interp {
 impl Interp {
     pub fn new() -> Interp {
         let main = Rc::new(ModuleObj::new("__main__", None));
+        gc::track_module(&main);
         main.set(&"__name__".into(), Value::str("__main__"));
         Interp {
             stack: Vec::with_capacity(1024),

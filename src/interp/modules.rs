@@ -94,6 +94,7 @@ impl Interp {
             })
         })?;
         let m = Rc::new(ModuleObj::new(name, dir));
+        super::gc::track_module(&m);
         m.set(&"__name__".into(), Value::str(name));
         let code = resolve_module(&ast, &m).map_err(|e| {
             Box::new(super::ExcInner {

@@ -457,11 +457,28 @@ impl Value {
     pub fn list(v: Vec<Value>) -> Value {
         let l = Rc::new(RefCell::new(v));
         crate::compile::trace::note_created(Rc::as_ptr(&l) as usize);
+        super::gc::track_list(&l);
         Value::List(l)
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {
-        Value::Tuple(v.into())
+        let t: Rc<[Value]> = v.into();
+        super::gc::track_tuple(&t);
+        Value::Tuple(t)
+    }
+
+    /// A fresh dict (tracked by the cycle collector).
+    pub fn dict(m: DictMap) -> Value {
+        let d = Rc::new(RefCell::new(m));
+        super::gc::track_dict(&d);
+        Value::Dict(d)
+    }
+
+    /// A fresh set (tracked by the cycle collector).
+    pub fn set(m: DictMap) -> Value {
+        let d = Rc::new(RefCell::new(m));
+        super::gc::track_set(&d);
+        Value::Set(d)
     }
 
     /// The address of a heap object (0 for unboxed values): used for `id` and `is`.
@@ -693,6 +710,7 @@ impl Drop for Value {
 /// recursion while shallow, else through a queue released iteratively.
 #[inline(never)]
 fn drop_container(v: &mut Value) {
+    super::gc::note_freed();
     let depth = DROP_DEPTH.with(|d| d.get());
     if depth < MAX_DROP_DEPTH {
         DROP_DEPTH.with(|d| d.set(depth + 1));

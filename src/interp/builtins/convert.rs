@@ -250,7 +250,7 @@ impl Interp {
                 for (k, v) in kw {
                     m.insert(Key(Value::Str(k)), v);
                 }
-                Value::Dict(Rc::new(RefCell::new(m)))
+                Value::dict(m)
             }
             TypeTag::Set => {
                 arity(name, &args, 0, 1)?;
@@ -260,7 +260,7 @@ impl Interp {
                         m.insert(self.key(x)?, Value::None);
                     }
                 }
-                Value::Set(Rc::new(RefCell::new(m)))
+                Value::set(m)
             }
             TypeTag::Range => {
                 arity(name, &args, 1, 3)?;

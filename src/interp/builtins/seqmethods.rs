@@ -242,7 +242,7 @@ pub fn dict_method(
             }
             Value::None
         }
-        "copy" => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
+        "copy" => Value::dict(d.borrow().clone()),
         "clear" => {
             d.borrow_mut().clear();
             Value::None
@@ -257,7 +257,7 @@ pub fn set_method(
     name: &str,
     args: Vec<Value>,
 ) -> R<Value> {
-    let new_set = |m: DictMap| Value::Set(Rc::new(RefCell::new(m)));
+    let new_set = Value::set;
     Ok(match name {
         "add" => {
             arity(name, &args, 1, 1)?;

@@ -1,0 +1,217 @@
+//! The cycle collector: cyclic garbage is freed (live-object counts from the collector's
+//! registry, not timings), and nothing reachable from globals, frames or the host is.
+
+use kiln::interp::gc;
+use kiln::{Engine, Value};
+
+fn engine() -> Engine {
+    let mut e = Engine::new();
+    e.set_output(Box::new(|_| {}));
+    e
+}
+
+fn run(e: &mut Engine, src: &str) {
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+}
+
+fn int(e: &mut Engine, expr: &str) -> i64 {
+    match e.eval_as::<i64>(expr) {
+        Ok(v) => v,
+        Err(err) => panic!("{expr}: {}", e.render_error(&err)),
+    }
+}
+
+const MICROGRAD: &str = "
+class V:
+    def __init__(self, data, prev=()):
+        self.data = data
+        self.grad = 0.0
+        self._prev = prev
+        self._backward = None
+
+    def __add__(self, other):
+        out = V(self.data + other.data, (self, other))
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        out = V(self.data * other.data, (self, other))
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+def step(w):
+    loss = V(0.0)
+    for i in range(50):
+        loss = loss + w * V(float(i))
+    loss.grad = 1.0
+    loss._backward()
+    return loss.data
+";
+
+#[test]
+fn micrograd_loop_stays_bounded() {
+    let mut e = engine();
+    run(&mut e, MICROGRAD);
+    run(&mut e, "w = V(2.0)\nfor _ in range(5):\n    step(w)\n");
+    gc::collect();
+    let after_warmup = gc::live_objects();
+    // each step builds ~150 nodes, each in a node -> closure -> cell -> node cycle
+    run(&mut e, "for _ in range(400):\n    step(w)\n");
+    gc::collect();
+    let after = gc::live_objects();
+    assert!(
+        after <= after_warmup + 10,
+        "live objects grew from {after_warmup} to {after}"
+    );
+    // the automatic collections ran and freed the graphs
+    assert!(gc::stats().collections[0] > 0);
+    assert_eq!(int(&mut e, "int(step(w))"), 2450);
+}
+
+#[test]
+fn without_collection_the_cycles_would_stay() {
+    gc::set_enabled(false);
+    let mut e = engine();
+    run(&mut e, MICROGRAD);
+    gc::collect();
+    let before = gc::live_objects();
+    run(&mut e, "w = V(2.0)\nfor _ in range(20):\n    step(w)\n");
+    let grown = gc::live_objects();
+    gc::set_enabled(true);
+    assert!(grown >= before + 20 * 100, "{before} -> {grown}");
+    let freed = gc::collect();
+    assert!(freed >= 20 * 100, "freed {freed}");
+    assert!(gc::live_objects() <= before + 10);
+}
+
+#[test]
+fn cycles_through_every_container_kind_are_freed() {
+    let mut e = engine();
+    let cases = [
+        "xs = []\nxs.append(xs)",
+        "d = {}\nd['me'] = d",
+        "class A:\n    pass\na = A()\na.me = a",
+        "a = []\nb = {'a': a}\na.append((b, 1))",
+        "def g():\n    return g\nh = g",
+        "class B:\n    def m(self):\n        return 1\nb = B()\nb.cb = b.m",
+        "s = []\nf = lambda: s\ns.append(f)",
+    ];
+    for (i, body) in cases.iter().enumerate() {
+        let indented: String = body.lines().map(|l| format!("    {l}\n")).collect();
+        run(&mut e, &format!("def case{i}():\n{indented}\ncase{i}()\n"));
+        gc::collect();
+        let before = gc::live_objects();
+        run(&mut e, &format!("for _ in range(30):\n    case{i}()\n"));
+        let freed = gc::collect();
+        assert!(freed >= 30, "case {i} ({body:?}) freed only {freed}");
+        assert!(gc::live_objects() <= before, "case {i} ({body:?}) leaked");
+    }
+}
+
+#[test]
+fn reachable_cycles_survive_collection() {
+    let mut e = engine();
+    run(
+        &mut e,
+        "
+class Node:
+    def __init__(self, v):
+        self.v = v
+        self.next = self
+keep = Node(7)
+ring = [1, 2]
+ring.append(ring)
+d = {'x': 5}
+d['self'] = d
+def counter():
+    n = [0]
+    def inc():
+        n[0] += 1
+        return n[0]
+    return inc
+c = counter()
+",
+    );
+    gc::collect();
+    gc::collect();
+    assert_eq!(int(&mut e, "keep.next.next.v"), 7);
+    assert_eq!(int(&mut e, "ring[2][2][1]"), 2);
+    assert_eq!(int(&mut e, "d['self']['self']['x']"), 5);
+    assert_eq!(int(&mut e, "c() + c()"), 3);
+}
+
+#[test]
+fn cycles_held_by_a_running_frame_survive() {
+    let mut e = engine();
+    // the collection runs inside `f` (automatic collections fire while it allocates):
+    // the local cycle must still be intact afterwards
+    run(
+        &mut e,
+        "
+class N:
+    pass
+def f():
+    a = N()
+    a.me = a
+    a.items = [a]
+    junk = []
+    for i in range(5000):
+        j = N()
+        j.me = j
+        junk.append(i)
+    return a.me.items[0].me is a
+ok = f()
+",
+    );
+    assert!(gc::stats().collections[0] > 0);
+    assert_eq!(int(&mut e, "1 if ok else 0"), 1);
+}
+
+#[test]
+fn host_values_keep_their_cycles() {
+    let mut e = engine();
+    run(
+        &mut e,
+        "
+def make():
+    xs = [41]
+    xs.append(xs)
+    return xs
+",
+    );
+    let held: Value = match e.eval("make()") {
+        Ok(v) => v,
+        Err(err) => panic!("{}", e.render_error(&err)),
+    };
+    run(&mut e, "make()\nmake()");
+    gc::collect();
+    // the host's list is the only reference left outside the cycle
+    e.set_global("back", held.clone());
+    assert_eq!(int(&mut e, "back[1][1][0] + 1"), 42);
+    e.set_global("back", Value::None);
+    gc::collect();
+    let Value::List(l) = &held else {
+        panic!("not a list: {held:?}")
+    };
+    assert_eq!(l.borrow().len(), 2);
+}
+
+#[test]
+fn dropping_the_engine_then_collecting_frees_script_cycles() {
+    gc::collect();
+    let before = gc::live_objects();
+    {
+        let mut e = engine();
+        run(&mut e, "def f():\n    xs = []\n    xs.append(xs)\nfor _ in range(10):\n    f()\n");
+    }
+    gc::collect();
+    assert!(gc::live_objects() <= before + 2);
+}
