@@ -125,14 +125,22 @@ fn host_isa() -> Result<OwnedTargetIsa> {
     isa.clone().map_err(|e| jit_error("target", e))
 }
 
-/// Validates and compiles `kernel` to native code.
-pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
-    let t0 = Instant::now();
+/// A JIT module with `kernel`'s function generated and defined (not yet finalized).
+struct Defined {
+    module: JITModule,
+    id: cranelift_module::FuncId,
+    consts: Vec<Splat4>,
+    /// The machine code as text, when asked for.
+    disasm: Option<String>,
+}
+
+fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
     let kinds = kernel.validate()?;
     let isa = host_isa()?;
     let fma = native_fma(&isa);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut ctx = module.make_context();
+    ctx.set_disasm(want_disasm);
     ctx.func.signature.params.push(AbiParam::new(I64));
     ctx.func.signature.returns.push(AbiParam::new(I32));
     let id = module
@@ -148,11 +156,40 @@ pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
         module.target_config(),
         fma,
     );
-    let linked = match module.define_function(id, &mut ctx) {
-        Ok(()) => module.finalize_definitions(),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = linked {
+    if let Err(e) = module.define_function(id, &mut ctx) {
+        // SAFETY: nothing from this module has been handed out.
+        unsafe { module.free_memory() };
+        return Err(jit_error("compile", format!("{e:?}")));
+    }
+    let disasm = ctx.compiled_code().and_then(|c| c.vcode.clone());
+    Ok(Defined {
+        module,
+        id,
+        consts,
+        disasm,
+    })
+}
+
+/// The machine code Cranelift generates for `kernel` on this host, as text (one
+/// instruction per line, blocks labelled); for inspecting and testing code quality.
+pub fn disassemble(kernel: &Kernel) -> Result<String> {
+    let d = define(kernel, true)?;
+    // SAFETY: nothing from this module has been handed out.
+    unsafe { d.module.free_memory() };
+    d.disasm
+        .ok_or_else(|| jit_error("disassemble", "no disassembly produced"))
+}
+
+/// Validates and compiles `kernel` to native code.
+pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
+    let t0 = Instant::now();
+    let Defined {
+        mut module,
+        id,
+        consts,
+        ..
+    } = define(kernel, false)?;
+    if let Err(e) = module.finalize_definitions() {
         // SAFETY: nothing from this module has been handed out.
         unsafe { module.free_memory() };
         return Err(jit_error("compile", format!("{e:?}")));

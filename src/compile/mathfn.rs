@@ -104,76 +104,102 @@ const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 
 /// 1.5 * 2^23: adding it rounds an f32 of magnitude < 2^22 to an integer held in the low
-/// mantissa bits (so `bits(t) - bits(MAGIC)` is that integer).
+/// mantissa bits.
 const MAGIC: f32 = 12_582_912.0;
 
-/// `x` limited to `[lo, hi]` with compares and selects (NaN passes through unchanged).
-fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
+/// `e^r = 1 + r * Q(r)` on `[-ln2/2, ln2/2]`; Q's coefficients from degree 5 down
+/// (Lawson minimax for the relative error, rounded to f32: 7.0e-8 relative with f32 FMA
+/// Horner, i.e. under 1.2 half-ulps, before the range reduction's rounding).
+const EXP_Q: [f32; 6] = [
+    1.384_359_668_008_983_1e-3,
+    8.374_195_545_911_789e-3,
+    4.166_800_528_764_725e-2,
+    1.666_643_023_490_905_8e-1,
+    4.999_999_403_953_552e-1,
+    1.0,
+];
+
+/// The rounding constant whose low bits carry `n + 127 + shift` (see [`exp_split`]).
+fn magic_for(shift: i32) -> f32 {
+    MAGIC + (127 + shift) as f32
+}
+
+/// `max(x, lo)` that keeps a NaN `x` (lowers to one `maxps lo, x`).
+fn max_keep_nan(v: &mut Vx, x: Value, lo: f32) -> Value {
     let lov = v.c(lo);
     let below = v.cmp(FloatCC::LessThan, x, lov);
-    let x = v.sel(below, lov, x);
+    v.sel(below, lov, x)
+}
+
+/// `min(x, hi)` that keeps a NaN `x` (lowers to one `minps hi, x`).
+fn min_keep_nan(v: &mut Vx, x: Value, hi: f32) -> Value {
     let hiv = v.c(hi);
-    let above = v.cmp(FloatCC::GreaterThan, x, hiv);
+    let above = v.cmp(FloatCC::LessThan, hiv, x);
     v.sel(above, hiv, x)
 }
 
-/// Cody-Waite reduction and the Cephes expf polynomial: returns `(e^r, n)` with
-/// `e^x = e^r * 2^n`, `n` as i32x4 lanes. Needs |x| < 2^21; NaN propagates into `e^r`.
-fn exp_core(v: &mut Vx, x: Value) -> (Value, Value) {
-    let l2e = v.c(LOG2E);
-    let magic = v.c(MAGIC);
-    let t = v.mla(x, l2e, magic);
+/// `x` limited to `[lo, hi]`; NaN passes through unchanged.
+fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
+    let x = max_keep_nan(v, x, lo);
+    min_keep_nan(v, x, hi)
+}
+
+/// Splits `e^w` (or `e^-w` when `negate`) into `(p, s)` with the result equal to
+/// `p * s * 2^-shift`: `n = round(±w log2 e)` by the rounding constant `magic` (from
+/// [`magic_for`]`(shift)`), a Cody-Waite reduction, `p = e^r` for |r| <= ln2/2 by one FMA
+/// Horner chain, and `s = 2^(n + shift)` made by shifting the rounding constant's low bits
+/// into the exponent field. The caller keeps |w| < 2^21 and `n + shift + 127` in
+/// `[1, 254]`. A NaN `w` makes `p` NaN.
+fn exp_split(v: &mut Vx, w: Value, magic: Value, negate: bool) -> (Value, Value) {
+    let sign = if negate { -1.0 } else { 1.0 };
+    let l2e = v.c(sign * LOG2E);
+    let t = v.mla(w, l2e, magic);
     let n = v.sub(t, magic);
-    let tb = v.bits(t);
-    let mb = v.ci(MAGIC.to_bits() as i32);
-    let ni = v.b.ins().isub(tb, mb);
-    let c1 = v.c(-LN2_HI);
-    let c2 = v.c(-LN2_LO);
-    let r = v.mla(n, c1, x);
+    // r' = ±(w ∓ n ln2): for `negate` it is w + n ln2 = -r, and the odd coefficients
+    // change sign below so that the polynomial still gives e^r.
+    let c1 = v.c(-sign * LN2_HI);
+    let c2 = v.c(-sign * LN2_LO);
+    let r = v.mla(n, c1, w);
     let r = v.mla(n, c2, r);
-    let p = v.poly(
-        r,
-        &[
-            1.987_569_15e-4,
-            1.398_199_950_7e-3,
-            8.333_451_907_3e-3,
-            4.166_579_589_4e-2,
-            1.666_666_545_9e-1,
-            5.000_000_120_1e-1,
-        ],
-    );
-    let r2 = v.mul(r, r);
+    let coeffs: Vec<f32> = EXP_Q
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            // Degree of coefficient i is 5 - i; e^r = 1 + r Q(r) = 1 + (-r')(Q(-r')).
+            let odd = (EXP_Q.len() - 1 - i) % 2 == 1;
+            match (negate, odd) {
+                (false, _) => c,
+                (true, true) => c,
+                (true, false) => -c,
+            }
+        })
+        .collect();
+    let q = v.poly(r, &coeffs);
     let one = v.c(1.0);
-    let r1 = v.add(r, one);
-    (v.mla(p, r2, r1), ni)
+    let p = v.mla(q, r, one);
+    let tb = v.bits(t);
+    let e = v.b.ins().ishl_imm_s(tb, 23);
+    (p, v.float(e))
 }
 
-/// `y * 2^n` for n in [-126, 127].
-fn scale1(v: &mut Vx, y: Value, n: Value) -> Value {
-    let bias = v.ci(127);
-    let e = v.b.ins().iadd(n, bias);
-    let e = v.b.ins().ishl_imm_s(e, 23);
-    let s = v.float(e);
-    v.mul(y, s)
-}
-
-/// `y * 2^n` for n in [-252, 254], in two steps so each factor is a normal float and
-/// a subnormal result is rounded once.
-fn scale2(v: &mut Vx, y: Value, n: Value) -> Value {
-    let n1 = v.b.ins().sshr_imm_s(n, 1);
-    let n2 = v.b.ins().isub(n, n1);
-    let y = scale1(v, y, n1);
-    scale1(v, y, n2)
-}
-
-/// e^x (Cephes expf): overflows to inf above 88.72, flushes to 0 below -103.97, keeps
-/// subnormal results; NaN stays NaN.
+/// e^x: overflows to inf above 88.72, flushes to 0 below -103.97, keeps subnormal
+/// results (one final rounding); NaN stays NaN.
 pub(crate) fn exp(v: &mut Vx, x: Value) -> Value {
     let x = clamp(v, x, -104.0, 89.0);
-    let (y, n) = exp_core(v, x);
-    scale2(v, y, n)
+    // n in [0, 128] for x > 0, [-150, 0] otherwise: two exponent windows, selected per
+    // lane, each with its final power-of-two factor.
+    let zero = v.c(0.0);
+    let pos = v.cmp(FloatCC::GreaterThan, x, zero);
+    let m_pos = v.c(magic_for(-1));
+    let m_neg = v.c(magic_for(63));
+    let magic = v.sel(pos, m_pos, m_neg);
+    let (p, s) = exp_split(v, x, magic, false);
+    let f_pos = v.c(2.0);
+    let f_neg = v.c(f32::powi(2.0, -63));
+    let f = v.sel(pos, f_pos, f_neg);
+    let ps = v.mul(p, s);
+    v.mul(ps, f)
 }
-
 /// ln(x) (Cephes logf) with subnormals scaled up; log(0) = -inf, log(x<0) = NaN.
 pub(crate) fn log(v: &mut Vx, x: Value) -> Value {
     let small = v.cmp_c(FloatCC::LessThan, x, f32::MIN_POSITIVE);
@@ -259,15 +285,13 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
     let pz = v.mul(p, z);
     let small = v.mla(pz, ax, ax);
     // tanh(x) rounds to ±1 from |x| = 9.01; clamping there keeps 2^n in range.
-    let two = v.c(2.0);
-    let lim = v.c(9.5);
-    let over = v.cmp(FloatCC::GreaterThan, ax, lim);
-    let axc = v.sel(over, lim, ax);
-    let ax2 = v.mul(axc, two);
-    let (y, n) = exp_core(v, ax2);
-    let e = scale1(v, y, n);
+    let axc = min_keep_nan(v, ax, 9.5);
+    let ax2 = v.add(axc, axc);
+    let magic = v.c(magic_for(0));
+    let (p, s) = exp_split(v, ax2, magic, false);
     let one = v.c(1.0);
-    let e1 = v.add(e, one);
+    let e1 = v.mla(p, s, one);
+    let two = v.c(2.0);
     let q = v.div(two, e1);
     let large = v.sub(one, q);
     let is_small = v.cmp_c(FloatCC::LessThan, ax, 0.625);
@@ -275,24 +299,21 @@ pub(crate) fn tanh(v: &mut Vx, x: Value) -> Value {
     v.copysign(r, x)
 }
 
-/// 1 / (1 + e^-x), computed from e^-|x| so neither side overflows.
+/// 2^-64: the scale of sigmoid's numerator and denominator.
+const SIGMOID_SCALE: f32 = 5.421_010_862_427_522e-20;
+
+/// 1 / (1 + e^-x) computed as `C / (C + e^-x C)` with `C = 2^-64`: the scaled
+/// denominator stays a normal float for every clamped x, and the one division rounds
+/// subnormal results once. NaN stays NaN.
 pub(crate) fn sigmoid(v: &mut Vx, x: Value) -> Value {
-    // -|x| by setting the sign bit (NaN stays NaN); e^t for t <= 0 needs no upper clamp.
-    let xb = v.bits(x);
-    let sign = v.ci(i32::MIN);
-    let nb = v.b.ins().bor(xb, sign);
-    let nax = v.float(nb);
-    let lo = v.c(-104.0);
-    let below = v.cmp(FloatCC::LessThan, nax, lo);
-    let t = v.sel(below, lo, nax);
-    let (y, n) = exp_core(v, t);
-    let e = scale2(v, y, n);
-    let one = v.c(1.0);
-    let d = v.add(e, one);
-    let r = v.div(one, d);
-    let er = v.mul(e, r);
-    let neg = v.cmp_c(FloatCC::LessThan, x, 0.0);
-    v.sel(neg, er, r)
+    // sigmoid(x) is 1 in f32 from x = 17; below -104 it rounds to 0. In the window
+    // n = round(-x log2 e) is in [-58, 150], so n - 64 + 127 is a valid exponent.
+    let x = clamp(v, x, -104.0, 40.0);
+    let magic = v.c(magic_for(-64));
+    let (p, s) = exp_split(v, x, magic, true);
+    let scale = v.c(SIGMOID_SCALE);
+    let d = v.mla(p, s, scale);
+    v.div(scale, d)
 }
 
 const ERF_SPLIT: f32 = 0.921_875;
@@ -337,8 +358,9 @@ pub(crate) fn erf(v: &mut Vx, x: Value) -> Value {
     );
     let tt = v.mul(t, t);
     let q = v.sub(q, tt);
-    let (y, n) = exp_core(v, q);
-    let e = scale1(v, y, n);
+    let magic = v.c(magic_for(0));
+    let (p, s2) = exp_split(v, q, magic, false);
+    let e = v.mul(p, s2);
     let one = v.c(1.0);
     let large = v.sub(one, e);
     let large = v.copysign(large, x);

@@ -38,7 +38,7 @@ mod trig_table;
 pub mod verify;
 pub mod views;
 
-pub use jit::{compile, CompiledKernel, KernelArgs};
+pub use jit::{compile, disassemble, CompiledKernel, KernelArgs};
 pub use kernel::{
     Access, BinaryOp, CmpOp, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
 };
