@@ -128,7 +128,7 @@ impl Interp {
             g.compiled
                 .run(&inputs, &exec::eval, &mut printed)
                 .and_then(|o| {
-                    effects::apply(&g.effects, &inputs, &o)?;
+                    effects::apply(&g.effects, &inputs, &o, |t| g.compiled.private_value(t))?;
                     Ok(g.output.build(&o))
                 })
         };
@@ -274,6 +274,8 @@ fn finish_capture(
         Ok(c) => c,
         Err(e) => return (internal_break(e), None),
     };
+    let mut effects = effects;
+    effects::mark_sole(&mut effects, &compiled.graph.outputs);
     let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
         externals: std::mem::take(&mut t.externals),

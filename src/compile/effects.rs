@@ -3,6 +3,10 @@
 //! optimizer state `m.mul_(b1)`) and `.grad` assignments (`zero_grad`, `backward`'s
 //! leaf accumulation) are recorded during capture and replayed after the graph ran,
 //! from extra graph outputs, so the step is one graph with no fallback.
+//!
+//! A write whose value the run computed into a buffer nothing else sees (a kernel's
+//! output, not returned, not a `.grad`) exchanges buffers with its target instead of
+//! copying: O(1), and the target's old buffer becomes the kernel's next output buffer.
 
 use super::ir::{Graph, NodeId};
 use crate::error::Result;
@@ -32,7 +36,12 @@ pub enum Recorded {
 /// An effect of a compiled version (values are positions in the graph's outputs).
 #[derive(Clone)]
 pub enum Effect {
-    Write { target: Target, out: usize },
+    /// `sole`: the value's node is this one graph output (nothing else returns it).
+    Write {
+        target: Target,
+        out: usize,
+        sole: bool,
+    },
     SetGrad { target: Target, out: Option<usize> },
 }
 
@@ -71,6 +80,7 @@ pub fn finish(recorded: Vec<Recorded>, g: &mut Graph) -> Vec<Effect> {
             Recorded::Write { target, node } => Effect::Write {
                 target,
                 out: out_of(node),
+                sole: false,
             },
             Recorded::SetGrad { target, node } => Effect::SetGrad {
                 target,
@@ -87,9 +97,42 @@ fn resolve<'a>(t: &'a Target, inputs: &'a [Tensor]) -> Option<&'a Tensor> {
     }
 }
 
+/// Marks the writes whose value node appears once among the (optimized) graph's
+/// `outputs`: their value may be swapped into the target.
+pub fn mark_sole(effects: &mut [Effect], outputs: &[NodeId]) {
+    for e in effects {
+        if let Effect::Write { out, sole, .. } = e {
+            let node = outputs.get(*out);
+            *sole = node.is_some_and(|n| outputs.iter().filter(|o| *o == n).count() == 1);
+        }
+    }
+}
+
+/// Whether `t` covers its whole storage contiguously (offset 0, every element).
+fn whole(t: &Tensor) -> bool {
+    t.offset() == 0 && t.is_contiguous() && t.storage().borrow().len() == t.numel()
+}
+
+/// Writes `v` into `t` by exchanging their buffers when both are whole contiguous
+/// buffers of one dtype and shape; false when it cannot (the caller copies).
+fn swap_into(t: &Tensor, v: &Tensor) -> bool {
+    t.dtype() == v.dtype()
+        && t.shape() == v.shape()
+        && whole(t)
+        && whole(v)
+        && t.storage().swap_buffers(v.storage())
+}
+
 /// Applies `effects` after a run: `inputs` are the run's input tensors (by slot),
 /// `outs` its outputs. Writes bump the targets' versions like eager in-place ops.
-pub fn apply(effects: &[Effect], inputs: &[Tensor], outs: &[Tensor]) -> Result<()> {
+/// `private(v)`: `v` is held only by `outs` and the graph's own buffer reuse, so its
+/// buffer may be given away.
+pub fn apply(
+    effects: &[Effect],
+    inputs: &[Tensor],
+    outs: &[Tensor],
+    private: impl Fn(&Tensor) -> bool,
+) -> Result<()> {
     let missing = || {
         crate::error::Error::new(
             crate::error::ErrorKind::RuntimeError,
@@ -99,13 +142,14 @@ pub fn apply(effects: &[Effect], inputs: &[Tensor], outs: &[Tensor]) -> Result<(
     };
     for e in effects {
         match e {
-            Effect::Write { target, out } => {
+            Effect::Write { target, out, sole } => {
                 let (Some(t), Some(v)) = (resolve(target, inputs), outs.get(*out)) else {
                     return Err(missing());
                 };
-                if !v.same(t) {
-                    t.overwrite(v)?;
+                if v.same(t) || (*sole && private(v) && swap_into(t, v)) {
+                    continue;
                 }
+                t.overwrite(v)?;
             }
             Effect::SetGrad { target, out } => {
                 let t = resolve(target, inputs).ok_or_else(missing)?;

@@ -177,6 +177,17 @@ impl CompiledGraph {
         self.fused.iter().map(|f| f.fresh.get()).sum()
     }
 
+    /// True when `t` (one of this graph's run outputs) is held by nothing but that
+    /// output and the fused kernels' reuse lists: no view, no other handle.
+    pub fn private_value(&self, t: &Tensor) -> bool {
+        let kept = self
+            .fused
+            .iter()
+            .filter(|f| f.recent.borrow().iter().any(|r| r.same(t)))
+            .count();
+        std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
+    }
+
     /// The optimized graph as text, then one line per fused kernel: the nodes it
     /// computes in one loop nest and the values it reads.
     pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {

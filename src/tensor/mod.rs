@@ -159,6 +159,11 @@ impl Tensor {
         Rc::strong_count(&self.0) == 1 && Rc::strong_count(&self.0.storage) == 1
     }
 
+    /// How many handles refer to this tensor object (views are other objects).
+    pub fn handle_count(&self) -> usize {
+        Rc::strong_count(&self.0)
+    }
+
     /// True when both handles are the same tensor object.
     pub fn same(&self, other: &Tensor) -> bool {
         Rc::ptr_eq(&self.0, &other.0)

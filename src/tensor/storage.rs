@@ -79,6 +79,23 @@ impl Storage {
     pub fn version(&self) -> u64 {
         self.version.get()
     }
+
+    /// Exchanges the buffers of two storages of the same dtype and length (an O(1)
+    /// write of one into the other when the other's old contents are not needed);
+    /// bumps both versions. False (nothing changed) when they differ or are borrowed.
+    pub fn swap_buffers(&self, other: &Storage) -> bool {
+        let (Ok(mut a), Ok(mut b)) = (self.buf.try_borrow_mut(), other.buf.try_borrow_mut())
+        else {
+            return false;
+        };
+        if a.dtype() != b.dtype() || a.len() != b.len() {
+            return false;
+        }
+        std::mem::swap(&mut *a, &mut *b);
+        self.version.set(self.version.get().wrapping_add(1));
+        other.version.set(other.version.get().wrapping_add(1));
+        true
+    }
 }
 
 /// Default allocation cap: 16 GiB.

@@ -1,6 +1,6 @@
 //! Graph-to-graph optimization passes over the tensor IR, one file per pass:
-//! constant folding, algebraic simplification, common-subexpression elimination and
-//! dead-code elimination. [`optimize`] runs them in order and verifies the graph after
+//! constant folding, algebraic simplification, matmul layout rewrites,
+//! common-subexpression elimination and dead-code elimination. [`optimize`] runs them in order and verifies the graph after
 //! each one (a failure is an internal compile error naming the pass). `fuse` finds the
 //! elementwise groups that `lower::compile_graph` compiles into kernels.
 
@@ -8,6 +8,7 @@ mod cse;
 mod dce;
 mod fold;
 pub mod fuse;
+mod layout;
 mod rebuild;
 mod simplify;
 
@@ -18,15 +19,17 @@ use crate::error::Result;
 pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold;
+pub use layout::layout;
 pub use simplify::simplify;
 
 /// A pass: consumes a verified graph and returns an equivalent one.
 pub type Pass = fn(Graph) -> Result<Graph>;
 
 /// The passes [`optimize`] runs, in order, with their names (for logs and dumps).
-pub const PIPELINE: [(&str, Pass); 4] = [
+pub const PIPELINE: [(&str, Pass); 5] = [
     ("fold", fold),
     ("simplify", simplify),
+    ("layout", layout),
     ("cse", cse),
     ("dce", dce),
 ];

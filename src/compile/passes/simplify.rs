@@ -1,6 +1,7 @@
 //! Algebraic simplification: identities that hold exactly for every value, including
-//! NaN and infinities (`x*1`, `x/1`, `x**1`, `x-0`, `--x`); `x+0` (exact except that
-//! `-0.0 + 0` is `+0.0`); never `x*0` (NaN*0 is NaN, inf*0 is NaN).
+//! NaN and infinities (`x*1`, `x/1`, `x**1`, `x-0`, `--x`, a cast to the dtype `x` has);
+//! `x+0` (exact except that `-0.0 + 0` is `+0.0`); never `x*0` (NaN*0 is NaN, inf*0 is
+//! NaN).
 //!
 //! And the GELU-tanh rewrite `0.5*x*(1+tanh(u))` -> `x*sigmoid(2u)`: equal in exact
 //! arithmetic (1 + tanh(u) = 2 sigmoid(2u)); in f32 the rewrite avoids the cancellation
@@ -41,6 +42,7 @@ fn identity(rb: &Rebuild, n: &Node) -> Result<Option<NodeId>> {
             BinaryOp::Sub => !reverse && scalar_is(scalar, 0.0),
             _ => false,
         },
+        IrOp::Cast(dt) => dt == xn.dtype,
         IrOp::Unary(UnaryOp::Neg) => match xn.op {
             IrOp::Unary(UnaryOp::Neg) => return Ok(xn.args.first().copied()),
             _ => false,
