@@ -68,10 +68,15 @@ pub fn record(out: &Tensor, op: BackwardOp, inputs: &[&Tensor]) {
 /// Record `op` as the producer of `out` with the given edges (one per gradient the
 /// op's rule returns; `Edge::None` for operands that are not tensors).
 pub fn record_edges(out: &Tensor, op: BackwardOp, edges: Edges) {
+    out.set_grad_fn(Some(new_node(op, edges)));
+}
+
+/// A node attached to no tensor yet (newer than every node made before it).
+pub fn new_node(op: BackwardOp, edges: Edges) -> Rc<Node> {
     let id = NEXT_NODE_ID.with(|c| {
         let v = c.get();
         c.set(v + 1);
         v
     });
-    out.set_grad_fn(Some(Rc::new(Node::new(id, op, edges))));
+    Rc::new(Node::new(id, op, edges))
 }

@@ -244,6 +244,14 @@ pub enum BackwardOp {
         in_shape: Dims,
         params: crate::tensor::kernels::conv::PoolParams,
     },
+    /// A compiled function's recorded backward (one node for all its outputs).
+    Compiled(Rc<crate::compile::grad_node::CompiledBackward>),
+    /// Differentiable output `index` of a compiled function with several: stashes its
+    /// gradient for the shared `Compiled` node (its one edge).
+    CompiledOut {
+        shared: Rc<crate::compile::grad_node::CompiledBackward>,
+        index: usize,
+    },
 }
 
 impl BackwardOp {
@@ -277,6 +285,8 @@ impl BackwardOp {
             BackwardOp::Conv2d { .. } => "ConvolutionBackward",
             BackwardOp::MaxPool2d { .. } => "MaxPool2DBackward",
             BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
+            BackwardOp::Compiled(_) => "CompiledFunctionBackward",
+            BackwardOp::CompiledOut { .. } => "CompiledOutputBackward",
         }
     }
 }

@@ -196,10 +196,24 @@ fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
 }
 
 fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
-    // Accumulates in place into a fresh tensor: no IR op records that (yet).
-    trace::graph_break(trace::BreakReason::Autograd("indexing backward"));
-    let z = zeros(in_shape)?;
+    // A fresh buffer accumulated into in place: recorded as one `IndexGrad` op.
+    let z = trace::paused(|| zeros(in_shape))?;
     z.index_put_raw(indices, g, true)?;
+    if !trace::active() {
+        return Ok(z);
+    }
+    if let (IrOp::Index { indices }, tensors) = trace::index_op(indices) {
+        let mut args = vec![g];
+        args.extend(tensors.iter());
+        trace::record_after(
+            || IrOp::IndexGrad {
+                shape: in_shape.into(),
+                indices,
+            },
+            &args,
+            &z,
+        );
+    }
     Ok(z)
 }
 
@@ -433,5 +447,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
         B::MaxPool2d { in_shape, argmax } => vec![Some(max_pool2d_grad(in_shape, argmax, g)?)],
         B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
+        B::Compiled(c) => c.apply(g)?,
+        B::CompiledOut { shared, index } => shared.stash(*index, g)?,
     })
 }

@@ -298,14 +298,14 @@ pub struct GraphEntry {
     pub output: OutTemplate,
     /// In-place writes and `.grad` assignments applied after each run (a whole step).
     pub effects: Vec<super::effects::Effect>,
+    /// The compiled backward, when outputs need grad (compiled autograd).
+    pub autodiff: Option<Box<super::grad_node::AutoDiff>>,
 }
 
 /// Why a version runs eagerly.
 #[derive(Debug, Clone)]
 pub enum EagerReason {
     Breaks(Vec<GraphBreak>),
-    /// Grad mode is on and an input requires grad (compiled autograd is issue 6).
-    GradRequired,
     /// An argument too deep or too long to key.
     ComplexArgs,
 }

@@ -10,7 +10,7 @@ use super::lower::compile_graph;
 use super::sym::{self, InputSpec};
 use super::symguard::SymGuard;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{effects, exec, passes, verify};
+use super::{autodiff, effects, exec, grad_node, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -74,9 +74,6 @@ pub fn reason_lines(sources: &SourceMap, r: &EagerReason) -> Vec<String> {
             .iter()
             .map(|b| format!("{} at {}", b.reason.describe(), where_text(sources, b.span)))
             .collect(),
-        EagerReason::GradRequired => {
-            vec!["runs eagerly: grad mode is on and an input requires grad".into()]
-        }
         EagerReason::ComplexArgs => {
             vec!["runs eagerly: an argument is too deep or long to guard".into()]
         }
@@ -127,8 +124,11 @@ impl Interp {
             let _no_grad = crate::autograd::no_grad();
             g.compiled
                 .run(&inputs, &exec::eval, &mut printed)
-                .and_then(|o| {
+                .and_then(|mut o| {
                     effects::apply(&g.effects, &inputs, &o, |t| g.compiled.private_value(t))?;
+                    if let Some(ad) = &g.autodiff {
+                        grad_node::attach(ad, &inputs, &mut o)?;
+                    }
                     Ok(g.output.build(&o))
                 })
         };
@@ -193,8 +193,8 @@ impl Interp {
         let Some(mut tracer) = tracer else {
             return Ok(value);
         };
-        let arg_grad = key.tensors.iter().any(|(t, _)| t.requires_grad());
-        let (kind, sym) = finish_capture(&mut tracer, &value, arg_grad, spec.as_ref());
+        let args: Vec<_> = key.tensors.iter().map(|(t, _)| t.clone()).collect();
+        let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref());
         cf.cache.borrow_mut().stats.captures += 1;
         self.report(cf, &kind, why, t0);
         self.store_entry(cf, &key, std::mem::take(&mut tracer.guards), kind);
@@ -214,11 +214,12 @@ fn internal_break(e: crate::error::Error) -> EntryKind {
 }
 
 /// Turns a finished capture into a cache entry kind (and, for a version compiled with
-/// symbolic sizes, its shape guard). `spec`: the argument dims to make symbolic.
+/// symbolic sizes, its shape guard). `args`: the argument tensors by input slot; `spec`:
+/// the argument dims to make symbolic.
 fn finish_capture(
     t: &mut Tracer,
     value: &Value,
-    arg_grad: bool,
+    args: &[crate::tensor::Tensor],
     spec: Option<&InputSpec>,
 ) -> (EntryKind, Option<SymGuard>) {
     if super::capture_print::unprinted_templates(t) {
@@ -239,11 +240,15 @@ fn finish_capture(
         Ok(o) => o,
         Err(b) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
     };
-    let grad = crate::autograd::is_grad_enabled();
-    let whole_step = t.backward_seen;
-    if grad && !whole_step && (arg_grad || t.externals.iter().any(|x| x.requires_grad())) {
-        return (EntryKind::Eager(EagerReason::GradRequired), None);
-    }
+    let grad = crate::autograd::is_grad_enabled() && !t.backward_seen;
+    let needs_grad = args.iter().chain(&t.externals).any(|x| x.requires_grad());
+    let autodiff = match (grad && needs_grad).then(|| autodiff::build(t, value, args)) {
+        Some(Err(b)) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
+        Some(Ok(a)) => a.map(Box::new),
+        None => None,
+    };
+    // A version with a backward is specialised to its shapes.
+    let spec = spec.filter(|_| autodiff.is_none());
     let mut graph = std::mem::take(&mut t.graph);
     let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
@@ -281,6 +286,7 @@ fn finish_capture(
         externals: std::mem::take(&mut t.externals),
         output,
         effects,
+        autodiff,
     }));
     (kind, guard)
 }

@@ -116,7 +116,7 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::IndexSelect { dim }
         | IrOp::Gather { dim }
         | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
-        IrOp::Reshape { shape } | IrOp::Expand { shape } => format!("shape={:?}", shape.as_slice()),
+        IrOp::Reshape { shape } | IrOp::Expand { shape } | IrOp::IndexGrad { shape, .. } => format!("shape={:?}", shape.as_slice()),
         IrOp::Permute { perm } => format!("perm={perm:?}"),
         IrOp::Narrow { dim, start, len } => format!("dim={dim}, start={start}, len={len}"),
         IrOp::Repeat { reps } => format!("reps={reps:?}"),
@@ -152,7 +152,7 @@ pub fn op_text(n: &Node) -> String {
             ),
         }],
         IrOp::Print(p) => vec![print_text(p, &n.args)],
-        IrOp::Index { indices } => {
+        IrOp::Index { indices } | IrOp::IndexGrad { indices, .. } => {
             let ix: Vec<String> = indices.iter().map(|i| index_text(i, &n.args)).collect();
             vec![
                 args.first().cloned().unwrap_or_default(),

@@ -146,6 +146,11 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::Narrow { dim, start, len } => x.narrow(*dim as i64, *start as i64, *len as i64),
         IrOp::Repeat { reps } => x.repeat(reps),
         IrOp::Index { indices } => x.index(&to_indices(indices, args)?),
+        IrOp::IndexGrad { shape, indices } => {
+            let z = crate::tensor::creation::zeros(shape, x.dtype())?;
+            z.index_put_raw(&to_indices(indices, args)?, x, true)?;
+            Ok(z)
+        }
         IrOp::Matmul => linalg::matmul(x, y()?),
         IrOp::Conv2d { params, bias } => {
             let b = if *bias { Some(arg(args, 2)?) } else { None };

@@ -453,6 +453,7 @@ fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             full(x.dtype, x.shape.clone())
         }
         IrOp::Index { indices } => derive_index(x, indices, a),
+        IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
         _ => Err(bad(format!("{name}: cannot derive a type"))),
     }
 }

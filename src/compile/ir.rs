@@ -189,6 +189,12 @@ pub enum IrOp {
     Index {
         indices: Vec<IrIndex>,
     },
+    /// The gradient of an `Index` of a tensor of shape `shape`: zeros with the gradient
+    /// (arg 0) accumulated at `indices` (tensor indices are the args after it).
+    IndexGrad {
+        shape: Dims,
+        indices: Vec<IrIndex>,
+    },
     Matmul,
     /// conv2d(x, w) or conv2d(x, w, bias) when `bias`.
     Conv2d {
@@ -289,6 +295,7 @@ impl IrOp {
             IrOp::Narrow { .. } => "narrow",
             IrOp::Repeat { .. } => "repeat",
             IrOp::Index { .. } => "index",
+            IrOp::IndexGrad { .. } => "index_backward",
             IrOp::Matmul => "matmul",
             IrOp::Conv2d { .. } => "conv2d",
             IrOp::MaxPool2d { .. } => "max_pool2d",
@@ -321,6 +328,7 @@ impl IrOp {
             IrOp::Cat { .. }
             | IrOp::Stack { .. }
             | IrOp::Index { .. }
+            | IrOp::IndexGrad { .. }
             | IrOp::If(_)
             | IrOp::Loop(_)
             | IrOp::Print(_) => None,

@@ -5,6 +5,7 @@
 //! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
 
 mod accum;
+pub mod autodiff;
 mod body;
 pub mod cache;
 mod capture_if;
@@ -18,6 +19,7 @@ pub mod control;
 pub mod dump;
 pub mod effects;
 pub mod exec;
+pub mod grad_node;
 pub mod infer;
 pub mod ir;
 pub mod jit;

@@ -198,6 +198,8 @@ pub struct Tracer {
     pub effects: Vec<Recorded>,
     /// A `backward()` ran during the capture (a whole training step).
     pub backward_seen: bool,
+    /// Recording a compiled function's backward: the forward values it may read.
+    pub fwd: Option<Box<super::autodiff::FwdLink>>,
     span: Option<Span>,
     depth: u32,
 }
@@ -448,6 +450,12 @@ impl Tracer {
             self.known.insert(c.id(), (c, id));
             return Some(id);
         }
+        if let Some(link) = self.fwd.as_deref_mut() {
+            if let Some(id) = link.read(&mut self.graph, t) {
+                self.known.insert(t.id(), (t.clone(), id));
+                return Some(id);
+            }
+        }
         let (t, name) = self.loaded.remove(&t.id())?;
         let kind = InputKind::External { name };
         let id = self
@@ -465,6 +473,18 @@ impl Tracer {
             return None;
         }
         self.node_of(src)
+    }
+
+    /// A tracer recording the backward of this finished forward capture: forward values
+    /// (saved tensors through their aliases, unused scalar constants) become its inputs.
+    pub fn for_backward(&mut self) -> Tracer {
+        let known = std::mem::take(&mut self.known);
+        Tracer {
+            aliases: std::mem::take(&mut self.aliases),
+            constants: std::mem::take(&mut self.constants),
+            fwd: Some(Box::new(super::autodiff::FwdLink::new(known))),
+            ..Tracer::default()
+        }
     }
 
     /// The node of an output tensor (None: unknown origin).

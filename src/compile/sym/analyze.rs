@@ -139,6 +139,8 @@ impl Walk<'_> {
                 out
             }
             IrOp::Index { indices } => self.index(node, &x, indices, &args),
+            // Only in recorded backwards, which are specialised to their shapes.
+            IrOp::IndexGrad { .. } => fixed_shape(&node.shape),
             IrOp::Matmul => self.matmul(&x, &args[1]),
             IrOp::Cat { dim } => self.cat(node, &args, *dim),
             IrOp::Stack { dim } => {
