@@ -3,7 +3,9 @@
 //! within 1e-5 relative (programs print full-precision `.tolist()` values). Compiled
 //! runs must really have captured and replayed graphs (checked through each compiled
 //! global's cache), unless the file says `allow-fallback`; a line
-//! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes).
+//! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes); a
+//! line `# grad: A, B` appends the `.grad` of globals A and B after the run, so the
+//! gradients compiled autograd computed are compared with eager's too.
 
 mod common;
 
@@ -131,7 +133,22 @@ fn harness_detects_a_planted_difference() {
     );
 }
 
-/// Runs a program; returns the engine (for inspection) and its output.
+/// Runs a program; returns the engine (for inspection) and its output, followed by the
+/// gradients the program's `# grad:` line names.
 fn run(path: &Path, compile: bool) -> (Engine, String) {
-    common::run_captured(None, Some(path), compile)
+    let (mut e, mut out) = common::run_captured(None, Some(path), compile);
+    let src = std::fs::read_to_string(path).unwrap_or_default();
+    let names = src.lines().filter_map(|l| l.strip_prefix("# grad:"));
+    for name in names.flat_map(|l| l.split(',')).map(str::trim) {
+        let g = common::text(&mut e, &format!("str({name}.grad.tolist())"));
+        out.push_str(&format!("{name}.grad = {g}\n"));
+    }
+    (e, out)
+}
+
+#[test]
+fn grad_lines_append_gradients() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile/grad_mlp.dl");
+    let (_, out) = run(&p, true);
+    assert!(out.contains("W1.grad = [["), "{out}");
 }

@@ -99,7 +99,9 @@ fn graph(path: &str, func: &str) -> ExitCode {
 
 /// `kiln export FILE NAME OUT`: runs FILE, then exports the function or Module NAME
 /// (a global) to the ONNX file OUT, traced on the global `example_args`: a tuple of
-/// arguments, or a dict mapping NAME to one.
+/// arguments, or a dict mapping NAME to one. An optional global `dynamic_axes` (in
+/// `export_onnx`'s form; a dict mapping NAME to one when `example_args` is a dict)
+/// makes those axes dynamic.
 fn export(path: &str, name: &str, out: &str) -> ExitCode {
     if !std::path::Path::new(path).is_file() {
         return usage(&format!("can't open file '{path}': No such file"));
@@ -121,9 +123,14 @@ fn export(path: &str, name: &str, out: &str) -> ExitCode {
         return ExitCode::from(1);
     }
     e.set("__kiln_export_out", out.to_string());
+    let axes = if e.get_global("dynamic_axes").is_some() {
+        format!("dynamic_axes[{name:?}] if isinstance(example_args, dict) else dynamic_axes")
+    } else {
+        "None".to_string()
+    };
     let src = format!(
         "export_onnx({name}, example_args[{name:?}] if isinstance(example_args, dict) \
-         else example_args, __kiln_export_out)"
+         else example_args, __kiln_export_out, dynamic_axes={axes})"
     );
     match e.run_source(&src, "<export>") {
         Ok(_) => {

@@ -33,6 +33,15 @@ fn export_writes_a_model_of_the_named_module() {
     assert_eq!(g.input[0].name, "x");
     assert!(g.node.iter().any(|n| n.op_type == "Relu"));
     assert!(g.initializer.iter().any(|t| t.name == "0.weight"));
+    // no dynamic_axes global: the batch axis keeps its traced size
+    let batch = g.input[0]
+        .r#type
+        .as_ref()
+        .and_then(|t| t.tensor_type.as_ref());
+    let dim0 = batch
+        .and_then(|t| t.shape.as_ref())
+        .map(|s| s.dim[0].clone());
+    assert_eq!(dim0.and_then(|d| d.dim_value), Some(2));
 
     let missing = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args([
@@ -50,5 +59,43 @@ fn export_writes_a_model_of_the_named_module() {
         .output()
         .expect("run kiln");
     assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn export_takes_dynamic_axes_from_the_script() {
+    let d = dir().join("dyn");
+    std::fs::create_dir_all(&d).expect("dir");
+    let script = d.join("m.dl");
+    let src = "import nn\nmodel = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\n\
+               example_args = (randn(2, 3),)\ndynamic_axes = {\"x\": {0: \"batch\"}}\n";
+    std::fs::write(&script, src).expect("write script");
+    let out = d.join("m.onnx");
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "export",
+            &script.display().to_string(),
+            "model",
+            &out.display().to_string(),
+        ])
+        .output()
+        .expect("run kiln");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = kiln::onnx::decode(&std::fs::read(&out).expect("written")).expect("decodes");
+    let g = m.graph.expect("graph");
+    let dims = |v: &kiln::onnx::proto::ValueInfoProto| {
+        let t = v.r#type.as_ref().and_then(|t| t.tensor_type.as_ref());
+        let s = t.and_then(|t| t.shape.as_ref()).map(|s| s.dim.clone());
+        s.unwrap_or_default()
+            .iter()
+            .map(|d| {
+                d.dim_param
+                    .clone()
+                    .unwrap_or_else(|| format!("{:?}", d.dim_value))
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(dims(&g.input[0]), ["batch", "Some(3)"]);
+    assert_eq!(dims(&g.output[0]), ["batch", "Some(4)"]);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -255,6 +255,13 @@ pub enum BackwardOp {
 }
 
 impl BackwardOp {
+    /// False for the shared node of a compiled function with several differentiable
+    /// outputs: it lives while any output's node does (each of those is freed, so a
+    /// second backward through the same output errors as eager).
+    pub fn freed_by_backward(&self) -> bool {
+        !matches!(self, BackwardOp::Compiled(c) if c.is_shared())
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             BackwardOp::Binary { .. } => "BinaryBackward",

@@ -217,9 +217,28 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
     Ok(z)
 }
 
+/// The rules computed by kernels with no IR op (a capture recording them breaks).
+fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
+    use BackwardOp as B;
+    Some(match op {
+        B::Prod { .. } => "prod backward",
+        B::Cumsum { .. } => "cumsum backward",
+        B::ExtremeDim { .. } => "max/min along a dim backward",
+        B::Conv2d { .. } => "conv2d backward",
+        B::MaxPool2d { .. } => "max_pool2d backward",
+        B::AvgPool2d { .. } => "avg_pool2d backward",
+        _ => return None,
+    })
+}
+
 /// Gradients for each input edge of `op`, given the output gradient `g`.
 pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
     use BackwardOp as B;
+    if trace::active() {
+        if let Some(what) = unrecorded(op) {
+            trace::graph_break(trace::BreakReason::Autograd(what));
+        }
+    }
     Ok(match op {
         B::Binary {
             op,

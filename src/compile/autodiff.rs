@@ -262,6 +262,12 @@ pub fn build(
     value: &crate::interp::value::Value,
     args: &[Tensor],
 ) -> Result<Option<super::grad_node::AutoDiff>, GraphBreak> {
+    if t.graph.nodes.iter().any(|n| n.op.is_control()) {
+        // The sweep records the rules of the branch or iterations taken at capture.
+        return Err(brk(BreakReason::Autograd(
+            "backward through a captured branch or tensor loop",
+        )));
+    }
     let mut inputs = args.to_vec();
     inputs.extend(t.externals.iter().cloned());
     let mut outs = Vec::new();

@@ -126,6 +126,11 @@ impl CompiledBackward {
         Ok(grads.into_iter().map(Some).collect())
     }
 
+    /// True with several differentiable outputs (the node is reached through theirs).
+    pub fn is_shared(&self) -> bool {
+        self.outs.len() > 1
+    }
+
     /// Keeps the gradient of differentiable output `index` for `apply`; the per-output
     /// node passes a 0-d zero on to the shared node.
     pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
