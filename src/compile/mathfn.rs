@@ -1,7 +1,10 @@
 //! Inline f32x4 math in Cranelift IR: exp, log, tanh, sigmoid, erf and small helpers.
 //!
-//! Cephes-style range reduction plus minimax polynomials; no libcalls. Special values
-//! (±inf, NaN, overflow, underflow, zero, subnormals) are handled with lane selects.
+//! Cody-Waite range reduction plus minimax polynomials evaluated with FMA; no libcalls.
+//! exp, sigmoid, tanh and erf share one exp split ([`exp_split`]) whose power of two is
+//! shifted out of the rounding constant's bits. Special values (±inf, NaN, overflow,
+//! underflow, zero, subnormals) are handled with clamps (single `minps`/`maxps` that keep
+//! NaN) and lane selects.
 // Coefficients are written with all the digits they were published or fitted with.
 #![allow(clippy::excessive_precision)]
 
