@@ -210,11 +210,18 @@ fn dropping_the_engine_then_collecting_frees_script_cycles() {
     let before = gc::live_objects();
     {
         let mut e = engine();
-        run(&mut e, "def f():\n    xs = []\n    xs.append(xs)\nfor _ in range(10):\n    f()\n");
+        run(
+            &mut e,
+            "def f():\n    xs = []\n    xs.append(xs)\nfor _ in range(10):\n    f()\n",
+        );
     }
     // the main module and `f` (which holds the module as its globals) form a cycle too
     gc::collect();
-    assert!(gc::live_objects() <= before, "{before} -> {}", gc::live_objects());
+    assert!(
+        gc::live_objects() <= before,
+        "{before} -> {}",
+        gc::live_objects()
+    );
 }
 
 #[test]
@@ -238,4 +245,27 @@ fn host_values_outlive_their_engine() {
     assert!(matches!(n, Some(Value::Int(5))), "{n:?}");
     let me = inst.dict.borrow().get("me").map(|v| v.ptr_id());
     assert_eq!(me, Some(held.ptr_id()));
+}
+
+#[test]
+fn deep_immutable_nests_are_freed_without_recursion() {
+    // tuples and functions are found while collecting, never registered: a registry
+    // handle would make their drop recursive (a stack overflow at this depth)
+    let mut e = engine();
+    run(
+        &mut e,
+        "
+t = ()
+for i in range(200000):
+    t = (t, i)
+t = None
+f = None
+for i in range(100000):
+    def g(x=f):
+        return x
+    f = g
+f = None
+",
+    );
+    assert_eq!(int(&mut e, "7"), 7);
 }

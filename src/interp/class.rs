@@ -30,9 +30,7 @@ fn object_init(_: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Val
 fn bind(obj: &Value, v: Value) -> Value {
     match v {
         Value::Func(_) | Value::Native(_) | Value::Compiled(_) => {
-            let m = Rc::new((obj.clone(), v));
-            super::gc::track_bound(&m);
-            Value::BoundMethod(m)
+            Value::BoundMethod(Rc::new((obj.clone(), v)))
         }
         other => other,
     }

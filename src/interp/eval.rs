@@ -544,7 +544,6 @@ impl Interp {
             globals: self.globals.clone(),
             owner: RefCell::new(None),
         });
-        super::gc::track_func(&f);
         Ok(Value::Func(f))
     }
 

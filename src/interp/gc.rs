@@ -22,7 +22,7 @@
 //! generation; older generations are collected every `RATIO` younger collections (the
 //! oldest only when it has grown by a quarter since its last collection).
 
-use super::value::{Class, DictMap, Function, Instance, ModuleObj, Value};
+use super::value::{Class, DictMap, Instance, ModuleObj, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
@@ -41,13 +41,10 @@ const GENS: usize = 3;
 /// A weak handle on a tracked container.
 enum Tracked {
     List(Weak<RefCell<Vec<Value>>>),
-    Tuple(Weak<[Value]>),
     Dict(Weak<RefCell<DictMap>>),
     Set(Weak<RefCell<DictMap>>),
     Instance(Weak<Instance>),
-    Func(Weak<Function>),
     Cell(Weak<RefCell<Value>>),
-    Bound(Weak<(Value, Value)>),
     Class(Weak<Class>),
     Module(Weak<ModuleObj>),
 }
@@ -57,13 +54,10 @@ impl Tracked {
     fn upgrade(&self) -> Option<Value> {
         Some(match self {
             Tracked::List(w) => Value::List(w.upgrade()?),
-            Tracked::Tuple(w) => Value::Tuple(w.upgrade()?),
             Tracked::Dict(w) => Value::Dict(w.upgrade()?),
             Tracked::Set(w) => Value::Set(w.upgrade()?),
             Tracked::Instance(w) => Value::Instance(w.upgrade()?),
-            Tracked::Func(w) => Value::Func(w.upgrade()?),
             Tracked::Cell(w) => Value::Cell(w.upgrade()?),
-            Tracked::Bound(w) => Value::BoundMethod(w.upgrade()?),
             Tracked::Class(w) => Value::Class(w.upgrade()?),
             Tracked::Module(w) => Value::Module(w.upgrade()?),
         })
@@ -72,12 +66,9 @@ impl Tracked {
     fn alive(&self) -> bool {
         match self {
             Tracked::List(w) => w.strong_count() > 0,
-            Tracked::Tuple(w) => w.strong_count() > 0,
             Tracked::Dict(w) | Tracked::Set(w) => w.strong_count() > 0,
             Tracked::Instance(w) => w.strong_count() > 0,
-            Tracked::Func(w) => w.strong_count() > 0,
             Tracked::Cell(w) => w.strong_count() > 0,
-            Tracked::Bound(w) => w.strong_count() > 0,
             Tracked::Class(w) => w.strong_count() > 0,
             Tracked::Module(w) => w.strong_count() > 0,
         }
@@ -142,14 +133,6 @@ pub fn track_list(rc: &Rc<RefCell<Vec<Value>>>) {
     track(Tracked::List(Rc::downgrade(rc)));
 }
 
-/// Tracks a tuple unless it holds only scalars and strings (which can never close a
-/// cycle through it).
-pub fn track_tuple(rc: &Rc<[Value]>) {
-    if rc.iter().any(|v| !is_atomic(v)) {
-        track(Tracked::Tuple(Rc::downgrade(rc)));
-    }
-}
-
 pub fn track_dict(rc: &Rc<RefCell<DictMap>>) {
     track(Tracked::Dict(Rc::downgrade(rc)));
 }
@@ -162,16 +145,8 @@ pub fn track_instance(rc: &Rc<Instance>) {
     track(Tracked::Instance(Rc::downgrade(rc)));
 }
 
-pub fn track_func(rc: &Rc<Function>) {
-    track(Tracked::Func(Rc::downgrade(rc)));
-}
-
 pub fn track_cell(rc: &Rc<RefCell<Value>>) {
     track(Tracked::Cell(Rc::downgrade(rc)));
-}
-
-pub fn track_bound(rc: &Rc<(Value, Value)>) {
-    track(Tracked::Bound(Rc::downgrade(rc)));
 }
 
 pub fn track_class(rc: &Rc<Class>) {
@@ -325,10 +300,30 @@ impl Candidates {
         for (i, v) in objs.iter().enumerate() {
             index.insert(v.ptr_id(), i as u32);
         }
-        Candidates {
+        let mut set = Candidates {
             entries: live,
             objs,
             index,
+        };
+        set.discover();
+        set
+    }
+
+    /// Adds the immutable containers the candidates reach through other immutable ones
+    /// (after the registered objects, so `entries[i]` still belongs to `objs[i]`).
+    fn discover(&mut self) {
+        let mut i = 0;
+        while let Some(v) = self.objs.get(i).cloned() {
+            let (objs, index) = (&mut self.objs, &mut self.index);
+            children(&v, &mut |c| {
+                if let Child::Value(x) = c {
+                    if is_immutable(x) && !index.contains_key(&x.ptr_id()) {
+                        index.insert(x.ptr_id(), objs.len() as u32);
+                        objs.push(x.clone());
+                    }
+                }
+            });
+            i += 1;
         }
     }
 
@@ -340,8 +335,8 @@ impl Candidates {
         let mut refs: Vec<i64> = self.objs.iter().map(|v| strong_count(v) - 1).collect();
         let mut opaque = vec![false; n];
         for (i, v) in self.objs.iter().enumerate() {
-            let seen = children(v, &mut |addr| {
-                if let Some(&j) = self.index.get(&addr) {
+            let seen = children(v, &mut |c| {
+                if let Some(&j) = c.addr().and_then(|a| self.index.get(&a)) {
                     refs[j as usize] -= 1;
                 }
             });
@@ -353,8 +348,8 @@ impl Candidates {
             reached[i] = true;
         }
         while let Some(i) = todo.pop() {
-            children(&self.objs[i], &mut |addr| {
-                if let Some(&j) = self.index.get(&addr) {
+            children(&self.objs[i], &mut |c| {
+                if let Some(&j) = c.addr().and_then(|a| self.index.get(&a)) {
                     let j = j as usize;
                     if !reached[j] {
                         reached[j] = true;
@@ -381,7 +376,7 @@ impl Candidates {
     /// The registry entries of the objects that survived.
     fn survivors(&mut self, garbage: &[usize]) -> Vec<Tracked> {
         let mut dead = garbage.iter().copied().peekable();
-        let mut keep = Vec::with_capacity(self.entries.len() - garbage.len());
+        let mut keep = Vec::with_capacity(self.entries.len());
         for (i, t) in std::mem::take(&mut self.entries).into_iter().enumerate() {
             if dead.peek() == Some(&i) {
                 dead.next();
@@ -393,19 +388,11 @@ impl Candidates {
     }
 }
 
-/// A scalar or string: holds no reference a cycle could pass through.
-fn is_atomic(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::None
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::Float(_)
-            | Value::Str(_)
-            | Value::Ellipsis
-            | Value::DType(_)
-            | Value::Unbound
-    )
+/// An immutable container (tuple, function, bound method): not registered (a `Weak`
+/// handle would stop `Value`'s drop from taking its children out, and deep nests would
+/// then be freed by recursion), but found from the registered objects while collecting.
+fn is_immutable(v: &Value) -> bool {
+    matches!(v, Value::Tuple(_) | Value::Func(_) | Value::BoundMethod(_))
 }
 
 fn strong_count(v: &Value) -> i64 {
@@ -446,7 +433,7 @@ fn addr(v: &Value) -> Option<usize> {
 /// Reports the address of every tracked kind of object `v` holds a strong reference to
 /// (values, closure cells, classes, a function's module). Returns false when `v` is mutably borrowed right now and its
 /// contents cannot be seen (the caller then treats it as a root).
-fn children(v: &Value, f: &mut impl FnMut(usize)) -> bool {
+fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool {
     match v {
         Value::List(rc) => match rc.try_borrow() {
             Ok(items) => items.iter().for_each(|x| report(x, f)),
@@ -461,7 +448,7 @@ fn children(v: &Value, f: &mut impl FnMut(usize)) -> bool {
             Err(_) => return false,
         },
         Value::Instance(inst) => {
-            f(Rc::as_ptr(&inst.class) as usize);
+            f(Child::Addr(Rc::as_ptr(&inst.class) as usize));
             match inst.dict.try_borrow() {
                 Ok(d) => d.values().for_each(|x| report(x, f)),
                 Err(_) => return false,
@@ -470,8 +457,10 @@ fn children(v: &Value, f: &mut impl FnMut(usize)) -> bool {
         Value::Func(func) => {
             func.defaults.iter().for_each(|x| report(x, f));
             func.kwdefaults.iter().flatten().for_each(|x| report(x, f));
-            func.closure.iter().for_each(|c| f(Rc::as_ptr(c) as usize));
-            f(Rc::as_ptr(&func.globals) as usize);
+            func.closure
+                .iter()
+                .for_each(|c| f(Child::Addr(Rc::as_ptr(c) as usize)));
+            f(Child::Addr(Rc::as_ptr(&func.globals) as usize));
         }
         Value::Cell(rc) => match rc.try_borrow() {
             Ok(x) => report(&x, f),
@@ -483,7 +472,7 @@ fn children(v: &Value, f: &mut impl FnMut(usize)) -> bool {
         }
         Value::Class(c) => {
             if let Some(b) = &c.base {
-                f(Rc::as_ptr(b) as usize);
+                f(Child::Addr(Rc::as_ptr(b) as usize));
             }
             match c.dict.try_borrow() {
                 Ok(d) => d.values().for_each(|x| report(x, f)),
@@ -499,11 +488,28 @@ fn children(v: &Value, f: &mut impl FnMut(usize)) -> bool {
     true
 }
 
-/// Reports `x`'s address if it is a tracked kind of object.
+/// Reports `x` if it is a kind of object a collection can include.
 #[inline]
-fn report(x: &Value, f: &mut impl FnMut(usize)) {
-    if let Some(a) = addr(x) {
-        f(a)
+fn report(x: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) {
+    if addr(x).is_some() {
+        f(Child::Value(x))
+    }
+}
+
+/// One strong reference an object holds: a value, or a closure cell, class or module.
+#[derive(Clone, Copy)]
+enum Child<'a> {
+    Value(&'a Value),
+    Addr(usize),
+}
+
+impl Child<'_> {
+    #[inline]
+    fn addr(self) -> Option<usize> {
+        match self {
+            Child::Value(v) => addr(v),
+            Child::Addr(a) => Some(a),
+        }
     }
 }
 

@@ -462,9 +462,7 @@ impl Value {
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {
-        let t: Rc<[Value]> = v.into();
-        super::gc::track_tuple(&t);
-        Value::Tuple(t)
+        Value::Tuple(v.into())
     }
 
     /// A fresh dict (tracked by the cycle collector).
