@@ -419,7 +419,13 @@ fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
         ),
         ("trace(f, ones(4, 3), dynamic_axes=[0])", "must be a dict"),
     ];
-    for (src, want) in bad {
+    e.run_source("def two(a, b):\n    return a.sum() + b.sum()\n", "two.dl")
+        .expect("def");
+    let bad2 = (
+        "trace(two, ones(4), ones(5), dynamic_axes={\"a\": {0: \"n\"}, \"b\": {0: \"n\"}})",
+        "'n' names axes that can differ",
+    );
+    for (src, want) in bad.into_iter().chain([bad2]) {
         let err = e.eval(src).expect_err(src);
         assert!(err.message.contains(want), "{src}: {}", err.message);
     }
