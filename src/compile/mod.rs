@@ -7,6 +7,7 @@
 mod accum;
 mod body;
 pub mod cache;
+pub(crate) mod capture_for;
 mod capture_if;
 mod capture_loop;
 mod capture_merge;
@@ -18,6 +19,7 @@ pub mod control;
 pub mod dump;
 pub mod effects;
 pub mod exec;
+mod for_scan;
 pub mod infer;
 pub mod ir;
 pub mod jit;
