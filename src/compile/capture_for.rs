@@ -258,7 +258,7 @@ impl Interp {
         };
         let nd = x.ndim() as i64;
         let d = if d < 0 { d + nd } else { d };
-        Ok((0..nd).contains(&d).then(|| (x, d as usize)))
+        Ok((0..nd).contains(&d).then_some((x, d as usize)))
     }
 
     /// Records the first iteration into the body region, runs the others eagerly and
