@@ -96,13 +96,6 @@ const MODELS: &[Expect] = &[
         ],
     },
     Expect {
-        script: "gru",
-        inputs: &["xs", "h"],
-        outputs: &["y", "h_last"],
-        params: &["cell.weight_ih", "cell.weight_hh", "head.weight"],
-        ops: &["Gather", "Slice", "Sigmoid", "Tanh", "MatMul"],
-    },
-    Expect {
         script: "ops",
         inputs: &["idx", "x"],
         outputs: &["output0", "output1"],
@@ -419,7 +412,13 @@ fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
         ),
         ("trace(f, ones(4, 3), dynamic_axes=[0])", "must be a dict"),
     ];
-    for (src, want) in bad {
+    e.run_source("def two(a, b):\n    return a.sum() + b.sum()\n", "two.dl")
+        .expect("def");
+    let bad2 = (
+        "trace(two, ones(4), ones(5), dynamic_axes={\"a\": {0: \"n\"}, \"b\": {0: \"n\"}})",
+        "'n' names axes that can differ",
+    );
+    for (src, want) in bad.into_iter().chain([bad2]) {
         let err = e.eval(src).expect_err(src);
         assert!(err.message.contains(want), "{src}: {}", err.message);
     }
@@ -432,4 +431,39 @@ fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
         "{}",
         err.message
     );
+}
+
+#[test]
+fn gru_over_a_symbolic_sequence_length_exports_as_one_loop() {
+    let py = python();
+    if py.is_none() {
+        eprintln!("SKIP (ONNX Runtime part): no Python with onnx + onnxruntime.");
+    }
+    // traced at length 4; the same file runs at the traced length and at 2 and 9
+    for len in ["4", "2", "9"] {
+        let dir = run_script_with("gru", &format!("gru-{len}"), &[len]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        let names: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["xs", "h"]);
+        assert_eq!(dims_text(&g.input[0]), ["seq", "2", "3"]);
+        for p in ["cell.weight_ih", "cell.weight_hh", "head.weight"] {
+            assert!(g.initializer.iter().any(|t| t.name == p), "no {p}");
+        }
+        let ops = op_types(g);
+        let loops = ops.iter().filter(|o| **o == "Loop").count();
+        assert_eq!(loops, 1, "one Loop, not an unrolled body: {ops:?}");
+        assert!(
+            ops.contains(&"Shape"),
+            "trip count read at run time: {ops:?}"
+        );
+        let body = op_types(subgraph(g, "Loop", "body"));
+        for op in ["Gather", "Sigmoid", "Tanh", "MatMul"] {
+            assert!(body.contains(&op), "no {op} in the body: {body:?}");
+        }
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("gru (length {len})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -346,6 +346,8 @@ pub struct Cache {
     /// Argument dims (input slot, dim) seen with two sizes: later captures make them
     /// symbolic (automatic dynamic shapes).
     pub dynamic_dims: Vec<(usize, usize)>,
+    /// `for` loops (by span) that later captures unroll (see capture_for.rs).
+    pub unroll: Vec<crate::source::Span>,
 }
 
 impl Cache {

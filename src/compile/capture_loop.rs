@@ -23,15 +23,37 @@ use std::ops::Range;
 
 /// A tensor local replaced by an alias for the recording: slot, original, alias, and
 /// the outer node of the original.
-struct Alias {
-    slot: usize,
+pub(super) struct Alias {
+    pub slot: usize,
     orig: Tensor,
     alias: Tensor,
-    outer: NodeId,
+    pub outer: NodeId,
+}
+
+/// How a captured loop starts: a `while` test region, or a `for` header.
+pub(super) enum LoopHead {
+    While {
+        cond_r: RegionScope,
+        cnode: NodeId,
+    },
+    /// The index is the body region's input `index_slot`.
+    For {
+        index_slot: usize,
+        trip: ForTrip,
+        start: i64,
+        step: i64,
+    },
+}
+
+/// A `for` loop's trip count: a constant, or `len(range(start, size, step))` of dim
+/// `dim` of the outer node `node`.
+pub(super) enum ForTrip {
+    Const(usize),
+    Dim { node: NodeId, dim: usize },
 }
 
 /// Binds each alias to a new input of the current region (inputs `0..aliases.len()`).
-fn bind_aliases(aliases: &[Alias]) {
+pub(super) fn bind_aliases(aliases: &[Alias]) {
     trace::with_tracer(|t| {
         if let Some(r) = t.regions.last_mut() {
             for a in aliases {
@@ -106,7 +128,8 @@ impl Interp {
                 return self.after_first(c, body, orelse, flow);
             }
         };
-        let Some(carried) = self.carried_slots(&aliases, &snap, frame.clone(), body, span)? else {
+        let carried = self.carried_slots(&aliases, &snap, frame.clone(), body, span, "while")?;
+        let Some(carried) = carried else {
             return self.after_first(c, body, orelse, Flow::Normal);
         };
         if let Some(f) = trace::paused(|| self.while_rest(c, body))? {
@@ -115,12 +138,13 @@ impl Interp {
             ));
             return Ok(f);
         }
-        self.build_loop(&aliases, &carried, cond_r, cnode, body_r, frame, span);
+        let head = LoopHead::While { cond_r, cnode };
+        self.build_loop(&aliases, &carried, head, body_r, frame, span);
         self.exec_block(orelse)
     }
 
     /// Replaces each tensor local the graph knows by an alias (None: grad is needed).
-    fn alias_locals(&mut self, frame: Range<usize>) -> Vec<Alias> {
+    pub(super) fn alias_locals(&mut self, frame: Range<usize>) -> Vec<Alias> {
         let mut out = Vec::new();
         for i in frame {
             let Value::Tensor(x) = &self.stack[i] else {
@@ -144,8 +168,18 @@ impl Interp {
         out
     }
 
+    /// True when a carried local's final value requires grad (binding it to the loop's
+    /// result would cut its autograd history).
+    pub(super) fn carried_need_grad(&self, aliases: &[Alias], carried: &[(usize, Tensor)]) -> bool {
+        carried.iter().any(|(k, _)| {
+            aliases.get(*k).is_some_and(
+                |a| matches!(self.stack.get(a.slot), Some(Value::Tensor(z)) if z.requires_grad()),
+            )
+        })
+    }
+
     /// Puts the originals back where a local still holds its alias.
-    fn unalias(&mut self, aliases: &[Alias]) {
+    pub(super) fn unalias(&mut self, aliases: &[Alias]) {
         for a in aliases {
             if let Some(Value::Tensor(t)) = self.stack.get(a.slot) {
                 if t.id() == a.alias.id() {
@@ -158,13 +192,14 @@ impl Interp {
     /// The aliases the first iteration rebound (the carried values), with their new
     /// tensors; None (after a break) when a Python local changed; an error when a
     /// carried tensor changed its dtype or shape.
-    fn carried_slots(
+    pub(super) fn carried_slots(
         &mut self,
         aliases: &[Alias],
         snap: &[Value],
         frame: Range<usize>,
         body: &[St],
         span: Span,
+        kw: &str,
     ) -> R<Option<Vec<(usize, Tensor)>>> {
         let base = frame.start;
         let mut carried = Vec::new();
@@ -180,7 +215,7 @@ impl Interp {
                     _ => {
                         let what = super::capture_merge::slot_label(self, i - base, body);
                         let msg = format!(
-                            "@compile: {what} is {} before a `while` loop on a tensor but {} \
+                            "@compile: {what} is {} before a `{kw}` loop on a tensor but {} \
                              after its body (at {}); a loop-carried value must keep its dtype \
                              and shape",
                             super::capture_merge::describe(&Value::Tensor(
@@ -198,7 +233,7 @@ impl Interp {
                 None if same(before, now) || matches!(before, Value::Unbound) => {}
                 None => {
                     trace::graph_break(BreakReason::ControlFlow(
-                        "a Python value changes in a tensor `while` loop",
+                        "a Python value changes in a captured loop",
                     ));
                     return Ok(None);
                 }
@@ -258,13 +293,11 @@ impl Interp {
 
     /// Appends the `Loop` node and its `Out`s; binds the final carried values to them
     /// and puts the other aliased locals' originals back.
-    #[allow(clippy::too_many_arguments)]
-    fn build_loop(
+    pub(super) fn build_loop(
         &mut self,
         aliases: &[Alias],
         carried: &[(usize, Tensor)],
-        cond_r: RegionScope,
-        cnode: NodeId,
+        head: LoopHead,
         mut body_r: RegionScope,
         frame: Range<usize>,
         span: Span,
@@ -282,55 +315,39 @@ impl Interp {
             trace::graph_break(BreakReason::UntracedTensor);
             return;
         };
-        let is_carried = |k: usize| carried.iter().position(|(c, _)| *c == k);
-        let mut inv: Vec<NodeId> = Vec::new();
-        for (k, a) in aliases.iter().enumerate() {
-            if is_carried(k).is_none() && !inv.contains(&a.outer) {
-                inv.push(a.outer);
-            }
+        if self.carried_need_grad(aliases, carried) {
+            trace::graph_break(BreakReason::Autograd(
+                "a captured loop on values that require grad",
+            ));
+            self.unalias(aliases);
+            return;
         }
-        for c in cond_r.captures.iter().chain(&body_r.captures) {
-            if !aliases.iter().any(|a| a.outer == *c) && !inv.contains(c) {
-                inv.push(*c);
-            }
-        }
-        let n = aliases.len();
-        let nc = carried.len();
-        let pos = |slot: usize, cap: Option<NodeId>| -> Option<usize> {
-            if slot < n {
-                return Some(match is_carried(slot) {
-                    Some(p) => 1 + p,
-                    None => 1 + nc + inv.iter().position(|u| Some(*u) == cap)?,
-                });
-            }
-            Some(1 + nc + inv.iter().position(|u| Some(*u) == cap)?)
-        };
         let built = trace::with_tracer(|t| {
-            let mut types = vec![(DType::I64, Dims::new())];
-            types.extend(carried.iter().map(|(k, _)| type_of(&aliases[*k].alias)));
-            for u in &inv {
-                let n = t.current().node(*u);
-                types.push(n.map_or((DType::Bool, Dims::new()), |n| (n.dtype, n.shape.clone())));
-            }
-            let (mut cond_g, cmap) = rebind(cond_r, &types, pos);
-            cond_g.outputs = vec![remap(&cmap, cnode)];
+            let layout = Layout::new(aliases, carried, &head, &body_r);
+            let types = layout.types(t, aliases, carried);
+            let pos = |slot, cap| layout.pos(slot, cap);
+            let (cond, trip, start, step) = match head {
+                LoopHead::While { cond_r, cnode } => {
+                    let (mut cond_g, cmap) = rebind(cond_r, &types, pos);
+                    cond_g.outputs = vec![remap(&cmap, cnode)];
+                    (Some(cond_g), TripCount::Unbounded, 0, 1)
+                }
+                LoopHead::For {
+                    trip, start, step, ..
+                } => (None, layout.trip(&trip), start, step),
+            };
             let (mut body_g, bmap) = rebind(body_r, &types, pos);
             body_g.outputs = body_outs.iter().map(|o| remap(&bmap, *o)).collect();
-            let mut args: Vec<NodeId> = carried.iter().map(|(k, _)| aliases[*k].outer).collect();
-            args.extend(inv.iter().copied());
             let spec = LoopSpec {
-                trip: TripCount::Unbounded,
-                carried: nc,
-                start: 0,
-                step: 1,
-                cond: Some(cond_g),
+                trip,
+                carried: carried.len(),
+                start,
+                step,
+                cond,
                 body: body_g,
             };
-            let results = carried
-                .iter()
-                .map(|(k, _)| type_of(&aliases[*k].alias))
-                .collect();
-            t.push_control(IrOp::Loop(Box::new(spec)), args, results, span)
+            let results = types[1..=carried.len()].to_vec();
+            t.push_control(IrOp::Loop(Box::new(spec)), layout.args, results, span)
         });
         self.unalias(aliases);
         let Some(outs) = built else { return };
@@ -344,6 +361,115 @@ impl Interp {
                 trace::with_tracer(|t| t.bind(&fresh, out));
                 self.stack[slot] = Value::Tensor(fresh);
             }
+        }
+    }
+}
+
+/// The args of a loop node (`[carried_init..., invariant...]`) and where each region
+/// input goes among the regions' new inputs `[index, carried..., invariant...]`.
+struct Layout {
+    args: Vec<NodeId>,
+    /// Region input slots `0..n_alias` are the aliases.
+    n_alias: usize,
+    /// Per alias: its position among the carried values, if carried.
+    carried_at: Vec<Option<usize>>,
+    index_slot: Option<usize>,
+}
+
+impl Layout {
+    fn new(
+        aliases: &[Alias],
+        carried: &[(usize, Tensor)],
+        head: &LoopHead,
+        body_r: &RegionScope,
+    ) -> Layout {
+        let carried_at: Vec<Option<usize>> = (0..aliases.len())
+            .map(|k| carried.iter().position(|(c, _)| *c == k))
+            .collect();
+        let mut args: Vec<NodeId> = carried.iter().map(|(k, _)| aliases[*k].outer).collect();
+        let nc = args.len();
+        let push = |args: &mut Vec<NodeId>, c: NodeId| {
+            if !args[nc..].contains(&c) {
+                args.push(c);
+            }
+        };
+        for (k, a) in aliases.iter().enumerate() {
+            if carried_at[k].is_none() {
+                push(&mut args, a.outer);
+            }
+        }
+        let (cond_caps, index_slot): (&[NodeId], Option<usize>) = match head {
+            LoopHead::While { cond_r, .. } => (&cond_r.captures, None),
+            LoopHead::For { index_slot, .. } => (&[], Some(*index_slot)),
+        };
+        let body_caps = body_r
+            .captures
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != index_slot)
+            .map(|(_, c)| c);
+        for c in cond_caps.iter().chain(body_caps) {
+            if !aliases.iter().any(|a| a.outer == *c) {
+                push(&mut args, *c);
+            }
+        }
+        if let LoopHead::For {
+            trip: ForTrip::Dim { node, .. },
+            ..
+        } = head
+        {
+            if !args.contains(node) {
+                args.push(*node);
+            }
+        }
+        Layout {
+            args,
+            n_alias: aliases.len(),
+            carried_at,
+            index_slot,
+        }
+    }
+
+    fn nc(&self) -> usize {
+        self.carried_at.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// The new position of old region input `slot` (bound to outer node `cap`).
+    fn pos(&self, slot: usize, cap: Option<NodeId>) -> Option<usize> {
+        if Some(slot) == self.index_slot {
+            return Some(0);
+        }
+        if let Some(Some(p)) = self.carried_at.get(slot).filter(|_| slot < self.n_alias) {
+            return Some(1 + p);
+        }
+        let nc = self.nc();
+        let cap = cap?;
+        Some(1 + nc + self.args[nc..].iter().position(|u| *u == cap)?)
+    }
+
+    /// The regions' input types: the index, then the args'.
+    fn types(
+        &self,
+        t: &mut trace::Tracer,
+        aliases: &[Alias],
+        carried: &[(usize, Tensor)],
+    ) -> Vec<(DType, Dims)> {
+        let mut types = vec![(DType::I64, Dims::new())];
+        types.extend(carried.iter().map(|(k, _)| type_of(&aliases[*k].alias)));
+        for u in &self.args[carried.len()..] {
+            let n = t.current().node(*u);
+            types.push(n.map_or((DType::Bool, Dims::new()), |n| (n.dtype, n.shape.clone())));
+        }
+        types
+    }
+
+    fn trip(&self, trip: &ForTrip) -> TripCount {
+        match trip {
+            ForTrip::Const(n) => TripCount::Const(*n),
+            ForTrip::Dim { node, dim } => TripCount::Dim {
+                arg: self.args.iter().position(|a| a == node).unwrap_or(0),
+                dim: *dim,
+            },
         }
     }
 }

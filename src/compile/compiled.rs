@@ -49,7 +49,7 @@ fn log_on() -> bool {
     })
 }
 
-fn log(msg: &str) {
+pub(super) fn log(msg: &str) {
     if log_on() {
         eprintln!("compile: {msg}");
     }
@@ -183,6 +183,7 @@ impl Interp {
         let t0 = Instant::now();
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
+        tracer.unroll.clone_from(&cf.cache.borrow().unroll);
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
         }
@@ -193,6 +194,9 @@ impl Interp {
         let Some(mut tracer) = tracer else {
             return Ok(value);
         };
+        if self.retry_unrolled(cf, &mut tracer) {
+            return Ok(value);
+        }
         let args: Vec<_> = key.tensors.iter().map(|(t, _)| t.clone()).collect();
         let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref());
         cf.cache.borrow_mut().stats.captures += 1;

@@ -162,6 +162,14 @@ impl RegionScope {
         self.known.insert(t.id(), (t.clone(), id));
         id
     }
+
+    /// Binds tensor `t` (a captured `for` loop's index) to a fresh input of this region
+    /// that no enclosing node feeds; returns its slot.
+    pub fn bind_index(&mut self, t: &Tensor) -> usize {
+        let slot = self.captures.len();
+        self.bind_input(t, NodeId(u32::MAX));
+        slot
+    }
 }
 
 /// The f-string pieces of a string value built with tensor holes during capture.
@@ -200,6 +208,12 @@ pub struct Tracer {
     pub backward_seen: bool,
     /// Recording a compiled function's backward: the forward values it may read.
     pub fwd: Option<Box<super::autodiff::FwdLink>>,
+    /// `for` loops (by span) this capture unrolls instead of capturing as IR loops.
+    pub unroll: Vec<Span>,
+    /// `for` loops whose capture as an IR loop failed: the next capture unrolls them.
+    pub retry: Vec<Span>,
+    /// The index tensors of the `for` loops being captured, with the loops' spans.
+    pub loop_index: Vec<(Tensor, Span)>,
     span: Option<Span>,
     depth: u32,
 }
@@ -583,7 +597,19 @@ pub fn note_created(addr: usize) {
 /// speculatively may not change anything outside itself (the caller raises).
 #[inline]
 pub fn note_mutation(addr: usize, what: &'static str) -> bool {
-    if !(active() || in_speculation()) || with(|t| t.is_created(addr)) != Some(false) {
+    if !(active() || in_speculation()) {
+        return false;
+    }
+    // In the recorded iteration of a `for` loop even a local container's change is a
+    // break (its contents after the loop would depend on the trip count): that loop is
+    // recaptured unrolled.
+    let in_for = with(|t| t.loop_index.last().map(|(_, s)| *s)).flatten();
+    if let (Some(span), true) = (in_for, active()) {
+        with(|t| t.retry.push(span));
+        graph_break(BreakReason::Mutation(what));
+        return in_speculation();
+    }
+    if with(|t| t.is_created(addr)) != Some(false) {
         return false;
     }
     graph_break(BreakReason::Mutation(what));

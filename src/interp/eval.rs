@@ -280,8 +280,11 @@ impl Interp {
             }
             ExKind::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
-                let i = self.eval(idx)?;
+                let mut i = self.eval(idx)?;
                 trace::set_span(e.span);
+                if trace::active() && !matches!(o, Value::Tensor(_)) {
+                    i = crate::compile::capture_for::python_index(i);
+                }
                 self.get_item(&o, &i).map_err(|x| at(x, e.span))
             }
             ExKind::Unary(op, x) => {

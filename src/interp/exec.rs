@@ -117,42 +117,56 @@ impl Interp {
                     Flow::Normal | Flow::Continue => {}
                 }
             },
+            StKind::For(..) if crate::compile::trace::active() => return self.exec_for_traced(s),
             StKind::For(t, it, body, orelse) => {
                 let itv = self.eval(it)?;
-                // The return value, kept aside while the iteration finishes.
-                let mut ret = None;
-                let local = match t {
-                    Target::Place(Place::Local(s, _)) => Some(*s as usize),
-                    _ => None,
-                };
-                // `for_each` counts one operation per item (`check_interrupt`).
-                let done = self.for_each(&itv, |me, v| {
-                    match local {
-                        Some(s) => {
-                            let i = me.fp + s;
-                            Value::set_slot(&mut me.stack[i], v);
-                        }
-                        None => me.store(t, v)?,
-                    }
-                    match me.exec_block(body)? {
-                        Flow::Break => Ok(false),
-                        Flow::Return => {
-                            ret = Some(std::mem::take(&mut me.ret));
-                            Ok(false)
-                        }
-                        Flow::Normal | Flow::Continue => Ok(true),
-                    }
-                });
-                let done = done.map_err(|x| at(x, it.span))?;
-                if let Some(v) = ret {
-                    self.ret = v;
-                    return Ok(Flow::Return);
-                }
-                if done {
-                    return self.exec_block(orelse);
-                }
+                return self.for_plain(t, &itv, it.span, body, orelse);
             }
             _ => {}
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// `for t in itv: body else: orelse` as eager runs it.
+    pub(crate) fn for_plain(
+        &mut self,
+        t: &Target,
+        itv: &Value,
+        it_span: crate::source::Span,
+        body: &[St],
+        orelse: &[St],
+    ) -> R<Flow> {
+        // The return value, kept aside while the iteration finishes.
+        let mut ret = None;
+        let local = match t {
+            Target::Place(Place::Local(s, _)) => Some(*s as usize),
+            _ => None,
+        };
+        // `for_each` counts one operation per item (`check_interrupt`).
+        let done = self.for_each(itv, |me, v| {
+            match local {
+                Some(s) => {
+                    let i = me.fp + s;
+                    Value::set_slot(&mut me.stack[i], v);
+                }
+                None => me.store(t, v)?,
+            }
+            match me.exec_block(body)? {
+                Flow::Break => Ok(false),
+                Flow::Return => {
+                    ret = Some(std::mem::take(&mut me.ret));
+                    Ok(false)
+                }
+                Flow::Normal | Flow::Continue => Ok(true),
+            }
+        });
+        let done = done.map_err(|x| at(x, it_span))?;
+        if let Some(v) = ret {
+            self.ret = v;
+            return Ok(Flow::Return);
+        }
+        if done {
+            return self.exec_block(orelse);
         }
         Ok(Flow::Normal)
     }

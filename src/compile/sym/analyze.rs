@@ -141,6 +141,7 @@ impl Walk<'_> {
             IrOp::Index { indices } => self.index(node, &x, indices, &args),
             // Only in recorded backwards, which are specialised to their shapes.
             IrOp::IndexGrad { .. } => fixed_shape(&node.shape),
+            IrOp::Loop(l) => self.loop_node(node, l, &args),
             IrOp::Matmul => self.matmul(&x, &args[1]),
             IrOp::Cat { dim } => self.cat(node, &args, *dim),
             IrOp::Stack { dim } => {
@@ -171,7 +172,6 @@ impl Walk<'_> {
             | IrOp::MaxPool2d { .. }
             | IrOp::AvgPool2d { .. }
             | IrOp::If(_)
-            | IrOp::Loop(_)
             | IrOp::Out { .. }
             | IrOp::Print(_) => self.opaque(node, &args),
         })
@@ -347,21 +347,30 @@ impl Walk<'_> {
         indices: &[IrIndex],
         args: &[SymShape],
     ) -> SymShape {
-        let tensor_index = indices
-            .iter()
-            .any(|i| matches!(i, IrIndex::Mask { .. } | IrIndex::Indices { .. }));
+        // A 0-d int index (a loop index) removes its dim like an int.
+        let scalar = |arg: &usize| args.get(*arg).is_some_and(|s| s.is_empty());
+        let tensor_index = indices.iter().any(|i| match i {
+            IrIndex::Mask { .. } => true,
+            IrIndex::Indices { arg } => !scalar(arg),
+            _ => false,
+        });
         if tensor_index {
             return self.opaque(node, args);
         }
         let consumed = indices
             .iter()
-            .filter(|i| matches!(i, IrIndex::Int(_) | IrIndex::Slice { .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    IrIndex::Int(_) | IrIndex::Slice { .. } | IrIndex::Indices { .. }
+                )
+            })
             .count();
         let mut out = Vec::new();
         let mut d = 0usize;
         for ix in indices {
             match ix {
-                IrIndex::Int(_) => d += 1,
+                IrIndex::Int(_) | IrIndex::Indices { .. } => d += 1,
                 IrIndex::Slice { start, stop, step } => {
                     let Some(e) = x.get(d) else {
                         return self.opaque(node, args);
@@ -375,7 +384,7 @@ impl Walk<'_> {
                     out.extend(x.iter().skip(d).take(fill).cloned());
                     d += fill;
                 }
-                IrIndex::Mask { .. } | IrIndex::Indices { .. } => {}
+                IrIndex::Mask { .. } => {}
             }
         }
         out.extend(x.iter().skip(d).cloned());

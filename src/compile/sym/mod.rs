@@ -15,6 +15,7 @@
 pub mod analyze;
 pub mod expr;
 mod finish;
+mod loops;
 mod reshape;
 mod solve;
 

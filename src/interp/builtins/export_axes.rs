@@ -48,7 +48,7 @@ fn axes_of(name: &str, v: &Value) -> R<Axes> {
             return d
                 .iter()
                 .map(|(k, v)| match (&k.0, v) {
-                    (Value::Int(a), Value::Str(s)) => Ok((*a, s.to_string())),
+                    (Value::Int(a), Value::Str(s)) if !s.is_empty() => Ok((*a, s.to_string())),
                     _ => Err(axes_err()),
                 })
                 .collect();
@@ -130,6 +130,13 @@ impl DynamicAxes {
                 let Some(s) = sym else {
                     return Err(fixed_err(name, d));
                 };
+                let other = names.iter().position(|n| *n == given);
+                if other.is_some_and(|o| o != s as usize) {
+                    return Err(value_err(format!(
+                        "dynamic_axes: '{given}' names axes that can differ in size (the \
+                         traced graph does not tie them together); give them different names"
+                    )));
+                }
                 if let Some(n) = names.get_mut(s as usize).filter(|n| n.is_empty()) {
                     *n = given;
                 }
