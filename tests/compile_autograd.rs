@@ -222,8 +222,11 @@ def f(x):
 with no_grad():
     y = f(ones(2, 2))
 z = f(ones(2, 2))
+z = f(ones(2, 2))
 ";
     let mut e = engine(src);
+    // Captures under no_grad and with grad, then a hit with grad.
+    assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
     assert_eq!(text(&mut e, "str(y.requires_grad)"), "False");
     assert_eq!(text(&mut e, "str(z.requires_grad)"), "True");
     assert_eq!(text(&mut e, "z.grad_fn"), "CompiledFunctionBackward");

@@ -279,9 +279,11 @@ fn finish_capture(
         Ok(c) => c,
         Err(e) => return (internal_break(e), None),
     };
+    let externals = std::mem::take(&mut t.externals);
     let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
-        externals: std::mem::take(&mut t.externals),
+        ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
+        externals,
         output,
         effects,
         autodiff,
