@@ -139,7 +139,13 @@ where
                 .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
             rules::apply(op, &g)?
         };
-        if !retain && node.op.borrow().as_ref().is_some_and(|o| o.freed_by_backward()) {
+        if !retain
+            && node
+                .op
+                .borrow()
+                .as_ref()
+                .is_some_and(|o| o.freed_by_backward())
+        {
             node.op.borrow_mut().take();
         }
         for (edge, ig) in node.edges.iter().zip(input_grads) {

@@ -83,7 +83,8 @@ pub fn derive(
     trace::start(bwd);
     let swept = {
         let _ng = crate::autograd::no_grad();
-        let seeds: Vec<(&Tensor, &Tensor)> = douts.iter().map(|&i| &outs[i]).zip(&grads_in).collect();
+        let seeds: Vec<(&Tensor, &Tensor)> =
+            douts.iter().map(|&i| &outs[i]).zip(&grads_in).collect();
         Sweep::new(inputs).run(&seeds)
     };
     let Some(mut tr) = trace::finish() else {
@@ -262,6 +263,12 @@ pub fn build(
     value: &crate::interp::value::Value,
     args: &[Tensor],
 ) -> Result<Option<super::grad_node::AutoDiff>, GraphBreak> {
+    if !t.effects.is_empty() {
+        // An in-place write rebases the written tensor's history inside the function.
+        return Err(brk(BreakReason::Autograd(
+            "an in-place write while gradients are needed",
+        )));
+    }
     if t.graph.nodes.iter().any(|n| n.op.is_control()) {
         // The sweep records the rules of the branch or iterations taken at capture.
         return Err(brk(BreakReason::Autograd(

@@ -225,6 +225,19 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// True when an external input's `requires_grad` differs from its capture (a load
+/// guard holds the very tensor, so it cannot see the flag flip).
+fn grad_flipped(e: &Entry) -> bool {
+    match &e.kind {
+        EntryKind::Graph(g) => g
+            .externals
+            .iter()
+            .zip(&g.ext_grad)
+            .any(|(t, &r)| t.requires_grad() != r),
+        EntryKind::Eager(_) => false,
+    }
+}
+
 /// The first load guard that no longer holds, if any.
 pub fn failed_guard(guards: &[LoadGuard]) -> Option<&LoadGuard> {
     guards.iter().find(|g| match (g.origin.read(), &g.value) {
@@ -300,6 +313,8 @@ pub struct GraphEntry {
     pub effects: Vec<super::effects::Effect>,
     /// The compiled backward, when outputs need grad (compiled autograd).
     pub autodiff: Option<Box<super::grad_node::AutoDiff>>,
+    /// `requires_grad` of each external at capture (a flip recaptures).
+    pub ext_grad: Vec<bool>,
 }
 
 /// Why a version runs eagerly.
@@ -380,6 +395,10 @@ impl Cache {
             };
             if !same {
                 why = format!("guard failed: {}", key_change(&e.key, key));
+                continue;
+            }
+            if grad_flipped(e) {
+                why = "guard failed: requires_grad of a parameter changed".into();
                 continue;
             }
             match failed_guard(&e.guards) {

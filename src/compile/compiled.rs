@@ -285,9 +285,11 @@ fn finish_capture(
     };
     let mut effects = effects;
     effects::mark_sole(&mut effects, &compiled.graph.outputs);
+    let externals = std::mem::take(&mut t.externals);
     let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
-        externals: std::mem::take(&mut t.externals),
+        ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
+        externals,
         output,
         effects,
         autodiff,

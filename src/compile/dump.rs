@@ -116,7 +116,9 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::IndexSelect { dim }
         | IrOp::Gather { dim }
         | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
-        IrOp::Reshape { shape } | IrOp::Expand { shape } | IrOp::IndexGrad { shape, .. } => format!("shape={:?}", shape.as_slice()),
+        IrOp::Reshape { shape } | IrOp::Expand { shape } | IrOp::IndexGrad { shape, .. } => {
+            format!("shape={:?}", shape.as_slice())
+        }
         IrOp::Permute { perm } => format!("perm={perm:?}"),
         IrOp::Narrow { dim, start, len } => format!("dim={dim}, start={start}, len={len}"),
         IrOp::Repeat { reps } => format!("reps={reps:?}"),
