@@ -18,6 +18,8 @@ pub mod control;
 pub mod dump;
 pub mod effects;
 pub mod exec;
+mod fastpath;
+pub mod gemm_step;
 pub mod infer;
 pub mod ir;
 pub mod jit;
