@@ -42,7 +42,10 @@ pub enum Effect {
         out: usize,
         sole: bool,
     },
-    SetGrad { target: Target, out: Option<usize> },
+    SetGrad {
+        target: Target,
+        out: Option<usize>,
+    },
 }
 
 /// True when both name the same tensor.

@@ -96,7 +96,10 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
             reverse,
         } => ops::binary_scalar(*op, x()?, *scalar, *reverse),
         IrOp::Clamp { min, max } => ops::clamp(x()?, *min, *max),
-        IrOp::Where => ops::where_(x()?, arg(args, 1)?, arg(args, 2)?),
+        IrOp::Where => {
+            let (c, a, b) = (x()?, arg(args, 1)?, arg(args, 2)?);
+            super::fastpath::select(c, a, b).unwrap_or_else(|| ops::where_(c, a, b))
+        }
         IrOp::Cast(dt) => ops::to_dtype(x()?, *dt),
         IrOp::Clone => ops::clone(x()?),
         IrOp::Contiguous => x()?.contiguous(),

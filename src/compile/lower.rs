@@ -8,6 +8,7 @@
 //! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
 
 use super::exec::last_reads;
+use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::{compile, CompiledKernel};
 use super::passes::fuse::find_groups;
@@ -62,12 +63,18 @@ enum Step {
     Out(usize),
     /// A print node: formats its holes into the print buffer.
     Print,
+    /// A matmul computed inside (later) gemm step; nothing to do here.
+    InGemm,
+    /// Gemm step `k` of `CompiledGraph::gemms` (a matmul with its bias added).
+    Gemm(usize),
 }
 
 /// A graph ready to run: its fused kernels and the plan of which node runs how.
 pub struct CompiledGraph {
     pub graph: Graph,
     pub fused: Vec<FusedStep>,
+    /// Matmuls with a fused bias epilogue.
+    pub gemms: Vec<GemmStep>,
     /// Compiled regions of the control nodes.
     pub controls: Vec<ControlStep>,
     steps: Vec<Step>,
@@ -120,7 +127,13 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         };
         steps[i] = step;
     }
-    let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, i, n));
+    let mut gemms = Vec::new();
+    for (i, g) in gemm_step::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval))) {
+        steps[g.product.index()] = Step::InGemm;
+        steps[i] = Step::Gemm(gemms.len());
+        gemms.push(g);
+    }
+    let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
     let mut targets = graph
         .sym
         .as_ref()
@@ -129,6 +142,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     Ok(CompiledGraph {
         graph,
         fused,
+        gemms,
         controls,
         steps,
         last_read,
@@ -137,12 +151,19 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     })
 }
 
-/// The values step `i` (node `node`) reads: a node's args, a fused kernel's inputs, or
-/// nothing for a node computed inside a fused kernel.
-fn reads<'a>(steps: &[Step], fused: &'a [FusedStep], i: usize, node: &'a Node) -> &'a [NodeId] {
+/// The values step `i` (node `node`) reads: a node's args, a fused kernel's or gemm
+/// step's inputs, or nothing for a node computed inside one.
+fn reads<'a>(
+    steps: &[Step],
+    fused: &'a [FusedStep],
+    gemms: &'a [GemmStep],
+    i: usize,
+    node: &'a Node,
+) -> &'a [NodeId] {
     match steps.get(i) {
-        Some(Step::Fused(_)) => &[],
+        Some(Step::Fused(_) | Step::InGemm) => &[],
         Some(Step::Kernel(k)) => fused.get(*k).map_or(&[], |f| &f.inputs),
+        Some(Step::Gemm(k)) => gemms.get(*k).map_or(&[], |g| &g.inputs),
         _ => &node.args,
     }
 }
@@ -172,19 +193,23 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
 }
 
 impl CompiledGraph {
-    /// Outputs the fused kernels have allocated so far (the rest reused a buffer).
+    /// Outputs the fused kernels and gemm steps have allocated so far (the rest reused
+    /// a buffer).
     pub fn fresh_outputs(&self) -> usize {
-        self.fused.iter().map(|f| f.fresh.get()).sum()
+        let gemm: usize = self.gemms.iter().map(|g| g.fresh_outputs()).sum();
+        self.fused.iter().map(|f| f.fresh.get()).sum::<usize>() + gemm
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
-    /// output and the fused kernels' reuse lists: no view, no other handle.
+    /// output and the fused kernels' and gemm steps' reuse lists: no view, no other
+    /// handle.
     pub fn private_value(&self, t: &Tensor) -> bool {
-        let kept = self
+        let fused = self
             .fused
             .iter()
-            .filter(|f| f.recent.borrow().iter().any(|r| r.same(t)))
-            .count();
+            .filter(|f| f.recent.borrow().iter().any(|r| r.same(t)));
+        let gemm = self.gemms.iter().filter(|g| g.holds(t));
+        let kept = fused.count() + gemm.count();
         std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
     }
 
@@ -273,7 +298,7 @@ impl CompiledGraph {
             };
             let node = inst.as_ref().unwrap_or(node);
             let step = self.steps.get(i);
-            if let Some(Step::Fused(_)) = step {
+            if let Some(Step::Fused(_) | Step::InGemm) = step {
                 continue;
             }
             let out = self
@@ -291,7 +316,7 @@ impl CompiledGraph {
                 }
                 Produced::Nothing => {}
             }
-            for a in reads(&self.steps, &self.fused, i, node) {
+            for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
                 if self.last_read.get(a.index()) == Some(&i) {
                     vals[a.index()] = None;
                     tuples.remove(&a.index());
@@ -354,6 +379,13 @@ impl CompiledGraph {
                     .get(*k)
                     .ok_or_else(|| internal("missing kernel"))?;
                 Produced::One(run_fused(step, node, &gather(vals, &step.inputs)?)?)
+            }
+            Some(Step::Gemm(k)) => {
+                let step = self
+                    .gemms
+                    .get(*k)
+                    .ok_or_else(|| internal("missing gemm step"))?;
+                Produced::One(gemm_step::run(step, &gather(vals, &step.inputs)?)?)
             }
             _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
         })

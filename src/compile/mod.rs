@@ -20,6 +20,8 @@ pub mod control;
 pub mod dump;
 pub mod effects;
 pub mod exec;
+mod fastpath;
+pub mod gemm_step;
 mod for_scan;
 pub mod grad_node;
 pub mod infer;

@@ -84,8 +84,7 @@ impl Storage {
     /// write of one into the other when the other's old contents are not needed);
     /// bumps both versions. False (nothing changed) when they differ or are borrowed.
     pub fn swap_buffers(&self, other: &Storage) -> bool {
-        let (Ok(mut a), Ok(mut b)) = (self.buf.try_borrow_mut(), other.buf.try_borrow_mut())
-        else {
+        let (Ok(mut a), Ok(mut b)) = (self.buf.try_borrow_mut(), other.buf.try_borrow_mut()) else {
             return false;
         };
         if a.dtype() != b.dtype() || a.len() != b.len() {

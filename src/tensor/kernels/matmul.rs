@@ -132,6 +132,44 @@ unsafe fn gemm_into(
     Ok(())
 }
 
+/// `a [m, k] @ b [k, n] + bias [n]` of f32 into `dst` (m * n, row-major): each row
+/// starts as the bias and gemm accumulates the product onto it (no separate pass over
+/// the product). False (dst untouched) when the operands are not of that form.
+pub fn matmul_bias_into(dst: &mut [f32], a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<bool> {
+    let f32s = [a, b, bias].iter().all(|t| t.dtype() == DType::F32);
+    if !f32s || a.ndim() != 2 || b.ndim() != 2 || bias.ndim() != 1 {
+        return Ok(false);
+    }
+    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[1]);
+    if b.shape()[0] != k || bias.shape()[0] != n || dst.len() != m.saturating_mul(n) {
+        return Ok(false);
+    }
+    {
+        let bb = bias.storage().borrow();
+        let data = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+        let step = bias.strides()[0];
+        for row in dst.chunks_exact_mut(n.max(1)) {
+            for (j, d) in row.iter_mut().enumerate() {
+                *d = data.get(bias.offset() + j * step).copied().unwrap_or(0.0);
+            }
+        }
+    }
+    let ba = a.storage().borrow();
+    let bb = b.storage().borrow();
+    fn mat<'a>(t: &Tensor, data: &'a [f32]) -> Mat<'a> {
+        Mat {
+            data,
+            offset: t.offset(),
+            rs: t.strides()[0],
+            cs: t.strides()[1],
+        }
+    }
+    let da = <f32 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
+    let db = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+    gemm_f32(m, n, k, dst, mat(a, da), mat(b, db), true)?;
+    Ok(true)
+}
+
 /// Batched matmul of `a [..., m, k]` and `b [..., k, n]` (both >= 2-D, same dtype,
 /// batch dims already broadcast to `batch`).
 pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
