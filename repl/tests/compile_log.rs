@@ -12,21 +12,7 @@ const TWENTY: &str = include_str!("../../tests/fixtures/twenty_lengths.dl");
 /// Runs the program with `f = compile(g, ...)` under KILN_LOG=compile; returns stderr.
 fn logged(compile_call: &str, name: &str) -> String {
     let src = TWENTY.replacen("ok = True", &format!("f = {compile_call}\nok = True"), 1);
-    let dir = std::env::temp_dir().join(format!("kiln_dynlog_{}_{name}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("p.dl");
-    assert!(std::fs::write(&path, src).is_ok());
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .arg(&path)
-        .env("KILN_LOG", "compile")
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run kiln: {e}"),
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{stdout}{stderr}");
+    let (stdout, stderr) = run_logged(&src, name);
     assert_eq!(stdout.trim(), "True", "{stderr}");
     stderr
 }

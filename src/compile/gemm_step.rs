@@ -8,7 +8,6 @@ use super::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops::{self, BinaryOp};
 use crate::tensor::kernels::matmul::matmul_bias_into;
-use crate::tensor::storage::alloc_filled;
 use crate::tensor::{linalg, Buffer, DType, Tensor};
 use std::cell::{Cell, RefCell};
 
@@ -83,21 +82,8 @@ pub fn find(g: &Graph, free: impl Fn(usize) -> bool) -> Vec<(usize, GemmStep)> {
 
 /// An output buffer of `m * n`: a recent one nothing else holds, else a fresh one.
 fn output(step: &GemmStep, shape: &[usize]) -> Result<Tensor> {
-    let reuse = {
-        let mut recent = step.recent.borrow_mut();
-        let free = recent
-            .iter()
-            .rposition(|t| t.is_unique() && t.shape() == shape);
-        free.map(|i| recent.remove(i))
-    };
-    match reuse {
-        Some(t) => Ok(t),
-        None => {
-            step.fresh.set(step.fresh.get() + 1);
-            let n = shape.iter().product();
-            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
-        }
-    }
+    let n = shape.iter().product();
+    super::lower::reuse_or_alloc(&step.recent, &step.fresh, shape, n)
 }
 
 /// Runs the step on its gathered `[a, b, bias]`.

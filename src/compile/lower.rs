@@ -401,8 +401,19 @@ fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
 
 /// The output tensor of `step`: a recent output when nothing else holds it.
 fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
+    reuse_or_alloc(&step.recent, &step.fresh, shape, n)
+}
+
+/// A tensor of `shape` (`n` elements) from `recent` when nothing else holds one, else a
+/// fresh zeroed one (counted in `fresh`): the buffer reuse of fused and gemm steps.
+pub(super) fn reuse_or_alloc(
+    recent: &RefCell<Vec<Tensor>>,
+    fresh: &Cell<usize>,
+    shape: &[usize],
+    n: usize,
+) -> Result<Tensor> {
     let reuse = {
-        let mut recent = step.recent.borrow_mut();
+        let mut recent = recent.borrow_mut();
         let free = recent
             .iter()
             .rposition(|t| t.is_unique() && t.shape() == shape);
@@ -411,7 +422,7 @@ fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> 
     match reuse {
         Some(t) => Ok(t),
         None => {
-            step.fresh.set(step.fresh.get() + 1);
+            fresh.set(fresh.get() + 1);
             Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
         }
     }
