@@ -45,7 +45,7 @@ l.backward()
 ";
 
 fn floats(s: &str) -> Vec<f64> {
-    s.split(|c: char| c == ',' || c == '[' || c == ']')
+    s.split([',', '[', ']'])
         .filter_map(|t| t.trim().parse::<f64>().ok())
         .collect()
 }
