@@ -231,3 +231,40 @@ z = f(ones(2, 2))
     assert_eq!(text(&mut e, "str(z.requires_grad)"), "True");
     assert_eq!(text(&mut e, "z.grad_fn"), "CompiledFunctionBackward");
 }
+
+/// A 1-D operand of matmul (vector @ matrix, matrix @ vector) is unsqueezed by eager
+/// and its backward saves that view: the compiled backward records it (it used to fall
+/// back with "a tensor op with no IR op"). Bug fix test.
+#[test]
+fn vector_matmul_backward_is_compiled() {
+    let src = format!(
+        "{PRELUDE}
+manual_seed(9)
+W = randn(4, 3)
+V = randn(3, 4)
+W.requires_grad_()
+V.requires_grad_()
+x = randn(4)
+x.requires_grad_()
+
+def raw(x):
+    return (tanh(x @ W) * (V @ x)[:3]).sum()
+
+f = compile(raw)
+f(x).backward()
+f(x).backward()
+"
+    );
+    let mut e = engine(&src);
+    assert_eq!(stats(&mut e, "f"), [1, 1, 0, 1]);
+    let why = text(&mut e, "explain(f, x)");
+    assert!(!why.contains("no IR op"), "{why}");
+    let mut eager = eager_engine(&src);
+    for name in ["W", "V", "x"] {
+        assert_close(&grad_of(&mut e, name), &grad_of(&mut eager, name), name);
+    }
+    // Both calls accumulated: halve, then compare with the finite differences.
+    text(&mut e, "str([p.grad.mul_(0.5) for p in [W, V, x]])");
+    check_fd(&mut e, "W", &[4, 3], "raw(x)");
+    check_fd(&mut e, "x", &[4], "raw(x)");
+}

@@ -19,12 +19,23 @@ fn shape_err(msg: String) -> crate::error::Error {
 /// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let sc = trace::scope();
-    let out = matmul_eager(a, b)?;
+    let mut lifted = None;
+    let out = matmul_eager(a, b, &mut lifted)?;
     sc.record(|| IrOp::Matmul, &[a, b], &out);
+    drop(sc);
+    // A 1-D operand is unsqueezed inside the scope (unrecorded), but the backward rule
+    // saves that view: record it as a graph value so compiled autograd can read it.
+    if let Some((src, view)) = lifted {
+        let ir = || IrOp::Reshape {
+            shape: view.shape().into(),
+        };
+        trace::record_after(ir, &[&src], &view);
+    }
     Ok(out)
 }
 
-fn matmul_eager(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+/// `a @ b`; a 1-D operand's unsqueezed view (with its source) is left in `lifted`.
+fn matmul_eager(a: &Tensor, b: &Tensor, lifted: &mut Option<(Tensor, Tensor)>) -> Result<Tensor> {
     let inner_err = |ka: usize, kb: usize| {
         shape_err(format!(
             "matmul: {} @ {}: inner dimensions {ka} and {kb} differ",
@@ -50,8 +61,18 @@ fn matmul_eager(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     match (a.ndim(), b.ndim()) {
         (1, 1) => dot(a, b),
-        (1, _) => matmul(&a.unsqueeze(0)?, b)?.squeeze(Some(-2)),
-        (_, 1) => matmul(a, &b.unsqueeze(1)?)?.squeeze(Some(-1)),
+        (1, _) => {
+            let a2 = a.unsqueeze(0)?;
+            let out = matmul(&a2, b)?.squeeze(Some(-2));
+            *lifted = Some((a.clone(), a2));
+            out
+        }
+        (_, 1) => {
+            let b2 = b.unsqueeze(1)?;
+            let out = matmul(a, &b2)?.squeeze(Some(-1));
+            *lifted = Some((b.clone(), b2));
+            out
+        }
         _ => mm(a, b),
     }
 }
