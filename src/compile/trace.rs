@@ -609,7 +609,10 @@ pub fn note_mutation(addr: usize, what: &'static str) -> bool {
         graph_break(BreakReason::Mutation(what));
         return in_speculation();
     }
-    if with(|t| t.is_created(addr)) != Some(false) {
+    // Inside a branch or `while` body even a container created during the capture is
+    // an outside effect of the region: its contents after the node would depend on the
+    // outcome or trip count of that call, which the graph cannot replay.
+    if with(|t| t.is_created(addr)) != Some(false) && !in_region() {
         return false;
     }
     graph_break(BreakReason::Mutation(what));
