@@ -329,13 +329,9 @@ fn record_slow(op: IrOp, args: &[&Tensor], out: &Tensor) {
         if t.depth != 1 {
             return true;
         }
-        let mut ids = Vec::with_capacity(args.len());
-        for a in args {
-            match t.node_of(a) {
-                Some(id) => ids.push(id),
-                None => return false,
-            }
-        }
+        let Some(ids) = t.nodes_of(args) else {
+            return false;
+        };
         let node = super::ir::Node {
             op,
             args: ids,
@@ -367,6 +363,11 @@ impl Tracer {
     /// The node of a tensor an op consumes in the current scope (see `node_at`).
     pub fn node_of(&mut self, t: &Tensor) -> Option<NodeId> {
         self.node_at(self.regions.len(), t)
+    }
+
+    /// The nodes of all `args`, or None when one is not a graph value.
+    fn nodes_of(&mut self, args: &[&Tensor]) -> Option<Vec<NodeId>> {
+        args.iter().map(|a| self.node_of(a)).collect()
     }
 
     /// The graph ops are recorded into now.
@@ -755,13 +756,9 @@ pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'stati
         let Some(old) = t.node_of(target) else {
             return false;
         };
-        let mut ids = Vec::with_capacity(args.len());
-        for a in args {
-            match t.node_of(a) {
-                Some(id) => ids.push(id),
-                None => return false,
-            }
-        }
+        let Some(ids) = t.nodes_of(args) else {
+            return false;
+        };
         let dest = target_of(t, target);
         let external = matches!(t.graph.node(old).map(|n| &n.op), Some(IrOp::Input { .. }))
             || t.effects.iter().any(|e| match e {
