@@ -391,7 +391,7 @@ impl Candidates {
 /// An immutable container (tuple, function, bound method): not registered (a `Weak`
 /// handle would stop `Value`'s drop from taking its children out, and deep nests would
 /// then be freed by recursion), but found from the registered objects while collecting.
-pub(crate) fn is_immutable(v: &Value) -> bool {
+fn is_immutable(v: &Value) -> bool {
     matches!(v, Value::Tuple(_) | Value::Func(_) | Value::BoundMethod(_))
 }
 

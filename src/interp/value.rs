@@ -708,10 +708,7 @@ impl Drop for Value {
 /// recursion while shallow, else through a queue released iteratively.
 #[inline(never)]
 fn drop_container(v: &mut Value) {
-    // Only registered kinds count against the collector's allocation balance.
-    if !super::gc::is_immutable(v) {
-        super::gc::note_freed();
-    }
+    super::gc::note_freed();
     let depth = DROP_DEPTH.with(|d| d.get());
     if depth < MAX_DROP_DEPTH {
         DROP_DEPTH.with(|d| d.set(depth + 1));
