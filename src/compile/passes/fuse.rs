@@ -45,7 +45,8 @@ fn unary(op: UnaryOp) -> Option<k::UnaryOp> {
         UnaryOp::Floor => k::UnaryOp::Floor,
         UnaryOp::Round => k::UnaryOp::Round,
         UnaryOp::Sign => k::UnaryOp::Sign,
-        UnaryOp::Gelu | UnaryOp::GeluTanh | UnaryOp::Silu | UnaryOp::Softplus => return None,
+        UnaryOp::GeluTanh => k::UnaryOp::GeluTanh,
+        UnaryOp::Gelu | UnaryOp::Silu | UnaryOp::Softplus => return None,
         UnaryOp::Not => return None,
     })
 }
