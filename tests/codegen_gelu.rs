@@ -145,3 +145,19 @@ fn gelu_tanh_special_values_follow_the_eager_formula() {
     assert_eq!(got[11], 1e-40 / 2.0);
     assert_eq!(got[12], -1e-40 / 2.0);
 }
+
+#[test]
+fn gelu_tanh_agrees_with_the_eager_op() {
+    // Same constants and function as `x.gelu(approximate='tanh')`: where eager's
+    // `1 + tanh` does not cancel (x >= -2), within the differential suite's 1e-5.
+    let xs = linspace(-2.0, 8.0, 100_001);
+    let got = jit_unary(UnaryOp::GeluTanh, &xs);
+    let x = kiln::tensor::creation::from_f32(xs.clone(), &[xs.len()]).expect("x");
+    let eager = kiln::ops::unary(kiln::ops::UnaryOp::GeluTanh, &x)
+        .and_then(|y| y.to_f32_vec())
+        .expect("eager gelu");
+    for ((&x, &g), &e) in xs.iter().zip(&got).zip(&eager) {
+        let tol = 1e-5 * g.abs().max(e.abs()) + 1e-7;
+        assert!((g - e).abs() <= tol, "gelu({x}): fused {g} vs eager {e}");
+    }
+}
