@@ -21,9 +21,7 @@
 use super::mathfn::{clamp, exp_poly, exp_scale, magic_for, Vx, LOG2E};
 use cranelift_codegen::ir::Value;
 
-/// `sqrt(2/pi)` and `0.044715` as f32, exactly the eager op's constants.
-const GELU_C0: f32 = 0.797_884_6;
-const GELU_C1: f32 = 0.044_715;
+use crate::tensor::kernels::unary::{GELU_C as GELU_C1, SQRT_2_OVER_PI as GELU_C0};
 
 const K0: f32 = (2.0 * GELU_C0 as f64) as f32;
 const K1: f32 = (2.0 * GELU_C0 as f64 * GELU_C1 as f64) as f32;

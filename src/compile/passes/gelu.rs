@@ -14,9 +14,7 @@ use crate::error::Result;
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 
-/// `sqrt(2/pi)` and the cubic coefficient of the eager `GeluTanh` op (f32).
-const GELU_C0: f32 = 0.797_884_6;
-const GELU_C1: f32 = 0.044_715;
+use crate::tensor::kernels::unary::{GELU_C as GELU_C1, SQRT_2_OVER_PI as GELU_C0};
 
 fn scalar_f64(s: Scalar) -> Option<f64> {
     match s {
