@@ -2,16 +2,22 @@
 //!
 //! Reference counting frees everything but cycles (a micrograd node whose `_backward`
 //! closure holds a cell that holds the node). Containers that can take part in a cycle
-//! (lists, tuples, dicts, sets, instances, functions, cells, bound methods, classes,
-//! modules)
-//! register a `Weak` handle when they are created. A collection over a set of tracked
-//! objects computes, for each, its strong count minus the references coming from other
-//! objects in the set: whatever is left is held from outside (a frame slot, a module,
-//! Rust code, an untracked or older object) and is a root. Everything reachable from a
-//! root survives; the rest is garbage only cycles keep alive, and clearing its mutable
-//! contents (every cycle passes through a list, dict, set, instance, cell, class dict or
-//! module: immutable objects are created after their children) lets reference counting
-//! free it.
+//! (lists, dicts, sets, instances, cells, classes, modules) register a `Weak` handle
+//! when they are created; tuples, functions and bound methods (immutable: created after
+//! their children) are found from the registered objects while collecting. A collection
+//! over a set of candidates computes, for each, its strong count minus the references
+//! coming from other candidates: whatever is left is held from outside (a frame slot, a
+//! module, Rust code, an untracked or older object) and is a root. Everything reachable
+//! from a root survives; the rest is garbage only cycles keep alive, and clearing its
+//! mutable contents (every cycle passes through a list, dict, set, instance, cell, class
+//! dict or module) lets reference counting free it. `gc_scan.rs` runs one collection,
+//! `gc_edges.rs` is the object graph it walks.
+//!
+//! Instances, cells, functions, classes and modules carry a `GcHeader`: a collection
+//! stamps its candidates' headers with its epoch and index, so finding a referenced
+//! object among the candidates is one load and one compare (an object stamped by an
+//! earlier collection is not a candidate); only lists, dicts, sets, tuples and bound
+//! methods are looked up by address.
 //!
 //! The collector is conservative: a reference it cannot see counts as external, and an
 //! object it cannot borrow is a root. It never frees anything a program can still reach.
@@ -108,8 +114,8 @@ pub struct GcStats {
 
 struct Gc {
     gens: [Vec<Tracked>; GENS],
-    /// Tracked objects allocated minus tracked containers freed since the last young
-    /// collection (the frees are counted where `Value`'s drop releases a container).
+    /// Tracked objects allocated minus containers freed since the last young collection,
+    /// never negative (the frees are counted where `Value`'s drop releases a container).
     net: i64,
     /// Collections of generation `g` since the last collection of generation `g + 1`.
     since: [u32; GENS],
@@ -120,6 +126,8 @@ struct Gc {
     enabled: bool,
     collecting: bool,
     stats: GcStats,
+    /// Containers freed since the registry was last pruned of dead entries.
+    frees: usize,
     /// Counts collections; stamps the headers of each collection's candidates.
     epoch: u64,
     /// The buffers of a collection, kept between collections (taken while one runs).
@@ -136,6 +144,7 @@ thread_local! {
         enabled: true,
         collecting: false,
         stats: GcStats::default(),
+        frees: 0,
         epoch: 0,
         scan: Scan::default(),
     });
@@ -150,6 +159,7 @@ fn track(t: Tracked) {
         };
         g.gens[0].push(t);
         g.net += 1;
+        g.prune();
         g.due()
     });
     if let Some(generation) = due {
@@ -186,12 +196,18 @@ pub fn track_module(rc: &Rc<ModuleObj>) {
     track(Tracked::Module(Rc::downgrade(rc)));
 }
 
-/// Notes that reference counting freed a tracked kind of container.
+/// Notes that reference counting freed a container. The balance never goes below zero
+/// (as in CPython): the frees of a collection's own garbage, or of objects older than
+/// the last collection, must not postpone the next one (they did, by more than the
+/// collection freed, and the young generation grew to `MAX_YOUNG_ENTRIES`).
 #[inline]
 pub fn note_freed() {
     GC.with(|g| {
         if let Ok(mut g) = g.try_borrow_mut() {
-            g.net -= 1;
+            if g.net > 0 {
+                g.net -= 1;
+            }
+            g.frees = g.frees.saturating_add(1);
         }
     });
 }
@@ -214,6 +230,16 @@ pub fn stats() -> GcStats {
     GC.with(|g| g.try_borrow().map(|g| g.stats).unwrap_or_default())
 }
 
+/// How many entries the registry holds, dead ones (not yet pruned) included: what a
+/// full collection would scan.
+pub fn registered() -> usize {
+    GC.with(|g| {
+        g.try_borrow()
+            .map(|g| g.gens.iter().map(Vec::len).sum())
+            .unwrap_or(0)
+    })
+}
+
 /// How many tracked objects are alive (a walk over the registry: for tests and
 /// debugging, not for hot paths).
 pub fn live_objects() -> usize {
@@ -225,6 +251,25 @@ pub fn live_objects() -> usize {
 }
 
 impl Gc {
+    /// Drops the registry entries of dead objects once the containers freed since the
+    /// last pruning are more than half the entries (and more than `THRESHOLD0`): a dead
+    /// entry's `Weak` keeps the object's allocation, and objects promoted by a collection
+    /// mostly die by reference counting long before their generation is collected
+    /// again. Amortized O(1) per free; dead entries stay about as few as live ones.
+    fn prune(&mut self) {
+        if self.collecting {
+            return;
+        }
+        let held: usize = self.gens.iter().map(Vec::len).sum();
+        if self.frees <= (held / 2).max(THRESHOLD0 as usize) {
+            return;
+        }
+        self.frees = 0;
+        for g in self.gens.iter_mut() {
+            g.retain(Tracked::alive);
+        }
+    }
+
     /// The oldest generation due for collection, if any.
     fn due(&mut self) -> Option<usize> {
         if !self.enabled || self.collecting {

@@ -48,9 +48,7 @@ pub(super) fn id(v: &Value) -> Id<'_> {
         Value::Func(rc) => Id::Header(&rc.gc),
         Value::Class(rc) => Id::Header(&rc.gc),
         Value::Module(rc) => Id::Header(&rc.gc),
-        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) => {
-            Id::Addr(v.ptr_id())
-        }
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) => Id::Addr(v.ptr_id()),
         Value::BoundMethod(_) => Id::Addr(v.ptr_id()),
         _ => Id::Other,
     }
