@@ -439,6 +439,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
     let inst = Rc::new(Instance {
         class: c.clone(),
         dict: RefCell::new(NameMap::with_capacity_and_hasher(4, Default::default())),
+        gc: Default::default(),
     });
     crate::compile::trace::note_created(Rc::as_ptr(&inst) as usize);
     super::gc::track_instance(&inst);
@@ -447,7 +448,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
 
 /// A fresh closure cell (noted for capture: stores into it are local).
 pub fn new_cell(v: Value) -> Value {
-    let c = Rc::new(RefCell::new(v));
+    let c = Rc::new(super::value::CellObj::new(v));
     crate::compile::trace::note_created(Rc::as_ptr(&c) as usize);
     super::gc::track_cell(&c);
     Value::Cell(c)

@@ -80,6 +80,7 @@ impl Interp {
             base,
             dict: RefCell::new(dict),
             kind: ClassKind::User,
+            gc: Default::default(),
         });
         super::gc::track_class(&cls);
         for v in cls.dict.borrow().values() {

@@ -546,6 +546,7 @@ impl Interp {
             closure,
             globals: self.globals.clone(),
             owner: RefCell::new(None),
+            gc: Default::default(),
         });
         Ok(Value::Func(f))
     }

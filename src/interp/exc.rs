@@ -238,6 +238,7 @@ pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
     let inst = Instance {
         class: cls.clone(),
         dict: RefCell::new(Default::default()),
+        gc: Default::default(),
     };
     inst.dict
         .borrow_mut()

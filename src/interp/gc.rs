@@ -2,16 +2,22 @@
 //!
 //! Reference counting frees everything but cycles (a micrograd node whose `_backward`
 //! closure holds a cell that holds the node). Containers that can take part in a cycle
-//! (lists, tuples, dicts, sets, instances, functions, cells, bound methods, classes,
-//! modules)
-//! register a `Weak` handle when they are created. A collection over a set of tracked
-//! objects computes, for each, its strong count minus the references coming from other
-//! objects in the set: whatever is left is held from outside (a frame slot, a module,
-//! Rust code, an untracked or older object) and is a root. Everything reachable from a
-//! root survives; the rest is garbage only cycles keep alive, and clearing its mutable
-//! contents (every cycle passes through a list, dict, set, instance, cell, class dict or
-//! module: immutable objects are created after their children) lets reference counting
-//! free it.
+//! (lists, dicts, sets, instances, cells, classes, modules) register a `Weak` handle
+//! when they are created; tuples, functions and bound methods (immutable: created after
+//! their children) are found from the registered objects while collecting. A collection
+//! over a set of candidates computes, for each, its strong count minus the references
+//! coming from other candidates: whatever is left is held from outside (a frame slot, a
+//! module, Rust code, an untracked or older object) and is a root. Everything reachable
+//! from a root survives; the rest is garbage only cycles keep alive, and clearing its
+//! mutable contents (every cycle passes through a list, dict, set, instance, cell, class
+//! dict or module) lets reference counting free it. `gc_scan.rs` runs one collection,
+//! `gc_edges.rs` is the object graph it walks.
+//!
+//! Instances, cells, functions, classes and modules carry a `GcHeader`: a collection
+//! stamps its candidates' headers with its epoch and index, so finding a referenced
+//! object among the candidates is one load and one compare (an object stamped by an
+//! earlier collection is not a candidate); only lists, dicts, sets, tuples and bound
+//! methods are looked up by address.
 //!
 //! The collector is conservative: a reference it cannot see counts as external, and an
 //! object it cannot borrow is a root. It never frees anything a program can still reach.
@@ -22,9 +28,9 @@
 //! generation; older generations are collected every `RATIO` younger collections (the
 //! oldest only when it has grown by a quarter since its last collection).
 
-use super::value::{Class, DictMap, Instance, ModuleObj, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
+use super::gc_scan::Scan;
+use super::value::{CellObj, Class, DictMap, Instance, ModuleObj, Value};
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 /// Net tracked allocations that trigger a young collection. (CPython uses 700 and, since
@@ -38,20 +44,42 @@ const RATIO: u32 = 10;
 const MAX_YOUNG_ENTRIES: usize = 16 * THRESHOLD0 as usize;
 const GENS: usize = 3;
 
+/// The collector's scratch field in an instance, cell, function, class or module: the
+/// collection that last made it a candidate (its epoch) and its index there.
+#[derive(Debug, Default)]
+pub struct GcHeader {
+    epoch: Cell<u64>,
+    index: Cell<u32>,
+}
+
+impl GcHeader {
+    /// The candidate index, if the object is a candidate of collection `epoch`.
+    #[inline]
+    pub(super) fn get(&self, epoch: u64) -> Option<u32> {
+        (self.epoch.get() == epoch).then(|| self.index.get())
+    }
+
+    #[inline]
+    pub(super) fn set(&self, epoch: u64, index: u32) {
+        self.epoch.set(epoch);
+        self.index.set(index);
+    }
+}
+
 /// A weak handle on a tracked container.
-enum Tracked {
+pub(super) enum Tracked {
     List(Weak<RefCell<Vec<Value>>>),
     Dict(Weak<RefCell<DictMap>>),
     Set(Weak<RefCell<DictMap>>),
     Instance(Weak<Instance>),
-    Cell(Weak<RefCell<Value>>),
+    Cell(Weak<CellObj>),
     Class(Weak<Class>),
     Module(Weak<ModuleObj>),
 }
 
 impl Tracked {
     /// A strong handle as a value, if the object is still alive.
-    fn upgrade(&self) -> Option<Value> {
+    pub(super) fn upgrade(&self) -> Option<Value> {
         Some(match self {
             Tracked::List(w) => Value::List(w.upgrade()?),
             Tracked::Dict(w) => Value::Dict(w.upgrade()?),
@@ -86,8 +114,8 @@ pub struct GcStats {
 
 struct Gc {
     gens: [Vec<Tracked>; GENS],
-    /// Tracked objects allocated minus tracked containers freed since the last young
-    /// collection (the frees are counted where `Value`'s drop releases a container).
+    /// Tracked objects allocated minus containers freed since the last young collection,
+    /// never negative (the frees are counted where `Value`'s drop releases a container).
     net: i64,
     /// Collections of generation `g` since the last collection of generation `g + 1`.
     since: [u32; GENS],
@@ -98,6 +126,12 @@ struct Gc {
     enabled: bool,
     collecting: bool,
     stats: GcStats,
+    /// Containers freed since the registry was last pruned of dead entries.
+    frees: usize,
+    /// Counts collections; stamps the headers of each collection's candidates.
+    epoch: u64,
+    /// The buffers of a collection, kept between collections (taken while one runs).
+    scan: Scan,
 }
 
 thread_local! {
@@ -110,6 +144,9 @@ thread_local! {
         enabled: true,
         collecting: false,
         stats: GcStats::default(),
+        frees: 0,
+        epoch: 0,
+        scan: Scan::default(),
     });
 }
 
@@ -122,6 +159,7 @@ fn track(t: Tracked) {
         };
         g.gens[0].push(t);
         g.net += 1;
+        g.prune();
         g.due()
     });
     if let Some(generation) = due {
@@ -145,7 +183,7 @@ pub fn track_instance(rc: &Rc<Instance>) {
     track(Tracked::Instance(Rc::downgrade(rc)));
 }
 
-pub fn track_cell(rc: &Rc<RefCell<Value>>) {
+pub fn track_cell(rc: &Rc<CellObj>) {
     track(Tracked::Cell(Rc::downgrade(rc)));
 }
 
@@ -158,12 +196,18 @@ pub fn track_module(rc: &Rc<ModuleObj>) {
     track(Tracked::Module(Rc::downgrade(rc)));
 }
 
-/// Notes that reference counting freed a tracked kind of container.
+/// Notes that reference counting freed a container. The balance never goes below zero
+/// (as in CPython): the frees of a collection's own garbage, or of objects older than
+/// the last collection, must not postpone the next one (they did, by more than the
+/// collection freed, and the young generation grew to `MAX_YOUNG_ENTRIES`).
 #[inline]
 pub fn note_freed() {
     GC.with(|g| {
         if let Ok(mut g) = g.try_borrow_mut() {
-            g.net -= 1;
+            if g.net > 0 {
+                g.net -= 1;
+            }
+            g.frees = g.frees.saturating_add(1);
         }
     });
 }
@@ -186,6 +230,16 @@ pub fn stats() -> GcStats {
     GC.with(|g| g.try_borrow().map(|g| g.stats).unwrap_or_default())
 }
 
+/// How many entries the registry holds, dead ones (not yet pruned) included: what a
+/// full collection would scan.
+pub fn registered() -> usize {
+    GC.with(|g| {
+        g.try_borrow()
+            .map(|g| g.gens.iter().map(Vec::len).sum())
+            .unwrap_or(0)
+    })
+}
+
 /// How many tracked objects are alive (a walk over the registry: for tests and
 /// debugging, not for hot paths).
 pub fn live_objects() -> usize {
@@ -197,6 +251,25 @@ pub fn live_objects() -> usize {
 }
 
 impl Gc {
+    /// Drops the registry entries of dead objects once the containers freed since the
+    /// last pruning are more than half the entries (and more than `THRESHOLD0`): a dead
+    /// entry's `Weak` keeps the object's allocation, and objects promoted by a collection
+    /// mostly die by reference counting long before their generation is collected
+    /// again. Amortized O(1) per free; dead entries stay about as few as live ones.
+    fn prune(&mut self) {
+        if self.collecting {
+            return;
+        }
+        let held: usize = self.gens.iter().map(Vec::len).sum();
+        if self.frees <= (held / 2).max(THRESHOLD0 as usize) {
+            return;
+        }
+        self.frees = 0;
+        for g in self.gens.iter_mut() {
+            g.retain(Tracked::alive);
+        }
+    }
+
     /// The oldest generation due for collection, if any.
     fn due(&mut self) -> Option<usize> {
         if !self.enabled || self.collecting {
@@ -214,10 +287,12 @@ impl Gc {
         Some(0)
     }
 
-    /// Bookkeeping before collecting `generation` (and all younger ones).
-    fn start(&mut self, generation: usize) -> Vec<Tracked> {
+    /// Bookkeeping before collecting `generation` (and all younger ones): the entries to
+    /// scan, the scratch buffers and the collection's epoch.
+    fn start(&mut self, generation: usize) -> (Vec<Tracked>, Scan, u64) {
         self.collecting = true;
         self.net = 0;
+        self.epoch += 1;
         self.stats.collections[generation] += 1;
         for g in 0..GENS {
             if g < generation {
@@ -229,15 +304,15 @@ impl Gc {
         } else {
             self.pending_old = 0;
         }
-        let mut all = Vec::new();
-        for g in (0..=generation).rev() {
+        let mut all = std::mem::take(&mut self.gens[generation]);
+        for g in (0..generation).rev() {
             all.append(&mut self.gens[g]);
         }
-        all
+        (all, std::mem::take(&mut self.scan), self.epoch)
     }
 
     /// Bookkeeping after a collection: survivors join the next generation.
-    fn finish(&mut self, generation: usize, survivors: Vec<Tracked>, freed: usize) {
+    fn finish(&mut self, generation: usize, mut survivors: Vec<Tracked>, scan: Scan) {
         let next = (generation + 1).min(GENS - 1);
         if next == GENS - 1 {
             if generation == GENS - 1 {
@@ -246,15 +321,23 @@ impl Gc {
                 self.pending_old += survivors.len();
             }
         }
-        self.gens[next].extend(survivors);
-        self.stats.freed += freed as u64;
+        if self.gens[next].is_empty() {
+            std::mem::swap(&mut self.gens[next], &mut survivors);
+        } else {
+            self.gens[next].append(&mut survivors);
+        }
+        // the emptied buffer keeps its capacity for the young generation
+        if self.gens[0].is_empty() && self.gens[0].capacity() < survivors.capacity() {
+            self.gens[0] = survivors;
+        }
+        self.scan = scan;
         self.collecting = false;
     }
 }
 
 /// Collects `generation` and the younger ones; returns how many objects were freed.
 fn run(generation: usize) -> usize {
-    let Some(entries) = GC.with(|g| {
+    let Some((mut entries, mut scan, epoch)) = GC.with(|g| {
         let mut g = g.try_borrow_mut().ok()?;
         if g.collecting {
             return None;
@@ -263,294 +346,13 @@ fn run(generation: usize) -> usize {
     }) else {
         return 0;
     };
-    let mut set = Candidates::new(entries);
-    let garbage = set.find_garbage();
-    let freed = garbage.len();
-    let cleared = set.clear(&garbage);
-    let survivors = set.survivors(&garbage);
-    drop(set);
-    drop(cleared);
+    let freed = scan.collect(&mut entries, epoch);
+    scan.release();
     GC.with(|g| {
         if let Ok(mut g) = g.try_borrow_mut() {
-            g.finish(generation, survivors, freed);
+            g.stats.freed += freed as u64;
+            g.finish(generation, entries, scan);
         }
     });
     freed
-}
-
-/// The objects of one collection, held strongly while it runs.
-struct Candidates {
-    entries: Vec<Tracked>,
-    objs: Vec<Value>,
-    index: HashMap<usize, u32, super::value::FxBuild>,
-}
-
-impl Candidates {
-    /// Upgrades the live entries (dead ones are dropped from the registry here).
-    fn new(entries: Vec<Tracked>) -> Candidates {
-        let mut live = Vec::with_capacity(entries.len());
-        let mut objs = Vec::with_capacity(entries.len());
-        for t in entries {
-            if let Some(v) = t.upgrade() {
-                live.push(t);
-                objs.push(v);
-            }
-        }
-        let mut index = HashMap::with_capacity_and_hasher(objs.len(), Default::default());
-        for (i, v) in objs.iter().enumerate() {
-            index.insert(v.ptr_id(), i as u32);
-        }
-        let mut set = Candidates {
-            entries: live,
-            objs,
-            index,
-        };
-        set.discover();
-        set
-    }
-
-    /// Adds the immutable containers the candidates reach through other immutable ones
-    /// (after the registered objects, so `entries[i]` still belongs to `objs[i]`).
-    fn discover(&mut self) {
-        let mut i = 0;
-        while let Some(v) = self.objs.get(i).cloned() {
-            let (objs, index) = (&mut self.objs, &mut self.index);
-            children(&v, &mut |c| {
-                if let Child::Value(x) = c {
-                    if is_immutable(x) && !index.contains_key(&x.ptr_id()) {
-                        index.insert(x.ptr_id(), objs.len() as u32);
-                        objs.push(x.clone());
-                    }
-                }
-            });
-            i += 1;
-        }
-    }
-
-    /// Indices of the objects no root reaches, ascending.
-    fn find_garbage(&self) -> Vec<usize> {
-        let n = self.objs.len();
-        // references from outside the set: strong count, minus our own handle, minus
-        // every edge from another candidate
-        let mut refs: Vec<i64> = self.objs.iter().map(|v| strong_count(v) - 1).collect();
-        let mut opaque = vec![false; n];
-        for (i, v) in self.objs.iter().enumerate() {
-            let seen = children(v, &mut |c| {
-                if let Some(&j) = c.addr().and_then(|a| self.index.get(&a)) {
-                    refs[j as usize] -= 1;
-                }
-            });
-            opaque[i] = !seen;
-        }
-        let mut reached = vec![false; n];
-        let mut todo: Vec<usize> = (0..n).filter(|&i| refs[i] > 0 || opaque[i]).collect();
-        for &i in &todo {
-            reached[i] = true;
-        }
-        while let Some(i) = todo.pop() {
-            children(&self.objs[i], &mut |c| {
-                if let Some(&j) = c.addr().and_then(|a| self.index.get(&a)) {
-                    let j = j as usize;
-                    if !reached[j] {
-                        reached[j] = true;
-                        todo.push(j);
-                    }
-                }
-            });
-        }
-        (0..n).filter(|&i| !reached[i]).collect()
-    }
-
-    /// Takes the mutable contents out of the garbage objects (returned, to be dropped
-    /// once no borrow is held).
-    fn clear(&self, garbage: &[usize]) -> Vec<Value> {
-        let mut out = Vec::new();
-        for &i in garbage {
-            if let Some(v) = self.objs.get(i) {
-                clear_one(v, &mut out);
-            }
-        }
-        out
-    }
-
-    /// The registry entries of the objects that survived.
-    fn survivors(&mut self, garbage: &[usize]) -> Vec<Tracked> {
-        let mut dead = garbage.iter().copied().peekable();
-        let mut keep = Vec::with_capacity(self.entries.len());
-        for (i, t) in std::mem::take(&mut self.entries).into_iter().enumerate() {
-            if dead.peek() == Some(&i) {
-                dead.next();
-            } else {
-                keep.push(t);
-            }
-        }
-        keep
-    }
-}
-
-/// An immutable container (tuple, function, bound method): not registered (a `Weak`
-/// handle would stop `Value`'s drop from taking its children out, and deep nests would
-/// then be freed by recursion), but found from the registered objects while collecting.
-fn is_immutable(v: &Value) -> bool {
-    matches!(v, Value::Tuple(_) | Value::Func(_) | Value::BoundMethod(_))
-}
-
-fn strong_count(v: &Value) -> i64 {
-    let n = match v {
-        Value::List(rc) => Rc::strong_count(rc),
-        Value::Tuple(rc) => Rc::strong_count(rc),
-        Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc),
-        Value::Instance(rc) => Rc::strong_count(rc),
-        Value::Func(rc) => Rc::strong_count(rc),
-        Value::Cell(rc) => Rc::strong_count(rc),
-        Value::BoundMethod(rc) => Rc::strong_count(rc),
-        Value::Class(rc) => Rc::strong_count(rc),
-        Value::Module(rc) => Rc::strong_count(rc),
-        _ => 1,
-    };
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// The address of a value of a kind the collector tracks (none for scalars, strings and
-/// other objects, which need no lookup).
-#[inline]
-fn addr(v: &Value) -> Option<usize> {
-    match v {
-        Value::List(_)
-        | Value::Tuple(_)
-        | Value::Dict(_)
-        | Value::Set(_)
-        | Value::Instance(_)
-        | Value::Func(_)
-        | Value::Cell(_)
-        | Value::BoundMethod(_)
-        | Value::Class(_)
-        | Value::Module(_) => Some(v.ptr_id()),
-        _ => None,
-    }
-}
-
-/// Reports the address of every tracked kind of object `v` holds a strong reference to
-/// (values, closure cells, classes, a function's module). Returns false when `v` is mutably borrowed right now and its
-/// contents cannot be seen (the caller then treats it as a root).
-fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool {
-    match v {
-        Value::List(rc) => match rc.try_borrow() {
-            Ok(items) => items.iter().for_each(|x| report(x, f)),
-            Err(_) => return false,
-        },
-        Value::Tuple(rc) => rc.iter().for_each(|x| report(x, f)),
-        Value::Dict(rc) | Value::Set(rc) => match rc.try_borrow() {
-            Ok(m) => m.iter().for_each(|(k, x)| {
-                report(&k.0, f);
-                report(x, f);
-            }),
-            Err(_) => return false,
-        },
-        Value::Instance(inst) => {
-            f(Child::Addr(Rc::as_ptr(&inst.class) as usize));
-            match inst.dict.try_borrow() {
-                Ok(d) => d.values().for_each(|x| report(x, f)),
-                Err(_) => return false,
-            }
-        }
-        Value::Func(func) => {
-            func.defaults.iter().for_each(|x| report(x, f));
-            func.kwdefaults.iter().flatten().for_each(|x| report(x, f));
-            func.closure
-                .iter()
-                .for_each(|c| f(Child::Addr(Rc::as_ptr(c) as usize)));
-            f(Child::Addr(Rc::as_ptr(&func.globals) as usize));
-        }
-        Value::Cell(rc) => match rc.try_borrow() {
-            Ok(x) => report(&x, f),
-            Err(_) => return false,
-        },
-        Value::BoundMethod(pair) => {
-            report(&pair.0, f);
-            report(&pair.1, f);
-        }
-        Value::Class(c) => {
-            if let Some(b) = &c.base {
-                f(Child::Addr(Rc::as_ptr(b) as usize));
-            }
-            match c.dict.try_borrow() {
-                Ok(d) => d.values().for_each(|x| report(x, f)),
-                Err(_) => return false,
-            }
-        }
-        Value::Module(m) => match m.slots.try_borrow() {
-            Ok(slots) => slots.iter().for_each(|x| report(x, f)),
-            Err(_) => return false,
-        },
-        _ => {}
-    }
-    true
-}
-
-/// Reports `x` if it is a kind of object a collection can include.
-#[inline]
-fn report(x: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) {
-    if addr(x).is_some() {
-        f(Child::Value(x))
-    }
-}
-
-/// One strong reference an object holds: a value, or a closure cell, class or module.
-#[derive(Clone, Copy)]
-enum Child<'a> {
-    Value(&'a Value),
-    Addr(usize),
-}
-
-impl Child<'_> {
-    #[inline]
-    fn addr(self) -> Option<usize> {
-        match self {
-            Child::Value(v) => addr(v),
-            Child::Addr(a) => Some(a),
-        }
-    }
-}
-
-/// Moves the mutable contents of an unreachable object into `out`.
-fn clear_one(v: &Value, out: &mut Vec<Value>) {
-    match v {
-        Value::List(rc) => {
-            if let Ok(mut items) = rc.try_borrow_mut() {
-                out.append(&mut items);
-            }
-        }
-        Value::Dict(rc) | Value::Set(rc) => {
-            if let Ok(mut m) = rc.try_borrow_mut() {
-                for (k, x) in std::mem::take(&mut *m) {
-                    out.push(k.0);
-                    out.push(x);
-                }
-            }
-        }
-        Value::Instance(inst) => {
-            if let Ok(mut d) = inst.dict.try_borrow_mut() {
-                out.extend(std::mem::take(&mut *d).into_values());
-            }
-        }
-        Value::Cell(rc) => {
-            if let Ok(mut x) = rc.try_borrow_mut() {
-                out.push(std::mem::replace(&mut *x, Value::Unbound));
-            }
-        }
-        Value::Class(c) => {
-            if let Ok(mut d) = c.dict.try_borrow_mut() {
-                out.extend(std::mem::take(&mut *d).into_values());
-            }
-        }
-        Value::Module(m) => {
-            if let Ok(mut slots) = m.slots.try_borrow_mut() {
-                for x in slots.iter_mut() {
-                    out.push(std::mem::replace(x, Value::Unbound));
-                }
-            }
-        }
-        _ => {}
-    }
 }

@@ -8,6 +8,8 @@ pub mod eval;
 pub mod exc;
 pub mod exec;
 pub mod gc;
+mod gc_edges;
+mod gc_scan;
 pub mod index;
 pub mod iter;
 pub mod limits;

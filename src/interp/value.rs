@@ -1,5 +1,6 @@
 //! The runtime value model: a small enum, scalars unboxed, heap objects behind `Rc`.
 
+use super::gc::GcHeader;
 use super::tree::FuncProto;
 use crate::error::ErrorKind;
 use indexmap::IndexMap;
@@ -34,7 +35,33 @@ pub fn hinted_get<'a>(
 }
 
 /// A shared mutable variable cell (closures).
-pub type CellRef = Rc<RefCell<Value>>;
+pub type CellRef = Rc<CellObj>;
+
+/// A closure cell: the variable (reached through `Deref`, so a cell reads like the
+/// `RefCell` it wraps) and the cycle collector's header.
+#[derive(Debug)]
+pub struct CellObj {
+    value: RefCell<Value>,
+    pub gc: GcHeader,
+}
+
+impl CellObj {
+    pub fn new(v: Value) -> CellObj {
+        CellObj {
+            value: RefCell::new(v),
+            gc: GcHeader::default(),
+        }
+    }
+}
+
+impl std::ops::Deref for CellObj {
+    type Target = RefCell<Value>;
+
+    #[inline(always)]
+    fn deref(&self) -> &RefCell<Value> {
+        &self.value
+    }
+}
 
 /// A Kiln value. Cloning is cheap (scalars copy, heap objects bump a refcount).
 ///
@@ -137,6 +164,7 @@ pub struct Function {
     pub globals: Rc<ModuleObj>,
     /// The class whose body defined this function (for zero-argument `super()`).
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+    pub gc: GcHeader,
 }
 
 /// A built-in function implemented in Rust.
@@ -205,6 +233,7 @@ pub struct Class {
     pub base: Option<Rc<Class>>,
     pub dict: RefCell<NameMap>,
     pub kind: ClassKind,
+    pub gc: GcHeader,
 }
 
 impl Class {
@@ -258,6 +287,7 @@ impl Class {
 pub struct Instance {
     pub class: Rc<Class>,
     pub dict: RefCell<NameMap>,
+    pub gc: GcHeader,
 }
 
 /// A module: a table of global slots, indexed by name.
@@ -268,6 +298,7 @@ pub struct ModuleObj {
     pub slots: RefCell<Vec<Value>>,
     /// The directory of the module's file (for imports), if it came from disk.
     pub dir: RefCell<Option<std::path::PathBuf>>,
+    pub gc: GcHeader,
 }
 
 impl ModuleObj {
@@ -277,6 +308,7 @@ impl ModuleObj {
             index: RefCell::new(IndexMap::default()),
             slots: RefCell::new(Vec::new()),
             dir: RefCell::new(dir),
+            gc: GcHeader::default(),
         }
     }
 

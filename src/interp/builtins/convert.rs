@@ -300,6 +300,7 @@ impl Interp {
                 Value::Instance(Rc::new(crate::interp::value::Instance {
                     class: self.b.object.clone(),
                     dict: RefCell::new(Default::default()),
+                    gc: Default::default(),
                 }))
             }
             TypeTag::Iterator => {

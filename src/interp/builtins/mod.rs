@@ -43,6 +43,7 @@ fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
         base,
         dict: RefCell::new(Default::default()),
         kind,
+        gc: Default::default(),
     })
 }
 
