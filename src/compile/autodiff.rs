@@ -6,7 +6,7 @@
 //! inputs that need one. The sweep stops at the function's inputs: a non-leaf input's
 //! history is the caller's, reached at run time through the compiled node's edges.
 
-use super::ir::{Graph, InputKind, NodeId, PathStep};
+use super::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::autograd::{rules, Edge, Node};
 use crate::tensor::{creation, Tensor};
@@ -269,10 +269,11 @@ pub fn build(
             "an in-place write while gradients are needed",
         )));
     }
-    if t.graph.nodes.iter().any(|n| n.op.is_control()) {
-        // The sweep records the rules of the branch or iterations taken at capture.
+    if t.graph.nodes.iter().any(|n| matches!(n.op, IrOp::If(_))) {
+        // The sweep would record the rules of the side taken at capture. (A loop whose
+        // results need grad has its own backward node, loop_grad.rs.)
         return Err(brk(BreakReason::Autograd(
-            "backward through a captured branch or tensor loop",
+            "backward through a captured branch",
         )));
     }
     let mut inputs = args.to_vec();

@@ -29,6 +29,8 @@ pub mod ir;
 pub mod jit;
 pub mod kernel;
 mod lanefn;
+pub mod loop_grad;
+mod loop_vjp;
 pub mod lower;
 mod mathfn;
 pub mod parallel;
