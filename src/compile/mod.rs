@@ -39,6 +39,7 @@ pub mod printing;
 pub mod reference;
 pub mod run_control;
 pub mod sym;
+mod sym_grad;
 pub mod symguard;
 pub mod trace;
 pub mod traced;
