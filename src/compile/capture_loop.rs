@@ -398,7 +398,7 @@ impl Interp {
             if let Value::Tensor(z) = &self.stack[slot] {
                 let fresh = z.detach();
                 trace::with_tracer(|t| t.bind(&fresh, out));
-                if fresh.dtype().is_float() {
+                if z.requires_grad() {
                     diff[j] = Some(fresh.clone());
                 }
                 self.stack[slot] = Value::Tensor(fresh);
