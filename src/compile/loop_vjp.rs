@@ -72,14 +72,13 @@ pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, G
     Ok(BodyVjp { body, grad_inv })
 }
 
+/// A replayed body: its tracer, inputs and outputs.
+type Replay = (Box<Tracer>, Vec<Tensor>, Vec<Tensor>);
+
 /// Replays body `b` on fresh handles of `ex` (float carried values and the invariants
 /// that require grad made to require grad) with a tracer: the tracer, the inputs and
 /// the body's outputs.
-fn replay(
-    b: &Graph,
-    ex: &[Tensor],
-    nc: usize,
-) -> Result<(Box<Tracer>, Vec<Tensor>, Vec<Tensor>), GraphBreak> {
+fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
     let mut inputs = Vec::with_capacity(ex.len());
     for (s, x) in ex.iter().enumerate() {
         let want = match s {
