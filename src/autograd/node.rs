@@ -252,6 +252,14 @@ pub enum BackwardOp {
         shared: Rc<crate::compile::grad_node::CompiledBackward>,
         index: usize,
     },
+    /// A loop captured by a compiled function (its backward is a reverse loop); reached
+    /// through its results' `LoopOut` nodes.
+    Loop(Rc<crate::compile::loop_grad::LoopGrad>),
+    /// Result `index` of a captured loop: stashes its gradient for the `Loop` node.
+    LoopOut {
+        shared: Rc<crate::compile::loop_grad::LoopGrad>,
+        index: usize,
+    },
 }
 
 impl BackwardOp {
@@ -260,6 +268,7 @@ impl BackwardOp {
     /// second backward through the same output errors as eager).
     pub fn freed_by_backward(&self) -> bool {
         !matches!(self, BackwardOp::Compiled(c) if c.is_shared())
+            && !matches!(self, BackwardOp::Loop(_))
     }
 
     pub fn name(&self) -> &'static str {
@@ -294,6 +303,8 @@ impl BackwardOp {
             BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
             BackwardOp::Compiled(_) => "CompiledFunctionBackward",
             BackwardOp::CompiledOut { .. } => "CompiledOutputBackward",
+            BackwardOp::Loop(_) => "LoopBackward",
+            BackwardOp::LoopOut { .. } => "LoopOutputBackward",
         }
     }
 }

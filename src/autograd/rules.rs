@@ -468,5 +468,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
         B::Compiled(c) => c.apply(g)?,
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
+        B::Loop(l) => l.apply()?,
+        B::LoopOut { shared, index } => shared.stash(*index, g)?,
     })
 }

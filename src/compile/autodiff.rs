@@ -6,7 +6,7 @@
 //! inputs that need one. The sweep stops at the function's inputs: a non-leaf input's
 //! history is the caller's, reached at run time through the compiled node's edges.
 
-use super::ir::{Graph, InputKind, NodeId, PathStep};
+use super::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::autograd::{rules, Edge, Node};
 use crate::tensor::{creation, Tensor};
@@ -255,24 +255,34 @@ fn output_tensors(v: &crate::interp::value::Value, acc: &mut Vec<Tensor>) {
     }
 }
 
-/// Records and compiles the backward of a finished forward capture returning `value`
-/// (`args`: the argument tensors by input slot; externals follow them), appending the
-/// forward values it reads to the forward graph's outputs. None: no output needs grad.
+/// A recorded, optimized backward not yet compiled (see [`finish`]).
+pub struct Pending {
+    graph: Graph,
+    douts: Vec<usize>,
+    saved_at: usize,
+    n_saved: usize,
+    slots: Vec<usize>,
+}
+
+/// Records the backward of a finished forward capture returning `value` (`args`: the
+/// argument tensors by input slot; externals follow them), appending the forward values
+/// it reads to the forward graph's outputs. None: no output needs grad.
 pub fn build(
     t: &mut Tracer,
     value: &crate::interp::value::Value,
     args: &[Tensor],
-) -> Result<Option<super::grad_node::AutoDiff>, GraphBreak> {
+) -> Result<Option<Pending>, GraphBreak> {
     if !t.effects.is_empty() {
         // An in-place write rebases the written tensor's history inside the function.
         return Err(brk(BreakReason::Autograd(
             "an in-place write while gradients are needed",
         )));
     }
-    if t.graph.nodes.iter().any(|n| n.op.is_control()) {
-        // The sweep records the rules of the branch or iterations taken at capture.
+    if t.graph.nodes.iter().any(|n| matches!(n.op, IrOp::If(_))) {
+        // The sweep would record the rules of the side taken at capture. (A loop whose
+        // results need grad has its own backward node, loop_grad.rs.)
         return Err(brk(BreakReason::Autograd(
-            "backward through a captured branch or tensor loop",
+            "backward through a captured branch",
         )));
     }
     let mut inputs = args.to_vec();
@@ -287,12 +297,44 @@ pub fn build(
     let fail = |e: crate::error::Error| internal(e.message);
     super::verify::verify(&d.graph).map_err(fail)?;
     let graph = super::passes::optimize(d.graph).map_err(fail)?;
-    let backward = super::lower::compile_graph(graph).map_err(fail)?;
-    Ok(Some(super::grad_node::AutoDiff {
-        backward: Rc::new(backward),
+    Ok(Some(Pending {
+        graph,
         douts: d.douts,
         saved_at,
         n_saved: d.reads.len(),
         slots: d.slots,
     }))
+}
+
+/// Compiles a recorded backward. `fwd`: the optimized forward graph (outputs: the
+/// function's, then the saved values); when it has symbolic sizes the backward gets
+/// them too (its inputs' sizes follow the forward's), and `sym` says whether it could:
+/// false means the backward is specialised and so must the forward be.
+pub fn finish(p: Pending, fwd: &Graph) -> Result<(super::grad_node::AutoDiff, bool), GraphBreak> {
+    let fail = |e: crate::error::Error| internal(e.message);
+    let mut graph = p.graph;
+    let sym = match fwd.sym.as_deref() {
+        Some(info) => {
+            let positions: Vec<usize> = p
+                .douts
+                .iter()
+                .copied()
+                .chain(p.saved_at..p.saved_at + p.n_saved)
+                .collect();
+            let info = super::sym_grad::backward_info(&graph, info, fwd, &positions);
+            let ok = info.is_some();
+            graph.sym = info.flatten().map(Box::new);
+            ok
+        }
+        None => true,
+    };
+    let backward = super::lower::compile_graph(graph).map_err(fail)?;
+    let ad = super::grad_node::AutoDiff {
+        backward: Rc::new(backward),
+        douts: p.douts,
+        saved_at: p.saved_at,
+        n_saved: p.n_saved,
+        slots: p.slots,
+    };
+    Ok((ad, sym))
 }

@@ -310,15 +310,6 @@ impl Interp {
         if let Some(f) = trace::paused(|| self.for_rest(&h, i, body))? {
             return self.for_give_up(&h, i, body, orelse, f, span);
         }
-        if self.carried_need_grad(&aliases, &carried) {
-            // The loop's results would lose their autograd history: eager (unrolled).
-            self.unalias(&aliases);
-            trace::with_tracer(|t| t.retry.push(span));
-            trace::graph_break(BreakReason::Autograd(
-                "a captured `for` loop on values that require grad",
-            ));
-            return self.exec_block(orelse);
-        }
         let head = LoopHead::For {
             index_slot,
             trip: h.trip,

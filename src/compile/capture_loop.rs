@@ -25,7 +25,7 @@ use std::ops::Range;
 /// the outer node of the original.
 pub(super) struct Alias {
     pub slot: usize,
-    orig: Tensor,
+    pub orig: Tensor,
     alias: Tensor,
     pub outer: NodeId,
 }
@@ -315,8 +315,18 @@ impl Interp {
             trace::graph_break(BreakReason::UntracedTensor);
             return;
         };
-        if self.carried_need_grad(aliases, carried) {
-            trace::graph_break(BreakReason::Autograd(
+        let need_grad = self.carried_need_grad(aliases, carried);
+        let top = trace::with_tracer(|t| t.regions.is_empty()) == Some(true);
+        let is_for = matches!(head, LoopHead::For { .. });
+        // A `for` loop whose backward cannot be a loop is recaptured unrolled.
+        let give_up = |reason| {
+            if is_for {
+                trace::with_tracer(|t| t.retry.push(span));
+            }
+            trace::graph_break(reason);
+        };
+        if need_grad && (!top || !is_for) {
+            give_up(BreakReason::Autograd(
                 "a captured loop on values that require grad",
             ));
             self.unalias(aliases);
@@ -325,6 +335,8 @@ impl Interp {
         let built = trace::with_tracer(|t| {
             let layout = Layout::new(aliases, carried, &head, &body_r);
             let types = layout.types(t, aliases, carried);
+            let tensors =
+                need_grad.then(|| arg_tensors(t, aliases, carried, &layout.args, &body_r));
             let pos = |slot, cap| layout.pos(slot, cap);
             let (cond, trip, start, step) = match head {
                 LoopHead::While { cond_r, cnode } => {
@@ -345,13 +357,40 @@ impl Interp {
                 step,
                 cond,
                 body: body_g,
+                scan: 0,
+                reverse: false,
             };
             let results = types[1..=carried.len()].to_vec();
-            t.push_control(IrOp::Loop(Box::new(spec)), layout.args, results, span)
+            (spec, layout.args, results, tensors)
         });
         self.unalias(aliases);
-        let Some(outs) = built else { return };
-        for ((k, _), out) in carried.iter().zip(outs) {
+        let Some((spec, args, mut results, tensors)) = built else {
+            return;
+        };
+        let (spec, grad) = match tensors {
+            None => (spec, None),
+            Some(Some(ts)) => match super::loop_grad::prepare(spec, &ts, span) {
+                Ok(p) => {
+                    results.extend(p.stacks.iter().map(type_of));
+                    (p.spec, Some((p.grad, p.stacks, ts)))
+                }
+                Err(b) => return give_up(b.reason),
+            },
+            Some(None) => return give_up(BreakReason::UntracedTensor),
+        };
+        let op = IrOp::Loop(Box::new(spec));
+        let Some(outs) = trace::with_tracer(|t| t.push_control(op, args, results, span)) else {
+            return;
+        };
+        if let Some((_, stacks, _)) = &grad {
+            trace::with_tracer(|t| {
+                for (s, out) in stacks.iter().zip(&outs[carried.len()..]) {
+                    t.bind(s, *out);
+                }
+            });
+        }
+        let mut diff = vec![None; carried.len()];
+        for (j, ((k, _), out)) in carried.iter().zip(outs).enumerate() {
             let slot = aliases[*k].slot;
             if !frame.contains(&slot) {
                 continue;
@@ -359,10 +398,44 @@ impl Interp {
             if let Value::Tensor(z) = &self.stack[slot] {
                 let fresh = z.detach();
                 trace::with_tracer(|t| t.bind(&fresh, out));
+                if z.requires_grad() {
+                    diff[j] = Some(fresh.clone());
+                }
                 self.stack[slot] = Value::Tensor(fresh);
             }
         }
+        if let Some((g, _, ts)) = grad {
+            super::loop_grad::attach(&g, &ts, &diff);
+        }
     }
+}
+
+/// The capture-time tensors of a loop's args (`[carried_init..., invariant...]`): the
+/// locals' originals, the tensors the body read, or values of the function's graph.
+fn arg_tensors(
+    t: &trace::Tracer,
+    aliases: &[Alias],
+    carried: &[(usize, Tensor)],
+    args: &[NodeId],
+    body_r: &RegionScope,
+) -> Option<Vec<Tensor>> {
+    let mut out: Vec<Tensor> = carried
+        .iter()
+        .map(|(k, _)| aliases.get(*k).map(|a| a.orig.clone()))
+        .collect::<Option<_>>()?;
+    for &node in args.get(carried.len()..)? {
+        let x = aliases
+            .iter()
+            .find(|a| a.outer == node)
+            .map(|a| a.orig.clone())
+            .or_else(|| {
+                let s = body_r.captures.iter().position(|c| *c == node)?;
+                body_r.bound_tensor(s)
+            })
+            .or_else(|| t.tensor_of(node))?;
+        out.push(x);
+    }
+    Some(out)
 }
 
 /// The args of a loop node (`[carried_init..., invariant...]`) and where each region

@@ -246,13 +246,11 @@ fn finish_capture(
     };
     let grad = crate::autograd::is_grad_enabled() && !t.backward_seen;
     let needs_grad = args.iter().chain(&t.externals).any(|x| x.requires_grad());
-    let autodiff = match (grad && needs_grad).then(|| autodiff::build(t, value, args)) {
+    let pending = match (grad && needs_grad).then(|| autodiff::build(t, value, args)) {
         Some(Err(b)) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
-        Some(Ok(a)) => a.map(Box::new),
+        Some(Ok(a)) => a,
         None => None,
     };
-    // A version with a backward is specialised to its shapes.
-    let spec = spec.filter(|_| autodiff.is_none());
     let mut graph = std::mem::take(&mut t.graph);
     let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
@@ -278,6 +276,16 @@ fn finish_capture(
             None
         }
         None => None,
+    };
+    let (autodiff, guard) = match pending.map(|p| autodiff::finish(p, &graph)) {
+        None => (None, guard),
+        Some(Err(b)) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
+        Some(Ok((ad, true))) => (Some(Box::new(ad)), guard),
+        Some(Ok((ad, false))) => {
+            log("symbolic shapes abandoned: the backward does not follow them");
+            graph.sym = None;
+            (Some(Box::new(ad)), None)
+        }
     };
     let compiled = match compile_graph(graph) {
         Ok(c) => c,

@@ -45,7 +45,12 @@ pub enum TripCount {
 /// (one one-element output, read as `bool(t)`) and stop when false; else run `body` on
 /// `[index, carried..., invariant...]`, whose `carried` outputs (same dtypes and shapes as
 /// the initial values) are the next iteration's carried values. The node's results are
-/// the final carried values.
+/// the final carried values, then one stacked tensor per *scan* output: the body
+/// returns `carried + scan` values, and scan output `j` of every iteration is stacked
+/// (in iteration order) into a `[n, ...]` result, `n` the number of iterations run.
+/// With `reverse`, iteration `k` has the index value `start + (n - 1 - k) * step` (the
+/// trip count must be bounded): a backward loop walking its forward loop's iterations
+/// from the last.
 #[derive(Debug, Clone)]
 pub struct LoopSpec {
     pub trip: TripCount,
@@ -54,6 +59,8 @@ pub struct LoopSpec {
     pub step: i64,
     pub cond: Option<Graph>,
     pub body: Graph,
+    pub scan: usize,
+    pub reverse: bool,
 }
 
 /// One piece of a `Print` node's text.

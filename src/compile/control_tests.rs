@@ -144,6 +144,8 @@ fn loop_graph(trip: TripCount) -> Graph {
         step: 5,
         cond: None,
         body,
+        scan: 0,
+        reverse: false,
     };
     let l = g.push(node(
         IrOp::Loop(Box::new(spec)),

@@ -186,10 +186,17 @@ fn loop_attrs(l: &LoopSpec) -> String {
         TripCount::Dim { arg, dim } => format!("dim(arg {arg}, {dim})"),
         TripCount::Unbounded => "None".into(),
     };
-    format!(
+    let mut text = format!(
         "trip={trip}, carried={}, index={}+{}k",
         l.carried, l.start, l.step
-    )
+    );
+    if l.scan > 0 {
+        text.push_str(&format!(", scan={}", l.scan));
+    }
+    if l.reverse {
+        text.push_str(", reverse");
+    }
+    text
 }
 
 /// `"step ", {%0:.4f}, "\n"`: literal pieces quoted, tensor holes in braces.

@@ -32,6 +32,8 @@ pub enum ControlStep {
         step: i64,
         cond: Option<Box<CompiledGraph>>,
         body: Box<CompiledGraph>,
+        scan: usize,
+        reverse: bool,
     },
 }
 
@@ -60,6 +62,8 @@ impl ControlStep {
             step: l.step,
             cond: l.cond.as_ref().map(lower_region).transpose()?,
             body: lower_region(&l.body)?,
+            scan: l.scan,
+            reverse: l.reverse,
         })
     }
 
@@ -93,15 +97,22 @@ impl ControlStep {
                 step,
                 cond,
                 body,
+                scan,
+                reverse,
             } => {
                 let n = trip_count(trip, args)?;
                 let mut vals = args.to_vec();
+                let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); *scan];
                 let mut k: usize = 0;
                 while n.is_none_or(|n| k < n) {
                     // Ctrl-C and the host's wall-time limit reach compiled loops too (the
                     // call then reruns eagerly, where the same flag stops it at once).
                     crate::interp::limits::poll_kernel()?;
-                    let idx = (k as i64)
+                    let pos = match (reverse, n) {
+                        (true, Some(n)) => n - 1 - k,
+                        _ => k,
+                    };
+                    let idx = (pos as i64)
                         .checked_mul(*step)
                         .and_then(|v| v.checked_add(*start))
                         .ok_or_else(|| internal("loop index overflow"))?;
@@ -114,9 +125,12 @@ impl ControlStep {
                             break;
                         }
                     }
-                    let next = body.run(&bound, eval, printed)?;
-                    if next.len() != *carried {
+                    let mut next = body.run(&bound, eval, printed)?;
+                    if next.len() != *carried + *scan {
                         return Err(internal("loop body returned the wrong number of values"));
+                    }
+                    for (acc, t) in scans.iter_mut().zip(next.drain(*carried..)) {
+                        acc.push(t);
                     }
                     for (v, t) in vals.iter_mut().zip(next) {
                         *v = t;
@@ -124,6 +138,10 @@ impl ControlStep {
                     k += 1;
                 }
                 vals.truncate(*carried);
+                for s in scans {
+                    // No iteration: no row to stack (a fallback to eager).
+                    vals.push(crate::tensor::views::stack(&s, 0)?);
+                }
                 Ok(vals)
             }
         }

@@ -163,6 +163,15 @@ impl RegionScope {
         id
     }
 
+    /// The enclosing scope's tensor bound to input `slot` of this region.
+    pub fn bound_tensor(&self, slot: usize) -> Option<Tensor> {
+        let id = *self.graph.inputs.get(slot)?;
+        self.known
+            .values()
+            .find(|(_, n)| *n == id)
+            .map(|(t, _)| t.clone())
+    }
+
     /// Binds tensor `t` (a captured `for` loop's index) to a fresh input of this region
     /// that no enclosing node feeds; returns its slot.
     pub fn bind_index(&mut self, t: &Tensor) -> usize {
@@ -249,6 +258,23 @@ pub fn start(t: Tracer) {
         }
     });
     ACTIVE.with(|a| a.set(true));
+}
+
+/// Runs `f` recording into `t` (an active capture, if any, is set aside meanwhile and
+/// restored after); returns `f`'s result and `t` as `f` left it.
+pub fn isolated<R>(t: Tracer, f: impl FnOnce() -> R) -> (R, Option<Box<Tracer>>) {
+    let outer = TRACER.with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()));
+    let was = ACTIVE.with(|a| a.get());
+    start(t);
+    let r = f();
+    let inner = finish();
+    TRACER.with(|slot| {
+        if let Ok(mut s) = slot.try_borrow_mut() {
+            *s = outer;
+        }
+    });
+    ACTIVE.with(|a| a.set(was));
+    (r, inner)
 }
 
 /// Stops recording and returns the tracer.
@@ -500,6 +526,14 @@ impl Tracer {
             fwd: Some(Box::new(super::autodiff::FwdLink::new(known))),
             ..Tracer::default()
         }
+    }
+
+    /// A tensor the function's graph knows as node `id` (None: none is).
+    pub fn tensor_of(&self, id: NodeId) -> Option<Tensor> {
+        self.known
+            .values()
+            .find(|(_, n)| *n == id)
+            .map(|(t, _)| t.clone())
     }
 
     /// The node of an output tensor (None: unknown origin).

@@ -239,8 +239,14 @@ fn check_loop(l: &super::control::LoopSpec, args: &[ValueType]) -> std::result::
         }
     }
     check_region("body", &l.body, &want)?;
-    if out_types(&l.body).as_slice() != &args[..l.carried] || l.body.outputs.len() != l.carried {
+    let outs = out_types(&l.body);
+    if outs.get(..l.carried) != Some(&args[..l.carried])
+        || l.body.outputs.len() != l.carried + l.scan
+    {
         return Err("the loop body changes the type of a carried value".into());
+    }
+    if l.reverse && l.trip == TripCount::Unbounded {
+        return Err("a reverse loop needs a bounded trip count".into());
     }
     Ok(())
 }
@@ -252,6 +258,16 @@ fn check_out(g: &Graph, node: &Node, index: usize) -> std::result::Result<(), St
     let op = &g.nodes[a.index()].op;
     let outs = match op {
         IrOp::If(b) => out_types(&b.then_g),
+        IrOp::Loop(l) if index >= l.carried => {
+            // A scan result: the body output stacked over the iterations.
+            return match out_types(&l.body).get(index) {
+                Some(t) if t.dtype == node.dtype && node.shape.get(1..) == Some(&t.shape[..]) => {
+                    Ok(())
+                }
+                Some(_) => Err(format!("scan out {index} has the wrong type")),
+                None => Err(format!("out {index} of a loop with fewer results")),
+            };
+        }
         IrOp::Loop(l) => out_types(&l.body),
         _ => return Err("out reads a control node".into()),
     };

@@ -137,6 +137,10 @@ impl<'g> Lower<'g> {
     }
 
     fn loop_(&mut self, n: &'g Node, l: &'g LoopSpec) -> Result<Vec<String>> {
+        if l.scan != 0 || l.reverse {
+            // Only compiled autograd makes these (saved iterations, backward loops).
+            return Err(self.bad("a loop with scan outputs or run in reverse"));
+        }
         let init = self.arg_names(n, 0);
         let (init, inv) = init.split_at(l.carried.min(init.len()));
         let trip = self.trip_count(n, &l.trip)?;

@@ -172,8 +172,8 @@ impl Walk<'_> {
             | IrOp::MaxPool2d { .. }
             | IrOp::AvgPool2d { .. }
             | IrOp::If(_)
-            | IrOp::Out { .. }
             | IrOp::Print(_) => self.opaque(node, &args),
+            IrOp::Out { index } => self.out_node(node, *index, &args),
         })
     }
 

@@ -1,11 +1,12 @@
 //! Symbolic sizes at a captured `for` loop: the loop's regions keep capture-time shapes,
 //! so an arg's symbolic dim survives only where the body reads it through a runtime
 //! index (`x[t]` removes that dim, so nothing in the body depends on its size) and as
-//! the trip count; every other symbol reaching the loop is specialised.
+//! the trip count; every other symbol reaching the loop is specialised. A scan result
+//! (the stacked values of every iteration) has the trip count as its leading size.
 
 use super::analyze::Walk;
 use super::expr::{fixed_shape, SymShape};
-use crate::compile::control::LoopSpec;
+use crate::compile::control::{LoopSpec, TripCount};
 use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 
 /// True when every use of region input `input` in `g` (possibly none) is an `Index` of
@@ -59,5 +60,27 @@ impl Walk<'_> {
             }
         }
         fixed_shape(&node.shape)
+    }
+
+    /// The shape of result `index` of a control node (read by `Out`).
+    pub(super) fn out_node(&mut self, node: &Node, index: usize, args: &[SymShape]) -> SymShape {
+        let ctl = node.args.first().and_then(|a| self.g.node(*a));
+        let Some(IrOp::Loop(l)) = ctl.map(|c| &c.op) else {
+            return self.opaque(node, args);
+        };
+        let trip = match l.trip {
+            TripCount::Dim { arg, dim } if index >= l.carried && l.cond.is_none() => ctl
+                .and_then(|c| c.args.get(arg))
+                .and_then(|a| self.shapes.get(a.index()))
+                .and_then(|s| s.get(dim))
+                .cloned(),
+            _ => None,
+        };
+        let mut shape = fixed_shape(&node.shape);
+        match (trip, shape.first_mut()) {
+            (Some(t), Some(first)) => *first = t,
+            _ => return self.opaque(node, args),
+        }
+        shape
     }
 }

@@ -1,0 +1,276 @@
+//! Compiled autograd through a captured loop. When a captured `for` loop's carried values
+//! need grad, the loop node also saves each iteration's carried values (scan outputs:
+//! `[n, ...]` stacks) and its results get one autograd node ([`LoopGrad`]) instead of
+//! the unrolled history of the capture run. That node's rule is a backward loop (same
+//! trip count, run in reverse) whose body is the forward body's VJP (loop_vjp.rs): it
+//! runs eagerly for the capture call's own backward, and when compiled autograd records
+//! the function's backward (autodiff.rs sweeps the capture's autograd graph with a
+//! tracer) it records itself as one `IrOp::Loop` of the backward graph, so the compiled
+//! backward has a loop too and follows symbolic trip counts.
+//!
+//! The backward loop's args are `[dcarried..., acc..., stacks..., invariants...]`; its
+//! results the gradients of the carried initial values and of the invariants in
+//! `grad_inv` (the others get none, as in eager).
+
+use super::control::{LoopSpec, TripCount};
+use super::exec;
+use super::ir::{IrOp, NodeId};
+use super::loop_vjp::{self, brk};
+use super::trace::{self, BreakReason, GraphBreak};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
+use crate::error::{Error, ErrorKind, Result};
+use crate::source::Span;
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::shape::Dims;
+use crate::tensor::{creation, views, Tensor};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The backward of one run of a captured loop (see the module doc).
+pub struct LoopGrad {
+    spec: LoopSpec,
+    last: Vec<usize>,
+    carried: Vec<(DType, Dims)>,
+    grad_inv: Vec<usize>,
+    /// The stacks, then the invariants.
+    saved: Vec<Saved>,
+    stash: RefCell<Vec<Option<Tensor>>>,
+    span: Span,
+}
+
+fn internal(msg: &str) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: {msg}"),
+        None,
+    )
+}
+
+fn gb(e: Error) -> GraphBreak {
+    GraphBreak {
+        reason: BreakReason::Internal(format!(
+            "compiled autograd: a loop's backward could not be built: {}",
+            e.message
+        )),
+        span: None,
+    }
+}
+
+/// A captured loop prepared for gradients: the forward spec with its scan outputs, the
+/// stacks of the capture run and the backward node's state.
+pub struct Prepared {
+    pub spec: LoopSpec,
+    pub stacks: Vec<Tensor>,
+    pub grad: Rc<LoopGrad>,
+}
+
+/// Prepares loop `fwd` (body outputs: the carried values) on its capture-time args
+/// `args` (`[carried_init..., invariants...]`).
+pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepared, GraphBreak> {
+    if fwd.cond.is_some() || fwd.trip == TripCount::Unbounded {
+        return Err(brk("backward through a tensor `while` loop"));
+    }
+    if (fwd.start, fwd.step) != (0, 1) {
+        return Err(brk(
+            "backward through a loop over a range not starting at 0 by 1",
+        ));
+    }
+    let nc = fwd.carried;
+    let stacks = trace::paused(|| saved_carried(&fwd, args)).map_err(gb)?;
+    let n = stacks.first().and_then(|s| s.shape().first().copied());
+    let n = n.ok_or_else(|| brk("backward through a loop without iterations"))?;
+    let mut ex = vec![Tensor::scalar(Scalar::Int(fwd.start))];
+    ex.extend(args.iter().cloned());
+    let vjp = loop_vjp::derive_body(&fwd, &ex, n)?;
+    let m = vjp.grad_inv.len();
+    let bwd = LoopSpec {
+        trip: TripCount::Dim {
+            arg: nc + m,
+            dim: 0,
+        },
+        carried: nc + m,
+        start: fwd.start,
+        step: fwd.step,
+        cond: None,
+        body: vjp.body,
+        scan: 0,
+        reverse: true,
+    };
+    let carried_in: Vec<NodeId> = fwd.body.inputs.get(1..=nc).unwrap_or_default().to_vec();
+    fwd.body.outputs.extend(carried_in);
+    fwd.scan = nc;
+    let mut saved: Vec<Saved> = stacks.iter().map(Saved::new).collect();
+    saved.extend(args[nc..].iter().map(Saved::new));
+    let grad = LoopGrad {
+        last: exec::last_uses(&bwd.body),
+        spec: bwd,
+        carried: args[..nc]
+            .iter()
+            .map(|t| (t.dtype(), Dims::from(t.shape())))
+            .collect(),
+        grad_inv: vjp.grad_inv,
+        saved,
+        stash: RefCell::new(vec![None; nc]),
+        span,
+    };
+    Ok(Prepared {
+        spec: fwd,
+        stacks,
+        grad: Rc::new(grad),
+    })
+}
+
+/// The carried values at the start of every iteration of `fwd` on `args`, stacked.
+fn saved_carried(fwd: &LoopSpec, args: &[Tensor]) -> Result<Vec<Tensor>> {
+    let _ng = autograd::no_grad();
+    let n = match fwd.trip {
+        TripCount::Const(n) => n,
+        TripCount::Dim { arg, dim } => args
+            .get(arg)
+            .and_then(|t| t.shape().get(dim).copied())
+            .ok_or_else(|| internal("a trip count of a missing dim"))?,
+        TripCount::Unbounded => return Err(internal("an unbounded loop")),
+    };
+    let nc = fwd.carried;
+    let last = exec::last_uses(&fwd.body);
+    let mut vals = args.to_vec();
+    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); nc];
+    for k in 0..n {
+        let idx = fwd.start + (k as i64) * fwd.step;
+        let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
+        bound.extend(vals.iter().cloned());
+        let next = exec::run(&fwd.body, &bound, &last)?;
+        for (r, v) in rows.iter_mut().zip(&vals) {
+            r.push(v.clone());
+        }
+        for (v, t) in vals.iter_mut().zip(next) {
+            *v = t;
+        }
+    }
+    rows.iter().map(|r| views::stack(r, 0)).collect()
+}
+
+/// Gives the loop's results `outs` (the carried values; `None` where the result is not
+/// a float tensor) their autograd node, with edges to the loop's args `args`.
+pub fn attach(grad: &Rc<LoopGrad>, args: &[Tensor], outs: &[Option<Tensor>]) {
+    let edges: Edges = args.iter().map(Edge::of).collect();
+    let main = autograd::new_node(BackwardOp::Loop(grad.clone()), edges);
+    for (index, y) in outs.iter().enumerate() {
+        let Some(y) = y else { continue };
+        let mut e = Edges::new();
+        e.push(Edge::Node(main.clone()));
+        let op = BackwardOp::LoopOut {
+            shared: grad.clone(),
+            index,
+        };
+        autograd::record_edges(y, op, e);
+    }
+}
+
+impl LoopGrad {
+    /// Keeps the gradient of result `index` for `apply`; passes a 0-d zero on.
+    pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+        let mut stash = self.stash.borrow_mut();
+        let slot = stash
+            .get_mut(index)
+            .ok_or_else(|| internal("a stashed gradient is out of range"))?;
+        *slot = Some(match slot.take() {
+            Some(prev) => prev.add(g)?,
+            None => g.clone(),
+        });
+        Ok(vec![Some(creation::zeros(&[], DType::F32)?)])
+    }
+
+    /// The gradients of the loop's args from the stashed gradients of its results: the
+    /// backward loop, run (and recorded when a capture records this backward).
+    pub fn apply(&self) -> Result<Vec<Option<Tensor>>> {
+        let stash: Vec<Option<Tensor>> = self
+            .stash
+            .borrow_mut()
+            .iter_mut()
+            .map(|s| s.take())
+            .collect();
+        let saved = self
+            .saved
+            .iter()
+            .map(Saved::get)
+            .collect::<Result<Vec<_>>>()?;
+        let nc = self.carried.len();
+        let (stacks, invs) = saved.split_at(nc.min(saved.len()));
+        let mut args = Vec::with_capacity(2 * nc + self.grad_inv.len() + invs.len());
+        for (s, (dt, shape)) in stash.into_iter().zip(&self.carried) {
+            args.push(match s {
+                Some(g) => g,
+                None => creation::zeros(shape, *dt)?,
+            });
+        }
+        for &i in &self.grad_inv {
+            let x = invs.get(i).ok_or_else(|| internal("a lost invariant"))?;
+            args.push(creation::zeros(x.shape(), x.dtype())?);
+        }
+        args.extend(stacks.iter().cloned());
+        args.extend(invs.iter().cloned());
+        let outs = trace::paused(|| self.run(&args))?;
+        if trace::active() {
+            self.record(&args, &outs);
+        }
+        let mut grads: Vec<Option<Tensor>> = outs[..nc].iter().cloned().map(Some).collect();
+        grads.resize(nc + invs.len(), None);
+        for (k, &i) in self.grad_inv.iter().enumerate() {
+            if let (Some(cell), Some(g)) = (grads.get_mut(nc + i), outs.get(nc + k)) {
+                *cell = Some(g.clone());
+            }
+        }
+        Ok(grads)
+    }
+
+    /// Runs the backward loop node by node.
+    fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
+        let _ng = autograd::no_grad();
+        let l = &self.spec;
+        let TripCount::Dim { arg, dim } = l.trip else {
+            return Err(internal("a backward loop without a dim trip count"));
+        };
+        let n = args
+            .get(arg)
+            .and_then(|t| t.shape().get(dim).copied())
+            .ok_or_else(|| internal("a trip count of a missing dim"))?;
+        let mut vals = args.to_vec();
+        for pos in (0..n).rev() {
+            crate::interp::limits::poll_kernel()?;
+            let idx = l.start + (pos as i64) * l.step;
+            let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
+            bound.extend(vals.iter().cloned());
+            let next = exec::run(&l.body, &bound, &self.last)?;
+            for (v, t) in vals.iter_mut().zip(next) {
+                *v = t;
+            }
+        }
+        vals.truncate(l.carried);
+        Ok(vals)
+    }
+
+    /// Records the backward loop into the active capture (a break when an arg is not a
+    /// value of it).
+    fn record(&self, args: &[Tensor], outs: &[Tensor]) {
+        let ok = trace::with_tracer(|t| {
+            let Some(ids) = args
+                .iter()
+                .map(|a| t.node_of(a))
+                .collect::<Option<Vec<_>>>()
+            else {
+                return false;
+            };
+            let results = outs.iter().map(|o| (o.dtype(), o.shape().into())).collect();
+            let op = IrOp::Loop(Box::new(self.spec.clone()));
+            let out_ids = t.push_control(op, ids, results, self.span);
+            for (o, id) in outs.iter().zip(out_ids) {
+                t.bind(o, id);
+            }
+            true
+        });
+        if ok != Some(true) {
+            trace::graph_break(BreakReason::UntracedTensor);
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The backward body of a captured loop: the forward body is replayed once through the
+//! tensor library on example values (recording autograd and, with a tracer, a copy of
+//! the body), eager's own gradient rules are recorded from its outputs as for a whole
+//! function (`autodiff::derive`), and both are joined into one region that recomputes
+//! iteration `t` from the carried values the forward loop saved (row `t` of its scan
+//! outputs) and then runs that iteration's vector-Jacobian product.
+//!
+//! The joined region's inputs are `[index, dcarried..., acc..., stacks..., invariants...]`
+//! and its outputs `[dcarried..., acc...]`: the gradients of the carried values flow to
+//! the previous iteration, those of the invariants that need one are summed in `acc`.
+
+use super::autodiff::{self, Derived};
+use super::control::LoopSpec;
+use super::exec;
+use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
+use super::trace::{self, BreakReason, GraphBreak, Tracer};
+use crate::ops::BinaryOp;
+use crate::tensor::shape::Dims;
+use crate::tensor::{creation, Tensor};
+
+/// A loop body's backward (see the module doc).
+pub struct BodyVjp {
+    pub body: Graph,
+    /// Positions (among the loop's invariants) of those whose gradient is accumulated.
+    pub grad_inv: Vec<usize>,
+}
+
+pub(super) fn brk(what: &'static str) -> GraphBreak {
+    GraphBreak {
+        reason: BreakReason::Autograd(what),
+        span: None,
+    }
+}
+
+fn internal(msg: String) -> GraphBreak {
+    GraphBreak {
+        reason: BreakReason::Internal(format!(
+            "compiled autograd: a loop's backward could not be recorded: {msg}"
+        )),
+        span: None,
+    }
+}
+
+/// The backward body of loop `fwd` (its body's outputs: the carried values), from
+/// example body inputs `ex` (`[index, carried..., invariants...]`) and the number of
+/// iterations `n` the saved stacks have at capture.
+pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, GraphBreak> {
+    let nc = fwd.carried;
+    let (mut tr, inputs, outs) = replay(&fwd.body, ex, nc)?;
+    let (derived, _) = trace::isolated(Tracer::default(), || {
+        autodiff::derive(&mut tr, &outs, &inputs)
+    });
+    let d = derived?.ok_or_else(|| internal("no carried value needs grad".into()))?;
+    let ni = ex.len().saturating_sub(1 + nc);
+    if outs
+        .iter()
+        .any(|o| inputs[1 + nc..].iter().any(|x| x.same(o)))
+    {
+        return Err(brk("a loop carrying an invariant value unchanged"));
+    }
+    let grad_inv: Vec<usize> = (0..ni)
+        .filter(|i| d.slots.contains(&(1 + nc + i)))
+        .collect();
+    let join = Join {
+        nc,
+        n,
+        ex,
+        r: &tr.graph,
+        d: &d,
+    };
+    let body = join.build(&grad_inv, &outs, &inputs)?;
+    Ok(BodyVjp { body, grad_inv })
+}
+
+/// A replayed body: its tracer, inputs and outputs.
+type Replay = (Box<Tracer>, Vec<Tensor>, Vec<Tensor>);
+
+/// Replays body `b` on fresh handles of `ex` (float carried values and the invariants
+/// that require grad made to require grad) with a tracer: the tracer, the inputs and
+/// the body's outputs.
+fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
+    let mut inputs = Vec::with_capacity(ex.len());
+    for (s, x) in ex.iter().enumerate() {
+        let want = match s {
+            0 => false,
+            s if s <= nc => x.dtype().is_float(),
+            _ => x.requires_grad(),
+        };
+        let t = x.detach();
+        if want {
+            trace::paused(|| t.set_requires_grad(true)).map_err(|e| internal(e.message))?;
+        }
+        inputs.push(t);
+    }
+    let mut tr = Tracer::default();
+    for (s, t) in inputs.iter().enumerate() {
+        tr.add_arg(t, vec![PathStep::Index(s)]);
+    }
+    let (outs, tr) = trace::isolated(tr, || {
+        let _grad = crate::autograd::enable_grad();
+        eval_all(b, &inputs)
+    });
+    let tr = tr.ok_or_else(|| internal("the tracer was lost".into()))?;
+    let outs = outs?;
+    if let Some(b) = tr.breaks.first() {
+        return Err(b.clone());
+    }
+    Ok((tr, inputs, outs))
+}
+
+/// Runs `b` node by node through the tensor library (so autograd and the tracer see
+/// every op); returns its outputs.
+fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>, GraphBreak> {
+    let lost = || internal("a value of the body is missing".into());
+    let mut vals: Vec<Tensor> = Vec::with_capacity(b.nodes.len());
+    for node in &b.nodes {
+        let args: Vec<Tensor> = node
+            .args
+            .iter()
+            .map(|a| vals.get(a.index()).cloned())
+            .collect::<Option<_>>()
+            .ok_or_else(lost)?;
+        let v = match &node.op {
+            IrOp::Input { slot, .. } => inputs.get(*slot).cloned().ok_or_else(lost)?,
+            IrOp::Const(c) => {
+                let sc = trace::scope();
+                let v = c.contiguous_copy().map_err(|e| internal(e.message))?;
+                sc.record_const(&v);
+                v
+            }
+            op if op.is_control() || op.has_effect() || matches!(op, IrOp::Out { .. }) => {
+                return Err(brk(
+                    "backward through a loop with control flow or print inside",
+                ));
+            }
+            _ => exec::eval(node, &args, inputs).map_err(|e| internal(e.message))?,
+        };
+        vals.push(v);
+    }
+    b.outputs
+        .iter()
+        .map(|o| vals.get(o.index()).cloned())
+        .collect::<Option<_>>()
+        .ok_or_else(lost)
+}
+
+/// Joins the replayed body `r` and its backward `d` into the backward loop's body.
+struct Join<'a> {
+    nc: usize,
+    n: usize,
+    ex: &'a [Tensor],
+    r: &'a Graph,
+    d: &'a Derived,
+}
+
+/// The region inputs of the joined body.
+struct Inputs {
+    index: NodeId,
+    dcar: Vec<NodeId>,
+    acc: Vec<NodeId>,
+    stacks: Vec<NodeId>,
+    invs: Vec<NodeId>,
+}
+
+fn bound(c: &mut Graph, t: &Tensor) -> NodeId {
+    c.add_input(InputKind::Bound, t.dtype(), t.shape().into(), None)
+}
+
+fn remapped(node: &Node, map: &[NodeId]) -> Result<Node, GraphBreak> {
+    let args = node
+        .args
+        .iter()
+        .map(|a| map.get(a.index()).copied())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| internal("an arg was not copied".into()))?;
+    Ok(Node {
+        args,
+        ..node.clone()
+    })
+}
+
+impl Join<'_> {
+    fn inputs(&self, c: &mut Graph, grad_inv: &[usize]) -> Inputs {
+        let index = c.add_input(
+            InputKind::Bound,
+            crate::tensor::dtype::DType::I64,
+            Dims::new(),
+            None,
+        );
+        let carried = &self.ex[1..=self.nc];
+        let invs = &self.ex[1 + self.nc..];
+        let dcar = carried.iter().map(|t| bound(c, t)).collect();
+        let acc = grad_inv.iter().map(|&i| bound(c, &invs[i])).collect();
+        let stacks = carried
+            .iter()
+            .map(|t| {
+                let mut shape = Dims::from(t.shape());
+                shape.insert(0, self.n);
+                c.add_input(InputKind::Bound, t.dtype(), shape, None)
+            })
+            .collect();
+        let invs = invs.iter().map(|t| bound(c, t)).collect();
+        Inputs {
+            index,
+            dcar,
+            acc,
+            stacks,
+            invs,
+        }
+    }
+
+    fn build(
+        &self,
+        grad_inv: &[usize],
+        outs: &[Tensor],
+        inputs: &[Tensor],
+    ) -> Result<Graph, GraphBreak> {
+        let mut c = Graph::default();
+        let io = self.inputs(&mut c, grad_inv);
+        let rmap = self.recompute(&mut c, &io)?;
+        let gmap = self.vjp(&mut c, &io, &rmap)?;
+        let gout = |slot: usize| {
+            let k = self.d.slots.iter().position(|s| *s == slot)?;
+            let o = self.d.graph.outputs.get(k)?;
+            gmap.get(o.index()).copied()
+        };
+        for j in 0..self.nc {
+            let mut terms: Vec<NodeId> = gout(1 + j).into_iter().collect();
+            for (jj, o) in outs.iter().enumerate() {
+                if o.same(&inputs[1 + j]) {
+                    terms.push(io.dcar[jj]);
+                }
+            }
+            let g = sum(&mut c, &terms, &self.ex[1 + j])?;
+            c.outputs.push(g);
+        }
+        for (k, &i) in grad_inv.iter().enumerate() {
+            let g = gout(1 + self.nc + i).ok_or_else(|| internal("a lost gradient".into()))?;
+            let s = sum(&mut c, &[io.acc[k], g], &self.ex[1 + self.nc + i])?;
+            c.outputs.push(s);
+        }
+        Ok(c)
+    }
+
+    /// Copies the replayed body: a carried input reads row `index` of its stack.
+    fn recompute(&self, c: &mut Graph, io: &Inputs) -> Result<Vec<NodeId>, GraphBreak> {
+        let mut map = Vec::with_capacity(self.r.nodes.len());
+        for node in &self.r.nodes {
+            let id = match node.op {
+                IrOp::Input { slot: 0, .. } => io.index,
+                IrOp::Input { slot, .. } if slot <= self.nc => c.push(Node {
+                    op: IrOp::Index {
+                        indices: vec![IrIndex::Indices { arg: 1 }],
+                    },
+                    args: vec![io.stacks[slot - 1], io.index],
+                    dtype: node.dtype,
+                    shape: node.shape.clone(),
+                    span: None,
+                }),
+                IrOp::Input { slot, .. } => *io
+                    .invs
+                    .get(slot - 1 - self.nc)
+                    .ok_or_else(|| internal("an input out of range".into()))?,
+                _ => c.push(remapped(node, &map)?),
+            };
+            map.push(id);
+        }
+        Ok(map)
+    }
+
+    /// Copies the recorded backward: its inputs are the carried values' gradients and
+    /// values of the recomputed body.
+    fn vjp(&self, c: &mut Graph, io: &Inputs, rmap: &[NodeId]) -> Result<Vec<NodeId>, GraphBreak> {
+        let nd = self.d.douts.len();
+        let lost = || internal("a backward input is unknown".into());
+        let mut map = Vec::with_capacity(self.d.graph.nodes.len());
+        for node in &self.d.graph.nodes {
+            let id = match node.op {
+                IrOp::Input { slot, .. } if slot < nd => {
+                    *io.dcar.get(self.d.douts[slot]).ok_or_else(lost)?
+                }
+                IrOp::Input { slot, .. } => {
+                    let read = self.d.reads.get(slot - nd).ok_or_else(lost)?;
+                    *rmap.get(read.index()).ok_or_else(lost)?
+                }
+                _ => c.push(remapped(node, &map)?),
+            };
+            map.push(id);
+        }
+        Ok(map)
+    }
+}
+
+/// The sum of `terms` (zeros shaped as `like` when there is none).
+fn sum(c: &mut Graph, terms: &[NodeId], like: &Tensor) -> Result<NodeId, GraphBreak> {
+    let node = |op, args| Node {
+        op,
+        args,
+        dtype: like.dtype(),
+        shape: like.shape().into(),
+        span: None,
+    };
+    let Some((&first, rest)) = terms.split_first() else {
+        let z = trace::paused(|| creation::zeros(like.shape(), like.dtype()))
+            .map_err(|e| internal(e.message))?;
+        return Ok(c.push(node(IrOp::Const(z), Vec::new())));
+    };
+    Ok(rest.iter().fold(first, |acc, &t| {
+        c.push(node(IrOp::Binary(BinaryOp::Add), vec![acc, t]))
+    }))
+}

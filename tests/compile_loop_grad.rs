@@ -1,0 +1,265 @@
+//! Compiled autograd through captured `for` loops: the loop's backward is a reverse loop
+//! in the compiled backward (one capture over many lengths once the length is
+//! symbolic). Gradients are compared with eager's (1e-5 relative) and with central
+//! finite differences of the eager loss (eps 1e-2 in f32: ~1e-4 truncation error).
+
+mod common;
+
+use common::{engine, stats, text};
+use kiln::Engine;
+
+/// `fd_at(p, ix, eps, loss)`: the central difference of `loss()` in element `ix` of `p`.
+const PRELUDE: &str = "
+def fd_at(p, ix, eps, loss):
+    with no_grad():
+        old = p[ix].item()
+        p[ix] = old + eps
+        lp = loss().item()
+        p[ix] = old - eps
+        lm = loss().item()
+        p[ix] = old
+    return (lp - lm) / (2 * eps)
+";
+
+fn floats(s: &str) -> Vec<f64> {
+    s.split([',', '[', ']'])
+        .filter_map(|t| t.trim().parse::<f64>().ok())
+        .collect()
+}
+
+fn grad_of(e: &mut Engine, name: &str) -> Vec<f64> {
+    floats(&text(e, &format!("str({name}.grad.reshape(-1).tolist())")))
+}
+
+fn eager_engine(src: &str) -> Engine {
+    let mut e = Engine::new();
+    e.set_compile(false);
+    e.set_output(Box::new(|_| {}));
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    e
+}
+
+fn assert_close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (x, y) in a.iter().zip(b) {
+        assert!(
+            (x - y).abs() <= 1e-5 * x.abs().max(y.abs()) + 1e-7,
+            "{what}: {x} vs {y}"
+        );
+    }
+}
+
+/// Every element's gradient (of a 2-d `name` with `cols` columns, or 1-d when 0)
+/// against the central difference of the eager loss expression `loss`.
+fn check_fd(e: &mut Engine, name: &str, cols: usize, loss: &str) {
+    let g = grad_of(e, name);
+    assert!(!g.is_empty(), "{name}");
+    for (k, gk) in g.iter().enumerate() {
+        let ix = match cols {
+            0 => k.to_string(),
+            c => format!("({}, {})", k / c, k % c),
+        };
+        let fd = floats(&text(
+            e,
+            &format!("str(fd_at({name}, {ix}, 0.01, lambda: {loss}))"),
+        ))[0];
+        assert!(
+            (gk - fd).abs() <= 2e-3 + 1e-2 * fd.abs(),
+            "{name}[{ix}]: compiled {gk} vs finite difference {fd}"
+        );
+    }
+}
+
+/// Compiled (`e`) and eager (`eager`) gradients of the globals `names` agree.
+fn same_grads(e: &mut Engine, eager: &mut Engine, names: &[&str]) {
+    for name in names {
+        assert_close(&grad_of(e, name), &grad_of(eager, name), name);
+    }
+}
+
+const RNN: &str = "
+manual_seed(3)
+D = 3
+H = 4
+Wxh = randn(D, H) * 0.5
+Whh = randn(H, H) * 0.5
+bh = randn(H) * 0.1
+Why = randn(H, 3) * 0.5
+for p in [Wxh, Whh, bh, Why]:
+    p.requires_grad_()
+xs = [randn(n, D) for n in [9, 10, 11, 13, 17, 10]]
+ys = [tensor(k % 3) for k in range(len(xs))]
+
+def raw(x, y):
+    h = zeros(H)
+    for t in range(x.shape[0]):
+        h = tanh(x[t] @ Wxh + h @ Whh + bh)
+    logits = h @ Why
+    return logits.logsumexp(0) - logits[y]
+
+def total():
+    s = raw(xs[0], ys[0])
+    for i in range(1, len(xs)):
+        s = s + raw(xs[i], ys[i])
+    return s
+
+loss_fn = compile(raw)
+for i in range(len(xs)):
+    loss_fn(xs[i], ys[i]).backward()
+";
+
+#[test]
+fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
+    let src = format!("{PRELUDE}{RNN}");
+    let mut e = engine(&src);
+    // A static first version, then one symbolic in the length for every other call
+    // (before compiled loop backwards: a fallback or a capture per length).
+    assert_eq!(stats(&mut e, "loss_fn"), [2, 4, 0, 2]);
+    let mut eager = eager_engine(&src.replace("loss_fn = compile(raw)", "loss_fn = raw"));
+    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
+    check_fd(&mut e, "Whh", 4, "total()");
+    check_fd(&mut e, "bh", 0, "total()");
+}
+
+/// Runs `body` (which defines `raw` over globals, `loss_fn = compile(raw)` and calls
+/// it with backward) compiled and eagerly; checks the compiled versions ran without
+/// fallback and that the gradients of `names` agree with eager's.
+fn differential(body: &str, names: &[&str]) -> Engine {
+    let src = format!("{PRELUDE}{body}");
+    let mut e = engine(&src);
+    let [captures, _, fallbacks, _] = stats(&mut e, "loss_fn");
+    assert!(captures >= 1, "captured");
+    assert_eq!(
+        fallbacks,
+        0,
+        "{}",
+        text(&mut e, "str(compile_stats(loss_fn))")
+    );
+    let mut eager = eager_engine(&src.replace("loss_fn = compile(raw)", "loss_fn = raw"));
+    same_grads(&mut e, &mut eager, names);
+    e
+}
+
+#[test]
+fn invariant_used_twice_in_the_body() {
+    let body = "
+manual_seed(4)
+W = randn(3, 3) * 0.4
+W.requires_grad_()
+x = randn(12, 3)
+
+def raw(x):
+    h = zeros(3)
+    for t in range(x.shape[0]):
+        h = tanh(x[t] @ W + h @ W) * W[0]
+    return (h * h).sum()
+
+loss_fn = compile(raw)
+loss_fn(x).backward()
+";
+    let mut e = differential(body, &["W"]);
+    check_fd(&mut e, "W", 3, "raw(x)");
+}
+
+#[test]
+fn two_carried_values_used_after_the_loop() {
+    let body = "
+manual_seed(5)
+W = randn(2, 4) * 0.5
+U = randn(4, 4) * 0.3
+for p in [W, U]:
+    p.requires_grad_()
+x = randn(11, 2)
+
+def raw(x):
+    h = zeros(4)
+    acc = zeros(4)
+    for t in range(x.shape[0]):
+        h = sigmoid(x[t] @ W + h @ U)
+        acc = acc + h * h
+    return acc.sum() + (h * acc).sum()
+
+loss_fn = compile(raw)
+loss_fn(x).backward()
+";
+    let mut e = differential(body, &["W", "U"]);
+    check_fd(&mut e, "W", 4, "raw(x)");
+    check_fd(&mut e, "U", 4, "raw(x)");
+}
+
+#[test]
+fn an_unused_parameter_gets_no_gradient_as_in_eager() {
+    let body = "
+manual_seed(6)
+W = randn(2, 3) * 0.5
+V = randn(3)
+for p in [W, V]:
+    p.requires_grad_()
+x = randn(10, 2)
+
+def raw(x, V):
+    h = zeros(3)
+    n = zeros(3)
+    for t in range(x.shape[0]):
+        h = tanh(x[t] @ W + h)
+        n = n + 1.0
+    return (h * n).sum()
+
+loss_fn = compile(raw)
+loss_fn(x, V).backward()
+";
+    let mut e = differential(body, &["W"]);
+    assert_eq!(text(&mut e, "str(V.grad is None)"), "True");
+    // `n` never depends on a parameter: it does not require grad, as in eager.
+    assert_eq!(
+        text(
+            &mut e,
+            "str([loss_fn(x, V).requires_grad, W.grad is not None])"
+        ),
+        "[True, True]"
+    );
+    check_fd(&mut e, "W", 3, "raw(x, V)");
+}
+
+#[test]
+fn an_input_indexed_twice_gets_its_rows_gradients() {
+    let body = "
+manual_seed(7)
+W = randn(3, 3) * 0.5
+W.requires_grad_()
+x = randn(10, 3)
+x.requires_grad_()
+
+def raw(x):
+    h = zeros(3)
+    for t in range(x.shape[0]):
+        h = tanh(x[t] @ W + h * x[t].sum())
+    return h.sum()
+
+loss_fn = compile(raw)
+loss_fn(x).backward()
+";
+    let mut e = differential(body, &["W", "x"]);
+    check_fd(&mut e, "x", 3, "raw(x)");
+}
+
+#[test]
+fn a_tensor_while_loop_needing_grad_still_falls_back_with_reason() {
+    let src = "
+W = tensor([0.5, 0.25])
+W.requires_grad_()
+
+@compile
+def f(x):
+    while x.sum() < 10.0:
+        x = x * 2.0 + W
+    return x.sum()
+
+f(tensor([1.0, 1.0])).backward()
+";
+    let mut e = engine(src);
+    let why = text(&mut e, "explain(f, tensor([1.0, 1.0]))");
+    assert!(why.contains("loop on values that require grad"), "{why}");
+}
