@@ -109,7 +109,8 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
 
 fn eval_reduction(node: &Node, x: &Tensor) -> Option<Result<Tensor>> {
     Some(match &node.op {
-        IrOp::Sum { dims, keepdim } => x.sum(&dims_i64(dims), *keepdim),
+        IrOp::Sum { dims, keepdim } => super::fastpath::column_sum(x, dims, *keepdim)
+            .unwrap_or_else(|| x.sum(&dims_i64(dims), *keepdim)),
         IrOp::Mean { dims, keepdim } => x.mean(&dims_i64(dims), *keepdim),
         IrOp::Prod { dims, keepdim } => x.prod(&dims_i64(dims), *keepdim),
         IrOp::ExtremeAll { is_min } => x.extreme_all(*is_min),

@@ -80,10 +80,19 @@ pub fn find(g: &Graph, free: impl Fn(usize) -> bool) -> Vec<(usize, GemmStep)> {
         .collect()
 }
 
+/// Per node, whether it is an `add(matmul, bias)` a gemm step can compute.
+pub fn epilogues(g: &Graph) -> Vec<bool> {
+    let uses = g.use_counts();
+    g.nodes
+        .iter()
+        .map(|n| candidate(g, &uses, n).is_some())
+        .collect()
+}
+
 /// An output buffer of `m * n`: a recent one nothing else holds, else a fresh one.
 fn output(step: &GemmStep, shape: &[usize]) -> Result<Tensor> {
     let n = shape.iter().product();
-    super::lower::reuse_or_alloc(&step.recent, &step.fresh, shape, n)
+    super::fused_step::reuse_or_alloc(&step.recent, &step.fresh, shape, n)
 }
 
 /// Runs the step on its gathered `[a, b, bias]`.

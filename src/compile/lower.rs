@@ -2,24 +2,19 @@
 //! Cranelift, every other node left to the executor's eager evaluation (passed in by
 //! the caller, so this module runs any op the executor knows).
 //!
-//! Buffer planning: each fused step keeps its last two outputs; a call writes into one
-//! of them again when nothing else holds it (no allocation, no page faults in steady
-//! state, also when the caller still holds the previous call's result as in
-//! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
+//! A fused group may store several values (`FusedStep::outputs`): the root's step
+//! sets them all; buffer planning is in `fused_step`.
 
 use super::exec::last_reads;
+use super::fused_step::FusedStep;
 use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
-use super::jit::{compile, CompiledKernel};
+use super::jit::compile;
 use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
-use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
-use crate::tensor::shape::{broadcast_shapes, Dims};
-use crate::tensor::storage::alloc_filled;
-use crate::tensor::{Buffer, Tensor};
-use std::cell::{Cell, RefCell};
+use crate::tensor::Tensor;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -30,24 +25,6 @@ fn internal(msg: &str) -> Error {
         None,
     )
 }
-
-/// A compiled fused group: computes node `root` from `inputs`.
-pub struct FusedStep {
-    pub root: NodeId,
-    pub inputs: Vec<NodeId>,
-    pub kernel: CompiledKernel,
-    /// The loop nest's shape (a reduction's input shape).
-    shape: Vec<usize>,
-    /// A mean: the kernel's sum is divided by the reduced count of each call.
-    is_mean: bool,
-    /// The recent outputs, reused when nothing else holds them.
-    recent: RefCell<Vec<Tensor>>,
-    /// How many outputs had to be allocated (not reused).
-    fresh: Cell<usize>,
-}
-
-/// How many recent outputs a fused step keeps for reuse.
-const RECENT: usize = 2;
 
 /// What running one node of the graph means.
 enum Step {
@@ -92,7 +69,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     let t0 = Instant::now();
     let mut steps: Vec<Step> = graph.nodes.iter().map(|_| Step::Eval).collect();
     let mut fused = Vec::new();
-    for group in find_groups(&graph) {
+    for group in find_groups(&graph, &gemm_step::epilogues(&graph)) {
         let Ok(kernel) = compile(&group.kernel) else {
             continue;
         };
@@ -104,15 +81,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         if let Some(s) = steps.get_mut(group.root.index()) {
             *s = Step::Kernel(fused.len());
         }
-        fused.push(FusedStep {
-            root: group.root,
-            inputs: group.inputs,
-            kernel,
-            shape: group.shape,
-            is_mean: group.is_mean,
-            recent: RefCell::new(Vec::new()),
-            fresh: Cell::new(0),
-        });
+        fused.push(FusedStep::new(group, kernel));
     }
     let mut controls = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -168,46 +137,19 @@ fn reads<'a>(
     }
 }
 
-/// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
-fn extents(shape: &[usize]) -> Vec<usize> {
-    if shape.is_empty() {
-        vec![1]
-    } else {
-        shape.to_vec()
-    }
-}
-
-/// Element strides of `t` broadcast to `ext` (right-aligned; stride 0 where expanded).
-fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
-    let (shape, strides) = (t.shape(), t.strides());
-    let lead = ext
-        .len()
-        .checked_sub(shape.len())
-        .ok_or_else(|| internal("fused input has a higher rank than its group"))?;
-    Ok((0..ext.len())
-        .map(|d| match d.checked_sub(lead) {
-            Some(i) if shape[i] == ext[d] => strides[i] as isize,
-            _ => 0,
-        })
-        .collect())
-}
-
 impl CompiledGraph {
     /// Outputs the fused kernels and gemm steps have allocated so far (the rest reused
     /// a buffer).
     pub fn fresh_outputs(&self) -> usize {
         let gemm: usize = self.gemms.iter().map(|g| g.fresh_outputs()).sum();
-        self.fused.iter().map(|f| f.fresh.get()).sum::<usize>() + gemm
+        self.fused.iter().map(|f| f.fresh_outputs()).sum::<usize>() + gemm
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
     /// output and the fused kernels' and gemm steps' reuse lists: no view, no other
     /// handle.
     pub fn private_value(&self, t: &Tensor) -> bool {
-        let fused = self
-            .fused
-            .iter()
-            .filter(|f| f.recent.borrow().iter().any(|r| r.same(t)));
+        let fused = self.fused.iter().filter(|f| f.holds(t));
         let gemm = self.gemms.iter().filter(|g| g.holds(t));
         let kept = fused.count() + gemm.count();
         std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
@@ -250,10 +192,19 @@ impl CompiledGraph {
                 .map(|a| format!("%{}", a.index()))
                 .collect();
             out.push_str(&format!(
-                "{place}fused kernel {k}: [{}] reads ({})\n",
+                "{place}fused kernel {k}: [{}] reads ({})",
                 members.join(", "),
                 ins.join(", ")
             ));
+            if step.outputs.len() > 1 {
+                let outs: Vec<String> = step
+                    .outputs
+                    .iter()
+                    .map(|a| format!("%{}", a.index()))
+                    .collect();
+                out.push_str(&format!(" writes ({})", outs.join(", ")));
+            }
+            out.push('\n');
         }
         let nodes = self.graph.nodes.iter().enumerate();
         let controls = nodes.filter_map(|(i, _)| match self.steps.get(i) {
@@ -314,6 +265,7 @@ impl CompiledGraph {
                 Produced::Many(ts) => {
                     tuples.insert(i, ts);
                 }
+                Produced::Group(ts) => self.store_group(step, ts, &mut vals)?,
                 Produced::Nothing => {}
             }
             for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
@@ -335,6 +287,8 @@ impl CompiledGraph {
 enum Produced {
     One(Tensor),
     Many(Vec<Tensor>),
+    /// A fused kernel's values, one per node of its `outputs`.
+    Group(Vec<Tensor>),
     Nothing,
 }
 
@@ -378,7 +332,7 @@ impl CompiledGraph {
                     .fused
                     .get(*k)
                     .ok_or_else(|| internal("missing kernel"))?;
-                Produced::One(run_fused(step, node, &gather(vals, &step.inputs)?)?)
+                Produced::Group(step.run(node, &gather(vals, &step.inputs)?)?)
             }
             Some(Step::Gemm(k)) => {
                 let step = self
@@ -392,129 +346,34 @@ impl CompiledGraph {
     }
 }
 
+impl CompiledGraph {
+    /// Stores a fused kernel's values as the values of its output nodes.
+    fn store_group(
+        &self,
+        step: Option<&Step>,
+        ts: Vec<Tensor>,
+        vals: &mut [Option<Tensor>],
+    ) -> Result<()> {
+        let Some(Step::Kernel(k)) = step else {
+            return Err(internal("a group's values outside a kernel step"));
+        };
+        let f = self
+            .fused
+            .get(*k)
+            .ok_or_else(|| internal("missing kernel"))?;
+        for (id, t) in f.outputs.iter().zip(ts) {
+            let slot = vals
+                .get_mut(id.index())
+                .ok_or_else(|| internal("a fused output is out of range"))?;
+            *slot = Some(t);
+        }
+        Ok(())
+    }
+}
+
 fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
     ids.iter()
         .map(|a| vals.get(a.index()).cloned().flatten())
         .collect::<Option<Vec<Tensor>>>()
         .ok_or_else(|| internal("a fused input was not computed"))
-}
-
-/// The output tensor of `step`: a recent output when nothing else holds it.
-fn output_tensor(step: &FusedStep, shape: &[usize], n: usize) -> Result<Tensor> {
-    reuse_or_alloc(&step.recent, &step.fresh, shape, n)
-}
-
-/// A tensor of `shape` (`n` elements) from `recent` when nothing else holds one, else a
-/// fresh zeroed one (counted in `fresh`): the buffer reuse of fused and gemm steps.
-pub(super) fn reuse_or_alloc(
-    recent: &RefCell<Vec<Tensor>>,
-    fresh: &Cell<usize>,
-    shape: &[usize],
-    n: usize,
-) -> Result<Tensor> {
-    let reuse = {
-        let mut recent = recent.borrow_mut();
-        let free = recent
-            .iter()
-            .rposition(|t| t.is_unique() && t.shape() == shape);
-        free.map(|i| recent.remove(i))
-    };
-    match reuse {
-        Some(t) => Ok(t),
-        None => {
-            fresh.set(fresh.get() + 1);
-            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
-        }
-    }
-}
-
-/// Keeps `t` among `step`'s recent outputs (the oldest is forgotten past `RECENT`).
-fn remember(step: &FusedStep, t: &Tensor) {
-    let mut recent = step.recent.borrow_mut();
-    if recent.len() >= RECENT {
-        recent.remove(0);
-    }
-    recent.push(t.clone());
-}
-
-/// A fused group's loop extents and result shape in this call: its inputs' shapes
-/// broadcast (members are elementwise, reductions over trailing dims come last), which
-/// under symbolic sizes differ from the capture-time shapes.
-fn fused_shapes(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<(Dims, Dims)> {
-    let mut shape: Dims = Dims::new();
-    for t in args {
-        shape = broadcast_shapes("fused kernel", &shape, t.shape())?;
-    }
-    if args.is_empty() {
-        shape = step.shape.iter().copied().collect();
-    }
-    if shape.len() != step.shape.len() {
-        return Err(internal("fused group rank changed"));
-    }
-    let reduced = step.kernel.kernel().reduced_dims();
-    let outer = shape.len().saturating_sub(reduced);
-    let mut out: Dims = shape[..outer].iter().copied().collect();
-    if node.shape.len() == shape.len() && reduced > 0 {
-        out.extend(std::iter::repeat_n(1, reduced));
-    } else if node.shape.len() != out.len() {
-        return Err(internal("fused group result rank changed"));
-    }
-    Ok((shape, out))
-}
-
-/// Runs one fused kernel into a contiguous f32 tensor (broadcast inputs, reduced over
-/// the group's trailing reduction dims).
-fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
-    let (ext_shape, shape) = fused_shapes(step, node, args)?;
-    let ext = extents(&ext_shape);
-    let n: usize = shape.iter().product();
-    // Inputs whose innermost stride does not match the kernel's access are copied.
-    let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
-    for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
-        let st = broadcast_strides(t, &ext)?;
-        let ok = super::views::check_access("input", *acc, &st, &ext).is_ok();
-        owned.push(if ok { t.clone() } else { t.contiguous()? });
-    }
-    let strides: Vec<Vec<isize>> = owned
-        .iter()
-        .map(|t| broadcast_strides(t, &ext))
-        .collect::<Result<_>>()?;
-    let result = output_tensor(step, &shape, n)?;
-    {
-        // The output's storage is unique, so it is none of the inputs' storages.
-        let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
-        let mut views = Vec::with_capacity(owned.len());
-        for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
-            let Buffer::F32(data) = &**b else {
-                return Err(internal("fused input is not float32"));
-            };
-            views.push(BufView {
-                data,
-                offset: t.offset(),
-                strides: st,
-            });
-        }
-        let mut out_buf = result.storage().borrow_mut();
-        let Buffer::F32(out) = &mut *out_buf else {
-            return Err(internal("fused output is not float32"));
-        };
-        let outer = ext.len() - step.kernel.kernel().reduced_dims();
-        let out_strides = contiguous_strides(&ext[..outer]);
-        step.kernel
-            .run(&views, &mut [BufViewMut::new(out, &out_strides)], &ext)?;
-        if step.is_mean {
-            // The reduced count of this call (symbolic sizes change it).
-            let c = ext[outer..].iter().product::<usize>() as f32;
-            out.iter_mut().for_each(|v| *v /= c);
-        }
-    }
-    remember(step, &result);
-    Ok(result)
-}
-fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
-    let mut st = vec![1isize; ext.len()];
-    for d in (0..ext.len().saturating_sub(1)).rev() {
-        st[d] = st[d + 1] * ext[d + 1] as isize;
-    }
-    st
 }

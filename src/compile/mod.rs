@@ -22,6 +22,7 @@ pub mod effects;
 pub mod exec;
 mod fastpath;
 mod for_scan;
+pub mod fused_step;
 pub mod gemm_step;
 pub mod grad_node;
 pub mod infer;

@@ -7,7 +7,14 @@
 //! `(x * x).mean()`) roots a group too: its elementwise producer tree runs over the
 //! reduction's input shape and folds into the kernel's trailing reduction, so the
 //! producer's full-size result is never stored.
+//!
+//! A comparison read only by a `where` of its shape fuses as the select's mask
+//! (ReLU's backward `where(x > 0, g, 0)`); masks are never stored.
+//!
+//! Then `fuse_merge` joins producer groups into the later groups of the same loop shape
+//! that read them: a group may store several outputs (its members read outside it).
 
+use super::fuse_merge::{merge, Readers};
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::compile::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
 use crate::ops::{BinaryOp, UnaryOp};
@@ -25,6 +32,9 @@ pub struct Group {
     /// Members in graph order (the root last).
     pub members: Vec<NodeId>,
     pub inputs: Vec<NodeId>,
+    /// The nodes whose values the kernel stores, in its output buffer order: members
+    /// read outside the group in graph order, then the root (stored, or the reduction).
+    pub outputs: Vec<NodeId>,
     pub kernel: Kernel,
 }
 
@@ -64,6 +74,68 @@ fn binary(op: BinaryOp) -> Option<k::BinaryOp> {
         BinaryOp::Rem => k::BinaryOp::Mod,
         _ => return None,
     })
+}
+
+fn compare(op: BinaryOp) -> Option<k::CmpOp> {
+    Some(match op {
+        BinaryOp::Lt => k::CmpOp::Lt,
+        BinaryOp::Le => k::CmpOp::Le,
+        BinaryOp::Gt => k::CmpOp::Gt,
+        BinaryOp::Ge => k::CmpOp::Ge,
+        BinaryOp::Eq => k::CmpOp::Eq,
+        BinaryOp::Ne => k::CmpOp::Ne,
+        _ => return None,
+    })
+}
+
+/// A scalar operand of a comparison: only when float32 holds it exactly (eager
+/// compares a float32 tensor with the exact scalar).
+fn exact_f32(s: Scalar) -> Option<f32> {
+    let f = scalar_f32(s)?;
+    let exact = match s {
+        Scalar::Float(x) => f64::from(f) == x,
+        Scalar::Int(i) => f64::from(f) == i as f64,
+        Scalar::Bool(_) => false,
+    };
+    exact.then_some(f)
+}
+
+/// Whether `n` is a comparison of f32 values a kernel can compute as a mask.
+fn is_compare(g: &Graph, n: &Node) -> bool {
+    let f32_args = n
+        .args
+        .iter()
+        .all(|a| g.node(*a).is_some_and(|a| a.dtype == DType::F32));
+    let op_ok = match &n.op {
+        IrOp::Binary(op) => compare(*op).is_some(),
+        IrOp::BinaryScalar { op, scalar, .. } => {
+            compare(*op).is_some() && exact_f32(*scalar).is_some()
+        }
+        _ => false,
+    };
+    n.dtype == DType::Bool && f32_args && op_ok
+}
+
+/// The fusable `where(mask, a, b)` nodes and their masks: f32 `a`, `b` and result, the
+/// mask a comparison of the result's shape used only there. Returns (selects, masks).
+fn selects(g: &Graph, uses: &[usize]) -> (Vec<bool>, Vec<bool>) {
+    let mut sel = vec![false; g.len()];
+    let mut mask = vec![false; g.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        let (IrOp::Where, &[c, a, b]) = (&n.op, n.args.as_slice()) else {
+            continue;
+        };
+        let f32_node = |id: NodeId| g.node(id).is_some_and(|x| x.dtype == DType::F32);
+        let cond = g
+            .node(c)
+            .filter(|cn| is_compare(g, cn) && cn.shape == n.shape)
+            .is_some_and(|_| uses.get(c.index()) == Some(&1));
+        if cond && f32_node(a) && f32_node(b) && n.dtype == DType::F32 {
+            sel[i] = true;
+            mask[c.index()] = true;
+        }
+    }
+    (sel, mask)
 }
 
 fn scalar_f32(s: Scalar) -> Option<f32> {
@@ -139,12 +211,58 @@ fn loop_shape<'g>(g: &'g Graph, n: &'g Node) -> &'g [usize] {
 }
 
 /// The groups of `g` (groups of two or more nodes: one op alone gains nothing, except
-/// where [`alone_is_worth_a_kernel`]).
-pub fn find_groups(g: &Graph) -> Vec<Group> {
+/// where [`alone_is_worth_a_kernel`]). `epilogue[i]`: node `i` can be a matmul's bias
+/// epilogue, which a merge never moves into another group (a tree still takes it: its
+/// single use is that tree's).
+pub fn find_groups(g: &Graph, epilogue: &[bool]) -> Vec<Group> {
     let uses = g.use_counts();
-    let ok: Vec<bool> = g.nodes.iter().map(|n| fusable(g, n)).collect();
+    let (sel, mask) = selects(g, &uses);
+    let ok: Vec<bool> = g
+        .nodes
+        .iter()
+        .zip(&sel)
+        .map(|(n, &s)| s || fusable(g, n))
+        .collect();
     let roots: Vec<bool> = g.nodes.iter().map(|n| reduction(g, n).is_some()).collect();
-    // group_of[i]: the root whose group node i joined.
+    let mut group_of = trees(g, &uses, &ok, &mask, &roots);
+    let readers = Readers::new(g);
+    let producer: Vec<bool> = (0..g.len())
+        .map(|i| ok[i] && !roots[i] && epilogue.get(i) != Some(&true))
+        .collect();
+    merge(&readers, &mut group_of, &producer, |r| {
+        g.nodes.get(r).map_or(&[][..], |n| loop_shape(g, n))
+    });
+    let mut members: HashMap<usize, Vec<NodeId>> = HashMap::new();
+    for (i, r) in group_of.iter().enumerate() {
+        if let Some(r) = r {
+            members.entry(*r).or_default().push(NodeId(i as u32));
+        }
+    }
+    let mut groups: Vec<Group> = members
+        .into_iter()
+        .filter(|(r, m)| m.len() >= 2 || alone_is_worth_a_kernel(g, NodeId(*r as u32)))
+        .filter_map(|(r, m)| {
+            let stored = m
+                .iter()
+                .copied()
+                .filter(|x| x.index() != r && readers.exposed(&group_of, r, x.index()))
+                .collect();
+            build(g, NodeId(r as u32), m, stored)
+        })
+        .collect();
+    groups.sort_by_key(|gr| gr.root);
+    groups
+}
+
+/// Single-use trees: `group_of[i]` is the root of the tree node `i` joined (a fusable
+/// node no tree took is its own root; a mask joins its select; other nodes have none).
+fn trees(
+    g: &Graph,
+    uses: &[usize],
+    ok: &[bool],
+    mask: &[bool],
+    roots: &[bool],
+) -> Vec<Option<usize>> {
     let mut group_of: Vec<Option<usize>> = vec![None; g.len()];
     for i in (0..g.len()).rev() {
         if !ok[i] && !roots[i] {
@@ -155,27 +273,14 @@ pub fn find_groups(g: &Graph) -> Vec<Group> {
         let shape = loop_shape(g, &g.nodes[root]);
         for a in &g.nodes[i].args {
             let j = a.index();
-            let joins = ok.get(j) == Some(&true)
-                && uses.get(j) == Some(&1)
-                && g.nodes[j].shape[..] == *shape;
+            let member = ok.get(j) == Some(&true) || mask.get(j) == Some(&true);
+            let joins = member && uses.get(j) == Some(&1) && g.nodes[j].shape[..] == *shape;
             if joins {
                 group_of[j] = Some(root);
             }
         }
     }
-    let mut members: HashMap<usize, Vec<NodeId>> = HashMap::new();
-    for (i, r) in group_of.iter().enumerate() {
-        if let Some(r) = r {
-            members.entry(*r).or_default().push(NodeId(i as u32));
-        }
-    }
-    let mut groups: Vec<Group> = members
-        .into_iter()
-        .filter(|(r, m)| m.len() >= 2 || alone_is_worth_a_kernel(g, NodeId(*r as u32)))
-        .filter_map(|(r, m)| build(g, NodeId(r as u32), m))
-        .collect();
-    groups.sort_by_key(|gr| gr.root);
-    groups
+    group_of
 }
 
 /// A lone node whose JIT routine beats its eager kernel (the fused GELU-tanh; other
@@ -199,8 +304,9 @@ fn access(arg: &Node, shape: &[usize]) -> Access {
     }
 }
 
-/// Lowers the members (in graph order) into a kernel rooted at `root`.
-fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
+/// Lowers the members (in graph order) into a kernel rooted at `root` that also stores
+/// the members `stored` (read outside the group).
+fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> Option<Group> {
     let root_node = g.node(root)?;
     let shape = loop_shape(g, root_node).to_vec();
     let red = reduction(g, root_node);
@@ -232,6 +338,14 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
         let v = emit(&mut kern, &n.op, &args)?;
         vals.insert(m, v);
     }
+    for m in &stored {
+        kern.outputs.push(Output {
+            value: *vals.get(m)?,
+            access: Access::Contiguous,
+        });
+    }
+    let mut outputs = stored;
+    outputs.push(root);
     let mut is_mean = false;
     if let Some((op, dims, mean)) = red {
         let value = *vals.get(root_node.args.first()?)?;
@@ -249,6 +363,7 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
         is_mean,
         members,
         inputs,
+        outputs,
         kernel: kern,
     })
 }
@@ -257,6 +372,19 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>) -> Option<Group> {
 fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
     let x = *args.first()?;
     Some(match op {
+        IrOp::Binary(b) if compare(*b).is_some() => {
+            kern.push(Op::Compare(compare(*b)?, x, *args.get(1)?))
+        }
+        IrOp::BinaryScalar {
+            op,
+            scalar,
+            reverse,
+        } if compare(*op).is_some() => {
+            let c = kern.push(Op::Const(exact_f32(*scalar)?));
+            let (a, b) = if *reverse { (c, x) } else { (x, c) };
+            kern.push(Op::Compare(compare(*op)?, a, b))
+        }
+        IrOp::Where => kern.push(Op::Select(x, *args.get(1)?, *args.get(2)?)),
         IrOp::Unary(u) => kern.push(Op::Unary(unary(*u)?, x)),
         IrOp::Binary(b) => kern.push(Op::Binary(binary(*b)?, x, *args.get(1)?)),
         IrOp::BinaryScalar {

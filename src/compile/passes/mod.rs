@@ -8,6 +8,7 @@ mod cse;
 mod dce;
 mod fold;
 pub mod fuse;
+mod fuse_merge;
 mod gelu;
 mod layout;
 mod rebuild;

@@ -1,0 +1,237 @@
+//! A compiled fused group at run time: its loop extents for this call, its inputs'
+//! strided views, and its output buffers (one per stored node, the reduction's last).
+//!
+//! Buffer planning: each fused step keeps its last two sets of outputs; a call writes
+//! into one of them again when nothing else holds it (no allocation, no page faults in
+//! steady state, also when the caller still holds the previous call's result as in
+//! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
+
+use super::ir::{Node, NodeId};
+use super::jit::CompiledKernel;
+use super::passes::fuse::Group;
+use super::views::{BufView, BufViewMut};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::shape::{broadcast_shapes, Dims};
+use crate::tensor::storage::alloc_filled;
+use crate::tensor::{Buffer, Tensor};
+use std::cell::{Cell, RefCell};
+
+fn internal(msg: &str) -> Error {
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal compile error: {msg}"),
+        None,
+    )
+}
+
+/// A compiled fused group: computes the nodes `outputs` (the root last) from `inputs`.
+pub struct FusedStep {
+    pub root: NodeId,
+    pub inputs: Vec<NodeId>,
+    /// The nodes whose values the kernel stores, in buffer order; the root is last.
+    pub outputs: Vec<NodeId>,
+    pub kernel: CompiledKernel,
+    /// The loop nest's shape (a reduction's input shape).
+    shape: Vec<usize>,
+    /// A mean: the kernel's sum is divided by the reduced count of each call.
+    is_mean: bool,
+    /// The recent outputs, reused when nothing else holds them.
+    recent: RefCell<Vec<Tensor>>,
+    /// How many outputs had to be allocated (not reused).
+    fresh: Cell<usize>,
+}
+
+/// How many recent sets of outputs a fused step keeps for reuse.
+const RECENT: usize = 2;
+
+impl FusedStep {
+    pub fn new(group: Group, kernel: CompiledKernel) -> FusedStep {
+        FusedStep {
+            root: group.root,
+            inputs: group.inputs,
+            outputs: group.outputs,
+            kernel,
+            shape: group.shape,
+            is_mean: group.is_mean,
+            recent: RefCell::new(Vec::new()),
+            fresh: Cell::new(0),
+        }
+    }
+
+    /// Outputs this step has allocated so far (the rest reused a buffer).
+    pub fn fresh_outputs(&self) -> usize {
+        self.fresh.get()
+    }
+
+    /// Whether `t` is one of the recent outputs kept for reuse.
+    pub fn holds(&self, t: &Tensor) -> bool {
+        self.recent.borrow().iter().any(|r| r.same(t))
+    }
+
+    /// Keeps `ts` among the recent outputs (the oldest are forgotten past `RECENT` sets).
+    fn remember(&self, ts: &[Tensor]) {
+        let mut recent = self.recent.borrow_mut();
+        let keep = RECENT * ts.len().max(1);
+        recent.extend(ts.iter().cloned());
+        let extra = recent.len().saturating_sub(keep);
+        recent.drain(..extra);
+    }
+
+    /// A fused group's loop extents and root shape in this call: its inputs' shapes
+    /// broadcast (members are elementwise, reductions over trailing dims come last),
+    /// which under symbolic sizes differ from the capture-time shapes.
+    fn shapes(&self, node: &Node, args: &[Tensor]) -> Result<(Dims, Dims)> {
+        let mut shape: Dims = Dims::new();
+        for t in args {
+            shape = broadcast_shapes("fused kernel", &shape, t.shape())?;
+        }
+        if args.is_empty() {
+            shape = self.shape.iter().copied().collect();
+        }
+        if shape.len() != self.shape.len() {
+            return Err(internal("fused group rank changed"));
+        }
+        let reduced = self.kernel.kernel().reduced_dims();
+        let outer = shape.len().saturating_sub(reduced);
+        let mut out: Dims = shape[..outer].iter().copied().collect();
+        if node.shape.len() == shape.len() && reduced > 0 {
+            out.extend(std::iter::repeat_n(1, reduced));
+        } else if node.shape.len() != out.len() {
+            return Err(internal("fused group result rank changed"));
+        }
+        Ok((shape, out))
+    }
+
+    /// Runs the kernel on `args` (its gathered inputs; `node` is the root) into
+    /// contiguous f32 tensors, one per node of `outputs`.
+    pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<Vec<Tensor>> {
+        let (ext_shape, root_shape) = self.shapes(node, args)?;
+        let ext = extents(&ext_shape);
+        // Inputs whose innermost stride does not match the kernel's access are copied.
+        let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
+        for (t, acc) in args.iter().zip(&self.kernel.kernel().inputs) {
+            let st = broadcast_strides(t, &ext)?;
+            let ok = super::views::check_access("input", *acc, &st, &ext).is_ok();
+            owned.push(if ok { t.clone() } else { t.contiguous()? });
+        }
+        let strides: Vec<Vec<isize>> = owned
+            .iter()
+            .map(|t| broadcast_strides(t, &ext))
+            .collect::<Result<_>>()?;
+        let results = self.output_tensors(&ext_shape, &root_shape)?;
+        {
+            // Every output's storage is unique, so it is none of the inputs' storages
+            // and no other output's.
+            let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
+            let mut views = Vec::with_capacity(owned.len());
+            for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
+                let Buffer::F32(data) = &**b else {
+                    return Err(internal("fused input is not float32"));
+                };
+                views.push(BufView {
+                    data,
+                    offset: t.offset(),
+                    strides: st,
+                });
+            }
+            self.run_into(&views, &results, &ext)?;
+        }
+        self.remember(&results);
+        Ok(results)
+    }
+
+    /// Output tensors: every stored member of the loop shape, the root of `root_shape`.
+    fn output_tensors(&self, ext_shape: &[usize], root_shape: &[usize]) -> Result<Vec<Tensor>> {
+        let last = self.outputs.len().saturating_sub(1);
+        (0..self.outputs.len())
+            .map(|o| {
+                let shape = if o == last { root_shape } else { ext_shape };
+                let n = shape.iter().product();
+                reuse_or_alloc(&self.recent, &self.fresh, shape, n)
+            })
+            .collect()
+    }
+
+    /// Runs the kernel over `ext` from `views` into `results` (mean: the reduction
+    /// output divided by this call's reduced count).
+    fn run_into(&self, views: &[BufView], results: &[Tensor], ext: &[usize]) -> Result<()> {
+        let outer = ext.len() - self.kernel.kernel().reduced_dims();
+        let full = contiguous_strides(ext);
+        let reduced = contiguous_strides(&ext[..outer]);
+        let mut bufs: Vec<_> = results.iter().map(|t| t.storage().borrow_mut()).collect();
+        let last = bufs.len().saturating_sub(1);
+        let mut outs = Vec::with_capacity(bufs.len());
+        for (o, b) in bufs.iter_mut().enumerate() {
+            let Buffer::F32(data) = &mut **b else {
+                return Err(internal("fused output is not float32"));
+            };
+            let st = if o == last { &reduced } else { &full };
+            outs.push(BufViewMut::new(data, st));
+        }
+        self.kernel.run(views, &mut outs, ext)?;
+        if self.is_mean {
+            // The reduced count of this call (symbolic sizes change it).
+            let c = ext[outer..].iter().product::<usize>() as f32;
+            if let Some(out) = outs.last_mut() {
+                out.data.iter_mut().for_each(|v| *v /= c);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
+fn extents(shape: &[usize]) -> Vec<usize> {
+    if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    }
+}
+
+/// Element strides of `t` broadcast to `ext` (right-aligned; stride 0 where expanded).
+fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
+    let (shape, strides) = (t.shape(), t.strides());
+    let lead = ext
+        .len()
+        .checked_sub(shape.len())
+        .ok_or_else(|| internal("fused input has a higher rank than its group"))?;
+    Ok((0..ext.len())
+        .map(|d| match d.checked_sub(lead) {
+            Some(i) if shape[i] == ext[d] => strides[i] as isize,
+            _ => 0,
+        })
+        .collect())
+}
+
+/// A tensor of `shape` (`n` elements) from `recent` when nothing else holds one, else a
+/// fresh zeroed one (counted in `fresh`): the buffer reuse of fused and gemm steps.
+pub(super) fn reuse_or_alloc(
+    recent: &RefCell<Vec<Tensor>>,
+    fresh: &Cell<usize>,
+    shape: &[usize],
+    n: usize,
+) -> Result<Tensor> {
+    let reuse = {
+        let mut recent = recent.borrow_mut();
+        let free = recent
+            .iter()
+            .rposition(|t| t.is_unique() && t.shape() == shape);
+        free.map(|i| recent.remove(i))
+    };
+    match reuse {
+        Some(t) => Ok(t),
+        None => {
+            fresh.set(fresh.get() + 1);
+            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
+        }
+    }
+}
+
+fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
+    let mut st = vec![1isize; ext.len()];
+    for d in (0..ext.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * ext[d + 1] as isize;
+    }
+    st
+}
