@@ -14,6 +14,7 @@ use super::jit::{compile, CompiledKernel};
 use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
+use super::vecmat_step::{self, VecmatStep};
 use super::views::{BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::shape::{broadcast_shapes, Dims};
@@ -67,6 +68,8 @@ enum Step {
     InGemm,
     /// Gemm step `k` of `CompiledGraph::gemms` (a matmul with its bias added).
     Gemm(usize),
+    /// Vector-matrix step `k` of `CompiledGraph::vecmats`.
+    Vecmat(usize),
 }
 
 /// A graph ready to run: its fused kernels and the plan of which node runs how.
@@ -75,6 +78,8 @@ pub struct CompiledGraph {
     pub fused: Vec<FusedStep>,
     /// Matmuls with a fused bias epilogue.
     pub gemms: Vec<GemmStep>,
+    /// Vector-matrix products into reused buffers.
+    pub vecmats: Vec<VecmatStep>,
     /// Compiled regions of the control nodes.
     pub controls: Vec<ControlStep>,
     steps: Vec<Step>,
@@ -133,6 +138,11 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps[i] = Step::Gemm(gemms.len());
         gemms.push(g);
     }
+    let mut vecmats = Vec::new();
+    for (i, v) in vecmat_step::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval))) {
+        steps[i] = Step::Vecmat(vecmats.len());
+        vecmats.push(v);
+    }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
     let mut targets = graph
         .sym
@@ -143,6 +153,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         graph,
         fused,
         gemms,
+        vecmats,
         controls,
         steps,
         last_read,
@@ -193,11 +204,14 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
 }
 
 impl CompiledGraph {
-    /// Outputs the fused kernels and gemm steps have allocated so far (the rest reused
-    /// a buffer).
+    /// Outputs the fused kernels, gemm and vector-matrix steps have allocated so far,
+    /// those in regions of control nodes included (the rest reused a buffer).
     pub fn fresh_outputs(&self) -> usize {
         let gemm: usize = self.gemms.iter().map(|g| g.fresh_outputs()).sum();
-        self.fused.iter().map(|f| f.fresh.get()).sum::<usize>() + gemm
+        let vecmat: usize = self.vecmats.iter().map(|v| v.fresh_outputs()).sum();
+        let regions = self.controls.iter().flat_map(|c| c.regions());
+        let inner: usize = regions.map(|r| r.fresh_outputs()).sum();
+        self.fused.iter().map(|f| f.fresh.get()).sum::<usize>() + gemm + vecmat + inner
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
@@ -209,7 +223,8 @@ impl CompiledGraph {
             .iter()
             .filter(|f| f.recent.borrow().iter().any(|r| r.same(t)));
         let gemm = self.gemms.iter().filter(|g| g.holds(t));
-        let kept = fused.count() + gemm.count();
+        let vecmat = self.vecmats.iter().filter(|v| v.holds(t));
+        let kept = fused.count() + gemm.count() + vecmat.count();
         std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
     }
 
@@ -386,6 +401,13 @@ impl CompiledGraph {
                     .get(*k)
                     .ok_or_else(|| internal("missing gemm step"))?;
                 Produced::One(gemm_step::run(step, &gather(vals, &step.inputs)?)?)
+            }
+            Some(Step::Vecmat(k)) => {
+                let step = self
+                    .vecmats
+                    .get(*k)
+                    .ok_or_else(|| internal("missing vector-matrix step"))?;
+                Produced::One(vecmat_step::run(step, &gather(vals, &node.args)?)?)
             }
             _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
         })

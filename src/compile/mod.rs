@@ -41,6 +41,7 @@ pub mod symguard;
 pub mod trace;
 pub mod traced;
 mod trig_table;
+pub mod vecmat_step;
 pub mod verify;
 pub mod views;
 
