@@ -20,6 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
+use smallvec::SmallVec;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -89,6 +90,8 @@ pub struct CompiledGraph {
     targets: Vec<(NodeId, SymShape)>,
     /// Wall time spent finding groups and generating code.
     pub compile_time: Duration,
+    /// The value table of `run`, kept empty between runs to reuse its allocation.
+    scratch: RefCell<Vec<Option<Tensor>>>,
 }
 
 /// Fuses and compiles `graph` (already optimized). A group the JIT rejects stays
@@ -159,6 +162,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         last_read,
         targets,
         compile_time: t0.elapsed(),
+        scratch: RefCell::new(Vec::new()),
     })
 }
 
@@ -180,16 +184,19 @@ fn reads<'a>(
 }
 
 /// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
-fn extents(shape: &[usize]) -> Vec<usize> {
+fn extents(shape: &[usize]) -> Dims {
     if shape.is_empty() {
-        vec![1]
+        Dims::from_elem(1, 1)
     } else {
-        shape.to_vec()
+        shape.iter().copied().collect()
     }
 }
 
+/// Element strides of a kernel operand (inline up to rank 6: no allocation per run).
+type Strides = SmallVec<[isize; 6]>;
+
 /// Element strides of `t` broadcast to `ext` (right-aligned; stride 0 where expanded).
-fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
+fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Strides> {
     let (shape, strides) = (t.shape(), t.strides());
     let lead = ext
         .len()
@@ -293,7 +300,11 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
-        let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
+        // The value table's allocation is kept between runs (a loop body runs once per
+        // iteration); it is emptied before it is put back, so it holds no tensor.
+        let mut vals = self.scratch.take();
+        vals.clear();
+        vals.resize(self.graph.len(), None);
         let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
         let syms = match (&self.graph.sym, self.targets.is_empty()) {
             (Some(info), false) => info.bind(inputs),
@@ -334,15 +345,22 @@ impl CompiledGraph {
             for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
                 if self.last_read.get(a.index()) == Some(&i) {
                     vals[a.index()] = None;
-                    tuples.remove(&a.index());
+                    if !tuples.is_empty() {
+                        tuples.remove(&a.index());
+                    }
                 }
             }
         }
-        let outs: Vec<NodeId> = self.graph.outputs.clone();
-        outs.iter()
+        let outs = self
+            .graph
+            .outputs
+            .iter()
             .map(|o| vals.get(o.index()).cloned().flatten())
             .collect::<Option<Vec<Tensor>>>()
-            .ok_or_else(|| internal("an output was not computed"))
+            .ok_or_else(|| internal("an output was not computed"));
+        vals.clear();
+        self.scratch.replace(vals);
+        outs
     }
 }
 
@@ -414,10 +432,11 @@ impl CompiledGraph {
     }
 }
 
-fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
+/// The values `ids` name (inline for up to four: no allocation per step).
+fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<SmallVec<[Tensor; 4]>> {
     ids.iter()
         .map(|a| vals.get(a.index()).cloned().flatten())
-        .collect::<Option<Vec<Tensor>>>()
+        .collect::<Option<SmallVec<[Tensor; 4]>>>()
         .ok_or_else(|| internal("a fused input was not computed"))
 }
 
@@ -491,22 +510,23 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
     let ext = extents(&ext_shape);
     let n: usize = shape.iter().product();
     // Inputs whose innermost stride does not match the kernel's access are copied.
-    let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
+    let mut owned: SmallVec<[(Tensor, Strides); 4]> = SmallVec::new();
     for (t, acc) in args.iter().zip(&step.kernel.kernel().inputs) {
         let st = broadcast_strides(t, &ext)?;
-        let ok = super::views::check_access("input", *acc, &st, &ext).is_ok();
-        owned.push(if ok { t.clone() } else { t.contiguous()? });
+        if super::views::check_access("input", *acc, &st, &ext).is_ok() {
+            owned.push((t.clone(), st));
+        } else {
+            let c = t.contiguous()?;
+            let st = broadcast_strides(&c, &ext)?;
+            owned.push((c, st));
+        }
     }
-    let strides: Vec<Vec<isize>> = owned
-        .iter()
-        .map(|t| broadcast_strides(t, &ext))
-        .collect::<Result<_>>()?;
     let result = output_tensor(step, &shape, n)?;
     {
         // The output's storage is unique, so it is none of the inputs' storages.
-        let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
-        let mut views = Vec::with_capacity(owned.len());
-        for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
+        let bufs: SmallVec<[_; 4]> = owned.iter().map(|(t, _)| t.storage().borrow()).collect();
+        let mut views: SmallVec<[BufView; 4]> = SmallVec::new();
+        for ((t, st), b) in owned.iter().zip(&bufs) {
             let Buffer::F32(data) = &**b else {
                 return Err(internal("fused input is not float32"));
             };
@@ -533,8 +553,8 @@ fn run_fused(step: &FusedStep, node: &Node, args: &[Tensor]) -> Result<Tensor> {
     remember(step, &result);
     Ok(result)
 }
-fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
-    let mut st = vec![1isize; ext.len()];
+fn contiguous_strides(ext: &[usize]) -> Strides {
+    let mut st: Strides = SmallVec::from_elem(1, ext.len());
     for d in (0..ext.len().saturating_sub(1)).rev() {
         st[d] = st[d + 1] * ext[d + 1] as isize;
     }
