@@ -7,8 +7,9 @@
 //! (`$PEERS_VENV`, default `~/.cache/kiln-peers/venv`, e.g. the one
 //! `shared/bench/peers/setup.sh` builds), the torch peers run live too: W3 torch eager
 //! and W4 torch matmul (benches/peers/torch_live.py), W5 torch eager SGD/Adam (the
-//! peers' own w5_mlp.py); the table says "live". Every other figure (jax, torch.compile)
-//! is the one recorded on this machine type in `shared/bench/peers/results/`
+//! peers' own w5_mlp.py) and, when the venv has jax too, W3 jax.jit and torch.compile
+//! (the peers' own w3_gelu.py); the table says "live". Every other figure is the one
+//! recorded on this machine type in `shared/bench/peers/results/`
 //! ("recorded"). W3 also reports the compiled call's minor page faults per call in
 //! steady state and its optimize + codegen time.
 
@@ -105,6 +106,15 @@ const ROWS: &[Row] = &[
         Metric::Lower("ms"),
         1.3,
         true,
+    ),
+    row(
+        "W3",
+        "w3_compiled",
+        "W3",
+        "torch.compile (inductor) literal",
+        Metric::Lower("ms"),
+        1.0,
+        false,
     ),
     row(
         "W3",
@@ -452,11 +462,15 @@ impl Peers {
                 std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/kiln-peers/venv"))
             })?;
         let py = venv.join("bin/python");
-        let has_torch = Command::new(&py)
-            .args(["-c", "import torch"])
+        Self::imports(&py, "torch").then_some(py)
+    }
+
+    /// Whether `py` can import `module`.
+    fn imports(py: &Path, module: &str) -> bool {
+        Command::new(py)
+            .args(["-c", &format!("import {module}")])
             .output()
-            .is_ok_and(|o| o.status.success());
-        has_torch.then_some(py)
+            .is_ok_and(|o| o.status.success())
     }
 
     /// Runs `py args` in the peers' scratch dir (2 threads, short quiet-wait) and reads
@@ -500,6 +514,10 @@ impl Peers {
                 vec![&script, w3],
                 "W3_torch_live_t2.json".into(),
             ));
+            // With jax too, the peers' own W3 program: live jax.jit and torch.compile.
+            if Self::imports(&py, "jax") {
+                jobs.push(("W3", vec![Path::new("w3_gelu.py")], "W3_t2.json".into()));
+            }
         }
         if want("W4") {
             jobs.push(("W4", vec![&script, w4], "W4_torch_live_t2.json".into()));

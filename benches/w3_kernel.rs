@@ -2,8 +2,10 @@
 //! 2 threads (and 1), with compile time, max abs error vs f64 and minor page faults per
 //! call in steady state. `cargo bench --bench w3_kernel`.
 //!
-//! Two kernels are measured: the formula as written (`tanh`) and the algebraic rewrite
-//! `x * sigmoid(2u)` that the simplification pass produces. Then the whole graph path:
+//! Three kernels are measured: the formula as written (`tanh`), the algebraic rewrite
+//! `x * sigmoid(2u)` (what the simplification pass makes of other tanh gates) and the
+//! fused `GeluTanh` op the pass turns W3's formula into (`W3_KERNEL=tanh|sigmoid|op`
+//! runs one). Then the whole graph path:
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
@@ -72,8 +74,22 @@ fn gelu_sigmoid() -> Kernel {
     finish(k, y)
 }
 
+/// The fused op the simplification pass turns W3's formula into.
+fn gelu_op() -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let y = k.push(Op::Unary(UnaryOp::GeluTanh, x));
+    finish(k, y)
+}
+
 fn gelu64(x: f64) -> f64 {
     0.5 * x * (1.0 + (0.7978845608 * (x + 0.044715 * x * x * x)).tanh())
+}
+
+/// Nanoseconds the calling thread has run on a CPU (Linux `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 /// Minor page faults of this process so far (Linux `/proc/self/stat` field 10).
@@ -84,7 +100,7 @@ fn minor_faults() -> Option<u64> {
 }
 
 /// Median and minimum milliseconds per call over `reps` timed calls after 3 warm-ups
-/// (`W3_REPS=1 W3_KERNEL=sigmoid` under `valgrind --tool=callgrind` counts the JIT
+/// (`W3_REPS=1 W3_KERNEL=op` under `valgrind --tool=callgrind` counts the JIT
 /// code's instructions: 9 runs of 4M elements).
 fn time_ms(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     for _ in 0..3 {
@@ -131,12 +147,26 @@ fn measure(name: &str, kernel: &Kernel, xs: &[f32]) -> Result<(), kiln::Error> {
             .and_then(|r| r.parse().ok())
             .unwrap_or(40usize)
             .max(1);
-        let (med, min) = pool.install(|| time_ms(reps, || drop(call(&mut out))));
+        let (med, min, cpu) = pool.install(|| {
+            let c0 = thread_cpu_ns();
+            let (med, min) = time_ms(reps, || drop(call(&mut out)));
+            let cpu = thread_cpu_ns()
+                .zip(c0)
+                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
+            (med, min, cpu)
+        });
         let faults = minor_faults()
             .zip(faults0)
             .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+        // On one thread all the work runs on the measuring thread: its CPU time per call
+        // is the kernel's cost without the waits a loaded machine adds.
+        let cpu = if threads == 1 {
+            format!("  cpu {cpu:.3} ms/call")
+        } else {
+            String::new()
+        };
         println!(
-            "{name:<14} {threads} thr: median {med:.3} ms  min {min:.3} ms  {:.1} GB/s  \
+            "{name:<14} {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  {:.1} GB/s  \
              faults/call {faults:.2}  compile {compile_ms:.2} ms  max_abs_err {err:.2e}",
             (8 * xs.len()) as f64 / (med * 1e-3) / 1e9
         );
@@ -250,11 +280,14 @@ fn main() -> Result<(), kiln::Error> {
         .map(|i| -4.0 + 8.0 * i as f32 / (N - 1) as f32)
         .collect();
     let only = std::env::var("W3_KERNEL").unwrap_or_default();
-    if only != "sigmoid" {
+    if only.is_empty() || only == "tanh" {
         measure("gelu tanh", &gelu_tanh(), &xs)?;
     }
-    if only != "tanh" {
+    if only.is_empty() || only == "sigmoid" {
         measure("gelu sigmoid", &gelu_sigmoid(), &xs)?;
+    }
+    if only.is_empty() || only == "op" {
+        measure("gelu op", &gelu_op(), &xs)?;
     }
     if only.is_empty() {
         measure_graph(&xs)?;

@@ -10,7 +10,7 @@ use kiln::compile::{
     ReduceOp, Reduction, UnaryOp, ValueId,
 };
 
-const UNARY: [UnaryOp; 16] = [
+const UNARY: [UnaryOp; 17] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Exp,
@@ -27,6 +27,7 @@ const UNARY: [UnaryOp; 16] = [
     UnaryOp::Round,
     UnaryOp::Sign,
     UnaryOp::Recip,
+    UnaryOp::GeluTanh,
 ];
 const BINARY: [BinaryOp; 9] = [
     BinaryOp::Add,
@@ -56,6 +57,7 @@ fn exact_unary(u: UnaryOp) -> bool {
             | UnaryOp::Log
             | UnaryOp::Tanh
             | UnaryOp::Sigmoid
+            | UnaryOp::GeluTanh
             | UnaryOp::Erf
             | UnaryOp::Sin
             | UnaryOp::Cos

@@ -1,6 +1,7 @@
 //! Code quality of the JIT's vector loops, counted in the machine code Cranelift emits
-//! for this host (instruction counts, not timings): the GELU kernel of BENCH W3 must stay
-//! within its instruction budget per f32x4.
+//! for this host (instruction counts, not timings): the GELU kernel of BENCH W3 (the fused
+//! `GeluTanh` op) and the `x * sigmoid(2u)` form other tanh gates become must stay within
+//! their instruction budgets per f32x4.
 
 use kiln::compile::{disassemble, Access, BinaryOp, Kernel, Op, Output, UnaryOp, ValueId};
 
@@ -21,6 +22,18 @@ fn gelu_sigmoid() -> Kernel {
     let si = bin(&mut k, BinaryOp::Mul, s, inner);
     let sg = k.push(Op::Unary(UnaryOp::Sigmoid, si));
     let y = bin(&mut k, BinaryOp::Mul, x, sg);
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
+    k
+}
+
+/// `gelu(x, approximate='tanh')`: what the simplification pass makes of W3's formula.
+fn gelu_op() -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let y = k.push(Op::Unary(UnaryOp::GeluTanh, x));
     k.outputs.push(Output {
         value: y,
         access: Access::Contiguous,
@@ -59,8 +72,19 @@ fn per_vector(text: &str) -> (usize, f64) {
 }
 
 #[test]
-fn gelu_vector_loop_within_instruction_budget() {
-    let text = disassemble(&gelu_sigmoid()).expect("disassemble");
+fn gelu_sigmoid_vector_loop_within_instruction_budget() {
+    let (text, per) = vector_loop(&gelu_sigmoid());
+    if std::arch::is_x86_feature_detected!("fma") {
+        assert!(text.contains("vfmadd"), "FMA hosts get fused multiply-adds");
+        // 55 before the shared exp split, 38 with it (about 12 of them constant-table
+        // loads and 3 register copies), loop overhead included.
+        assert!(per <= 40.0, "{per:.1} instructions per f32x4:\n{text}");
+    }
+}
+
+/// The vector-loop figures of `kernel`: no libcalls, unrolled, FMA on FMA hosts.
+fn vector_loop(kernel: &Kernel) -> (String, f64) {
+    let text = disassemble(kernel).expect("disassemble");
     let calls = blocks(&text)
         .iter()
         .flat_map(|(_, b)| b.iter())
@@ -69,10 +93,47 @@ fn gelu_vector_loop_within_instruction_budget() {
     let (stores, per) = per_vector(&text);
     println!("{text}\n{stores} vectors per iteration, {per:.1} instructions per f32x4");
     assert!(stores >= 2, "the vector loop is unrolled:\n{text}");
+    (text, per)
+}
+
+/// Floating-point arithmetic instructions (not loads, stores, copies or integer ops) per
+/// f32x4 in the vector loop.
+fn fp_ops_per_vector(text: &str) -> f64 {
+    let vector_store = |i: &String| i.starts_with("vmovups %xmm");
+    let Some((_, body)) = blocks(text)
+        .into_iter()
+        .max_by_key(|(_, b)| b.iter().filter(|i| vector_store(i)).count())
+    else {
+        return f64::INFINITY;
+    };
+    let stores = body.iter().filter(|i| vector_store(i)).count();
+    let fp = [
+        "vmulps", "vaddps", "vsubps", "vdivps", "vfmadd", "vfnmadd", "vmaxps", "vminps",
+    ];
+    let n = body
+        .iter()
+        .filter(|i| fp.iter().any(|p| i.starts_with(p)))
+        .count();
+    n as f64 / stores.max(1) as f64
+}
+
+/// Instructions and floating-point ops per f32x4 of the fused GELU's vector loop (31 and
+/// 16 on an AVX2+FMA host). W3 compiled as `x * sigmoid(2u)` before took 38 and 21 (22
+/// with the factor 2 unfolded), so these bounds fail on that kernel.
+const PER_BOUND: f64 = 31.0;
+const FP_BOUND: f64 = 16.0;
+
+#[test]
+fn gelu_op_vector_loop_within_instruction_budget() {
+    let (text, per) = vector_loop(&gelu_op());
     if std::arch::is_x86_feature_detected!("fma") {
         assert!(text.contains("vfmadd"), "FMA hosts get fused multiply-adds");
-        // 55 before the shared exp split, 38 with it (about 12 of them constant-table
-        // loads and 3 register copies), loop overhead included.
-        assert!(per <= 40.0, "{per:.1} instructions per f32x4:\n{text}");
+        let fp = fp_ops_per_vector(&text);
+        println!("{fp:.1} floating-point ops per f32x4");
+        assert!(per <= PER_BOUND, "{per:.1} instructions per f32x4:\n{text}");
+        assert!(
+            fp <= FP_BOUND,
+            "{fp:.1} floating-point ops per f32x4:\n{text}"
+        );
     }
 }

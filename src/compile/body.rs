@@ -3,6 +3,7 @@
 use super::kernel::{BinaryOp, CmpOp, Kernel, Kind, Op, ReduceOp, UnaryOp};
 use super::lanefn::{self, per_lane};
 use super::mathfn::{self, Vx};
+use super::mathgelu;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -64,6 +65,7 @@ fn unary(vx: &mut Vx, op: UnaryOp, x: Value) -> Value {
         }
         UnaryOp::Tanh => mathfn::tanh(vx, x),
         UnaryOp::Sigmoid => mathfn::sigmoid(vx, x),
+        UnaryOp::GeluTanh => mathgelu::gelu_tanh(vx, x),
         UnaryOp::Relu => mathfn::relu(vx, x),
         UnaryOp::Erf => mathfn::erf(vx, x),
         UnaryOp::Sin => per_lane(vx.b, &[x], lanefn::sin),

@@ -93,6 +93,7 @@ fn attrs(op: &IrOp) -> String {
             false => format!("scalar={}", scalar_text(*scalar)),
         },
         IrOp::Clamp { min, max } => format!("min={}, max={}", opt(*min), opt(*max)),
+        IrOp::Unary(crate::ops::UnaryOp::GeluTanh) => "approximate='tanh'".into(),
         IrOp::Cast(dt) => format!("dtype={}", dt.name()),
         IrOp::Sum { dims, keepdim }
         | IrOp::Mean { dims, keepdim }

@@ -33,6 +33,8 @@ pub enum UnaryOp {
     /// -1, 0 or 1; NaN stays NaN.
     Sign,
     Recip,
+    /// `gelu(x, approximate='tanh')`: `0.5 x (1 + tanh(0.7978846 (x + 0.044715 x^3)))`.
+    GeluTanh,
 }
 
 /// Elementwise binary float ops.

@@ -1,8 +1,8 @@
 //! Inline f32x4 math in Cranelift IR: exp, log, tanh, sigmoid, erf and small helpers.
 //!
 //! Cody-Waite range reduction plus minimax polynomials evaluated with FMA; no libcalls.
-//! exp, sigmoid, tanh and erf share one exp split ([`exp_split`]) whose power of two is
-//! shifted out of the rounding constant's bits. Special values (±inf, NaN, overflow,
+//! exp, sigmoid, tanh and erf share one exp split ([`exp_split`]; GELU in mathgelu.rs
+//! its parts) whose power of two is shifted out of the rounding constant's bits. Special values (±inf, NaN, overflow,
 //! underflow, zero, subnormals) are handled with clamps (single `minps`/`maxps` that keep
 //! NaN) and lane selects.
 // Coefficients are written with all the digits they were published or fitted with.
@@ -102,7 +102,7 @@ impl Vx<'_, '_> {
     }
 }
 
-const LOG2E: f32 = std::f32::consts::LOG2_E;
+pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 
@@ -123,7 +123,7 @@ const EXP_Q: [f32; 6] = [
 ];
 
 /// The rounding constant whose low bits carry `n + 127 + shift` (see [`exp_split`]).
-fn magic_for(shift: i32) -> f32 {
+pub(crate) fn magic_for(shift: i32) -> f32 {
     MAGIC + (127 + shift) as f32
 }
 
@@ -142,33 +142,38 @@ fn min_keep_nan(v: &mut Vx, x: Value, hi: f32) -> Value {
 }
 
 /// `x` limited to `[lo, hi]`; NaN passes through unchanged.
-fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
+pub(crate) fn clamp(v: &mut Vx, x: Value, lo: f32, hi: f32) -> Value {
     let x = max_keep_nan(v, x, lo);
     min_keep_nan(v, x, hi)
 }
 
 /// Splits `e^w` (or `e^-w` when `negate`) into `(p, s)` with the result equal to
 /// `p * s * 2^-shift`: `n = round(±w log2 e)` by the rounding constant `magic` (from
-/// [`magic_for`]`(shift)`), a Cody-Waite reduction, `p = e^r` for |r| <= ln2/2 by one FMA
-/// Horner chain, and `s = 2^(n + shift)` made by shifting the rounding constant's low bits
-/// into the exponent field. The caller keeps |w| < 2^21 and `n + shift + 127` in
-/// `[1, 254]`. A NaN `w` makes `p` NaN.
+/// [`magic_for`]`(shift)`), a Cody-Waite reduction, `p = e^r` for |r| <= ln2/2 by
+/// [`exp_poly`], and `s = 2^(n + shift)` made by shifting the rounding constant's low bits
+/// into the exponent field ([`exp_scale`]). The caller keeps |w| < 2^21 and
+/// `n + shift + 127` in `[1, 254]`. A NaN `w` makes `p` NaN.
 fn exp_split(v: &mut Vx, w: Value, magic: Value, negate: bool) -> (Value, Value) {
     let sign = if negate { -1.0 } else { 1.0 };
     let l2e = v.c(sign * LOG2E);
     let t = v.mla(w, l2e, magic);
     let n = v.sub(t, magic);
-    // r' = ±(w ∓ n ln2): for `negate` it is w + n ln2 = -r, and the odd coefficients
-    // change sign below so that the polynomial still gives e^r.
+    // r' = ±(w ∓ n ln2): for `negate` it is w + n ln2 = -r (see exp_poly).
     let c1 = v.c(-sign * LN2_HI);
     let c2 = v.c(-sign * LN2_LO);
     let r = v.mla(n, c1, w);
     let r = v.mla(n, c2, r);
+    (exp_poly(v, r, negate), exp_scale(v, t))
+}
+
+/// `e^r` for |r| <= ln2/2 (plus a little) by one FMA Horner chain; with `negate`, `e^-r`
+/// (the odd coefficients change sign: e^-r = 1 + (-r) Q(-r)).
+pub(crate) fn exp_poly(v: &mut Vx, r: Value, negate: bool) -> Value {
     let coeffs: Vec<f32> = EXP_Q
         .iter()
         .enumerate()
         .map(|(i, &c)| {
-            // Degree of coefficient i is 5 - i; e^r = 1 + r Q(r) = 1 + (-r')(Q(-r')).
+            // Degree of coefficient i is 5 - i.
             let odd = (EXP_Q.len() - 1 - i) % 2 == 1;
             match (negate, odd) {
                 (false, _) => c,
@@ -179,10 +184,15 @@ fn exp_split(v: &mut Vx, w: Value, magic: Value, negate: bool) -> (Value, Value)
         .collect();
     let q = v.poly(r, &coeffs);
     let one = v.c(1.0);
-    let p = v.mla(q, r, one);
+    v.mla(q, r, one)
+}
+
+/// `2^(n + shift)` from `t = magic_for(shift) + n`: the low bits of the rounding constant
+/// shifted into the exponent field (`n + shift + 127 = 255` gives +inf).
+pub(crate) fn exp_scale(v: &mut Vx, t: Value) -> Value {
     let tb = v.bits(t);
     let e = v.b.ins().ishl_imm_s(tb, 23);
-    (p, v.float(e))
+    v.float(e)
 }
 
 /// e^x: overflows to inf above 88.72, flushes to 0 below -103.97, keeps subnormal

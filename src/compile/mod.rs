@@ -31,6 +31,7 @@ pub mod kernel;
 mod lanefn;
 pub mod lower;
 mod mathfn;
+mod mathgelu;
 pub mod parallel;
 pub mod passes;
 pub mod printing;

@@ -150,6 +150,7 @@ pub fn unary(op: UnaryOp, x: f32) -> f32 {
         UnaryOp::Sign if x.is_nan() => x,
         UnaryOp::Sign => mask(x > 0.0) - mask(x < 0.0),
         UnaryOp::Recip => 1.0 / x,
+        UnaryOp::GeluTanh => gelu_tanh64(x as f64) as f32,
     }
 }
 
@@ -225,4 +226,12 @@ pub fn erf64(x: f64) -> f64 {
         sum += term / (2.0 * n + 1.0);
     }
     (sum * std::f64::consts::FRAC_2_SQRT_PI).copysign(x)
+}
+
+/// `gelu(x, approximate='tanh')` in f64 with the f32 constants of the eager op, written
+/// as `x / (1 + e^-u)`, `u = 2 c0 (x + c1 x^3)` (no cancellation for x << 0).
+pub fn gelu_tanh64(x: f64) -> f64 {
+    let (c0, c1) = (f64::from(0.797_884_6f32), f64::from(0.044_715f32));
+    let u = 2.0 * c0 * (x + c1 * x * x * x);
+    x / (1.0 + (-u).exp())
 }

@@ -45,7 +45,8 @@ fn unary(op: UnaryOp) -> Option<k::UnaryOp> {
         UnaryOp::Floor => k::UnaryOp::Floor,
         UnaryOp::Round => k::UnaryOp::Round,
         UnaryOp::Sign => k::UnaryOp::Sign,
-        UnaryOp::Gelu | UnaryOp::GeluTanh | UnaryOp::Silu | UnaryOp::Softplus => return None,
+        UnaryOp::GeluTanh => k::UnaryOp::GeluTanh,
+        UnaryOp::Gelu | UnaryOp::Silu | UnaryOp::Softplus => return None,
         UnaryOp::Not => return None,
     })
 }
@@ -137,7 +138,8 @@ fn loop_shape<'g>(g: &'g Graph, n: &'g Node) -> &'g [usize] {
     }
 }
 
-/// The groups of `g` (only groups of two or more nodes: one op alone gains nothing).
+/// The groups of `g` (groups of two or more nodes: one op alone gains nothing, except
+/// where [`alone_is_worth_a_kernel`]).
 pub fn find_groups(g: &Graph) -> Vec<Group> {
     let uses = g.use_counts();
     let ok: Vec<bool> = g.nodes.iter().map(|n| fusable(g, n)).collect();
@@ -169,11 +171,18 @@ pub fn find_groups(g: &Graph) -> Vec<Group> {
     }
     let mut groups: Vec<Group> = members
         .into_iter()
-        .filter(|(_, m)| m.len() >= 2)
+        .filter(|(r, m)| m.len() >= 2 || alone_is_worth_a_kernel(g, NodeId(*r as u32)))
         .filter_map(|(r, m)| build(g, NodeId(r as u32), m))
         .collect();
     groups.sort_by_key(|gr| gr.root);
     groups
+}
+
+/// A lone node whose JIT routine beats its eager kernel (the fused GELU-tanh; other
+/// single ops run eagerly).
+fn alone_is_worth_a_kernel(g: &Graph, id: NodeId) -> bool {
+    g.node(id)
+        .is_some_and(|n| matches!(n.op, IrOp::Unary(UnaryOp::GeluTanh)))
 }
 
 /// The kernel input access of `arg` read over the group shape `shape`.

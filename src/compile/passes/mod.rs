@@ -8,6 +8,7 @@ mod cse;
 mod dce;
 mod fold;
 pub mod fuse;
+mod gelu;
 mod layout;
 mod rebuild;
 mod simplify;

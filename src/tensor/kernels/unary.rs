@@ -8,8 +8,10 @@ use crate::ops::UnaryOp;
 use crate::tensor::dtype::DType;
 use crate::tensor::{err, Tensor};
 
-const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-const GELU_C: f32 = 0.044_715;
+/// `sqrt(2/pi)` of the tanh GELU (f32); the compiler's GELU rewrite and kernel use it too.
+pub(crate) const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+/// The cubic coefficient of the tanh GELU (f32).
+pub(crate) const GELU_C: f32 = 0.044_715;
 
 #[inline]
 fn sigmoid(x: f32) -> f32 {
