@@ -149,7 +149,10 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::Expand { shape } => x.expand(&dims_i64(shape)),
         IrOp::Narrow { dim, start, len } => x.narrow(*dim as i64, *start as i64, *len as i64),
         IrOp::Repeat { reps } => x.repeat(reps),
-        IrOp::Index { indices } => x.index(&to_indices(indices, args)?),
+        IrOp::Index { indices } => match row_index(indices, args) {
+            Some(i) => x.index(&[TensorIndex::Int(i)])?.contiguous_copy(),
+            None => x.index(&to_indices(indices, args)?),
+        },
         IrOp::IndexGrad { shape, indices } => {
             let z = crate::tensor::creation::zeros(shape, x.dtype())?;
             z.index_put_raw(&to_indices(indices, args)?, x, true)?;
@@ -171,6 +174,23 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::MaskedFill { value } => x.masked_fill(y()?, *value),
         _ => Err(internal(&format!("no executor for {}", node.op.name()))),
     }
+}
+
+/// `x[t]` with a 0-d integer tensor `t` (a loop's index): the value to index with as a
+/// plain integer. Eager's advanced indexing copies the row through its general gather;
+/// the executor selects the row as a view and copies it (the same values, still a copy).
+fn row_index(ix: &[IrIndex], args: &[Tensor]) -> Option<i64> {
+    let [IrIndex::Indices { arg: k }] = ix else {
+        return None;
+    };
+    let t = args.get(*k)?;
+    if t.ndim() != 0 || t.dtype() != crate::tensor::DType::I64 {
+        return None;
+    }
+    t.item().ok().map(|s| match s {
+        crate::tensor::dtype::Scalar::Int(i) => Some(i),
+        _ => None,
+    })?
 }
 
 /// Rebuilds a tensor-library index list from an `Index` node's entries and args.

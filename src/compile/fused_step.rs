@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
+use smallvec::SmallVec;
 use std::cell::{Cell, RefCell};
 
 fn internal(msg: &str) -> Error {
@@ -108,23 +109,25 @@ impl FusedStep {
         let (ext_shape, root_shape) = self.shapes(node, args)?;
         let ext = extents(&ext_shape);
         // Inputs whose innermost stride does not match the kernel's access are copied.
-        let mut owned: Vec<Tensor> = Vec::with_capacity(args.len());
+        // Inline up to four inputs: a small kernel's run allocates no argument lists.
+        let mut owned: SmallVec<[(Tensor, Strides); 4]> = SmallVec::new();
         for (t, acc) in args.iter().zip(&self.kernel.kernel().inputs) {
             let st = broadcast_strides(t, &ext)?;
-            let ok = super::views::check_access("input", *acc, &st, &ext).is_ok();
-            owned.push(if ok { t.clone() } else { t.contiguous()? });
+            if super::views::check_access("input", *acc, &st, &ext).is_ok() {
+                owned.push((t.clone(), st));
+            } else {
+                let c = t.contiguous()?;
+                let st = broadcast_strides(&c, &ext)?;
+                owned.push((c, st));
+            }
         }
-        let strides: Vec<Vec<isize>> = owned
-            .iter()
-            .map(|t| broadcast_strides(t, &ext))
-            .collect::<Result<_>>()?;
         let results = self.output_tensors(&ext_shape, &root_shape)?;
         {
             // Every output's storage is unique, so it is none of the inputs' storages
             // and no other output's.
-            let bufs: Vec<_> = owned.iter().map(|t| t.storage().borrow()).collect();
-            let mut views = Vec::with_capacity(owned.len());
-            for ((t, b), st) in owned.iter().zip(&bufs).zip(&strides) {
+            let bufs: SmallVec<[_; 4]> = owned.iter().map(|(t, _)| t.storage().borrow()).collect();
+            let mut views: SmallVec<[BufView; 4]> = SmallVec::new();
+            for ((t, st), b) in owned.iter().zip(&bufs) {
                 let Buffer::F32(data) = &**b else {
                     return Err(internal("fused input is not float32"));
                 };
@@ -158,9 +161,9 @@ impl FusedStep {
         let outer = ext.len() - self.kernel.kernel().reduced_dims();
         let full = contiguous_strides(ext);
         let reduced = contiguous_strides(&ext[..outer]);
-        let mut bufs: Vec<_> = results.iter().map(|t| t.storage().borrow_mut()).collect();
+        let mut bufs: SmallVec<[_; 4]> = results.iter().map(|t| t.storage().borrow_mut()).collect();
         let last = bufs.len().saturating_sub(1);
-        let mut outs = Vec::with_capacity(bufs.len());
+        let mut outs: SmallVec<[BufViewMut; 4]> = SmallVec::new();
         for (o, b) in bufs.iter_mut().enumerate() {
             let Buffer::F32(data) = &mut **b else {
                 return Err(internal("fused output is not float32"));
@@ -181,16 +184,19 @@ impl FusedStep {
 }
 
 /// `shape` as kernel extents (a 0-d tensor is one element of rank 1).
-fn extents(shape: &[usize]) -> Vec<usize> {
+fn extents(shape: &[usize]) -> Dims {
     if shape.is_empty() {
-        vec![1]
+        Dims::from_elem(1, 1)
     } else {
-        shape.to_vec()
+        shape.iter().copied().collect()
     }
 }
 
+/// Element strides of a kernel operand (inline up to rank 6: no allocation per run).
+type Strides = SmallVec<[isize; 6]>;
+
 /// Element strides of `t` broadcast to `ext` (right-aligned; stride 0 where expanded).
-fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Vec<isize>> {
+fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Strides> {
     let (shape, strides) = (t.shape(), t.strides());
     let lead = ext
         .len()
@@ -228,8 +234,8 @@ pub(super) fn reuse_or_alloc(
     }
 }
 
-fn contiguous_strides(ext: &[usize]) -> Vec<isize> {
-    let mut st = vec![1isize; ext.len()];
+fn contiguous_strides(ext: &[usize]) -> Strides {
+    let mut st: Strides = SmallVec::from_elem(1, ext.len());
     for d in (0..ext.len().saturating_sub(1)).rev() {
         st[d] = st[d + 1] * ext[d + 1] as isize;
     }

@@ -13,8 +13,11 @@ use super::jit::compile;
 use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
+use super::vecmat_step::{self, VecmatStep};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::Tensor;
+use smallvec::SmallVec;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -44,6 +47,8 @@ enum Step {
     InGemm,
     /// Gemm step `k` of `CompiledGraph::gemms` (a matmul with its bias added).
     Gemm(usize),
+    /// Vector-matrix step `k` of `CompiledGraph::vecmats`.
+    Vecmat(usize),
 }
 
 /// A graph ready to run: its fused kernels and the plan of which node runs how.
@@ -52,6 +57,8 @@ pub struct CompiledGraph {
     pub fused: Vec<FusedStep>,
     /// Matmuls with a fused bias epilogue.
     pub gemms: Vec<GemmStep>,
+    /// Vector-matrix products into reused buffers.
+    pub vecmats: Vec<VecmatStep>,
     /// Compiled regions of the control nodes.
     pub controls: Vec<ControlStep>,
     steps: Vec<Step>,
@@ -61,6 +68,8 @@ pub struct CompiledGraph {
     targets: Vec<(NodeId, SymShape)>,
     /// Wall time spent finding groups and generating code.
     pub compile_time: Duration,
+    /// The value table of `run`, kept empty between runs to reuse its allocation.
+    scratch: RefCell<Vec<Option<Tensor>>>,
 }
 
 /// Fuses and compiles `graph` (already optimized). A group the JIT rejects stays
@@ -102,6 +111,11 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps[i] = Step::Gemm(gemms.len());
         gemms.push(g);
     }
+    let mut vecmats = Vec::new();
+    for (i, v) in vecmat_step::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval))) {
+        steps[i] = Step::Vecmat(vecmats.len());
+        vecmats.push(v);
+    }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
     let mut targets = graph
         .sym
@@ -112,11 +126,13 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         graph,
         fused,
         gemms,
+        vecmats,
         controls,
         steps,
         last_read,
         targets,
         compile_time: t0.elapsed(),
+        scratch: RefCell::new(Vec::new()),
     })
 }
 
@@ -138,11 +154,14 @@ fn reads<'a>(
 }
 
 impl CompiledGraph {
-    /// Outputs the fused kernels and gemm steps have allocated so far (the rest reused
-    /// a buffer).
+    /// Outputs the fused kernels, gemm and vector-matrix steps have allocated so far,
+    /// those in regions of control nodes included (the rest reused a buffer).
     pub fn fresh_outputs(&self) -> usize {
         let gemm: usize = self.gemms.iter().map(|g| g.fresh_outputs()).sum();
-        self.fused.iter().map(|f| f.fresh_outputs()).sum::<usize>() + gemm
+        let vecmat: usize = self.vecmats.iter().map(|v| v.fresh_outputs()).sum();
+        let regions = self.controls.iter().flat_map(|c| c.regions());
+        let inner: usize = regions.map(|r| r.fresh_outputs()).sum();
+        self.fused.iter().map(|f| f.fresh_outputs()).sum::<usize>() + gemm + vecmat + inner
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
@@ -151,7 +170,8 @@ impl CompiledGraph {
     pub fn private_value(&self, t: &Tensor) -> bool {
         let fused = self.fused.iter().filter(|f| f.holds(t));
         let gemm = self.gemms.iter().filter(|g| g.holds(t));
-        let kept = fused.count() + gemm.count();
+        let vecmat = self.vecmats.iter().filter(|v| v.holds(t));
+        let kept = fused.count() + gemm.count() + vecmat.count();
         std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
     }
 
@@ -229,7 +249,11 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
-        let mut vals: Vec<Option<Tensor>> = vec![None; self.graph.len()];
+        // The value table's allocation is kept between runs (a loop body runs once per
+        // iteration); it is emptied before it is put back, so it holds no tensor.
+        let mut vals = self.scratch.take();
+        vals.clear();
+        vals.resize(self.graph.len(), None);
         let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
         let syms = match (&self.graph.sym, self.targets.is_empty()) {
             (Some(info), false) => info.bind(inputs),
@@ -271,15 +295,22 @@ impl CompiledGraph {
             for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
                 if self.last_read.get(a.index()) == Some(&i) {
                     vals[a.index()] = None;
-                    tuples.remove(&a.index());
+                    if !tuples.is_empty() {
+                        tuples.remove(&a.index());
+                    }
                 }
             }
         }
-        let outs: Vec<NodeId> = self.graph.outputs.clone();
-        outs.iter()
+        let outs = self
+            .graph
+            .outputs
+            .iter()
             .map(|o| vals.get(o.index()).cloned().flatten())
             .collect::<Option<Vec<Tensor>>>()
-            .ok_or_else(|| internal("an output was not computed"))
+            .ok_or_else(|| internal("an output was not computed"));
+        vals.clear();
+        self.scratch.replace(vals);
+        outs
     }
 }
 
@@ -341,6 +372,13 @@ impl CompiledGraph {
                     .ok_or_else(|| internal("missing gemm step"))?;
                 Produced::One(gemm_step::run(step, &gather(vals, &step.inputs)?)?)
             }
+            Some(Step::Vecmat(k)) => {
+                let step = self
+                    .vecmats
+                    .get(*k)
+                    .ok_or_else(|| internal("missing vector-matrix step"))?;
+                Produced::One(vecmat_step::run(step, &gather(vals, &node.args)?)?)
+            }
             _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
         })
     }
@@ -371,9 +409,10 @@ impl CompiledGraph {
     }
 }
 
-fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<Vec<Tensor>> {
+/// The values `ids` name (inline for up to four: no allocation per step).
+fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<SmallVec<[Tensor; 4]>> {
     ids.iter()
         .map(|a| vals.get(a.index()).cloned().flatten())
-        .collect::<Option<Vec<Tensor>>>()
+        .collect::<Option<SmallVec<[Tensor; 4]>>>()
         .ok_or_else(|| internal("a fused input was not computed"))
 }

@@ -46,6 +46,7 @@ pub mod symguard;
 pub mod trace;
 pub mod traced;
 mod trig_table;
+pub mod vecmat_step;
 pub mod verify;
 pub mod views;
 

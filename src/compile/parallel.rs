@@ -10,6 +10,7 @@ use super::kernel::ReduceOp;
 use super::views::{check_run, BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 /// Index spaces smaller than this run on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
@@ -24,10 +25,11 @@ fn task_count(dim0: usize, total: usize, threads: usize) -> usize {
 }
 
 /// The raw argument arrays of one run; shared read-only by the worker threads.
+/// Inline up to typical sizes: a small kernel's run allocates nothing.
 struct Plan {
-    ptrs: Vec<*mut f32>,
-    extents: Vec<i64>,
-    strides: Vec<i64>,
+    ptrs: SmallVec<[*mut f32; 8]>,
+    extents: SmallVec<[i64; 6]>,
+    strides: SmallVec<[i64; 32]>,
     consts: *const Splat4,
 }
 
@@ -89,9 +91,9 @@ impl CompiledKernel {
         check_run(&self.kernel, inputs, outputs, extents)?;
         let total = total_elements(extents)?;
         let mut plan = Plan {
-            ptrs: Vec::with_capacity(inputs.len() + outputs.len()),
+            ptrs: SmallVec::new(),
             extents: extents.iter().map(|&e| e as i64).collect(),
-            strides: Vec::new(),
+            strides: SmallVec::new(),
             consts: self.consts.as_ptr(),
         };
         for v in inputs {

@@ -7,7 +7,7 @@ use super::control::{LoopSpec, TripCount};
 use super::ir::{Graph, IrOp, Node};
 use super::lower::{compile_graph, CompiledGraph};
 use crate::error::{Error, ErrorKind, Result};
-use crate::tensor::Tensor;
+use crate::tensor::{Buffer, Tensor};
 
 pub use super::printing::print_node;
 
@@ -101,51 +101,116 @@ impl ControlStep {
                 reverse,
             } => {
                 let n = trip_count(trip, args)?;
-                let mut vals = args.to_vec();
-                let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); *scan];
-                let mut k: usize = 0;
-                while n.is_none_or(|n| k < n) {
-                    // Ctrl-C and the host's wall-time limit reach compiled loops too (the
-                    // call then reruns eagerly, where the same flag stops it at once).
-                    crate::interp::limits::poll_kernel()?;
-                    let pos = match (reverse, n) {
-                        (true, Some(n)) => n - 1 - k,
-                        _ => k,
-                    };
-                    let idx = (pos as i64)
-                        .checked_mul(*step)
-                        .and_then(|v| v.checked_add(*start))
-                        .ok_or_else(|| internal("loop index overflow"))?;
-                    let mut bound = Vec::with_capacity(vals.len() + 1);
-                    bound.push(Tensor::scalar(crate::tensor::dtype::Scalar::Int(idx)));
-                    bound.extend(vals.iter().cloned());
-                    if let Some(c) = cond {
-                        let r = c.run(&bound, eval, printed)?;
-                        if !truthy(r.first().ok_or_else(|| internal("empty loop condition"))?)? {
-                            break;
-                        }
-                    }
-                    let mut next = body.run(&bound, eval, printed)?;
-                    if next.len() != *carried + *scan {
-                        return Err(internal("loop body returned the wrong number of values"));
-                    }
-                    for (acc, t) in scans.iter_mut().zip(next.drain(*carried..)) {
-                        acc.push(t);
-                    }
-                    for (v, t) in vals.iter_mut().zip(next) {
-                        *v = t;
-                    }
-                    k += 1;
-                }
-                vals.truncate(*carried);
-                for s in scans {
-                    // No iteration: no row to stack (a fallback to eager).
-                    vals.push(crate::tensor::views::stack(&s, 0)?);
-                }
-                Ok(vals)
+                let loop_ = LoopRun {
+                    carried: *carried,
+                    start: *start,
+                    step: *step,
+                    cond: cond.as_deref(),
+                    body,
+                    scan: *scan,
+                    reverse: *reverse,
+                };
+                loop_.run(n, args, eval, printed)
             }
         }
     }
+}
+
+/// One run of a loop node. The region inputs `[index, carried..., invariant...]` live in
+/// one vector for the whole run: each iteration overwrites the index in place (its
+/// 0-d tensor is rewritten when nothing else holds it) and moves the body's results
+/// into the carried slots, so an iteration allocates nothing of its own.
+struct LoopRun<'a> {
+    carried: usize,
+    start: i64,
+    step: i64,
+    cond: Option<&'a CompiledGraph>,
+    body: &'a CompiledGraph,
+    /// Per-iteration results stacked along a new leading dim (after the carried ones).
+    scan: usize,
+    /// Iterations run from the last index down to the first.
+    reverse: bool,
+}
+
+impl LoopRun<'_> {
+    fn run<F>(
+        &self,
+        n: Option<usize>,
+        args: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+    ) -> Result<Vec<Tensor>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        let mut bound = Vec::new();
+        bound
+            .try_reserve_exact(args.len() + 1)
+            .map_err(|_| internal("out of memory for loop values"))?;
+        bound.push(index_tensor(self.start));
+        bound.extend(args.iter().cloned());
+        let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); self.scan];
+        let mut k: usize = 0;
+        while n.is_none_or(|n| k < n) {
+            // Ctrl-C and the host's wall-time limit reach compiled loops too (the call
+            // then reruns eagerly, where the same flag stops it at once).
+            crate::interp::limits::poll_kernel()?;
+            let pos = match (self.reverse, n) {
+                (true, Some(n)) => n - 1 - k,
+                _ => k,
+            };
+            let idx = (pos as i64)
+                .checked_mul(self.step)
+                .and_then(|v| v.checked_add(self.start))
+                .ok_or_else(|| internal("loop index overflow"))?;
+            if let Some(slot) = bound.first_mut() {
+                set_index(slot, idx);
+            }
+            if let Some(c) = self.cond {
+                let r = c.run(&bound, eval, printed)?;
+                if !truthy(r.first().ok_or_else(|| internal("empty loop condition"))?)? {
+                    break;
+                }
+            }
+            let mut next = self.body.run(&bound, eval, printed)?;
+            if next.len() != self.carried + self.scan {
+                return Err(internal("loop body returned the wrong number of values"));
+            }
+            for (acc, t) in scans.iter_mut().zip(next.drain(self.carried..)) {
+                acc.push(t);
+            }
+            for (v, t) in bound.iter_mut().skip(1).zip(next) {
+                *v = t;
+            }
+            k += 1;
+        }
+        bound.truncate(self.carried + 1);
+        bound.remove(0);
+        for s in scans {
+            // No iteration: no row to stack (a fallback to eager).
+            bound.push(crate::tensor::views::stack(&s, 0)?);
+        }
+        Ok(bound)
+    }
+}
+
+/// A fresh 0-d i64 tensor holding `i`.
+fn index_tensor(i: i64) -> Tensor {
+    Tensor::from_vec(vec![i], &[])
+}
+
+/// Makes `slot` the 0-d index `i`: rewritten in place when nothing else holds it (the
+/// previous iteration's body kept no reference), else a fresh tensor.
+fn set_index(slot: &mut Tensor, i: i64) {
+    if slot.is_unique() {
+        if let Buffer::I64(v) = &mut *slot.storage().borrow_mut() {
+            if let Some(x) = v.first_mut() {
+                *x = i;
+                return;
+            }
+        }
+    }
+    *slot = index_tensor(i);
 }
 
 /// The trip count of a loop on `args` (None: unbounded).

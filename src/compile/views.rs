@@ -5,6 +5,27 @@
 
 use super::kernel::{Access, Kernel};
 use crate::error::{Error, ErrorKind, Result};
+use smallvec::SmallVec;
+use std::fmt::{self, Display};
+
+/// The buffer of a kernel run a check is about, formatted only into an error message
+/// (a run checks every buffer, so naming them must not allocate).
+#[derive(Debug, Clone, Copy)]
+pub enum Place {
+    Input(usize),
+    Output(usize),
+    ReductionOutput,
+}
+
+impl Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Input(i) => write!(f, "input {i}"),
+            Place::Output(i) => write!(f, "output {i}"),
+            Place::ReductionOutput => write!(f, "reduction output"),
+        }
+    }
+}
 
 /// A read-only strided view: element `idx` is `data[offset + sum(idx[d] * strides[d])]`.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +70,7 @@ fn value_error(message: String) -> Error {
 
 /// Checks that every index in `extents` maps inside a buffer of `len` elements.
 pub fn check_bounds(
-    what: &str,
+    what: impl Display,
     len: usize,
     offset: usize,
     strides: &[isize],
@@ -84,8 +105,8 @@ pub fn check_bounds(
 
 /// Checks that no two indices of an output view share an element (a sufficient
 /// condition: sorted by stride, each dim steps over everything the smaller dims span).
-pub fn check_no_overlap(what: &str, strides: &[isize], extents: &[usize]) -> Result<()> {
-    let mut dims: Vec<(u128, u128)> = strides
+pub fn check_no_overlap(what: impl Display, strides: &[isize], extents: &[usize]) -> Result<()> {
+    let mut dims: SmallVec<[(u128, u128); 8]> = strides
         .iter()
         .zip(extents)
         .filter(|(_, &e)| e > 1)
@@ -106,7 +127,7 @@ pub fn check_no_overlap(what: &str, strides: &[isize], extents: &[usize]) -> Res
 
 /// Checks the compile-time innermost access of a buffer against its actual stride.
 pub fn check_access(
-    what: &str,
+    what: impl Display,
     access: Access,
     strides: &[isize],
     extents: &[usize],
@@ -153,19 +174,19 @@ pub fn check_run(
         )));
     }
     for (i, (view, &access)) in inputs.iter().zip(&kernel.inputs).enumerate() {
-        let what = format!("input {i}");
-        check_bounds(&what, view.data.len(), view.offset, view.strides, extents)?;
-        check_access(&what, access, view.strides, extents)?;
+        let what = Place::Input(i);
+        check_bounds(what, view.data.len(), view.offset, view.strides, extents)?;
+        check_access(what, access, view.strides, extents)?;
     }
     for (i, (view, out)) in outputs.iter().zip(&kernel.outputs).enumerate() {
-        let what = format!("output {i}");
-        check_bounds(&what, view.data.len(), view.offset, view.strides, extents)?;
-        check_access(&what, out.access, view.strides, extents)?;
-        check_no_overlap(&what, view.strides, extents)?;
+        let what = Place::Output(i);
+        check_bounds(what, view.data.len(), view.offset, view.strides, extents)?;
+        check_access(what, out.access, view.strides, extents)?;
+        check_no_overlap(what, view.strides, extents)?;
     }
     if let Some(view) = outputs.get(kernel.outputs.len()) {
         let outer = &extents[..kernel.rank - kernel.reduced_dims()];
-        let what = "reduction output";
+        let what = Place::ReductionOutput;
         check_bounds(what, view.data.len(), view.offset, view.strides, outer)?;
         check_no_overlap(what, view.strides, outer)?;
     }

@@ -1,0 +1,121 @@
+//! Vector-matrix products `v [k] @ w [k, n]` of f32 operands (an RNN step's
+//! `x[t] @ Wxh` and `h @ Whh`) as a planned step: the same gemm call eager's matmul
+//! makes (so the same values, bit for bit), but into a reused output buffer and without
+//! the general matmul's unsqueezed views and fresh output on every call (a loop body
+//! runs it once per iteration). Other operands at run time fall back to the executor's
+//! matmul.
+
+use super::ir::{Graph, IrOp, Node, NodeId};
+use super::lower::reuse_or_alloc;
+use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::kernels::matmul::{gemm_f32, Mat};
+use crate::tensor::{linalg, Buffer, DType, Tensor};
+use std::cell::{Cell, RefCell};
+
+/// How many recent outputs a step keeps for reuse.
+const RECENT: usize = 2;
+
+/// One planned vector-matrix product (the node's args are `[v, w]`).
+pub struct VecmatStep {
+    /// Recent outputs, reused when nothing else holds them.
+    recent: RefCell<Vec<Tensor>>,
+    fresh: Cell<usize>,
+}
+
+impl VecmatStep {
+    /// Outputs this step has allocated (the rest reused a buffer).
+    pub fn fresh_outputs(&self) -> usize {
+        self.fresh.get()
+    }
+
+    /// Whether `t` is one of the recent outputs kept for reuse.
+    pub fn holds(&self, t: &Tensor) -> bool {
+        self.recent.borrow().iter().any(|r| r.same(t))
+    }
+}
+
+/// Whether `n` is a matmul of a 1-D and a 2-D f32 operand (capture-time ranks, which
+/// symbolic sizes keep).
+fn is_vecmat(g: &Graph, n: &Node) -> bool {
+    let (IrOp::Matmul, &[a, b]) = (&n.op, n.args.as_slice()) else {
+        return false;
+    };
+    let f32_rank = |id: NodeId, r: usize| {
+        g.node(id)
+            .is_some_and(|x| x.dtype == DType::F32 && x.shape.len() == r)
+    };
+    n.dtype == DType::F32 && f32_rank(a, 1) && f32_rank(b, 2)
+}
+
+/// The vector-matrix steps of `g`, as node indices; `free(i)`: node `i` is still run by
+/// the executor (not in a fused kernel, gemm or control step).
+pub fn find(g: &Graph, free: impl Fn(usize) -> bool) -> Vec<(usize, VecmatStep)> {
+    g.nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| free(*i) && is_vecmat(g, n))
+        .map(|(i, _)| {
+            let step = VecmatStep {
+                recent: RefCell::new(Vec::new()),
+                fresh: Cell::new(0),
+            };
+            (i, step)
+        })
+        .collect()
+}
+
+/// Runs the step on its gathered `[v, w]`.
+pub fn run(step: &VecmatStep, args: &[Tensor]) -> Result<Tensor> {
+    let [v, w] = args else {
+        return Err(Error::new(
+            ErrorKind::RuntimeError,
+            "internal compile error: a vector-matrix step needs two inputs",
+            None,
+        ));
+    };
+    match try_run(step, v, w)? {
+        Some(t) => Ok(t),
+        None => linalg::matmul(v, w),
+    }
+}
+
+/// The product into a reused buffer, or `None` when the operands are not a vector and
+/// a matrix of f32 with matching inner sizes.
+fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> {
+    let (&[k], &[kw, n], &[vs], &[rs, cs]) = (v.shape(), w.shape(), v.strides(), w.strides())
+    else {
+        return Ok(None);
+    };
+    if v.dtype() != DType::F32 || w.dtype() != DType::F32 || k != kw {
+        return Ok(None);
+    }
+    let out = reuse_or_alloc(&step.recent, &step.fresh, &[n], n)?;
+    {
+        // The output's storage is unique (reuse_or_alloc), so it is neither operand's.
+        let (bv, bw) = (v.storage().borrow(), w.storage().borrow());
+        let mut bo = out.storage().borrow_mut();
+        let (Buffer::F32(dv), Buffer::F32(dw), Buffer::F32(dst)) = (&*bv, &*bw, &mut *bo) else {
+            return Ok(None);
+        };
+        // As eager's matmul: v as the row [1, k] (its unsqueezed view's strides).
+        let lhs = Mat {
+            data: dv,
+            offset: v.offset(),
+            rs: k.saturating_mul(vs),
+            cs: vs,
+        };
+        let rhs = Mat {
+            data: dw,
+            offset: w.offset(),
+            rs,
+            cs,
+        };
+        gemm_f32(1, n, k, dst, lhs, rhs, false)?;
+    }
+    let mut recent = step.recent.borrow_mut();
+    if recent.len() >= RECENT {
+        recent.remove(0);
+    }
+    recent.push(out.clone());
+    Ok(Some(out))
+}
