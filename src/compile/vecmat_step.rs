@@ -6,7 +6,7 @@
 //! matmul.
 
 use super::ir::{Graph, IrOp, Node, NodeId};
-use super::lower::reuse_or_alloc;
+use super::fused_step::reuse_or_alloc;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::kernels::matmul::{gemm_f32, Mat};
 use crate::tensor::{linalg, Buffer, DType, Tensor};
