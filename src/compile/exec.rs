@@ -179,10 +179,15 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
 /// `x[t]` with a 0-d integer tensor `t` (a loop's index): the value to index with as a
 /// plain integer. Eager's advanced indexing copies the row through its general gather;
 /// the executor selects the row as a view and copies it (the same values, still a copy).
+/// Not while a capture records (a loop body replayed to derive its backward): there the
+/// index must stay a runtime tensor, and reading it would break the graph.
 fn row_index(ix: &[IrIndex], args: &[Tensor]) -> Option<i64> {
     let [IrIndex::Indices { arg: k }] = ix else {
         return None;
     };
+    if crate::compile::trace::capturing() {
+        return None;
+    }
     let t = args.get(*k)?;
     if t.ndim() != 0 || t.dtype() != crate::tensor::DType::I64 {
         return None;

@@ -5,8 +5,8 @@
 //! runs it once per iteration). Other operands at run time fall back to the executor's
 //! matmul.
 
-use super::ir::{Graph, IrOp, Node, NodeId};
 use super::fused_step::reuse_or_alloc;
+use super::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::kernels::matmul::{gemm_f32, Mat};
 use crate::tensor::{linalg, Buffer, DType, Tensor};
