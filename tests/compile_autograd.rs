@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, stats, text};
+use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text};
 use kiln::Engine;
 
 /// Helpers every program here shares: the central difference of `loss()` in element
@@ -44,16 +44,6 @@ l = loss_fn(X, Y)
 l.backward()
 ";
 
-fn floats(s: &str) -> Vec<f64> {
-    s.split([',', '[', ']'])
-        .filter_map(|t| t.trim().parse::<f64>().ok())
-        .collect()
-}
-
-fn grad_of(e: &mut Engine, name: &str) -> Vec<f64> {
-    floats(&text(e, &format!("str({name}.grad.reshape(-1).tolist())")))
-}
-
 fn index_expr(shape: &[usize], k: usize) -> String {
     match shape {
         [_] => k.to_string(),
@@ -75,26 +65,6 @@ fn check_fd(e: &mut Engine, name: &str, shape: &[usize], loss: &str) {
         assert!(
             (gk - fd).abs() <= 2e-3 + 1e-2 * fd.abs(),
             "{name}[{ix}]: compiled {gk} vs finite difference {fd}"
-        );
-    }
-}
-
-fn eager_engine(src: &str) -> Engine {
-    let mut e = Engine::new();
-    e.set_compile(false);
-    e.set_output(Box::new(|_| {}));
-    if let Err(err) = e.run_source(src, "t.dl") {
-        panic!("{}", e.render_error(&err));
-    }
-    e
-}
-
-fn assert_close(a: &[f64], b: &[f64], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}");
-    for (x, y) in a.iter().zip(b) {
-        assert!(
-            (x - y).abs() <= 1e-5 * x.abs().max(y.abs()) + 1e-7,
-            "{what}: {x} vs {y}"
         );
     }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, stats, text};
+use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text};
 use kiln::Engine;
 
 /// `fd_at(p, ix, eps, loss)`: the central difference of `loss()` in element `ix` of `p`.
@@ -20,36 +20,6 @@ def fd_at(p, ix, eps, loss):
         p[ix] = old
     return (lp - lm) / (2 * eps)
 ";
-
-fn floats(s: &str) -> Vec<f64> {
-    s.split([',', '[', ']'])
-        .filter_map(|t| t.trim().parse::<f64>().ok())
-        .collect()
-}
-
-fn grad_of(e: &mut Engine, name: &str) -> Vec<f64> {
-    floats(&text(e, &format!("str({name}.grad.reshape(-1).tolist())")))
-}
-
-fn eager_engine(src: &str) -> Engine {
-    let mut e = Engine::new();
-    e.set_compile(false);
-    e.set_output(Box::new(|_| {}));
-    if let Err(err) = e.run_source(src, "t.dl") {
-        panic!("{}", e.render_error(&err));
-    }
-    e
-}
-
-fn assert_close(a: &[f64], b: &[f64], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}");
-    for (x, y) in a.iter().zip(b) {
-        assert!(
-            (x - y).abs() <= 1e-5 * x.abs().max(y.abs()) + 1e-7,
-            "{what}: {x} vs {y}"
-        );
-    }
-}
 
 /// Every element's gradient (of a 2-d `name` with `cols` columns, or 1-d when 0)
 /// against the central difference of the eager loss expression `loss`.

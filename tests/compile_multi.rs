@@ -6,43 +6,16 @@
 //! eager run (the same tensor-library calls eager code makes, one op at a time): the
 //! fused kernels compute the same f32 operations, so the results are bit-identical.
 
+mod ir_builder;
+
+use ir_builder::{add, bin, input, scalar};
 use kiln::compile::exec;
-use kiln::compile::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
+use kiln::compile::ir::{Graph, IrOp};
 use kiln::compile::lower::{compile_graph, CompiledGraph};
 use kiln::compile::passes::optimize;
 use kiln::ops::{BinaryOp, UnaryOp};
 use kiln::tensor::creation::from_f32;
-use kiln::tensor::dtype::{DType, Scalar};
 use kiln::tensor::Tensor;
-
-fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
-    let k = g.inputs.len();
-    g.add_input(
-        InputKind::Arg(vec![PathStep::Index(k)]),
-        DType::F32,
-        shape.into(),
-        None,
-    )
-}
-
-/// Appends `op(args)` with its type derived by `infer`.
-fn add(g: &mut Graph, op: IrOp, args: &[NodeId]) -> NodeId {
-    g.push_derived(op, args, None)
-        .expect("well-typed test graph")
-}
-
-fn bin(g: &mut Graph, op: BinaryOp, a: NodeId, b: NodeId) -> NodeId {
-    add(g, IrOp::Binary(op), &[a, b])
-}
-
-fn scalar(g: &mut Graph, op: BinaryOp, x: NodeId, s: f64) -> NodeId {
-    let op = IrOp::BinaryScalar {
-        op,
-        scalar: Scalar::Float(s),
-        reverse: false,
-    };
-    add(g, op, &[x])
-}
 
 /// Deterministic values in [lo, lo + 8) (a multiplicative hash of the index).
 fn data(shape: &[usize], seed: u32, lo: f32) -> Tensor {

@@ -134,14 +134,24 @@ impl CompiledBackward {
     /// Keeps the gradient of differentiable output `index` for `apply`; the per-output
     /// node passes a 0-d zero on to the shared node.
     pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let mut stash = self.stash.borrow_mut();
-        let slot = stash
-            .get_mut(index)
-            .ok_or_else(|| internal("a stashed gradient is out of range"))?;
-        *slot = Some(match slot.take() {
-            Some(prev) => prev.add(g)?,
-            None => g.clone(),
-        });
-        Ok(vec![Some(creation::zeros(&[], DType::F32)?)])
+        stash_grad(&self.stash, index, g)
     }
+}
+
+/// Adds `g` to slot `index` of `stash` (a node with several differentiable results keeps
+/// each result's gradient until its rule runs); passes a 0-d zero on.
+pub(super) fn stash_grad(
+    stash: &RefCell<Vec<Option<Tensor>>>,
+    index: usize,
+    g: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let mut stash = stash.borrow_mut();
+    let slot = stash
+        .get_mut(index)
+        .ok_or_else(|| internal("a stashed gradient is out of range"))?;
+    *slot = Some(match slot.take() {
+        Some(prev) => prev.add(g)?,
+        None => g.clone(),
+    });
+    Ok(vec![Some(creation::zeros(&[], DType::F32)?)])
 }

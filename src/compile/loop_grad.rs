@@ -14,6 +14,7 @@
 
 use super::control::{LoopSpec, TripCount};
 use super::exec;
+use super::grad_node::stash_grad;
 use super::ir::{IrOp, NodeId};
 use super::loop_vjp::{self, brk};
 use super::trace::{self, BreakReason, GraphBreak};
@@ -170,15 +171,7 @@ pub fn attach(grad: &Rc<LoopGrad>, args: &[Tensor], outs: &[Option<Tensor>]) {
 impl LoopGrad {
     /// Keeps the gradient of result `index` for `apply`; passes a 0-d zero on.
     pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let mut stash = self.stash.borrow_mut();
-        let slot = stash
-            .get_mut(index)
-            .ok_or_else(|| internal("a stashed gradient is out of range"))?;
-        *slot = Some(match slot.take() {
-            Some(prev) => prev.add(g)?,
-            None => g.clone(),
-        });
-        Ok(vec![Some(creation::zeros(&[], DType::F32)?)])
+        stash_grad(&self.stash, index, g)
     }
 
     /// The gradients of the loop's args from the stashed gradients of its results: the

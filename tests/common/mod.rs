@@ -72,3 +72,37 @@ pub fn snapshot(name: &str, actual: &str) {
     let want = std::fs::read_to_string(&path).unwrap_or_default();
     assert_eq!(want, actual, "snapshot {name} (bless with KILN_BLESS=1)");
 }
+
+/// The floats of a printed (nested) list.
+pub fn floats(s: &str) -> Vec<f64> {
+    s.split([',', '[', ']'])
+        .filter_map(|t| t.trim().parse::<f64>().ok())
+        .collect()
+}
+
+/// `name.grad` flattened, as floats.
+pub fn grad_of(e: &mut Engine, name: &str) -> Vec<f64> {
+    floats(&text(e, &format!("str({name}.grad.reshape(-1).tolist())")))
+}
+
+/// An engine with compilation off (output discarded) that ran `src`.
+pub fn eager_engine(src: &str) -> Engine {
+    let mut e = Engine::new();
+    e.set_compile(false);
+    e.set_output(Box::new(|_| {}));
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    e
+}
+
+/// `a` and `b` agree within 1e-5 relative (plus 1e-7 absolute).
+pub fn assert_close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (x, y) in a.iter().zip(b) {
+        assert!(
+            (x - y).abs() <= 1e-5 * x.abs().max(y.abs()) + 1e-7,
+            "{what}: {x} vs {y}"
+        );
+    }
+}
