@@ -5,22 +5,8 @@
 
 mod common;
 
-use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text};
+use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text, FD_PRELUDE};
 use kiln::Engine;
-
-/// Helpers every program here shares: the central difference of `loss()` in element
-/// `ix` of leaf `p` (an in-place nudge under no_grad, restored after).
-const PRELUDE: &str = "
-def fd_at(p, ix, eps, loss):
-    with no_grad():
-        old = p[ix].item()
-        p[ix] = old + eps
-        lp = loss().item()
-        p[ix] = old - eps
-        lm = loss().item()
-        p[ix] = old
-    return (lp - lm) / (2 * eps)
-";
 
 const MLP: &str = "
 import nn
@@ -71,7 +57,7 @@ fn check_fd(e: &mut Engine, name: &str, shape: &[usize], loss: &str) {
 
 #[test]
 fn mlp_gradients_match_finite_differences_and_eager() {
-    let src = format!("{PRELUDE}{MLP}");
+    let src = format!("{FD_PRELUDE}{MLP}");
     let mut e = engine(&src);
     assert_eq!(stats(&mut e, "loss_fn"), [1, 0, 0, 1]);
     assert_eq!(
@@ -107,7 +93,7 @@ fn grads_accumulate_over_calls_with_one_capture() {
 #[test]
 fn broadcasting_reductions_and_indexing_match_finite_differences() {
     let src = format!(
-        "{PRELUDE}
+        "{FD_PRELUDE}
 manual_seed(4)
 A = randn(3, 4)
 A.requires_grad_()
@@ -208,7 +194,7 @@ z = f(ones(2, 2))
 #[test]
 fn vector_matmul_backward_is_compiled() {
     let src = format!(
-        "{PRELUDE}
+        "{FD_PRELUDE}
 manual_seed(9)
 W = randn(4, 3)
 V = randn(3, 4)

@@ -5,21 +5,8 @@
 
 mod common;
 
-use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text};
+use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text, FD_PRELUDE};
 use kiln::Engine;
-
-/// `fd_at(p, ix, eps, loss)`: the central difference of `loss()` in element `ix` of `p`.
-const PRELUDE: &str = "
-def fd_at(p, ix, eps, loss):
-    with no_grad():
-        old = p[ix].item()
-        p[ix] = old + eps
-        lp = loss().item()
-        p[ix] = old - eps
-        lm = loss().item()
-        p[ix] = old
-    return (lp - lm) / (2 * eps)
-";
 
 /// Every element's gradient (of a 2-d `name` with `cols` columns, or 1-d when 0)
 /// against the central difference of the eager loss expression `loss`.
@@ -82,7 +69,7 @@ for i in range(len(xs)):
 
 #[test]
 fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
-    let src = format!("{PRELUDE}{RNN}");
+    let src = format!("{FD_PRELUDE}{RNN}");
     let mut e = engine(&src);
     // A static first version, then one symbolic in the length for every other call
     // (before compiled loop backwards: a fallback or a capture per length).
@@ -97,7 +84,7 @@ fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
 /// it with backward) compiled and eagerly; checks the compiled versions ran without
 /// fallback and that the gradients of `names` agree with eager's.
 fn differential(body: &str, names: &[&str]) -> Engine {
-    let src = format!("{PRELUDE}{body}");
+    let src = format!("{FD_PRELUDE}{body}");
     let mut e = engine(&src);
     let [captures, _, fallbacks, _] = stats(&mut e, "loss_fn");
     assert!(captures >= 1, "captured");

@@ -95,9 +95,16 @@ fn call(e: &mut Engine, n: usize) {
 #[test]
 fn rnn_body_products_are_vector_matrix_steps() {
     let e = engine(RNN);
-    let products = with_graph(&e, |g| match g.controls.first() {
-        Some(ControlStep::Loop { body, .. }) => body.vecmats.len(),
-        _ => panic!("no loop in {}", g.to_text(None)),
+    let products = with_graph(&e, |g| {
+        let regions = g.controls.first().map(ControlStep::regions);
+        match regions
+            .unwrap_or_default()
+            .iter()
+            .find(|(n, _)| *n == "body")
+        {
+            Some((_, body)) => body.vecmats.len(),
+            None => panic!("no loop in {}", g.to_text(None)),
+        }
     });
     assert_eq!(products, 2, "x[t] @ Wxh and h @ Whh");
 }

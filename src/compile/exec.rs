@@ -3,18 +3,11 @@
 //! `match` over the op), freeing each value after its last use.
 
 use super::ir::{Graph, IrIndex, IrOp, Node, NodeId};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compile::internal;
+use crate::error::Result;
 use crate::ops;
 use crate::tensor::indexing::{one_hot, TensorIndex};
 use crate::tensor::{linalg, views, Tensor};
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
-}
 
 fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()

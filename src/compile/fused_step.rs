@@ -1,29 +1,17 @@
 //! A compiled fused group at run time: its loop extents for this call, its inputs'
 //! strided views, and its output buffers (one per stored node, the reduction's last).
-//!
-//! Buffer planning: each fused step keeps its last two sets of outputs; a call writes
-//! into one of them again when nothing else holds it (no allocation, no page faults in
-//! steady state, also when the caller still holds the previous call's result as in
-//! `y = f(x)` in a loop), else it allocates a fresh one (counted: `fresh_outputs`).
+//! Its output buffers are reused across runs (`out_pool`).
 
 use super::ir::{Node, NodeId};
 use super::jit::CompiledKernel;
+use super::out_pool::OutputPool;
 use super::passes::fuse::Group;
 use super::views::{BufView, BufViewMut};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compile::internal;
+use crate::error::Result;
 use crate::tensor::shape::{broadcast_shapes, Dims};
-use crate::tensor::storage::alloc_filled;
 use crate::tensor::{Buffer, Tensor};
 use smallvec::SmallVec;
-use std::cell::{Cell, RefCell};
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
-}
 
 /// A compiled fused group: computes the nodes `outputs` (the root last) from `inputs`.
 pub struct FusedStep {
@@ -36,14 +24,9 @@ pub struct FusedStep {
     shape: Vec<usize>,
     /// A mean: the kernel's sum is divided by the reduced count of each call.
     is_mean: bool,
-    /// The recent outputs, reused when nothing else holds them.
-    recent: RefCell<Vec<Tensor>>,
-    /// How many outputs had to be allocated (not reused).
-    fresh: Cell<usize>,
+    /// The output buffers reused across runs.
+    pub pool: OutputPool,
 }
-
-/// How many recent sets of outputs a fused step keeps for reuse.
-const RECENT: usize = 2;
 
 impl FusedStep {
     pub fn new(group: Group, kernel: CompiledKernel) -> FusedStep {
@@ -54,28 +37,8 @@ impl FusedStep {
             kernel,
             shape: group.shape,
             is_mean: group.is_mean,
-            recent: RefCell::new(Vec::new()),
-            fresh: Cell::new(0),
+            pool: OutputPool::default(),
         }
-    }
-
-    /// Outputs this step has allocated so far (the rest reused a buffer).
-    pub fn fresh_outputs(&self) -> usize {
-        self.fresh.get()
-    }
-
-    /// Whether `t` is one of the recent outputs kept for reuse.
-    pub fn holds(&self, t: &Tensor) -> bool {
-        self.recent.borrow().iter().any(|r| r.same(t))
-    }
-
-    /// Keeps `ts` among the recent outputs (the oldest are forgotten past `RECENT` sets).
-    fn remember(&self, ts: &[Tensor]) {
-        let mut recent = self.recent.borrow_mut();
-        let keep = RECENT * ts.len().max(1);
-        recent.extend(ts.iter().cloned());
-        let extra = recent.len().saturating_sub(keep);
-        recent.drain(..extra);
     }
 
     /// A fused group's loop extents and root shape in this call: its inputs' shapes
@@ -139,7 +102,7 @@ impl FusedStep {
             }
             self.run_into(&views, &results, &ext)?;
         }
-        self.remember(&results);
+        self.pool.remember(&results);
         Ok(results)
     }
 
@@ -150,7 +113,7 @@ impl FusedStep {
             .map(|o| {
                 let shape = if o == last { root_shape } else { ext_shape };
                 let n = shape.iter().product();
-                reuse_or_alloc(&self.recent, &self.fresh, shape, n)
+                self.pool.take(shape, n)
             })
             .collect()
     }
@@ -208,30 +171,6 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Strides> {
             _ => 0,
         })
         .collect())
-}
-
-/// A tensor of `shape` (`n` elements) from `recent` when nothing else holds one, else a
-/// fresh zeroed one (counted in `fresh`): the buffer reuse of fused and gemm steps.
-pub(super) fn reuse_or_alloc(
-    recent: &RefCell<Vec<Tensor>>,
-    fresh: &Cell<usize>,
-    shape: &[usize],
-    n: usize,
-) -> Result<Tensor> {
-    let reuse = {
-        let mut recent = recent.borrow_mut();
-        let free = recent
-            .iter()
-            .rposition(|t| t.is_unique() && t.shape() == shape);
-        free.map(|i| recent.remove(i))
-    };
-    match reuse {
-        Some(t) => Ok(t),
-        None => {
-            fresh.set(fresh.get() + 1);
-            Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
-        }
-    }
 }
 
 fn contiguous_strides(ext: &[usize]) -> Strides {

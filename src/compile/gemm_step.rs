@@ -5,31 +5,18 @@
 //! to the executor's matmul and add.
 
 use super::ir::{Graph, IrOp, Node, NodeId};
+use super::out_pool::OutputPool;
 use crate::error::Result;
 use crate::ops::{self, BinaryOp};
 use crate::tensor::kernels::matmul::matmul_bias_into;
 use crate::tensor::{linalg, Buffer, DType, Tensor};
-use std::cell::{Cell, RefCell};
 
 /// One matmul + bias: node `root` (the add) computed from `inputs` = [a, b, bias].
 pub struct GemmStep {
     pub product: NodeId,
     pub inputs: Vec<NodeId>,
-    /// Recent outputs, reused when nothing else holds them.
-    recent: RefCell<Vec<Tensor>>,
-    fresh: Cell<usize>,
-}
-
-impl GemmStep {
-    /// Outputs this step has allocated (the rest reused a buffer).
-    pub fn fresh_outputs(&self) -> usize {
-        self.fresh.get()
-    }
-
-    /// Whether `t` is one of the recent outputs kept for reuse.
-    pub fn holds(&self, t: &Tensor) -> bool {
-        self.recent.borrow().iter().any(|r| r.same(t))
-    }
+    /// The output buffers reused across runs.
+    pub pool: OutputPool,
 }
 
 fn is_2d_f32(g: &Graph, id: NodeId) -> bool {
@@ -61,8 +48,7 @@ fn candidate(g: &Graph, uses: &[usize], n: &Node) -> Option<GemmStep> {
         ok.then(|| GemmStep {
             product: mm,
             inputs: vec![a, b, bias],
-            recent: RefCell::new(Vec::new()),
-            fresh: Cell::new(0),
+            pool: OutputPool::default(),
         })
     })
 }
@@ -89,27 +75,17 @@ pub fn epilogues(g: &Graph) -> Vec<bool> {
         .collect()
 }
 
-/// An output buffer of `m * n`: a recent one nothing else holds, else a fresh one.
-fn output(step: &GemmStep, shape: &[usize]) -> Result<Tensor> {
-    let n = shape.iter().product();
-    super::fused_step::reuse_or_alloc(&step.recent, &step.fresh, shape, n)
-}
-
 /// Runs the step on its gathered `[a, b, bias]`.
 pub fn run(step: &GemmStep, args: &[Tensor]) -> Result<Tensor> {
     let [a, b, bias] = args else {
-        return Err(crate::error::Error::new(
-            crate::error::ErrorKind::RuntimeError,
-            "internal compile error: a gemm step needs three inputs",
-            None,
-        ));
+        return Err(crate::compile::internal("a gemm step needs three inputs"));
     };
     let (m, n) = (a.shape().first(), b.shape().get(1));
     if let (Some(&m), Some(&n), 2, 2) = (m, n, a.ndim(), b.ndim()) {
         if m.checked_mul(n).is_none() {
             return ops::binary(BinaryOp::Add, &linalg::matmul(a, b)?, bias);
         }
-        let out = output(step, &[m, n])?;
+        let out = step.pool.take(&[m, n], m * n)?;
         let done = {
             let mut buf = out.storage().borrow_mut();
             match &mut *buf {
@@ -118,11 +94,7 @@ pub fn run(step: &GemmStep, args: &[Tensor]) -> Result<Tensor> {
             }
         };
         if done {
-            let mut recent = step.recent.borrow_mut();
-            if recent.len() >= 2 {
-                recent.remove(0);
-            }
-            recent.push(out.clone());
+            step.pool.remember(std::slice::from_ref(&out));
             return Ok(out);
         }
     }

@@ -10,7 +10,8 @@ use super::exec;
 use super::lower::CompiledGraph;
 use super::trace::{self, BreakReason};
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compile::internal;
+use crate::error::Result;
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::Dims;
 use crate::tensor::{creation, Tensor};
@@ -38,14 +39,6 @@ pub struct CompiledBackward {
     outs: Vec<(Dims, DType)>,
     /// Gradients stashed by the per-output nodes (several differentiable outputs).
     stash: RefCell<Vec<Option<Tensor>>>,
-}
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
 }
 
 /// Makes the differentiable outputs of a run (`outs`: the forward graph's outputs,

@@ -17,9 +17,11 @@ use super::exec;
 use super::grad_node::stash_grad;
 use super::ir::{IrOp, NodeId};
 use super::loop_vjp::{self, brk};
+use super::run_control;
 use super::trace::{self, BreakReason, GraphBreak};
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compile::internal;
+use crate::error::{Error, Result};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::shape::Dims;
@@ -37,14 +39,6 @@ pub struct LoopGrad {
     saved: Vec<Saved>,
     stash: RefCell<Vec<Option<Tensor>>>,
     span: Span,
-}
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
 }
 
 fn gb(e: Error) -> GraphBreak {
@@ -123,32 +117,48 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
 
 /// The carried values at the start of every iteration of `fwd` on `args`, stacked.
 fn saved_carried(fwd: &LoopSpec, args: &[Tensor]) -> Result<Vec<Tensor>> {
-    let _ng = autograd::no_grad();
-    let n = match fwd.trip {
-        TripCount::Const(n) => n,
-        TripCount::Dim { arg, dim } => args
-            .get(arg)
-            .and_then(|t| t.shape().get(dim).copied())
-            .ok_or_else(|| internal("a trip count of a missing dim"))?,
-        TripCount::Unbounded => return Err(internal("an unbounded loop")),
-    };
+    let n = trips(fwd, args)?;
     let nc = fwd.carried;
-    let last = exec::last_uses(&fwd.body);
-    let mut vals = args.to_vec();
     let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); nc];
-    for k in 0..n {
-        let idx = fwd.start + (k as i64) * fwd.step;
-        let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
-        bound.extend(vals.iter().cloned());
-        let next = exec::run(&fwd.body, &bound, &last)?;
-        for (r, v) in rows.iter_mut().zip(&vals) {
+    run_eager(fwd, &exec::last_uses(&fwd.body), n, args, |vals| {
+        for (r, v) in rows.iter_mut().zip(vals) {
             r.push(v.clone());
         }
+    })?;
+    rows.iter().map(|r| views::stack(r, 0)).collect()
+}
+
+/// The trip count of loop `l` (a `for` loop) on its args.
+fn trips(l: &LoopSpec, args: &[Tensor]) -> Result<usize> {
+    run_control::trip_count(&l.trip, args)?.ok_or_else(|| internal("an unbounded loop"))
+}
+
+/// Runs loop `l` node by node for `n` iterations (from the last index down when
+/// `l.reverse`) without recording grad; `before(vals)` sees the carried values each
+/// iteration starts from. Returns the final carried values.
+fn run_eager(
+    l: &LoopSpec,
+    last: &[usize],
+    n: usize,
+    args: &[Tensor],
+    mut before: impl FnMut(&[Tensor]),
+) -> Result<Vec<Tensor>> {
+    let _ng = autograd::no_grad();
+    let mut vals = args.to_vec();
+    for k in 0..n {
+        crate::interp::limits::poll_kernel()?;
+        let pos = if l.reverse { n - 1 - k } else { k };
+        let idx = l.start + (pos as i64) * l.step;
+        before(&vals[..l.carried.min(vals.len())]);
+        let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
+        bound.extend(vals.iter().cloned());
+        let next = exec::run(&l.body, &bound, last)?;
         for (v, t) in vals.iter_mut().zip(next) {
             *v = t;
         }
     }
-    rows.iter().map(|r| views::stack(r, 0)).collect()
+    vals.truncate(l.carried);
+    Ok(vals)
 }
 
 /// Gives the loop's results `outs` (the carried values; `None` where the result is not
@@ -219,28 +229,8 @@ impl LoopGrad {
 
     /// Runs the backward loop node by node.
     fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
-        let _ng = autograd::no_grad();
-        let l = &self.spec;
-        let TripCount::Dim { arg, dim } = l.trip else {
-            return Err(internal("a backward loop without a dim trip count"));
-        };
-        let n = args
-            .get(arg)
-            .and_then(|t| t.shape().get(dim).copied())
-            .ok_or_else(|| internal("a trip count of a missing dim"))?;
-        let mut vals = args.to_vec();
-        for pos in (0..n).rev() {
-            crate::interp::limits::poll_kernel()?;
-            let idx = l.start + (pos as i64) * l.step;
-            let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
-            bound.extend(vals.iter().cloned());
-            let next = exec::run(&l.body, &bound, &self.last)?;
-            for (v, t) in vals.iter_mut().zip(next) {
-                *v = t;
-            }
-        }
-        vals.truncate(l.carried);
-        Ok(vals)
+        let n = trips(&self.spec, args)?;
+        run_eager(&self.spec, &self.last, n, args, |_| {})
     }
 
     /// Records the backward loop into the active capture (a break when an arg is not a

@@ -14,20 +14,13 @@ use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
 use super::vecmat_step::{self, VecmatStep};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compile::internal;
+use crate::error::Result;
 use crate::tensor::Tensor;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
-}
 
 /// What running one node of the graph means.
 enum Step {
@@ -157,20 +150,21 @@ impl CompiledGraph {
     /// Outputs the fused kernels, gemm and vector-matrix steps have allocated so far,
     /// those in regions of control nodes included (the rest reused a buffer).
     pub fn fresh_outputs(&self) -> usize {
-        let gemm: usize = self.gemms.iter().map(|g| g.fresh_outputs()).sum();
-        let vecmat: usize = self.vecmats.iter().map(|v| v.fresh_outputs()).sum();
+        let gemm: usize = self.gemms.iter().map(|g| g.pool.fresh_outputs()).sum();
+        let vecmat: usize = self.vecmats.iter().map(|v| v.pool.fresh_outputs()).sum();
         let regions = self.controls.iter().flat_map(|c| c.regions());
-        let inner: usize = regions.map(|r| r.fresh_outputs()).sum();
-        self.fused.iter().map(|f| f.fresh_outputs()).sum::<usize>() + gemm + vecmat + inner
+        let inner: usize = regions.map(|(_, r)| r.fresh_outputs()).sum();
+        let fused: usize = self.fused.iter().map(|f| f.pool.fresh_outputs()).sum();
+        fused + gemm + vecmat + inner
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
     /// output and the fused kernels' and gemm steps' reuse lists: no view, no other
     /// handle.
     pub fn private_value(&self, t: &Tensor) -> bool {
-        let fused = self.fused.iter().filter(|f| f.holds(t));
-        let gemm = self.gemms.iter().filter(|g| g.holds(t));
-        let vecmat = self.vecmats.iter().filter(|v| v.holds(t));
+        let fused = self.fused.iter().filter(|f| f.pool.holds(t));
+        let gemm = self.gemms.iter().filter(|g| g.pool.holds(t));
+        let vecmat = self.vecmats.iter().filter(|v| v.pool.holds(t));
         let kept = fused.count() + gemm.count() + vecmat.count();
         std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
     }
@@ -189,7 +183,7 @@ impl CompiledGraph {
             .controls
             .iter()
             .flat_map(|c| c.regions())
-            .map(|r| r.fused_total())
+            .map(|(_, r)| r.fused_total())
             .sum();
         self.fused.len() + inner
     }
@@ -232,12 +226,7 @@ impl CompiledGraph {
             _ => None,
         });
         for (i, c) in controls {
-            let names: &[&str] = match c {
-                ControlStep::If { .. } => &["then", "else"],
-                ControlStep::Loop { cond: Some(_), .. } => &["cond", "body"],
-                ControlStep::Loop { .. } => &["body"],
-            };
-            for (name, r) in names.iter().zip(c.regions()) {
+            for (name, r) in c.regions() {
                 r.fused_text(&format!("{place}%{i} {name}: "), out);
             }
         }

@@ -35,6 +35,7 @@ mod loop_vjp;
 pub mod lower;
 mod mathfn;
 mod mathgelu;
+mod out_pool;
 pub mod parallel;
 pub mod passes;
 pub mod printing;
@@ -57,6 +58,16 @@ pub use kernel::{
 pub use parallel::PARALLEL_THRESHOLD;
 pub use reference::run_reference;
 pub use views::{BufView, BufViewMut};
+
+/// A failed internal invariant of the compiler or its executor (a bug, never the
+/// user's fault; the caller falls back or reports it with its span).
+pub(crate) fn internal(msg: &str) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorKind::RuntimeError,
+        format!("internal compile error: {msg}"),
+        None,
+    )
+}
 
 #[cfg(test)]
 mod control_tests;

@@ -6,18 +6,11 @@
 use super::control::{LoopSpec, TripCount};
 use super::ir::{Graph, IrOp, Node};
 use super::lower::{compile_graph, CompiledGraph};
+use crate::compile::internal;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::{Buffer, Tensor};
 
 pub use super::printing::print_node;
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
-}
 
 /// A lowered control node.
 pub enum ControlStep {
@@ -25,16 +18,7 @@ pub enum ControlStep {
         then_c: Box<CompiledGraph>,
         else_c: Box<CompiledGraph>,
     },
-    Loop {
-        trip: TripCount,
-        carried: usize,
-        start: i64,
-        step: i64,
-        cond: Option<Box<CompiledGraph>>,
-        body: Box<CompiledGraph>,
-        scan: usize,
-        reverse: bool,
-    },
+    Loop(Box<LoopStep>),
 }
 
 fn lower_region(g: &Graph) -> Result<Box<CompiledGraph>> {
@@ -55,7 +39,7 @@ impl ControlStep {
     }
 
     fn new_loop(l: &LoopSpec) -> Result<ControlStep> {
-        Ok(ControlStep::Loop {
+        Ok(ControlStep::Loop(Box::new(LoopStep {
             trip: l.trip.clone(),
             carried: l.carried,
             start: l.start,
@@ -64,15 +48,16 @@ impl ControlStep {
             body: lower_region(&l.body)?,
             scan: l.scan,
             reverse: l.reverse,
-        })
+        })))
     }
 
-    /// The regions, for dumps of fused kernels.
-    pub fn regions(&self) -> Vec<&CompiledGraph> {
+    /// The regions with their names in dumps ("then"/"else", "cond"/"body").
+    pub fn regions(&self) -> Vec<(&'static str, &CompiledGraph)> {
         match self {
-            ControlStep::If { then_c, else_c } => vec![then_c, else_c],
-            ControlStep::Loop { cond, body, .. } => {
-                cond.iter().map(|c| &**c).chain([&**body]).collect()
+            ControlStep::If { then_c, else_c } => vec![("then", then_c), ("else", else_c)],
+            ControlStep::Loop(l) => {
+                let cond = l.cond.iter().map(|c| ("cond", &**c));
+                cond.chain([("body", &*l.body)]).collect()
             }
         }
     }
@@ -90,59 +75,36 @@ impl ControlStep {
                 let side = if truthy(cond)? { then_c } else { else_c };
                 side.run(bound, eval, printed)
             }
-            ControlStep::Loop {
-                trip,
-                carried,
-                start,
-                step,
-                cond,
-                body,
-                scan,
-                reverse,
-            } => {
-                let n = trip_count(trip, args)?;
-                let loop_ = LoopRun {
-                    carried: *carried,
-                    start: *start,
-                    step: *step,
-                    cond: cond.as_deref(),
-                    body,
-                    scan: *scan,
-                    reverse: *reverse,
-                };
-                loop_.run(n, args, eval, printed)
-            }
+            ControlStep::Loop(l) => l.run(args, eval, printed),
         }
     }
 }
 
-/// One run of a loop node. The region inputs `[index, carried..., invariant...]` live in
-/// one vector for the whole run: each iteration overwrites the index in place (its
-/// 0-d tensor is rewritten when nothing else holds it) and moves the body's results
-/// into the carried slots, so an iteration allocates nothing of its own.
-struct LoopRun<'a> {
+/// A lowered loop node (its `LoopSpec` with compiled regions).
+pub struct LoopStep {
+    trip: TripCount,
     carried: usize,
     start: i64,
     step: i64,
-    cond: Option<&'a CompiledGraph>,
-    body: &'a CompiledGraph,
+    cond: Option<Box<CompiledGraph>>,
+    body: Box<CompiledGraph>,
     /// Per-iteration results stacked along a new leading dim (after the carried ones).
     scan: usize,
     /// Iterations run from the last index down to the first.
     reverse: bool,
 }
 
-impl LoopRun<'_> {
-    fn run<F>(
-        &self,
-        n: Option<usize>,
-        args: &[Tensor],
-        eval: &F,
-        printed: &mut String,
-    ) -> Result<Vec<Tensor>>
+impl LoopStep {
+    /// Runs the loop on its args. The region inputs `[index, carried..., invariant...]`
+    /// live in one vector for the whole run: each iteration overwrites the index in
+    /// place (its 0-d tensor is rewritten when nothing else holds it) and moves the
+    /// body's results into the carried slots, so an iteration allocates nothing of its
+    /// own.
+    fn run<F>(&self, args: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
+        let n = trip_count(&self.trip, args)?;
         let mut bound = Vec::new();
         bound
             .try_reserve_exact(args.len() + 1)
@@ -166,7 +128,7 @@ impl LoopRun<'_> {
             if let Some(slot) = bound.first_mut() {
                 set_index(slot, idx);
             }
-            if let Some(c) = self.cond {
+            if let Some(c) = &self.cond {
                 let r = c.run(&bound, eval, printed)?;
                 if !truthy(r.first().ok_or_else(|| internal("empty loop condition"))?)? {
                     break;
@@ -214,7 +176,7 @@ fn set_index(slot: &mut Tensor, i: i64) {
 }
 
 /// The trip count of a loop on `args` (None: unbounded).
-fn trip_count(trip: &TripCount, args: &[Tensor]) -> Result<Option<usize>> {
+pub(super) fn trip_count(trip: &TripCount, args: &[Tensor]) -> Result<Option<usize>> {
     Ok(match trip {
         TripCount::Const(n) => Some(*n),
         TripCount::Dim { arg, dim } => Some(

@@ -5,33 +5,16 @@
 //! runs it once per iteration). Other operands at run time fall back to the executor's
 //! matmul.
 
-use super::fused_step::reuse_or_alloc;
 use super::ir::{Graph, IrOp, Node, NodeId};
-use crate::error::{Error, ErrorKind, Result};
+use super::out_pool::OutputPool;
+use crate::error::Result;
 use crate::tensor::kernels::matmul::{gemm_f32, Mat};
 use crate::tensor::{linalg, Buffer, DType, Tensor};
-use std::cell::{Cell, RefCell};
-
-/// How many recent outputs a step keeps for reuse.
-const RECENT: usize = 2;
 
 /// One planned vector-matrix product (the node's args are `[v, w]`).
 pub struct VecmatStep {
-    /// Recent outputs, reused when nothing else holds them.
-    recent: RefCell<Vec<Tensor>>,
-    fresh: Cell<usize>,
-}
-
-impl VecmatStep {
-    /// Outputs this step has allocated (the rest reused a buffer).
-    pub fn fresh_outputs(&self) -> usize {
-        self.fresh.get()
-    }
-
-    /// Whether `t` is one of the recent outputs kept for reuse.
-    pub fn holds(&self, t: &Tensor) -> bool {
-        self.recent.borrow().iter().any(|r| r.same(t))
-    }
+    /// The output buffers reused across runs.
+    pub pool: OutputPool,
 }
 
 /// Whether `n` is a matmul of a 1-D and a 2-D f32 operand (capture-time ranks, which
@@ -56,8 +39,7 @@ pub fn find(g: &Graph, free: impl Fn(usize) -> bool) -> Vec<(usize, VecmatStep)>
         .filter(|(i, n)| free(*i) && is_vecmat(g, n))
         .map(|(i, _)| {
             let step = VecmatStep {
-                recent: RefCell::new(Vec::new()),
-                fresh: Cell::new(0),
+                pool: OutputPool::default(),
             };
             (i, step)
         })
@@ -67,10 +49,8 @@ pub fn find(g: &Graph, free: impl Fn(usize) -> bool) -> Vec<(usize, VecmatStep)>
 /// Runs the step on its gathered `[v, w]`.
 pub fn run(step: &VecmatStep, args: &[Tensor]) -> Result<Tensor> {
     let [v, w] = args else {
-        return Err(Error::new(
-            ErrorKind::RuntimeError,
-            "internal compile error: a vector-matrix step needs two inputs",
-            None,
+        return Err(crate::compile::internal(
+            "a vector-matrix step needs two inputs",
         ));
     };
     match try_run(step, v, w)? {
@@ -89,9 +69,9 @@ fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> 
     if v.dtype() != DType::F32 || w.dtype() != DType::F32 || k != kw {
         return Ok(None);
     }
-    let out = reuse_or_alloc(&step.recent, &step.fresh, &[n], n)?;
+    let out = step.pool.take(&[n], n)?;
     {
-        // The output's storage is unique (reuse_or_alloc), so it is neither operand's.
+        // The output's storage is unique (`OutputPool::take`), so it is neither operand's.
         let (bv, bw) = (v.storage().borrow(), w.storage().borrow());
         let mut bo = out.storage().borrow_mut();
         let (Buffer::F32(dv), Buffer::F32(dw), Buffer::F32(dst)) = (&*bv, &*bw, &mut *bo) else {
@@ -112,10 +92,6 @@ fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> 
         };
         gemm_f32(1, n, k, dst, lhs, rhs, false)?;
     }
-    let mut recent = step.recent.borrow_mut();
-    if recent.len() >= RECENT {
-        recent.remove(0);
-    }
-    recent.push(out.clone());
+    step.pool.remember(std::slice::from_ref(&out));
     Ok(Some(out))
 }

@@ -106,3 +106,17 @@ pub fn assert_close(a: &[f64], b: &[f64], what: &str) {
         );
     }
 }
+
+/// `fd_at(p, ix, eps, loss)`: the central difference of `loss()` in element `ix` of leaf
+/// `p` (an in-place nudge under no_grad, restored after).
+pub const FD_PRELUDE: &str = "
+def fd_at(p, ix, eps, loss):
+    with no_grad():
+        old = p[ix].item()
+        p[ix] = old + eps
+        lp = loss().item()
+        p[ix] = old - eps
+        lm = loss().item()
+        p[ix] = old
+    return (lp - lm) / (2 * eps)
+";

@@ -1,16 +1,9 @@
 //! Rebuilding a graph in order: every pass walks the old nodes once and appends copies
 //! or replacements to a new graph, so SSA order and input slots hold by construction.
 
+use crate::compile::internal;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
-use crate::error::{Error, ErrorKind, Result};
-
-fn internal(msg: &str) -> Error {
-    Error::new(
-        ErrorKind::RuntimeError,
-        format!("internal compile error: {msg}"),
-        None,
-    )
-}
+use crate::error::Result;
 
 /// The new graph being built and where each old node went.
 pub(crate) struct Rebuild {
