@@ -5,7 +5,8 @@
 //! Three kernels are measured: the formula as written (`tanh`), the algebraic rewrite
 //! `x * sigmoid(2u)` (what the simplification pass makes of other tanh gates) and the
 //! fused `GeluTanh` op the pass turns W3's formula into (`W3_KERNEL=tanh|sigmoid|op`
-//! runs one). Then the whole graph path:
+//! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call,
+//! `W3_DISASM=1` prints the GELU loop's machine code). Then the whole graph path:
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
@@ -71,6 +72,15 @@ fn gelu_sigmoid() -> Kernel {
     let si = bin(&mut k, BinaryOp::Mul, s, inner);
     let sg = k.push(Op::Unary(UnaryOp::Sigmoid, si));
     let y = bin(&mut k, BinaryOp::Mul, x, sg);
+    finish(k, y)
+}
+
+/// `x * 1`: the same loads and stores as GELU with no compute, for the memory speed.
+fn copy_kernel() -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let one = k.push(Op::Const(1.0));
+    let y = bin(&mut k, BinaryOp::Mul, x, one);
     finish(k, y)
 }
 
@@ -280,6 +290,16 @@ fn main() -> Result<(), kiln::Error> {
         .map(|i| -4.0 + 8.0 * i as f32 / (N - 1) as f32)
         .collect();
     let only = std::env::var("W3_KERNEL").unwrap_or_default();
+    if std::env::var_os("W3_DISASM").is_some() {
+        println!("{}", kiln::compile::disassemble(&gelu_op())?);
+    }
+    if only == "copy" {
+        measure("copy x*1", &copy_kernel(), &xs)?;
+    }
+    if only == "small" {
+        // Per-call overhead: 64k elements (one task; the threshold of splitting).
+        measure("gelu op 64k", &gelu_op(), &xs[..1 << 16])?;
+    }
     if only.is_empty() || only == "tanh" {
         measure("gelu tanh", &gelu_tanh(), &xs)?;
     }

@@ -2,7 +2,8 @@
 //!
 //! Cody-Waite range reduction plus minimax polynomials evaluated with FMA; no libcalls.
 //! exp, sigmoid, tanh and erf share one exp split ([`exp_split`]; GELU in mathgelu.rs
-//! its parts) whose power of two is shifted out of the rounding constant's bits. Special values (±inf, NaN, overflow,
+//! its rounding constant and scale) whose power of two is shifted out of the rounding
+//! constant's bits. Special values (±inf, NaN, overflow,
 //! underflow, zero, subnormals) are handled with clamps (single `minps`/`maxps` that keep
 //! NaN) and lane selects.
 // Coefficients are written with all the digits they were published or fitted with.
@@ -102,7 +103,7 @@ impl Vx<'_, '_> {
     }
 }
 
-pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
+const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 
@@ -168,7 +169,7 @@ fn exp_split(v: &mut Vx, w: Value, magic: Value, negate: bool) -> (Value, Value)
 
 /// `e^r` for |r| <= ln2/2 (plus a little) by one FMA Horner chain; with `negate`, `e^-r`
 /// (the odd coefficients change sign: e^-r = 1 + (-r) Q(-r)).
-pub(crate) fn exp_poly(v: &mut Vx, r: Value, negate: bool) -> Value {
+fn exp_poly(v: &mut Vx, r: Value, negate: bool) -> Value {
     let coeffs: Vec<f32> = EXP_Q
         .iter()
         .enumerate()
