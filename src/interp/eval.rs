@@ -221,9 +221,12 @@ impl Interp {
                 }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
-                // two numbers (`fib(n - 1) + fib(n - 2)`): no span to note, no dispatch
+                // two numbers (`fib(n - 1) + fib(n - 2)`): no generic dispatch
                 if let (Some(p), Some(q)) = (Num::of(&x), Num::of(&y)) {
                     if let Some(n) = num_op(*op, p, q) {
+                        if trace::active() {
+                            trace::set_span(e.span);
+                        }
                         discard(x);
                         discard(y);
                         return Ok(n.value());
