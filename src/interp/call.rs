@@ -58,6 +58,11 @@ impl Interp {
         }
         for a in args {
             if let CArg::Pos(x) = a {
+                // `n - 1` on the scalar fast path, without a nested `eval` frame
+                if let Some(n) = self.num_arg(x) {
+                    self.stack.push(n.value());
+                    continue;
+                }
                 match self.operand(x) {
                     Ok(v) => self.stack.push(v),
                     Err(e) => {

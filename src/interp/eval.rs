@@ -1,7 +1,7 @@
 //! Expression evaluation and name loads/stores.
 
 use super::containers;
-use super::num::num_cmp;
+use super::num::{num_cmp, num_op, Num};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
@@ -221,6 +221,17 @@ impl Interp {
                 }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
+                // two numbers (`fib(n - 1) + fib(n - 2)`): no generic dispatch
+                if let (Some(p), Some(q)) = (Num::of(&x), Num::of(&y)) {
+                    if let Some(n) = num_op(*op, p, q) {
+                        if trace::active() {
+                            trace::set_span(e.span);
+                        }
+                        discard(x);
+                        discard(y);
+                        return Ok(n.value());
+                    }
+                }
                 trace::set_span(e.span);
                 let r = self.binop(*op, &x, &y).map_err(|x| at(x, e.span));
                 discard(x);
@@ -314,6 +325,9 @@ impl Interp {
     /// A single comparison `a op b` of two ints or two floats, on the fast path.
     #[inline(always)]
     fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
+        if let Some((x, c)) = self.local_int_const(a, b) {
+            return num_cmp(op, Num::I(x), Num::I(c));
+        }
         num_cmp(op, self.num(a)?, self.num(b)?)
     }
 

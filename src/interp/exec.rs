@@ -78,8 +78,11 @@ impl Interp {
                     Ok(false) => orelse,
                     Err(t) => return self.exec_if_traced(&t, c.span, body, orelse, s.span),
                 };
-                if !branch.is_empty() {
-                    return self.exec_block(branch);
+                match branch.as_slice() {
+                    [] => {}
+                    // `if c: return x`: no nested block loop
+                    [one] => return self.exec(one),
+                    _ => return self.exec_block(branch),
                 }
             }
             StKind::While(..) | StKind::For(..) => return self.exec_loop(s),

@@ -72,6 +72,17 @@ pub fn num_op(op: BinOp, x: Num, y: Num) -> Option<Num> {
     }
 }
 
+/// `x + y` and `x - y` on ints inline (`n - 1`, `i + 1`); `None` for other operators
+/// and on overflow (the caller then goes the general way, which raises).
+#[inline(always)]
+fn int_add_sub(op: BinOp, x: i64, y: i64) -> Option<Num> {
+    match op {
+        BinOp::Add => x.checked_add(y).map(Num::I),
+        BinOp::Sub => x.checked_sub(y).map(Num::I),
+        _ => None,
+    }
+}
+
 /// `x op y` for two ints or two floats, or `None` (mixed types go the general way,
 /// which compares big ints with floats exactly).
 #[inline]
@@ -116,13 +127,44 @@ impl Interp {
     /// `a op b` on the fast path, if both sides are numbers it can compute.
     #[inline(always)]
     pub fn num_binop(&self, op: BinOp, a: &Ex, b: &Ex) -> Option<Num> {
+        if let Some((x, c)) = self.local_int_const(a, b) {
+            return int_add_sub(op, x, c).or_else(|| num_op(op, Num::I(x), Num::I(c)));
+        }
         if !(maybe_num(a) && maybe_num(b)) {
             return None;
         }
         // The first level inline (no call for `n - 1`); nested operators via `num_bin`.
         let x = self.num_at(a, 1)?;
         let y = self.num_at(b, 1)?;
+        if let (Num::I(p), Num::I(q)) = (x, y) {
+            if let Some(n) = int_add_sub(op, p, q) {
+                return Some(n);
+            }
+        }
         num_op(op, x, y)
+    }
+
+    /// `(x, c)` when `a` is a local holding the int `x` and `b` the int constant `c`
+    /// (`n - 1`, `n < 2`): the most common operand shape, matched in one step.
+    #[inline(always)]
+    pub fn local_int_const(&self, a: &Ex, b: &Ex) -> Option<(i64, i64)> {
+        if let (ExKind::Load(Place::Local(s, _)), ExKind::Const(Value::Int(c))) = (&a.kind, &b.kind)
+        {
+            if let Value::Int(x) = self.local(*s) {
+                return Some((*x, *c));
+            }
+        }
+        None
+    }
+
+    /// A call argument that is a binary operator over numbers (`f(n - 1)`), on the fast
+    /// path; leaves are left to `operand`, which loads them inline.
+    #[inline(always)]
+    pub fn num_arg(&self, e: &Ex) -> Option<Num> {
+        match &e.kind {
+            ExKind::Binary(op, a, b) => self.num_binop(*op, a, b),
+            _ => None,
+        }
     }
 
     /// Leaves inline; nested operators through `num_bin` (at most `MAX_NEST` deep).
@@ -157,6 +199,16 @@ mod tests {
         assert_eq!(num_op(BinOp::Add, Num::I(i64::MAX), Num::I(1)), None);
         assert_eq!(num_op(BinOp::Div, Num::I(1), Num::I(0)), None);
         assert_eq!(num_op(BinOp::FloorDiv, Num::I(7), Num::I(2)), None);
+    }
+
+    #[test]
+    fn inline_add_sub_gives_up_on_overflow_and_other_operators() {
+        assert_eq!(int_add_sub(BinOp::Sub, 27, 1), Some(Num::I(26)));
+        assert_eq!(int_add_sub(BinOp::Add, -3, 1), Some(Num::I(-2)));
+        // overflow and other operators are left to the general path (which raises)
+        assert_eq!(int_add_sub(BinOp::Add, i64::MAX, 1), None);
+        assert_eq!(int_add_sub(BinOp::Sub, i64::MIN, 1), None);
+        assert_eq!(int_add_sub(BinOp::Mul, 2, 3), None);
     }
 
     #[test]
