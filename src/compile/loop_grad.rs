@@ -1,6 +1,6 @@
 //! Compiled autograd through a captured loop. When a captured `for` loop's carried values
-//! need grad, the loop node also saves each iteration's carried values (scan outputs:
-//! `[n, ...]` stacks) and its results get one autograd node ([`LoopGrad`]) instead of
+//! need grad, the loop node also saves each iteration's carried values and the body
+//! values its backward reads (scan outputs: `[n, ...]` stacks) and its results get one autograd node ([`LoopGrad`]) instead of
 //! the unrolled history of the capture run. That node's rule is a backward loop (same
 //! trip count, run in reverse) whose body is the forward body's VJP (loop_vjp.rs): it
 //! runs eagerly for the capture call's own backward, and when compiled autograd records
@@ -35,7 +35,9 @@ pub struct LoopGrad {
     last: Vec<usize>,
     carried: Vec<(DType, Dims)>,
     grad_inv: Vec<usize>,
-    /// The stacks, then the invariants.
+    /// How many of `saved` are stacks.
+    n_stacks: usize,
+    /// The stacks (the carried values', then the saved reads'), then the invariants.
     saved: Vec<Saved>,
     stash: RefCell<Vec<Option<Tensor>>>,
     span: Span,
@@ -71,9 +73,10 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
         ));
     }
     let nc = fwd.carried;
-    let stacks = trace::paused(|| saved_carried(&fwd, args)).map_err(gb)?;
-    let n = stacks.first().and_then(|s| s.shape().first().copied());
-    let n = n.ok_or_else(|| brk("backward through a loop without iterations"))?;
+    let n = trips(&fwd, args).map_err(gb)?;
+    if n == 0 {
+        return Err(brk("backward through a loop without iterations"));
+    }
     let mut ex = vec![Tensor::scalar(Scalar::Int(fwd.start))];
     ex.extend(args.iter().cloned());
     let vjp = loop_vjp::derive_body(&fwd, &ex, n)?;
@@ -93,7 +96,9 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
     };
     let carried_in: Vec<NodeId> = fwd.body.inputs.get(1..=nc).unwrap_or_default().to_vec();
     fwd.body.outputs.extend(carried_in);
-    fwd.scan = nc;
+    fwd.body.outputs.extend(vjp.saved.iter().copied());
+    fwd.scan = nc + vjp.saved.len();
+    let stacks = trace::paused(|| scan_stacks(&fwd, args, n)).map_err(gb)?;
     let mut saved: Vec<Saved> = stacks.iter().map(Saved::new).collect();
     saved.extend(args[nc..].iter().map(Saved::new));
     let grad = LoopGrad {
@@ -104,6 +109,7 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
             .map(|t| (t.dtype(), Dims::from(t.shape())))
             .collect(),
         grad_inv: vjp.grad_inv,
+        n_stacks: stacks.len(),
         saved,
         stash: RefCell::new(vec![None; nc]),
         span,
@@ -115,13 +121,12 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
     })
 }
 
-/// The carried values at the start of every iteration of `fwd` on `args`, stacked.
-fn saved_carried(fwd: &LoopSpec, args: &[Tensor]) -> Result<Vec<Tensor>> {
-    let n = trips(fwd, args)?;
-    let nc = fwd.carried;
-    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); nc];
-    run_eager(fwd, &exec::last_uses(&fwd.body), n, args, |vals| {
-        for (r, v) in rows.iter_mut().zip(vals) {
+/// The scan outputs of `fwd` over its `n` iterations on `args`, stacked (the carried
+/// values each iteration starts from, then the saved body values).
+fn scan_stacks(fwd: &LoopSpec, args: &[Tensor], n: usize) -> Result<Vec<Tensor>> {
+    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); fwd.scan];
+    run_eager(fwd, &exec::last_uses(&fwd.body), n, args, |scans| {
+        for (r, v) in rows.iter_mut().zip(scans) {
             r.push(v.clone());
         }
     })?;
@@ -134,14 +139,14 @@ fn trips(l: &LoopSpec, args: &[Tensor]) -> Result<usize> {
 }
 
 /// Runs loop `l` node by node for `n` iterations (from the last index down when
-/// `l.reverse`) without recording grad; `before(vals)` sees the carried values each
-/// iteration starts from. Returns the final carried values.
+/// `l.reverse`) without recording grad; `scans(row)` sees each iteration's scan outputs.
+/// Returns the final carried values.
 fn run_eager(
     l: &LoopSpec,
     last: &[usize],
     n: usize,
     args: &[Tensor],
-    mut before: impl FnMut(&[Tensor]),
+    mut scans: impl FnMut(&[Tensor]),
 ) -> Result<Vec<Tensor>> {
     let _ng = autograd::no_grad();
     let mut vals = args.to_vec();
@@ -149,11 +154,11 @@ fn run_eager(
         crate::interp::limits::poll_kernel()?;
         let pos = if l.reverse { n - 1 - k } else { k };
         let idx = l.start + (pos as i64) * l.step;
-        before(&vals[..l.carried.min(vals.len())]);
         let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
         bound.extend(vals.iter().cloned());
         let next = exec::run(&l.body, &bound, last)?;
-        for (v, t) in vals.iter_mut().zip(next) {
+        scans(next.get(l.carried..).unwrap_or_default());
+        for (v, t) in vals.iter_mut().zip(next).take(l.carried) {
             *v = t;
         }
     }
@@ -199,8 +204,8 @@ impl LoopGrad {
             .map(Saved::get)
             .collect::<Result<Vec<_>>>()?;
         let nc = self.carried.len();
-        let (stacks, invs) = saved.split_at(nc.min(saved.len()));
-        let mut args = Vec::with_capacity(2 * nc + self.grad_inv.len() + invs.len());
+        let (stacks, invs) = saved.split_at(self.n_stacks.min(saved.len()));
+        let mut args = Vec::with_capacity(nc + self.grad_inv.len() + saved.len());
         for (s, (dt, shape)) in stash.into_iter().zip(&self.carried) {
             args.push(match s {
                 Some(g) => g,
