@@ -16,6 +16,7 @@ use super::control::{LoopSpec, TripCount};
 use super::exec;
 use super::grad_node::stash_grad;
 use super::ir::{IrOp, NodeId};
+use super::loop_post::{self, Hoisted};
 use super::loop_vjp::{self, brk};
 use super::run_control;
 use super::trace::{self, BreakReason, GraphBreak};
@@ -35,6 +36,8 @@ pub struct LoopGrad {
     last: Vec<usize>,
     carried: Vec<(DType, Dims)>,
     grad_inv: Vec<usize>,
+    /// The invariants whose gradients are summed after the backward loop.
+    hoisted: Vec<Hoisted>,
     /// How many of `saved` are stacks.
     n_stacks: usize,
     /// The stacks (the carried values', then the saved reads'), then the invariants.
@@ -91,7 +94,7 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
         step: fwd.step,
         cond: None,
         body: vjp.body,
-        scan: 0,
+        scan: vjp.scan,
         reverse: true,
     };
     let carried_in: Vec<NodeId> = fwd.body.inputs.get(1..=nc).unwrap_or_default().to_vec();
@@ -109,6 +112,7 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
             .map(|t| (t.dtype(), Dims::from(t.shape())))
             .collect(),
         grad_inv: vjp.grad_inv,
+        hoisted: vjp.hoisted,
         n_stacks: stacks.len(),
         saved,
         stash: RefCell::new(vec![None; nc]),
@@ -124,13 +128,7 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
 /// The scan outputs of `fwd` over its `n` iterations on `args`, stacked (the carried
 /// values each iteration starts from, then the saved body values).
 fn scan_stacks(fwd: &LoopSpec, args: &[Tensor], n: usize) -> Result<Vec<Tensor>> {
-    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); fwd.scan];
-    run_eager(fwd, &exec::last_uses(&fwd.body), n, args, |scans| {
-        for (r, v) in rows.iter_mut().zip(scans) {
-            r.push(v.clone());
-        }
-    })?;
-    rows.iter().map(|r| views::stack(r, 0)).collect()
+    Ok(run_eager(fwd, &exec::last_uses(&fwd.body), n, args)?.1)
 }
 
 /// The trip count of loop `l` (a `for` loop) on its args.
@@ -139,17 +137,17 @@ fn trips(l: &LoopSpec, args: &[Tensor]) -> Result<usize> {
 }
 
 /// Runs loop `l` node by node for `n` iterations (from the last index down when
-/// `l.reverse`) without recording grad; `scans(row)` sees each iteration's scan outputs.
-/// Returns the final carried values.
+/// `l.reverse`) without recording grad. Returns the final carried values and the scan
+/// outputs stacked in iteration order.
 fn run_eager(
     l: &LoopSpec,
     last: &[usize],
     n: usize,
     args: &[Tensor],
-    mut scans: impl FnMut(&[Tensor]),
-) -> Result<Vec<Tensor>> {
+) -> Result<(Vec<Tensor>, Vec<Tensor>)> {
     let _ng = autograd::no_grad();
     let mut vals = args.to_vec();
+    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); l.scan];
     for k in 0..n {
         crate::interp::limits::poll_kernel()?;
         let pos = if l.reverse { n - 1 - k } else { k };
@@ -157,13 +155,19 @@ fn run_eager(
         let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
         bound.extend(vals.iter().cloned());
         let next = exec::run(&l.body, &bound, last)?;
-        scans(next.get(l.carried..).unwrap_or_default());
+        for (r, v) in rows.iter_mut().zip(next.get(l.carried..).unwrap_or_default()) {
+            r.push(v.clone());
+        }
         for (v, t) in vals.iter_mut().zip(next).take(l.carried) {
             *v = t;
         }
     }
     vals.truncate(l.carried);
-    Ok(vals)
+    let stacks = rows
+        .iter()
+        .map(|r| views::stack(r, 0))
+        .collect::<Result<_>>()?;
+    Ok((vals, stacks))
 }
 
 /// Gives the loop's results `outs` (the carried values; `None` where the result is not
@@ -229,13 +233,21 @@ impl LoopGrad {
                 *cell = Some(g.clone());
             }
         }
+        let scans = outs.get(self.spec.carried..).unwrap_or_default();
+        for (i, g) in loop_post::finish(&self.hoisted, scans)? {
+            if let Some(cell) = grads.get_mut(nc + i) {
+                *cell = Some(g);
+            }
+        }
         Ok(grads)
     }
 
-    /// Runs the backward loop node by node.
+    /// Runs the backward loop node by node: its carried results, then its stacks.
     fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
         let n = trips(&self.spec, args)?;
-        run_eager(&self.spec, &self.last, n, args, |_| {})
+        let (mut outs, stacks) = run_eager(&self.spec, &self.last, n, args)?;
+        outs.extend(stacks);
+        Ok(outs)
     }
 
     /// Records the backward loop into the active capture (a break when an arg is not a

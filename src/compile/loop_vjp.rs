@@ -17,6 +17,7 @@
 use super::autodiff::{self, Derived};
 use super::control::LoopSpec;
 use super::exec;
+use super::loop_post::{self, Hoisted, Kind};
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::ops::BinaryOp;
@@ -29,6 +30,10 @@ pub struct BodyVjp {
     pub body: Graph,
     /// Positions (among the loop's invariants) of those whose gradient is accumulated.
     pub grad_inv: Vec<usize>,
+    /// The invariants whose gradient is summed after the loop from its scan outputs.
+    pub hoisted: Vec<Hoisted>,
+    /// How many scan outputs the body has (after the carried values).
+    pub scan: usize,
     /// Nodes of the forward body whose per-iteration values the backward body reads
     /// (to add as scan outputs of the forward loop, after the carried values' stacks).
     pub saved: Vec<NodeId>,
@@ -73,9 +78,16 @@ pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, G
     {
         return Err(brk("a loop carrying an invariant value unchanged"));
     }
-    let grad_inv: Vec<usize> = (0..ni)
-        .filter(|i| d.slots.contains(&(1 + nc + i)))
-        .collect();
+    let mut grad_inv = Vec::new();
+    let mut hoist = Vec::new();
+    for i in (0..ni).filter(|i| d.slots.contains(&(1 + nc + i))) {
+        let kind = d_out(&d, 1 + nc + i)
+            .and_then(|g| loop_post::classify(&d.graph, g, ex[1 + nc + i].shape()));
+        match kind {
+            Some(k) => hoist.push((i, k)),
+            None => grad_inv.push(i),
+        }
+    }
     let (saved, rows) = saved_reads(&tr.graph, &d.reads, &of_fwd, &vals);
     let join = Join {
         nc,
@@ -85,12 +97,20 @@ pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, G
         d: &d,
         rows,
     };
-    let body = join.build(&grad_inv, &outs, &inputs)?;
+    let (body, hoisted) = join.build(&grad_inv, &hoist, &outs, &inputs)?;
     Ok(BodyVjp {
+        scan: body.outputs.len() - nc - grad_inv.len(),
         body,
         grad_inv,
+        hoisted,
         saved: saved.iter().map(|&j| NodeId(j as u32)).collect(),
     })
+}
+
+/// The node of `d`'s graph that is the gradient of forward input `slot`.
+fn d_out(d: &Derived, slot: usize) -> Option<NodeId> {
+    let k = d.slots.iter().position(|s| *s == slot)?;
+    d.graph.outputs.get(k).copied()
 }
 
 /// The reads of the backward (nodes of the replayed body `r`) saved by the forward
@@ -266,19 +286,22 @@ impl Join<'_> {
         }
     }
 
+    /// The joined body (outputs: the carried values' gradients, the accumulated
+    /// invariants' (`grad_inv`), then the rows the hoisted ones (`hoist`) stack) and
+    /// the hoisted invariants' plan.
     fn build(
         &self,
         grad_inv: &[usize],
+        hoist: &[(usize, Kind)],
         outs: &[Tensor],
         inputs: &[Tensor],
-    ) -> Result<Graph, GraphBreak> {
+    ) -> Result<(Graph, Vec<Hoisted>), GraphBreak> {
         let mut c = Graph::default();
         let io = self.inputs(&mut c, grad_inv);
         let rmap = self.recompute(&mut c, &io)?;
         let gmap = self.vjp(&mut c, &io, &rmap)?;
         let gout = |slot: usize| {
-            let k = self.d.slots.iter().position(|s| *s == slot)?;
-            let o = self.d.graph.outputs.get(k)?;
+            let o = d_out(self.d, slot)?;
             gmap.get(o.index()).copied()
         };
         for j in 0..self.nc {
@@ -296,7 +319,44 @@ impl Join<'_> {
             let s = sum(&mut c, &[io.acc[k], g], &self.ex[1 + self.nc + i])?;
             c.outputs.push(s);
         }
-        Ok(c)
+        let first = c.outputs.len();
+        let mut hoisted = Vec::with_capacity(hoist.len());
+        for &(inv, kind) in hoist {
+            let scan = c.outputs.len() - first;
+            let rows: &[NodeId] = match &kind {
+                Kind::Outer { x, y } => &[*x, *y],
+                Kind::Sum { g } => &[*g],
+            };
+            for &v in rows {
+                let row = self.row_of(&mut c, &gmap, v)?;
+                c.outputs.push(row);
+            }
+            let outer = matches!(kind, Kind::Outer { .. });
+            hoisted.push(Hoisted { inv, scan, outer });
+        }
+        Ok((c, hoisted))
+    }
+
+    /// Node `v` of the recorded backward (copied as `gmap` says) as a row to stack: a
+    /// vector as it is, an `[k, 1]` or `[1, n]` matrix reshaped to a vector.
+    fn row_of(&self, c: &mut Graph, gmap: &[NodeId], v: NodeId) -> Result<NodeId, GraphBreak> {
+        let lost = || internal("a hoisted gradient's value is missing".into());
+        let node = self.d.graph.node(v).ok_or_else(lost)?;
+        let id = *gmap.get(v.index()).ok_or_else(lost)?;
+        if node.shape.len() <= 1 {
+            return Ok(id);
+        }
+        let numel: usize = node.shape.iter().product();
+        let shape = Dims::from(&[numel][..]);
+        Ok(c.push(Node {
+            op: IrOp::Reshape {
+                shape: shape.clone(),
+            },
+            args: vec![id],
+            dtype: node.dtype,
+            shape,
+            span: None,
+        }))
     }
 
     /// Copies the replayed body: a carried input and a saved read read row `index` of
