@@ -155,7 +155,10 @@ fn run_eager(
         let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
         bound.extend(vals.iter().cloned());
         let next = exec::run(&l.body, &bound, last)?;
-        for (r, v) in rows.iter_mut().zip(next.get(l.carried..).unwrap_or_default()) {
+        for (r, v) in rows
+            .iter_mut()
+            .zip(next.get(l.carried..).unwrap_or_default())
+        {
             r.push(v.clone());
         }
         for (v, t) in vals.iter_mut().zip(next).take(l.carried) {

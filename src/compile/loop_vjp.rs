@@ -17,8 +17,8 @@
 use super::autodiff::{self, Derived};
 use super::control::LoopSpec;
 use super::exec;
-use super::loop_post::{self, Hoisted, Kind};
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
+use super::loop_post::{self, Hoisted, Kind};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::ops::BinaryOp;
 use crate::tensor::shape::Dims;
@@ -129,7 +129,10 @@ fn saved_reads(
     let mut rows = HashMap::new();
     for read in reads {
         let cheap = r.node(*read).is_none_or(|n| {
-            matches!(n.op, IrOp::Input { .. } | IrOp::Const(_) | IrOp::Index { .. })
+            matches!(
+                n.op,
+                IrOp::Input { .. } | IrOp::Const(_) | IrOp::Index { .. }
+            )
         });
         let (false, Some(&j), false) = (cheap, of_fwd.get(read), rows.contains_key(read)) else {
             continue;
