@@ -6,7 +6,8 @@
 mod common;
 
 use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text, FD_PRELUDE};
-use kiln::Engine;
+use kiln::compile::cache::EntryKind;
+use kiln::{Engine, Value};
 
 /// Every element's gradient (of a 2-d `name` with `cols` columns, or 1-d when 0)
 /// against the central difference of the eager loss expression `loss`.
@@ -78,6 +79,45 @@ fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
     same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
     check_fd(&mut e, "Whh", 4, "total()");
     check_fd(&mut e, "bh", 0, "total()");
+}
+
+/// The dumps of the forward and the compiled backward of the last version of the
+/// compiled global `name`.
+fn version_texts(e: &Engine, name: &str) -> (String, String) {
+    let v = e.get_global(name);
+    let Some(Value::Compiled(cf)) = &v else {
+        panic!("{name} is not a compiled function");
+    };
+    let c = cf.cache.borrow();
+    let Some(EntryKind::Graph(g)) = c.entries.iter().map(|x| &x.kind).next_back() else {
+        panic!("{name} has no compiled graph");
+    };
+    let Some(ad) = &g.autodiff else {
+        panic!("{name} has no compiled backward");
+    };
+    (g.compiled.to_text(None), ad.backward.to_text(None))
+}
+
+#[test]
+fn reverse_loop_reads_saved_values_and_sums_weight_gradients_after_it() {
+    let e = engine(&format!("{FD_PRELUDE}{RNN}"));
+    let (fwd, bwd) = version_texts(&e, "loss_fn");
+    // The forward loop stacks the carried `h` and the tanh output the backward reads.
+    assert!(fwd.contains("carried=1, index=0+1k, scan=2"), "{fwd}");
+    // The reverse loop carries only dh (no accumulators) and stacks the rows of the
+    // outer products for Wxh (x[t], dpre) and Whh (h, dpre) and bh's dpre, summed
+    // after it (two matrix products and a sum); it does not recompute the iteration:
+    // its only product is dpre @ Whh^T.
+    assert!(
+        bwd.contains("carried=1, index=0+1k, scan=5, reverse"),
+        "{bwd}"
+    );
+    let body = bwd
+        .lines()
+        .skip_while(|l| !l.contains(", reverse)"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "));
+    assert_eq!(body.filter(|l| l.contains("= matmul(")).count(), 1, "{bwd}");
 }
 
 /// Runs `body` (which defines `raw` over globals, `loss_fn = compile(raw)` and calls

@@ -1,6 +1,6 @@
 //! Compiled autograd through a captured loop. When a captured `for` loop's carried values
-//! need grad, the loop node also saves each iteration's carried values (scan outputs:
-//! `[n, ...]` stacks) and its results get one autograd node ([`LoopGrad`]) instead of
+//! need grad, the loop node also saves each iteration's carried values and the body
+//! values its backward reads (scan outputs: `[n, ...]` stacks) and its results get one autograd node ([`LoopGrad`]) instead of
 //! the unrolled history of the capture run. That node's rule is a backward loop (same
 //! trip count, run in reverse) whose body is the forward body's VJP (loop_vjp.rs): it
 //! runs eagerly for the capture call's own backward, and when compiled autograd records
@@ -16,6 +16,7 @@ use super::control::{LoopSpec, TripCount};
 use super::exec;
 use super::grad_node::stash_grad;
 use super::ir::{IrOp, NodeId};
+use super::loop_post::{self, Hoisted};
 use super::loop_vjp::{self, brk};
 use super::run_control;
 use super::trace::{self, BreakReason, GraphBreak};
@@ -35,7 +36,11 @@ pub struct LoopGrad {
     last: Vec<usize>,
     carried: Vec<(DType, Dims)>,
     grad_inv: Vec<usize>,
-    /// The stacks, then the invariants.
+    /// The invariants whose gradients are summed after the backward loop.
+    hoisted: Vec<Hoisted>,
+    /// How many of `saved` are stacks.
+    n_stacks: usize,
+    /// The stacks (the carried values', then the saved reads'), then the invariants.
     saved: Vec<Saved>,
     stash: RefCell<Vec<Option<Tensor>>>,
     span: Span,
@@ -71,9 +76,10 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
         ));
     }
     let nc = fwd.carried;
-    let stacks = trace::paused(|| saved_carried(&fwd, args)).map_err(gb)?;
-    let n = stacks.first().and_then(|s| s.shape().first().copied());
-    let n = n.ok_or_else(|| brk("backward through a loop without iterations"))?;
+    let n = trips(&fwd, args).map_err(gb)?;
+    if n == 0 {
+        return Err(brk("backward through a loop without iterations"));
+    }
     let mut ex = vec![Tensor::scalar(Scalar::Int(fwd.start))];
     ex.extend(args.iter().cloned());
     let vjp = loop_vjp::derive_body(&fwd, &ex, n)?;
@@ -88,12 +94,14 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
         step: fwd.step,
         cond: None,
         body: vjp.body,
-        scan: 0,
+        scan: vjp.scan,
         reverse: true,
     };
     let carried_in: Vec<NodeId> = fwd.body.inputs.get(1..=nc).unwrap_or_default().to_vec();
     fwd.body.outputs.extend(carried_in);
-    fwd.scan = nc;
+    fwd.body.outputs.extend(vjp.saved.iter().copied());
+    fwd.scan = nc + vjp.saved.len();
+    let stacks = trace::paused(|| scan_stacks(&fwd, args, n)).map_err(gb)?;
     let mut saved: Vec<Saved> = stacks.iter().map(Saved::new).collect();
     saved.extend(args[nc..].iter().map(Saved::new));
     let grad = LoopGrad {
@@ -104,6 +112,8 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
             .map(|t| (t.dtype(), Dims::from(t.shape())))
             .collect(),
         grad_inv: vjp.grad_inv,
+        hoisted: vjp.hoisted,
+        n_stacks: stacks.len(),
         saved,
         stash: RefCell::new(vec![None; nc]),
         span,
@@ -115,17 +125,10 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
     })
 }
 
-/// The carried values at the start of every iteration of `fwd` on `args`, stacked.
-fn saved_carried(fwd: &LoopSpec, args: &[Tensor]) -> Result<Vec<Tensor>> {
-    let n = trips(fwd, args)?;
-    let nc = fwd.carried;
-    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); nc];
-    run_eager(fwd, &exec::last_uses(&fwd.body), n, args, |vals| {
-        for (r, v) in rows.iter_mut().zip(vals) {
-            r.push(v.clone());
-        }
-    })?;
-    rows.iter().map(|r| views::stack(r, 0)).collect()
+/// The scan outputs of `fwd` over its `n` iterations on `args`, stacked (the carried
+/// values each iteration starts from, then the saved body values).
+fn scan_stacks(fwd: &LoopSpec, args: &[Tensor], n: usize) -> Result<Vec<Tensor>> {
+    Ok(run_eager(fwd, &exec::last_uses(&fwd.body), n, args)?.1)
 }
 
 /// The trip count of loop `l` (a `for` loop) on its args.
@@ -134,31 +137,40 @@ fn trips(l: &LoopSpec, args: &[Tensor]) -> Result<usize> {
 }
 
 /// Runs loop `l` node by node for `n` iterations (from the last index down when
-/// `l.reverse`) without recording grad; `before(vals)` sees the carried values each
-/// iteration starts from. Returns the final carried values.
+/// `l.reverse`) without recording grad. Returns the final carried values and the scan
+/// outputs stacked in iteration order.
 fn run_eager(
     l: &LoopSpec,
     last: &[usize],
     n: usize,
     args: &[Tensor],
-    mut before: impl FnMut(&[Tensor]),
-) -> Result<Vec<Tensor>> {
+) -> Result<(Vec<Tensor>, Vec<Tensor>)> {
     let _ng = autograd::no_grad();
     let mut vals = args.to_vec();
+    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); l.scan];
     for k in 0..n {
         crate::interp::limits::poll_kernel()?;
         let pos = if l.reverse { n - 1 - k } else { k };
         let idx = l.start + (pos as i64) * l.step;
-        before(&vals[..l.carried.min(vals.len())]);
         let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
         bound.extend(vals.iter().cloned());
         let next = exec::run(&l.body, &bound, last)?;
-        for (v, t) in vals.iter_mut().zip(next) {
+        for (r, v) in rows
+            .iter_mut()
+            .zip(next.get(l.carried..).unwrap_or_default())
+        {
+            r.push(v.clone());
+        }
+        for (v, t) in vals.iter_mut().zip(next).take(l.carried) {
             *v = t;
         }
     }
     vals.truncate(l.carried);
-    Ok(vals)
+    let stacks = rows
+        .iter()
+        .map(|r| views::stack(r, 0))
+        .collect::<Result<_>>()?;
+    Ok((vals, stacks))
 }
 
 /// Gives the loop's results `outs` (the carried values; `None` where the result is not
@@ -199,8 +211,8 @@ impl LoopGrad {
             .map(Saved::get)
             .collect::<Result<Vec<_>>>()?;
         let nc = self.carried.len();
-        let (stacks, invs) = saved.split_at(nc.min(saved.len()));
-        let mut args = Vec::with_capacity(2 * nc + self.grad_inv.len() + invs.len());
+        let (stacks, invs) = saved.split_at(self.n_stacks.min(saved.len()));
+        let mut args = Vec::with_capacity(nc + self.grad_inv.len() + saved.len());
         for (s, (dt, shape)) in stash.into_iter().zip(&self.carried) {
             args.push(match s {
                 Some(g) => g,
@@ -224,13 +236,21 @@ impl LoopGrad {
                 *cell = Some(g.clone());
             }
         }
+        let scans = outs.get(self.spec.carried..).unwrap_or_default();
+        for (i, g) in loop_post::finish(&self.hoisted, scans)? {
+            if let Some(cell) = grads.get_mut(nc + i) {
+                *cell = Some(g);
+            }
+        }
         Ok(grads)
     }
 
-    /// Runs the backward loop node by node.
+    /// Runs the backward loop node by node: its carried results, then its stacks.
     fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
         let n = trips(&self.spec, args)?;
-        run_eager(&self.spec, &self.last, n, args, |_| {})
+        let (mut outs, stacks) = run_eager(&self.spec, &self.last, n, args)?;
+        outs.extend(stacks);
+        Ok(outs)
     }
 
     /// Records the backward loop into the active capture (a break when an arg is not a

@@ -1,28 +1,42 @@
 //! The backward body of a captured loop: the forward body is replayed once through the
 //! tensor library on example values (recording autograd and, with a tracer, a copy of
 //! the body), eager's own gradient rules are recorded from its outputs as for a whole
-//! function (`autodiff::derive`), and both are joined into one region that recomputes
-//! iteration `t` from the carried values the forward loop saved (row `t` of its scan
-//! outputs) and then runs that iteration's vector-Jacobian product.
+//! function (`autodiff::derive`), and both are joined into one region that runs
+//! iteration `t`'s vector-Jacobian product. The values that product reads come from the
+//! forward loop's scan outputs (row `t` of a stack): the carried values each iteration
+//! starts from and every computed body value the rules read (an activation's output,
+//! a sum), so the reverse loop does not recompute the forward body; only reads that are
+//! rows of an invariant (`x[t]`) or not a value of the forward body are recomputed there
+//! from the saved rows.
 //!
 //! The joined region's inputs are `[index, dcarried..., acc..., stacks..., invariants...]`
-//! and its outputs `[dcarried..., acc...]`: the gradients of the carried values flow to
-//! the previous iteration, those of the invariants that need one are summed in `acc`.
+//! (stacks: the carried ones, then the saved reads') and its outputs
+//! `[dcarried..., acc...]`: the gradients of the carried values flow to the previous
+//! iteration, those of the invariants that need one are summed in `acc`.
 
 use super::autodiff::{self, Derived};
 use super::control::LoopSpec;
 use super::exec;
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
+use super::loop_post::{self, Hoisted, Kind};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::ops::BinaryOp;
 use crate::tensor::shape::Dims;
 use crate::tensor::{creation, Tensor};
+use std::collections::HashMap;
 
 /// A loop body's backward (see the module doc).
 pub struct BodyVjp {
     pub body: Graph,
     /// Positions (among the loop's invariants) of those whose gradient is accumulated.
     pub grad_inv: Vec<usize>,
+    /// The invariants whose gradient is summed after the loop from its scan outputs.
+    pub hoisted: Vec<Hoisted>,
+    /// How many scan outputs the body has (after the carried values).
+    pub scan: usize,
+    /// Nodes of the forward body whose per-iteration values the backward body reads
+    /// (to add as scan outputs of the forward loop, after the carried values' stacks).
+    pub saved: Vec<NodeId>,
 }
 
 pub(super) fn brk(what: &'static str) -> GraphBreak {
@@ -46,7 +60,13 @@ fn internal(msg: String) -> GraphBreak {
 /// iterations `n` the saved stacks have at capture.
 pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, GraphBreak> {
     let nc = fwd.carried;
-    let (mut tr, inputs, outs) = replay(&fwd.body, ex, nc)?;
+    let (mut tr, inputs, vals, outs) = replay(&fwd.body, ex, nc)?;
+    let mut of_fwd: HashMap<NodeId, usize> = HashMap::new();
+    for (j, v) in vals.iter().enumerate().rev() {
+        if let Some(id) = tr.node_of(v) {
+            of_fwd.insert(id, j);
+        }
+    }
     let (derived, _) = trace::isolated(Tracer::default(), || {
         autodiff::derive(&mut tr, &outs, &inputs)
     });
@@ -58,26 +78,78 @@ pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, G
     {
         return Err(brk("a loop carrying an invariant value unchanged"));
     }
-    let grad_inv: Vec<usize> = (0..ni)
-        .filter(|i| d.slots.contains(&(1 + nc + i)))
-        .collect();
+    let mut grad_inv = Vec::new();
+    let mut hoist = Vec::new();
+    for i in (0..ni).filter(|i| d.slots.contains(&(1 + nc + i))) {
+        let kind = d_out(&d, 1 + nc + i)
+            .and_then(|g| loop_post::classify(&d.graph, g, ex[1 + nc + i].shape()));
+        match kind {
+            Some(k) => hoist.push((i, k)),
+            None => grad_inv.push(i),
+        }
+    }
+    let (saved, rows) = saved_reads(&tr.graph, &d.reads, &of_fwd, &vals);
     let join = Join {
         nc,
         n,
         ex,
         r: &tr.graph,
         d: &d,
+        rows,
     };
-    let body = join.build(&grad_inv, &outs, &inputs)?;
-    Ok(BodyVjp { body, grad_inv })
+    let (body, hoisted) = join.build(&grad_inv, &hoist, &outs, &inputs)?;
+    Ok(BodyVjp {
+        scan: body.outputs.len() - nc - grad_inv.len(),
+        body,
+        grad_inv,
+        hoisted,
+        saved: saved.iter().map(|&j| NodeId(j as u32)).collect(),
+    })
 }
 
-/// A replayed body: its tracer, inputs and outputs.
-type Replay = (Box<Tracer>, Vec<Tensor>, Vec<Tensor>);
+/// The node of `d`'s graph that is the gradient of forward input `slot`.
+fn d_out(d: &Derived, slot: usize) -> Option<NodeId> {
+    let k = d.slots.iter().position(|s| *s == slot)?;
+    d.graph.outputs.get(k).copied()
+}
+
+/// The reads of the backward (nodes of the replayed body `r`) saved by the forward
+/// loop: computed values of the forward body (`of_fwd`: replayed node -> forward body
+/// node, `vals`: the forward body's example values). Inputs are the loop's own, and an
+/// `Index` (a row of an invariant) or a constant costs less to recompute than to save.
+/// Returns the forward body nodes to save and, per replayed node, its saved example
+/// value and position among them.
+fn saved_reads(
+    r: &Graph,
+    reads: &[NodeId],
+    of_fwd: &HashMap<NodeId, usize>,
+    vals: &[Tensor],
+) -> (Vec<usize>, HashMap<NodeId, (usize, Tensor)>) {
+    let mut saved: Vec<usize> = Vec::new();
+    let mut rows = HashMap::new();
+    for read in reads {
+        let cheap = r.node(*read).is_none_or(|n| {
+            matches!(
+                n.op,
+                IrOp::Input { .. } | IrOp::Const(_) | IrOp::Index { .. }
+            )
+        });
+        let (false, Some(&j), false) = (cheap, of_fwd.get(read), rows.contains_key(read)) else {
+            continue;
+        };
+        let Some(v) = vals.get(j) else { continue };
+        rows.insert(*read, (saved.len(), v.clone()));
+        saved.push(j);
+    }
+    (saved, rows)
+}
+
+/// A replayed body: its tracer, inputs, the values of its nodes and its outputs.
+type Replay = (Box<Tracer>, Vec<Tensor>, Vec<Tensor>, Vec<Tensor>);
 
 /// Replays body `b` on fresh handles of `ex` (float carried values and the invariants
-/// that require grad made to require grad) with a tracer: the tracer, the inputs and
-/// the body's outputs.
+/// that require grad made to require grad) with a tracer: the tracer, the inputs, the
+/// value of every node of `b` and the body's outputs.
 fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
     let mut inputs = Vec::with_capacity(ex.len());
     for (s, x) in ex.iter().enumerate() {
@@ -101,16 +173,16 @@ fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
         eval_all(b, &inputs)
     });
     let tr = tr.ok_or_else(|| internal("the tracer was lost".into()))?;
-    let outs = outs?;
+    let (vals, outs) = outs?;
     if let Some(b) = tr.breaks.first() {
         return Err(b.clone());
     }
-    Ok((tr, inputs, outs))
+    Ok((tr, inputs, vals, outs))
 }
 
 /// Runs `b` node by node through the tensor library (so autograd and the tracer see
-/// every op); returns its outputs.
-fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>, GraphBreak> {
+/// every op); returns the value of every node and the outputs.
+fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>), GraphBreak> {
     let lost = || internal("a value of the body is missing".into());
     let mut vals: Vec<Tensor> = Vec::with_capacity(b.nodes.len());
     for node in &b.nodes {
@@ -137,11 +209,13 @@ fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>, GraphBreak> {
         };
         vals.push(v);
     }
-    b.outputs
+    let outs = b
+        .outputs
         .iter()
         .map(|o| vals.get(o.index()).cloned())
         .collect::<Option<_>>()
-        .ok_or_else(lost)
+        .ok_or_else(lost)?;
+    Ok((vals, outs))
 }
 
 /// Joins the replayed body `r` and its backward `d` into the backward loop's body.
@@ -151,6 +225,8 @@ struct Join<'a> {
     ex: &'a [Tensor],
     r: &'a Graph,
     d: &'a Derived,
+    /// Replayed nodes read from a saved stack: position among the saved, example value.
+    rows: HashMap<NodeId, (usize, Tensor)>,
 }
 
 /// The region inputs of the joined body.
@@ -159,6 +235,8 @@ struct Inputs {
     dcar: Vec<NodeId>,
     acc: Vec<NodeId>,
     stacks: Vec<NodeId>,
+    /// The saved reads' stacks.
+    saved: Vec<NodeId>,
     invs: Vec<NodeId>,
 }
 
@@ -191,37 +269,42 @@ impl Join<'_> {
         let invs = &self.ex[1 + self.nc..];
         let dcar = carried.iter().map(|t| bound(c, t)).collect();
         let acc = grad_inv.iter().map(|&i| bound(c, &invs[i])).collect();
-        let stacks = carried
-            .iter()
-            .map(|t| {
-                let mut shape = Dims::from(t.shape());
-                shape.insert(0, self.n);
-                c.add_input(InputKind::Bound, t.dtype(), shape, None)
-            })
-            .collect();
+        let mut stack = |t: &Tensor| {
+            let mut shape = Dims::from(t.shape());
+            shape.insert(0, self.n);
+            c.add_input(InputKind::Bound, t.dtype(), shape, None)
+        };
+        let stacks = carried.iter().map(&mut stack).collect();
+        let mut by_pos: Vec<&(usize, Tensor)> = self.rows.values().collect();
+        by_pos.sort_by_key(|(k, _)| *k);
+        let saved = by_pos.into_iter().map(|(_, t)| stack(t)).collect();
         let invs = invs.iter().map(|t| bound(c, t)).collect();
         Inputs {
             index,
             dcar,
             acc,
             stacks,
+            saved,
             invs,
         }
     }
 
+    /// The joined body (outputs: the carried values' gradients, the accumulated
+    /// invariants' (`grad_inv`), then the rows the hoisted ones (`hoist`) stack) and
+    /// the hoisted invariants' plan.
     fn build(
         &self,
         grad_inv: &[usize],
+        hoist: &[(usize, Kind)],
         outs: &[Tensor],
         inputs: &[Tensor],
-    ) -> Result<Graph, GraphBreak> {
+    ) -> Result<(Graph, Vec<Hoisted>), GraphBreak> {
         let mut c = Graph::default();
         let io = self.inputs(&mut c, grad_inv);
         let rmap = self.recompute(&mut c, &io)?;
         let gmap = self.vjp(&mut c, &io, &rmap)?;
         let gout = |slot: usize| {
-            let k = self.d.slots.iter().position(|s| *s == slot)?;
-            let o = self.d.graph.outputs.get(k)?;
+            let o = d_out(self.d, slot)?;
             gmap.get(o.index()).copied()
         };
         for j in 0..self.nc {
@@ -239,25 +322,70 @@ impl Join<'_> {
             let s = sum(&mut c, &[io.acc[k], g], &self.ex[1 + self.nc + i])?;
             c.outputs.push(s);
         }
-        Ok(c)
+        let first = c.outputs.len();
+        let mut hoisted = Vec::with_capacity(hoist.len());
+        for &(inv, kind) in hoist {
+            let scan = c.outputs.len() - first;
+            let rows: &[NodeId] = match &kind {
+                Kind::Outer { x, y } => &[*x, *y],
+                Kind::Sum { g } => &[*g],
+            };
+            for &v in rows {
+                let row = self.row_of(&mut c, &gmap, v)?;
+                c.outputs.push(row);
+            }
+            let outer = matches!(kind, Kind::Outer { .. });
+            hoisted.push(Hoisted { inv, scan, outer });
+        }
+        Ok((c, hoisted))
     }
 
-    /// Copies the replayed body: a carried input reads row `index` of its stack.
+    /// Node `v` of the recorded backward (copied as `gmap` says) as a row to stack: a
+    /// vector as it is, an `[k, 1]` or `[1, n]` matrix reshaped to a vector.
+    fn row_of(&self, c: &mut Graph, gmap: &[NodeId], v: NodeId) -> Result<NodeId, GraphBreak> {
+        let lost = || internal("a hoisted gradient's value is missing".into());
+        let node = self.d.graph.node(v).ok_or_else(lost)?;
+        let id = *gmap.get(v.index()).ok_or_else(lost)?;
+        if node.shape.len() <= 1 {
+            return Ok(id);
+        }
+        let numel: usize = node.shape.iter().product();
+        let shape = Dims::from(&[numel][..]);
+        Ok(c.push(Node {
+            op: IrOp::Reshape {
+                shape: shape.clone(),
+            },
+            args: vec![id],
+            dtype: node.dtype,
+            shape,
+            span: None,
+        }))
+    }
+
+    /// Copies the replayed body: a carried input and a saved read read row `index` of
+    /// their stacks (the copies no read needs are left to dead-code elimination).
     fn recompute(&self, c: &mut Graph, io: &Inputs) -> Result<Vec<NodeId>, GraphBreak> {
         let mut map = Vec::with_capacity(self.r.nodes.len());
-        for node in &self.r.nodes {
-            let id = match node.op {
-                IrOp::Input { slot: 0, .. } => io.index,
-                IrOp::Input { slot, .. } if slot <= self.nc => c.push(Node {
-                    op: IrOp::Index {
-                        indices: vec![IrIndex::Indices { arg: 1 }],
-                    },
-                    args: vec![io.stacks[slot - 1], io.index],
-                    dtype: node.dtype,
-                    shape: node.shape.clone(),
-                    span: None,
-                }),
-                IrOp::Input { slot, .. } => *io
+        let row = |c: &mut Graph, node: &Node, stack: NodeId| {
+            c.push(Node {
+                op: IrOp::Index {
+                    indices: vec![IrIndex::Indices { arg: 1 }],
+                },
+                args: vec![stack, io.index],
+                dtype: node.dtype,
+                shape: node.shape.clone(),
+                span: None,
+            })
+        };
+        for (i, node) in self.r.nodes.iter().enumerate() {
+            let saved = self.rows.get(&NodeId(i as u32));
+            let id = match (&node.op, saved.and_then(|(k, _)| io.saved.get(*k))) {
+                (_, Some(&stack)) => row(c, node, stack),
+                (IrOp::Input { slot: 0, .. }, _) => io.index,
+                (IrOp::Input { slot, .. }, _) if *slot <= self.nc => {
+                    row(c, node, io.stacks[slot - 1])
+                }
+                (IrOp::Input { slot, .. }, _) => *io
                     .invs
                     .get(slot - 1 - self.nc)
                     .ok_or_else(|| internal("an input out of range".into()))?,

@@ -31,6 +31,7 @@ pub mod jit;
 pub mod kernel;
 mod lanefn;
 pub mod loop_grad;
+mod loop_post;
 mod loop_vjp;
 pub mod lower;
 mod mathfn;
