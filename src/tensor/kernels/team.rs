@@ -5,10 +5,10 @@
 //!
 //! Here the calling thread runs tasks itself, next to the helpers (one per further
 //! thread of rayon's pool size), which claim tasks from an atomic counter. An idle
-//! helper spins (with a yield now and then) for `SPIN` before it parks, and keeps
-//! spinning while a [`Busy`] guard is alive (a compiled run: its parallel regions follow
-//! each other within microseconds), so a region costs a cache-line exchange, not a
-//! wake-up. A descheduled helper holds up only the task it claimed; the caller claims
+//! helper spins (with a yield now and then) for `SPIN` before it parks, longer
+//! (`BUSY_SPIN`) while a [`Busy`] guard is alive (a compiled run: its parallel regions
+//! follow each other within microseconds), so a region costs a cache-line exchange, not
+//! a wake-up. A descheduled helper holds up only the task it claimed; the caller claims
 //! the rest. Calls from several threads at once, or from inside a task, run inline.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -19,6 +19,11 @@ use std::time::{Duration, Instant};
 
 /// How long an idle helper spins (outside a [`Busy`] run) before it parks.
 const SPIN: Duration = Duration::from_micros(200);
+
+/// How long an idle helper spins during a [`Busy`] run before it parks (a run's
+/// parallel regions follow each other closer than this; a run without any, such as a
+/// recurrent network's small steps, does not keep a helper spinning).
+const BUSY_SPIN: Duration = Duration::from_millis(2);
 
 /// Spin iterations between two `yield_now` calls of a waiting thread (be fair to the
 /// other processes of a shared machine).
@@ -105,7 +110,9 @@ pub fn threads() -> usize {
 fn helper_loop() {
     IS_HELPER.with(|h| h.set(true));
     let t = team();
-    let mut seen = t.epoch.load(Ordering::Acquire);
+    // Epoch 0: the team's state before any job (a job published before this thread got
+    // here is still seen, and joined if it is still running).
+    let mut seen = 0;
     let mut idle_since = Instant::now();
     let mut spins = 0u32;
     loop {
@@ -128,13 +135,16 @@ fn helper_loop() {
             std::hint::spin_loop();
             continue;
         }
-        if t.busy.load(Ordering::Relaxed) > 0 || idle_since.elapsed() < SPIN {
+        let busy = t.busy.load(Ordering::Relaxed) > 0;
+        if idle_since.elapsed() < if busy { BUSY_SPIN } else { SPIN } {
             thread::yield_now();
             continue;
         }
+        // Parked until the next job: its publisher unparks every helper when it sees
+        // `sleeping` (both sides use SeqCst, so one of them sees the other's write).
         t.sleeping.fetch_add(1, Ordering::SeqCst);
-        if t.epoch.load(Ordering::SeqCst) == seen && t.busy.load(Ordering::SeqCst) == 0 {
-            thread::park_timeout(Duration::from_millis(100));
+        while t.epoch.load(Ordering::SeqCst) == seen {
+            thread::park();
         }
         t.sleeping.fetch_sub(1, Ordering::SeqCst);
         idle_since = Instant::now();
@@ -215,8 +225,8 @@ fn try_shared(tasks: usize, f: &(dyn Fn(usize) + Sync)) -> bool {
     true
 }
 
-/// While alive, idle helpers keep spinning instead of parking: for a run of many
-/// parallel regions in a row (a compiled training step). Parked helpers stay parked
+/// While alive, idle helpers spin longer before parking: for a run of many parallel
+/// regions in a row (a compiled training step). Parked helpers stay parked
 /// until the next region (a run without parallel work costs one atomic add).
 pub struct Busy(());
 
