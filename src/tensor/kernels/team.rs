@@ -131,7 +131,7 @@ fn helper_loop() {
             continue;
         }
         spins = spins.wrapping_add(1);
-        if spins % YIELD_EVERY != 0 {
+        if !spins.is_multiple_of(YIELD_EVERY) {
             std::hint::spin_loop();
             continue;
         }
@@ -208,7 +208,7 @@ fn try_shared(tasks: usize, f: &(dyn Fn(usize) + Sync)) -> bool {
     let mut spins = 0u32;
     while job.done.load(Ordering::Acquire) < tasks {
         spins = spins.wrapping_add(1);
-        if spins % YIELD_EVERY == 0 {
+        if spins.is_multiple_of(YIELD_EVERY) {
             thread::yield_now();
         } else {
             std::hint::spin_loop();
