@@ -52,17 +52,22 @@ fn fresh(e: &Engine, name: &str) -> usize {
 /// checks: losses and parameters within 1e-5 relative step by step, no kernel output
 /// allocated after warm-up, and the graph text (returned).
 fn train_against_eager(opt: &str) -> String {
+    train_sized_against_eager(opt, (24, 12, 40))
+}
+
+/// [`train_against_eager`] for an MLP `inputs`-`hidden`-`hidden`-4 on `batch` rows.
+fn train_sized_against_eager(opt: &str, (batch, inputs, hidden): (usize, usize, usize)) -> String {
     let src = format!(
         "
 import nn
 import optim
 manual_seed(7)
-X = randn(24, 12)
-Y = tensor([k % 4 for k in range(24)])
+X = randn({batch}, {inputs})
+Y = tensor([k % 4 for k in range({batch})])
 def make():
     manual_seed(11)
-    return nn.Sequential(nn.Linear(12, 40), nn.ReLU(), nn.Linear(40, 40), nn.ReLU(),
-                         nn.Linear(40, 4))
+    return nn.Sequential(nn.Linear({inputs}, {hidden}), nn.ReLU(), nn.Linear({hidden}, {hidden}),
+                         nn.ReLU(), nn.Linear({hidden}, 4))
 def make_opt(ps):
     return {opt}
 m1 = make()
@@ -161,4 +166,18 @@ fn sgd_with_momentum_trains_like_eager_without_steady_state_allocation() {
     // Each parameter's buffer and parameter updates share one kernel.
     let pairs = writes_per_kernel(&text).iter().filter(|&&w| w == 2).count();
     assert!(pairs >= 6, "{text}");
+}
+
+/// W5-sized products (64x300x256: 4.9M multiply-adds, split over the kernels' thread
+/// team) and parameter updates (77k elements: kernels split into tasks on the team):
+/// compiled training still equals eager training step by step, for SGD and Adam.
+#[test]
+fn team_split_products_and_updates_train_like_eager() {
+    for opt in ["optim.SGD(ps, lr=0.01)", "optim.Adam(ps, lr=1e-3)"] {
+        let text = train_sized_against_eager(opt, (64, 300, 256));
+        assert!(
+            text.contains("f32[64, 300]"),
+            "{opt}: the sizes reached the graph"
+        );
+    }
 }

@@ -180,3 +180,50 @@ fn matmul_with_empty_inner_dim_is_zeros() {
     assert_eq!(c.shape(), &[2, 300, 400]);
     assert!(f32s(&c).iter().all(|v| *v == 0.0));
 }
+
+/// Products large enough to be split over the kernels' thread team (by columns when
+/// m <= n, else by rows; blocks of 16 with a remainder), with transposed operands as
+/// W5's forward and weight-gradient products read them, and the bias epilogue: every
+/// element equals the naive f64 product.
+#[test]
+fn split_products_equal_the_naive_product() {
+    use kiln::tensor::kernels::matmul::matmul_bias_into;
+    let cases = [
+        (64, 784, 256),
+        (256, 64, 784),
+        (250, 100, 33),
+        (70, 300, 37),
+        (33, 500, 90),
+    ];
+    for (m, k, n) in cases {
+        let a = ramp(m * k);
+        let b: Vec<f32> = ramp(k * n).iter().map(|x| x * 0.25).collect();
+        // a as the transpose of a [k, m] tensor, b as the transpose of a [n, k] tensor
+        let at: Vec<f32> = (0..k * m).map(|q| a[(q % m) * k + q / m]).collect();
+        let bt: Vec<f32> = (0..n * k).map(|q| b[(q % k) * n + q / k]).collect();
+        let ta = creation::from_f32(at, &[k, m])
+            .unwrap()
+            .permute(&[1, 0])
+            .unwrap();
+        let tb = creation::from_f32(bt, &[n, k])
+            .unwrap()
+            .permute(&[1, 0])
+            .unwrap();
+        let want = naive(&a, &b, m, k, n);
+        let close = |got: &[f32], bias: &dyn Fn(usize) -> f64| {
+            for (q, (g, w)) in got.iter().zip(&want).enumerate() {
+                let w = w + bias(q % n);
+                assert!(
+                    (f64::from(*g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                    "{m}x{k}x{n} element {q}: {g} vs {w}"
+                );
+            }
+        };
+        close(&f32s(&linalg::matmul(&ta, &tb).unwrap()), &|_| 0.0);
+        let bias: Vec<f32> = (0..n).map(|j| j as f32 - 3.5).collect();
+        let tbias = creation::from_f32(bias.clone(), &[n]).unwrap();
+        let mut dst = vec![f32::NAN; m * n];
+        assert!(matmul_bias_into(&mut dst, &ta, &tb, &tbias).unwrap());
+        close(&dst, &|j| f64::from(bias[j]));
+    }
+}

@@ -122,6 +122,7 @@ impl Interp {
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(g.externals.iter().cloned());
             let _no_grad = crate::autograd::no_grad();
+            let _busy = crate::tensor::kernels::team::Busy::new();
             g.compiled
                 .run(&inputs, &exec::eval, &mut printed)
                 .and_then(|mut o| {

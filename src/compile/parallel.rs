@@ -1,16 +1,18 @@
 //! Running a compiled kernel: view validation, then the outermost dimension split into
-//! tasks for the rayon threads above a size threshold (full reductions combine per-task
-//! partials in order). There are several tasks per thread, of about `TASK_ELEMENTS`
-//! each: on a shared machine a thread that is descheduled then holds up only its
-//! current task, the others steal the rest.
+//! tasks for the threads of the kernels' team (`tensor::kernels::team`: the caller and
+//! spinning helpers, cheaper per region than waking rayon's workers) above a size
+//! threshold (full reductions combine per-task partials in order). There are several
+//! tasks per thread, of about `TASK_ELEMENTS` each: on a shared machine a thread that is
+//! descheduled then holds up only its current task, the others claim the rest.
 
 use super::consts::Splat4;
 use super::jit::{CompiledKernel, KernelArgs, KernelFn};
 use super::kernel::ReduceOp;
 use super::views::{check_run, BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
-use rayon::prelude::*;
+use crate::tensor::kernels::team;
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Index spaces smaller than this run on the calling thread.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
@@ -106,7 +108,7 @@ impl CompiledKernel {
             plan.strides.extend(strides_i64(v.strides));
         }
         let dim0 = extents.first().copied().unwrap_or(1);
-        let threads = rayon::current_num_threads().min(dim0);
+        let threads = team::threads().min(dim0);
         let full_reduction = self.kernel.reduced_dims() == self.kernel.rank;
         let func = self.func;
         let tasks = task_count(dim0, total, threads);
@@ -115,10 +117,9 @@ impl CompiledKernel {
         } else if full_reduction {
             self.run_partials(&plan, dim0, tasks, outputs)
         } else {
-            (0..tasks)
-                .into_par_iter()
-                .map(|t| plan.call(func, split(dim0, t, tasks), split(dim0, t + 1, tasks), None))
-                .reduce(|| 0, |a, b| if a != 0 { a } else { b })
+            in_tasks(tasks, &|t| {
+                plan.call(func, split(dim0, t, tasks), split(dim0, t + 1, tasks), None)
+            })
         };
         if code != 0 {
             return Err(Error::new(
@@ -142,18 +143,15 @@ impl CompiledKernel {
         let func = self.func;
         let mut partials = vec![0.0f32; tasks];
         let base = partials.as_mut_ptr() as usize;
-        let code = (0..tasks)
-            .into_par_iter()
-            .map(|t| {
-                let slot = (base as *mut f32).wrapping_add(t);
-                plan.call(
-                    func,
-                    split(dim0, t, tasks),
-                    split(dim0, t + 1, tasks),
-                    Some(slot),
-                )
-            })
-            .reduce(|| 0, |a, b| if a != 0 { a } else { b });
+        let code = in_tasks(tasks, &|t| {
+            let slot = (base as *mut f32).wrapping_add(t);
+            plan.call(
+                func,
+                split(dim0, t, tasks),
+                split(dim0, t + 1, tasks),
+                Some(slot),
+            )
+        });
         let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);
         let combined = match op {
             // Partial sums add in f64, as the kernel's own accumulators do.
@@ -167,6 +165,19 @@ impl CompiledKernel {
         }
         code
     }
+}
+
+/// Runs `call(0..tasks)` on the team; the first nonzero code any task returned (0: all
+/// succeeded).
+fn in_tasks(tasks: usize, call: &(dyn Fn(usize) -> i32 + Sync)) -> i32 {
+    let code = AtomicI32::new(0);
+    team::for_each(tasks, &|t| {
+        let c = call(t);
+        if c != 0 {
+            let _ = code.compare_exchange(0, c, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    });
+    code.into_inner()
 }
 
 /// The start of chunk `t` of `n` equal chunks of `0..len`.

@@ -18,17 +18,117 @@ pub struct Mat<'a> {
     pub cs: usize,
 }
 
-/// Multiply-adds below which a product runs on the calling thread: waking the rayon
-/// workers costs more than a second thread saves on such small products (W5's
-/// 64x256x10 layers: 164k multiply-adds, a few microseconds of single-thread work).
-const PARALLEL_MACS: usize = 1 << 20;
+/// Multiply-adds below which a product runs on the calling thread alone: splitting it
+/// costs two packings of the shared operand and a handshake with the team's helper,
+/// more than a second thread saves on such small products (W5's 64x256x10 layers:
+/// 164k multiply-adds, a few microseconds of single-thread work).
+const PARALLEL_MACS: usize = 1 << 19;
 
-fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
-    if m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MACS {
-        Parallelism::Rayon(0)
-    } else {
-        Parallelism::None
+/// Multiply-adds per task of a split product: a product splits into about this much
+/// work per task (at least one task per team thread), so a descheduled thread holds
+/// up only one task of a large product.
+const TASK_MACS: usize = 1 << 23;
+
+/// Raw gemm operands shared by the tasks of one split product.
+#[derive(Clone, Copy)]
+struct Raw {
+    dst: *mut f32,
+    lhs: *const f32,
+    rhs: *const f32,
+}
+
+// SAFETY: the tasks of one product read the operands and write disjoint blocks of dst
+// (distinct column or row ranges); the pointers outlive the `team::for_each` call.
+unsafe impl Sync for Raw {}
+unsafe impl Send for Raw {}
+
+/// One single-threaded gemm call of rows `r0..r1` and columns `c0..c1` of the product.
+///
+/// # Safety
+/// As [`gemm_into`], for the whole product; the ranges lie inside `m` x `n`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_block(
+    raw: Raw,
+    (r0, r1): (usize, usize),
+    (c0, c1): (usize, usize),
+    n: usize,
+    k: usize,
+    lhs: (usize, usize),
+    rhs: (usize, usize),
+    acc: bool,
+) {
+    // SAFETY: the caller's guarantee; the offsets address row r0 / column c0.
+    unsafe {
+        gemm::gemm(
+            r1 - r0,
+            c1 - c0,
+            k,
+            raw.dst.add(r0 * n + c0),
+            1,
+            n as isize,
+            acc,
+            raw.lhs.add(r0 * lhs.0),
+            lhs.1 as isize,
+            lhs.0 as isize,
+            raw.rhs.add(c0 * rhs.1),
+            rhs.1 as isize,
+            rhs.0 as isize,
+            if acc { 1.0 } else { 0.0 },
+            1.0,
+            false,
+            false,
+            false,
+            Parallelism::None,
+        );
     }
+}
+
+/// How a product of `m` x `n` x `k` splits over the team: (tasks, split the columns).
+/// The columns split when `m <= n` (each task then packs the whole lhs, the smaller
+/// shared operand), else the rows; blocks are multiples of 16 (the microkernel).
+fn split_plan(m: usize, n: usize, k: usize) -> (usize, bool) {
+    let macs = m.saturating_mul(n).saturating_mul(k);
+    let threads = super::team::threads();
+    if macs < PARALLEL_MACS || threads < 2 {
+        return (1, false);
+    }
+    let by_cols = m <= n;
+    let blocks = if by_cols { n } else { m }.div_ceil(16);
+    let tasks = (macs / TASK_MACS).max(threads).min(blocks);
+    (tasks.max(1), by_cols)
+}
+
+/// The product split into tasks run by the team (one gemm call on a single thread
+/// each).
+///
+/// # Safety
+/// As [`gemm_into`] for rows `0..m` (offset into `raw`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_split(
+    raw: Raw,
+    m: usize,
+    n: usize,
+    k: usize,
+    lhs: (usize, usize),
+    rhs: (usize, usize),
+    acc: bool,
+) {
+    let (tasks, by_cols) = split_plan(m, n, k);
+    let len = if by_cols { n } else { m };
+    let bound = |t: usize| ((len.div_ceil(16) * t / tasks) * 16).min(len);
+    let run = |t: usize| {
+        let (a, b) = (bound(t), bound(t + 1));
+        let (rows, cols) = if by_cols {
+            ((0, m), (a, b))
+        } else {
+            ((a, b), (0, n))
+        };
+        if a < b {
+            // SAFETY: the caller's guarantee; tasks write disjoint blocks of dst.
+            unsafe { gemm_block(raw, rows, cols, n, k, lhs, rhs, acc) };
+        }
+    };
+    super::team::for_each(tasks, &run);
 }
 
 /// Multiply-adds per row block of a large matmul: ~2^30 (5-15 ms of work on this
@@ -105,27 +205,12 @@ unsafe fn gemm_into(
         // cols 0..n of dst with strides (n, 1) (the caller's guarantee); lhs/rhs are
         // checked by `last` above. With `acc` false gemm writes dst without reading it.
         unsafe {
-            gemm::gemm(
-                r1 - r0,
-                n,
-                k,
-                dst.add(r0 * n),
-                1,
-                n as isize,
-                acc,
-                lhs.data.as_ptr().add(lhs.offset + r0 * lhs.rs),
-                lhs.cs as isize,
-                lhs.rs as isize,
-                rhs.data.as_ptr().add(rhs.offset),
-                rhs.cs as isize,
-                rhs.rs as isize,
-                if acc { 1.0 } else { 0.0 },
-                1.0,
-                false,
-                false,
-                false,
-                parallelism(r1 - r0, n, k),
-            );
+            let raw = Raw {
+                dst: dst.add(r0 * n),
+                lhs: lhs.data.as_ptr().add(lhs.offset + r0 * lhs.rs),
+                rhs: rhs.data.as_ptr().add(rhs.offset),
+            };
+            gemm_split(raw, r1 - r0, n, k, (lhs.rs, lhs.cs), (rhs.rs, rhs.cs), acc);
         }
         r0 = r1;
     }

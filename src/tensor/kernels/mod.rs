@@ -9,6 +9,7 @@ pub mod index;
 pub mod matmul;
 pub mod reduce;
 pub mod strided;
+pub mod team;
 pub mod unary;
 
 /// Element count above which elementwise and reduction kernels split across threads.
