@@ -260,3 +260,17 @@ f(tensor([1.0, 1.0])).backward()
     let why = text(&mut e, "explain(f, tensor([1.0, 1.0]))");
     assert!(why.contains("loop on values that require grad"), "{why}");
 }
+
+#[test]
+fn reverse_body_has_no_chains_of_row_reshapes_and_permutes() {
+    let e = engine(&format!("{FD_PRELUDE}{RNN}"));
+    let (_, bwd) = version_texts(&e, "loss_fn");
+    let body: Vec<&str> = bwd
+        .lines()
+        .skip_while(|l| !l.contains(", reverse)"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    let count = |op: &str| body.iter().filter(|l| l.contains(op)).count();
+    assert_eq!((count("= reshape("), count("= permute(")), (2, 1), "{bwd}");
+}

@@ -12,6 +12,7 @@ mod fuse_merge;
 mod gelu;
 mod layout;
 mod rebuild;
+mod relabel;
 mod simplify;
 
 use super::ir::{Graph, IrOp};
@@ -79,5 +80,7 @@ pub fn run_pass(g: Graph, name: &str, pass: Pass) -> Result<Graph> {
     Ok(out)
 }
 
+#[cfg(test)]
+mod relabel_tests;
 #[cfg(test)]
 mod tests;

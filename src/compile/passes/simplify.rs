@@ -3,11 +3,15 @@
 //! `x+0` (exact except that `-0.0 + 0` is `+0.0`); never `x*0` (NaN*0 is NaN, inf*0 is
 //! NaN).
 //!
+//! Chains of reshapes, order-keeping permutes and count-keeping expands collapse into
+//! one reshape, or none when the shape ends up unchanged ([`relabel`]).
+//!
 //! And the GELU-tanh rewrites of [`gelu`]: `0.5*x*(1+tanh(u))` -> the `GeluTanh` op when
 //! `u` is GELU's own argument, else `x*sigmoid(2u)`.
 
 use super::gelu;
 use super::rebuild::Rebuild;
+use super::relabel;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops::{BinaryOp, UnaryOp};
@@ -52,16 +56,19 @@ fn identity(rb: &Rebuild, n: &Node) -> Result<Option<NodeId>> {
     Ok(hit.then_some(x))
 }
 
-/// Applies the identities and the GELU rewrite to every node.
+/// Applies the identities, the relabel collapse and the GELU rewrite to every node.
 pub fn simplify(g: Graph) -> Result<Graph> {
     let mut rb = Rebuild::new(&g);
     for node in &g.nodes {
         let n = rb.remapped(node)?;
         let id = match identity(&rb, &n)? {
             Some(same) => same,
-            None => match gelu::rewrite(&mut rb, &n)? {
+            None => match relabel::rewrite(&mut rb, &n)? {
                 Some(new) => new,
-                None => rb.push(n),
+                None => match gelu::rewrite(&mut rb, &n)? {
+                    Some(new) => new,
+                    None => rb.push(n),
+                },
             },
         };
         rb.map_to(id);
