@@ -2,25 +2,10 @@
 //! (or none), other permutes and expands stay, and the values are unchanged.
 
 use super::optimize;
-use crate::compile::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
+use super::tests::{add, input};
+use crate::compile::ir::{Graph, IrOp, NodeId};
 use crate::tensor::creation::from_f32;
-use crate::tensor::dtype::DType;
 use crate::tensor::Tensor;
-
-fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
-    let k = g.inputs.len();
-    g.add_input(
-        InputKind::Arg(vec![PathStep::Index(k)]),
-        DType::F32,
-        shape.into(),
-        None,
-    )
-}
-
-fn add(g: &mut Graph, op: IrOp, x: NodeId) -> NodeId {
-    g.push_derived(op, &[x], None)
-        .expect("well-typed test graph")
-}
 
 fn reshape(g: &mut Graph, x: NodeId, shape: &[usize]) -> NodeId {
     add(
@@ -28,7 +13,7 @@ fn reshape(g: &mut Graph, x: NodeId, shape: &[usize]) -> NodeId {
         IrOp::Reshape {
             shape: shape.into(),
         },
-        x,
+        &[x],
     )
 }
 
@@ -38,7 +23,7 @@ fn permute(g: &mut Graph, x: NodeId, perm: &[usize]) -> NodeId {
         IrOp::Permute {
             perm: perm.to_vec(),
         },
-        x,
+        &[x],
     )
 }
 
@@ -48,7 +33,7 @@ fn expand(g: &mut Graph, x: NodeId, shape: &[usize]) -> NodeId {
         IrOp::Expand {
             shape: shape.into(),
         },
-        x,
+        &[x],
     )
 }
 

@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 use proptest::prelude::*;
 use std::rc::Rc;
 
-fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
+pub(super) fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
     let k = g.inputs.len();
     g.add_input(
         InputKind::Arg(vec![PathStep::Index(k)]),
@@ -24,7 +24,7 @@ fn input(g: &mut Graph, shape: &[usize]) -> NodeId {
 }
 
 /// Appends `op(args)` with its type derived by `infer`.
-fn add(g: &mut Graph, op: IrOp, args: &[NodeId]) -> NodeId {
+pub(super) fn add(g: &mut Graph, op: IrOp, args: &[NodeId]) -> NodeId {
     g.push_derived(op, args, None)
         .expect("well-typed test graph")
 }
