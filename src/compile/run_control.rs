@@ -8,7 +8,7 @@ use super::ir::{Graph, IrOp, Node};
 use super::lower::{compile_graph, CompiledGraph};
 use crate::compile::internal;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tensor::{Buffer, DType, Tensor};
+use crate::tensor::{Buffer, Tensor};
 
 pub use super::printing::print_node;
 
@@ -150,46 +150,10 @@ impl LoopStep {
         bound.remove(0);
         for s in scans {
             // No iteration: no row to stack (a fallback to eager).
-            bound.push(stack_rows(&s)?);
+            bound.push(crate::tensor::views::stack(&s, 0)?);
         }
         Ok(bound)
     }
-}
-
-/// The rows of a scan output stacked along a new leading dim: contiguous f32 rows of
-/// one shape (a loop body's usual values) copied into one buffer, others through the
-/// general `stack` (which costs a view and a copy per row).
-fn stack_rows(rows: &[Tensor]) -> Result<Tensor> {
-    let Some(first) = rows.first() else {
-        return crate::tensor::views::stack(rows, 0);
-    };
-    let shape = first.shape();
-    let numel = first.numel();
-    let plain = |t: &Tensor| t.dtype() == DType::F32 && t.shape() == shape && t.is_contiguous();
-    if !rows.iter().all(plain) {
-        return crate::tensor::views::stack(rows, 0);
-    }
-    let mut data: Vec<f32> = Vec::new();
-    let total = numel
-        .checked_mul(rows.len())
-        .ok_or_else(|| internal("a loop's stacked values are too large"))?;
-    data.try_reserve_exact(total)
-        .map_err(|_| internal("out of memory for a loop's stacked values"))?;
-    for t in rows {
-        let b = t.storage().borrow();
-        let Buffer::F32(d) = &*b else {
-            return Err(internal("an f32 row without f32 storage"));
-        };
-        let end = t.offset().checked_add(numel);
-        let row = end
-            .and_then(|e| d.get(t.offset()..e))
-            .ok_or_else(|| internal("a row outside its storage"))?;
-        data.extend_from_slice(row);
-    }
-    let mut dims = Vec::with_capacity(shape.len() + 1);
-    dims.push(rows.len());
-    dims.extend_from_slice(shape);
-    Ok(Tensor::from_vec(data, &dims))
 }
 
 /// A fresh 0-d i64 tensor holding `i`.

@@ -596,6 +596,33 @@ fn stack_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
             )));
         }
     }
+    if let Some(out) = stack_rows(ts, dim)? {
+        return Ok(out);
+    }
     let us: Vec<Tensor> = ts.iter().map(|t| t.unsqueeze(dim)).collect::<Result<_>>()?;
     cat(&us, dim)
+}
+
+/// `stack(ts, 0)` of f32 tensors of one shape, none needing grad: the rows copied one
+/// after another into one buffer (a loop's scan outputs; the general way costs a view
+/// and a copy per row). `None`: the general way applies.
+fn stack_rows(ts: &[Tensor], dim: i64) -> Result<Option<Tensor>> {
+    let refs: Vec<&Tensor> = ts.iter().collect();
+    if dim != 0 || ts.iter().any(|t| t.dtype() != DType::F32) || autograd::needs_grad(&refs) {
+        return Ok(None);
+    }
+    let Some(first) = ts.first() else {
+        return Ok(None);
+    };
+    let total = first
+        .numel()
+        .checked_mul(ts.len())
+        .ok_or_else(|| shape_err("stack: the result is too large".to_string()))?;
+    let mut data = alloc_vec::<f32>(total)?;
+    for t in ts {
+        t.read(|row: &[f32]| data.extend_from_slice(row))?;
+    }
+    let mut dims: Dims = first.shape().into();
+    dims.insert(0, ts.len());
+    Ok(Some(Tensor::from_vec(data, &dims)))
 }

@@ -259,6 +259,22 @@ fn max_err(xs: &[f32], ys: &[f32], f: impl Fn(f64) -> f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// `n` points evenly over [-8, 8] (values and the input tensor) and the first output of
+/// `before` and `after` on them.
+fn on_grid(before: &Graph, after: &Graph, n: usize) -> (Vec<f32>, Tensor, Vec<f32>, Vec<f32>) {
+    let xs: Vec<f32> = (0..n)
+        .map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32)
+        .collect();
+    let x = from_f32(xs.clone(), &[n]).expect("x");
+    let out = |g: &Graph| {
+        run(g, std::slice::from_ref(&x)).expect("run")[0]
+            .to_f32_vec()
+            .expect("f32")
+    };
+    let (b, a) = (out(before), out(after));
+    (xs, x, b, a)
+}
+
 #[test]
 fn gelu_tanh_formula_becomes_the_gelu_op_and_stays_accurate() {
     let n = 20_001;
@@ -277,16 +293,7 @@ fn gelu_tanh_formula_becomes_the_gelu_op_and_stays_accurate() {
         text.contains("gelu(%0, approximate='tanh')") && !text.contains("tanh(%"),
         "{text}"
     );
-    let xs: Vec<f32> = (0..n)
-        .map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32)
-        .collect();
-    let x = from_f32(xs.clone(), &[n]).expect("x");
-    let before = run(&g, std::slice::from_ref(&x)).expect("run")[0]
-        .to_f32_vec()
-        .expect("f32");
-    let after = run(&opt, std::slice::from_ref(&x)).expect("run")[0]
-        .to_f32_vec()
-        .expect("f32");
+    let (xs, x, before, after) = on_grid(&g, &opt, n);
     let (e_before, e_after) = (max_err(&xs, &before, gelu64), max_err(&xs, &after, gelu64));
     assert!(e_after <= 1e-6, "rewrite error {e_after:e}");
     assert!(
@@ -342,14 +349,7 @@ fn other_tanh_gates_become_x_times_sigmoid_with_the_factor_folded() {
         "{text}"
     );
     let f = |x: f64| 0.5 * x * (1.0 + (c0 * (x + c1 * x * x * x)).tanh());
-    let xs: Vec<f32> = (0..n)
-        .map(|i| -8.0 + 16.0 * i as f32 / (n - 1) as f32)
-        .collect();
-    let x = from_f32(xs.clone(), &[n]).expect("x");
-    let before = run(&g, std::slice::from_ref(&x)).expect("run")[0]
-        .to_f32_vec()
-        .expect("f32");
-    let after = run(&opt, &[x]).expect("run")[0].to_f32_vec().expect("f32");
+    let (xs, _, before, after) = on_grid(&g, &opt, n);
     let (e_before, e_after) = (max_err(&xs, &before, f), max_err(&xs, &after, f));
     assert!(e_after <= 1e-6, "rewrite error {e_after:e}");
     assert!(e_after <= e_before * 1.5, "{e_after:e} vs {e_before:e}");
