@@ -39,7 +39,9 @@ fn dims(v: &kiln::onnx::proto::ValueInfoProto) -> Vec<String> {
 
 #[test]
 fn export_writes_a_model_of_the_named_module() {
-    let d = dir();
+    // Its own folder: removing the shared parent raced with the other test's files.
+    let d = dir().join("named");
+    std::fs::create_dir_all(&d).expect("dir");
     let script = d.join("m.dl");
     let src = "import nn\nmodel = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\n\
                def double(x):\n    return x * 2\n\
