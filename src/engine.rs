@@ -544,7 +544,7 @@ impl Engine {
     pub fn attr_names(&self, v: &Value) -> Vec<String> {
         let mut names: Vec<String> = match v {
             Value::Instance(inst) => {
-                let mut n = map_keys(&inst.dict.borrow());
+                let mut n: Vec<String> = inst.dict.borrow().keys().map(|k| k.to_string()).collect();
                 n.extend(class_names(&inst.class));
                 n
             }

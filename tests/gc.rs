@@ -284,6 +284,8 @@ fn old_cells_captured_by_young_closures_keep_their_contents() {
 class Box:
     pass
 def outer():
+    data = None
+    # (bound twice: `data` stays a cell, not a value captured as is)
     data = [1]
     data.append(data)
     def make():
@@ -399,4 +401,60 @@ fn dead_entries_are_pruned_without_collections() {
     }
     assert_eq!(int(&mut e, "len(keep) + keep[499][0]"), 999);
     assert!(most <= 40_000, "the registry grew to {most} entries");
+}
+
+#[test]
+fn never_rebound_captures_allocate_no_cells() {
+    // `self`, `other` (parameters never rebound) and `out` (bound once before the def)
+    // are captured by value: a micrograd node tracks one object (the instance), where
+    // it tracked four with a cell per captured name
+    gc::set_enabled(false);
+    let mut e = engine();
+    run(&mut e, MICROGRAD);
+    run(&mut e, "w = V(2.0)\nstep(w)\n");
+    gc::collect();
+    let before = gc::live_objects();
+    // 150 nodes per step
+    run(&mut e, "for _ in range(10):\n    step(w)\n");
+    let grown = gc::live_objects() - before;
+    gc::set_enabled(true);
+    assert!(
+        (1500..2000).contains(&grown),
+        "{grown} objects for 1500 nodes"
+    );
+    // the cycles node -> closure -> node (no cell between) are still garbage
+    let freed = gc::collect();
+    assert!(freed >= 1500 * 2, "freed {freed}");
+    assert!(gc::live_objects() <= before + 10);
+}
+
+#[test]
+fn cycles_through_values_captured_as_is_are_freed() {
+    // a closure holds `me` itself (never rebound): instance -> function -> instance,
+    // and a list that holds the closure that holds it
+    let mut e = engine();
+    run(
+        &mut e,
+        "
+class A:
+    pass
+def node():
+    me = A()
+    def f():
+        return me
+    me.f = f
+    return 1
+def listed(xs):
+    g = lambda: xs
+    xs.append(g)
+    return len(xs)
+",
+    );
+    gc::collect();
+    let before = gc::live_objects();
+    run(&mut e, "for _ in range(50):\n    node()\n    listed([])\n");
+    let freed = gc::collect();
+    assert!(freed >= 100, "freed only {freed}");
+    assert!(gc::live_objects() <= before, "leaked");
+    assert_eq!(int(&mut e, "node() + listed([5])"), 3);
 }

@@ -2,7 +2,7 @@
 
 use super::tree::{CArg, Ex};
 use super::value::{
-    discard, hinted_get, Class, ClassKind, Function, Instance, NameMap, NativeCode, Value,
+    discard, hinted_get, AttrMap, Class, ClassKind, Function, Instance, NativeCode, Value,
 };
 use super::{at, err, type_err, Flow, Interp, R};
 use crate::error::{ErrorKind, TraceFrame};
@@ -350,7 +350,10 @@ impl Interp {
             self.stack[base + *s as usize] = new_cell(Value::Unbound);
         }
         for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
-            self.stack[base + *s as usize] = Value::Cell(c.clone());
+            self.stack[base + *s as usize] = c.clone();
+        }
+        if crate::compile::trace::active() {
+            note_frozen_loads(func);
         }
     }
 
@@ -439,16 +442,32 @@ fn grow_stack(stack: &mut Vec<Value>, top: usize) {
     }
 }
 
-/// A fresh, empty instance of a user class (room for a few attributes up front).
+/// A fresh, empty instance of a user class (its first attributes are stored inline).
 fn new_instance(c: &Rc<Class>) -> Value {
     let inst = Rc::new(Instance {
         class: c.clone(),
-        dict: RefCell::new(NameMap::with_capacity_and_hasher(4, Default::default())),
+        dict: RefCell::new(AttrMap::new()),
         gc: Default::default(),
     });
     crate::compile::trace::note_created(Rc::as_ptr(&inst) as usize);
     super::gc::track_instance(&inst);
     Value::Instance(inst)
+}
+
+/// While capturing: the values a closure captured as is are external inputs of the
+/// capture, as they were when read through a cell; each is noted through a cell of
+/// its own holding the value (the closure never rebinds it, so the guard holds).
+#[cold]
+fn note_frozen_loads(func: &Function) {
+    for (v, n) in func.closure.iter().zip(func.proto.frees.iter()) {
+        if !matches!(v, Value::Cell(_)) {
+            let origin = || {
+                let c = Rc::new(super::value::CellObj::new(v.clone()));
+                crate::compile::trace::Origin::Cell(c, n.clone())
+            };
+            crate::compile::trace::note_load(origin, v);
+        }
+    }
 }
 
 /// A fresh closure cell (noted for capture: stores into it are local).

@@ -541,17 +541,10 @@ impl Interp {
                 None => None,
             });
         }
+        // cells, and the values of variables captured as is (never rebound)
         let mut closure = Vec::with_capacity(proto.capture_from.len());
         for s in &proto.capture_from {
-            match self.local(*s) {
-                Value::Cell(c) => closure.push(c.clone()),
-                _ => {
-                    return Err(err(
-                        ErrorKind::RuntimeError,
-                        "internal error: missing closure cell",
-                    ))
-                }
-            }
+            closure.push(self.local(*s).clone());
         }
         let f = Rc::new(Function {
             proto: proto.clone(),

@@ -4,15 +4,14 @@
 //! taken out.
 
 use super::gc::GcHeader;
-use super::value::{CellRef, Class, ModuleObj, Value};
+use super::value::{Class, ModuleObj, Value};
 use std::rc::Rc;
 
-/// One strong reference an object holds: a value, or a closure cell, class or module
-/// held as a plain `Rc`.
+/// One strong reference an object holds: a value, or a class or module held as a plain
+/// `Rc`.
 #[derive(Clone, Copy)]
 pub(super) enum Child<'a> {
     Value(&'a Value),
-    Cell(&'a CellRef),
     Class(&'a Rc<Class>),
     Module(&'a Rc<ModuleObj>),
 }
@@ -32,7 +31,6 @@ impl<'a> Child<'a> {
     pub(super) fn id(self) -> Id<'a> {
         match self {
             Child::Value(v) => id(v),
-            Child::Cell(c) => Id::Header(&c.gc),
             Child::Class(c) => Id::Header(&c.gc),
             Child::Module(m) => Id::Header(&m.gc),
         }
@@ -79,7 +77,7 @@ pub(super) fn strong_count(v: &Value) -> i64 {
 }
 
 /// Reports every strong reference `v` holds to a kind of object a collection can
-/// include (values, closure cells, classes, a function's module). Returns false when
+/// include (values, closure cells and captured values, classes, a function's module). Returns false when
 /// `v` is mutably borrowed right now and its contents cannot be seen (the caller then
 /// treats it as a root).
 pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool {
@@ -106,7 +104,7 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
         Value::Func(func) => {
             func.defaults.iter().for_each(|x| report(x, f));
             func.kwdefaults.iter().flatten().for_each(|x| report(x, f));
-            func.closure.iter().for_each(|c| f(Child::Cell(c)));
+            func.closure.iter().for_each(|c| report(c, f));
             f(Child::Module(&func.globals));
         }
         Value::Cell(rc) => match rc.try_borrow() {

@@ -1,5 +1,6 @@
 //! The tree-walking interpreter: value model, resolver, execution and builtins.
 
+pub mod attrs;
 pub mod builtins;
 pub mod call;
 pub mod class;

@@ -598,8 +598,9 @@ impl Resolver<'_> {
         let frees: Vec<Name> = self.t.scopes[fid].frees.iter().cloned().collect();
         let mut capture_from = Vec::with_capacity(frees.len());
         for n in &frees {
+            // a cell, or the slot of a value captured as is (`ScopeTable::frozen_free`)
             match self.place(n) {
-                Place::Cell(s, _) => capture_from.push(s),
+                Place::Cell(s, _) | Place::Local(s, _) => capture_from.push(s),
                 _ => {
                     return Err(unsupported(
                         &format!("internal error: cannot capture '{n}'"),
@@ -616,7 +617,7 @@ impl Resolver<'_> {
         let mut cell_params = Vec::new();
         let mut cell_locals = Vec::new();
         for n in &sc.params {
-            let cell = sc.cells.contains(n);
+            let cell = sc.cells.contains(n) && !sc.frozen.contains(n);
             let s = fr.alloc(fid, n, cell);
             if cell {
                 cell_params.push(s);
@@ -624,7 +625,7 @@ impl Resolver<'_> {
         }
         for n in sc.bound.iter() {
             if sc.is_local(n) && !fr.slots.contains_key(&(fid, n.clone())) {
-                let cell = sc.cells.contains(n);
+                let cell = sc.cells.contains(n) && !sc.frozen.contains(n);
                 let s = fr.alloc(fid, n, cell);
                 if cell {
                     cell_locals.push(s);
@@ -633,7 +634,8 @@ impl Resolver<'_> {
         }
         let mut free_slots = Vec::with_capacity(frees.len());
         for n in &frees {
-            free_slots.push(fr.alloc(fid, n, true));
+            let frozen = self.t.frozen_free(fid, n);
+            free_slots.push(fr.alloc(fid, n, !frozen));
         }
         let np = p.params.len() as u32;
         let vararg = p.vararg.as_ref().map(|_| np);
@@ -666,6 +668,7 @@ impl Resolver<'_> {
             cell_params,
             cell_locals,
             free_slots,
+            frees,
             capture_from,
             defaults,
             kwdefaults,

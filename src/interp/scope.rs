@@ -26,6 +26,20 @@ pub struct Scope {
     pub cells: IndexSet<Name>,
     /// Names this function captures from enclosing functions.
     pub frees: IndexSet<Name>,
+    /// Cells whose value never changes once an inner function can see it (see
+    /// `frozen`): captured by value, no cell allocated.
+    pub frozen: IndexSet<Name>,
+    /// How many times each name is bound here (params not counted).
+    stores: HashMap<Name, u32>,
+    /// Names bound by a plain `name = value` statement at the top level of this function
+    /// body, with the statement's position (the first such statement).
+    assigned_at: HashMap<Name, usize>,
+    /// The position of the top-level statement being analyzed (function scopes).
+    pos: usize,
+    /// The position of the first top-level statement that creates a nested scope.
+    first_inner: Option<usize>,
+    /// Names an inner function declares `nonlocal` (it may rebind them).
+    rebound_inside: IndexSet<Name>,
 }
 
 impl Scope {
@@ -40,12 +54,37 @@ impl Scope {
             uses: IndexSet::new(),
             cells: IndexSet::new(),
             frees: IndexSet::new(),
+            frozen: IndexSet::new(),
+            stores: HashMap::new(),
+            assigned_at: HashMap::new(),
+            pos: 0,
+            first_inner: None,
+            rebound_inside: IndexSet::new(),
         }
     }
 
     /// Bound here and not declared `global`/`nonlocal`.
     pub fn is_local(&self, n: &str) -> bool {
         self.bound.contains(n) && !self.globals.contains(n) && !self.nonlocals.contains(n)
+    }
+
+    /// True when cell variable `n` of this function holds one value for as long as an
+    /// inner function can read it, so closures may capture that value instead of a
+    /// cell: a parameter never rebound, or a name bound once, by a top-level `n = ...`
+    /// statement that comes before every statement creating a nested scope; and no
+    /// inner function declares it `nonlocal`.
+    fn never_rebound(&self, n: &Name) -> bool {
+        if self.kind != ScopeKind::Function || self.rebound_inside.contains(n) {
+            return false;
+        }
+        let stores = self.stores.get(n).copied().unwrap_or(0);
+        if self.params.contains(n) {
+            return stores == 0;
+        }
+        match (self.assigned_at.get(n), self.first_inner) {
+            (Some(&at), Some(inner)) => stores == 1 && at < inner,
+            _ => false,
+        }
     }
 }
 
@@ -54,6 +93,28 @@ impl Scope {
 pub struct ScopeTable {
     pub scopes: Vec<Scope>,
     pub by_node: HashMap<usize, usize>,
+}
+
+impl ScopeTable {
+    /// True when the free variable `n` of scope `s` is captured by value: its defining
+    /// function never rebinds it (see `Scope::never_rebound`).
+    pub fn frozen_free(&self, s: usize, n: &str) -> bool {
+        let mut p = self.scopes.get(s).and_then(|x| x.parent);
+        while let Some(pi) = p {
+            let sc = &self.scopes[pi];
+            match sc.kind {
+                ScopeKind::Module => return false,
+                ScopeKind::Class => {}
+                ScopeKind::Comp | ScopeKind::Function => {
+                    if sc.is_local(n) {
+                        return sc.frozen.contains(n);
+                    }
+                }
+            }
+            p = sc.parent;
+        }
+        false
+    }
 }
 
 /// The address used to find a nested scope again in the second pass.
@@ -68,6 +129,7 @@ pub fn analyze(body: &[Stmt]) -> ScopeTable {
             by_node: HashMap::new(),
         },
         cur: 0,
+        top: false,
     };
     a.stmts(body);
     a.finish();
@@ -77,6 +139,8 @@ pub fn analyze(body: &[Stmt]) -> ScopeTable {
 struct Analyzer {
     t: ScopeTable,
     cur: usize,
+    /// True while at a top-level statement of a function body (taken by `stmt`).
+    top: bool,
 }
 
 impl Analyzer {
@@ -85,6 +149,7 @@ impl Analyzer {
     }
 
     fn push(&mut self, kind: ScopeKind, key: usize) -> usize {
+        self.note_inner();
         let id = self.t.scopes.len();
         self.t.scopes.push(Scope::new(kind, Some(self.cur)));
         self.t.by_node.insert(key, id);
@@ -93,8 +158,27 @@ impl Analyzer {
         prev
     }
 
+    /// Records in the enclosing function that its current top-level statement creates
+    /// a nested scope.
+    fn note_inner(&mut self) {
+        let mut s = self.cur;
+        loop {
+            let sc = &mut self.t.scopes[s];
+            match (sc.kind, sc.parent) {
+                (ScopeKind::Function, _) => {
+                    sc.first_inner.get_or_insert(sc.pos);
+                    return;
+                }
+                (ScopeKind::Module, _) | (_, None) => return,
+                (_, Some(p)) => s = p,
+            }
+        }
+    }
+
     fn bind(&mut self, n: &Name) {
-        self.scope().bound.insert(n.clone());
+        let sc = self.scope();
+        sc.bound.insert(n.clone());
+        *sc.stores.entry(n.clone()).or_insert(0) += 1;
     }
 
     fn stmts(&mut self, body: &[Stmt]) {
@@ -104,9 +188,17 @@ impl Analyzer {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        let top = std::mem::replace(&mut self.top, false);
         match &s.kind {
             StmtKind::Expr(e) => self.expr(e),
             StmtKind::Assign { targets, value } => {
+                if let ([t], true) = (targets.as_slice(), top) {
+                    if let ExprKind::Name(n) = &t.kind {
+                        let sc = self.scope();
+                        let pos = sc.pos;
+                        sc.assigned_at.entry(n.clone()).or_insert(pos);
+                    }
+                }
                 self.expr(value);
                 for t in targets {
                     self.target(t);
@@ -248,10 +340,17 @@ impl Analyzer {
             .chain(p.kwonly.iter())
             .chain(p.kwarg.iter());
         for q in all {
-            self.scope().params.push(q.name.clone());
-            self.bind(&q.name);
+            let sc = self.scope();
+            sc.params.push(q.name.clone());
+            sc.bound.insert(q.name.clone());
         }
-        self.stmts(&f.body);
+        let outer_top = self.top;
+        for (i, s) in f.body.iter().enumerate() {
+            self.scope().pos = i;
+            self.top = true;
+            self.stmt(s);
+        }
+        self.top = outer_top;
         self.cur = prev;
     }
 
@@ -390,6 +489,15 @@ impl Analyzer {
                 self.capture(i, n);
             }
         }
+        for s in self.t.scopes.iter_mut() {
+            let frozen: Vec<Name> = s
+                .cells
+                .iter()
+                .filter(|n| s.never_rebound(n))
+                .cloned()
+                .collect();
+            s.frozen.extend(frozen);
+        }
     }
 
     fn capture(&mut self, from: usize, n: Name) {
@@ -402,6 +510,9 @@ impl Analyzer {
                 ScopeKind::Class => {}
                 ScopeKind::Comp | ScopeKind::Function => {
                     if s.is_local(&n) {
+                        if self.t.scopes[from].nonlocals.contains(&n) {
+                            self.t.scopes[pi].rebound_inside.insert(n.clone());
+                        }
                         self.t.scopes[pi].cells.insert(n.clone());
                         self.t.scopes[from].frees.insert(n.clone());
                         for b in between {

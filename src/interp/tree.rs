@@ -183,9 +183,12 @@ pub struct FuncProto {
     pub cell_params: Vec<u32>,
     /// Local slots that start as fresh empty cells.
     pub cell_locals: Vec<u32>,
-    /// Where the captured cells go (one per closure entry, in order).
+    /// Where the captured cells (or values captured as is) go, one per closure entry.
     pub free_slots: Vec<u32>,
-    /// Enclosing-frame slots (holding cells) captured at definition time.
+    /// The captured names, one per closure entry.
+    pub frees: Vec<Name>,
+    /// Enclosing-frame slots captured at definition time: cells, or values the
+    /// enclosing function never rebinds (see `ScopeTable::frozen_free`).
     pub capture_from: Vec<u32>,
     pub defaults: Vec<Ex>,
     pub kwdefaults: Vec<Option<Ex>>,

@@ -1,5 +1,6 @@
 //! The runtime value model: a small enum, scalars unboxed, heap objects behind `Rc`.
 
+pub use super::attrs::AttrMap;
 use super::gc::GcHeader;
 use super::tree::FuncProto;
 use crate::error::ErrorKind;
@@ -20,7 +21,7 @@ pub type DictMap = IndexMap<Key, Value, FxBuild>;
 /// hashed lookup found it.
 #[inline]
 pub fn hinted_get<'a>(
-    map: &'a NameMap,
+    map: &'a AttrMap,
     name: &Rc<str>,
     hint: &std::cell::Cell<u32>,
 ) -> Option<&'a Value> {
@@ -160,7 +161,9 @@ pub struct Function {
     pub proto: Rc<FuncProto>,
     pub defaults: Vec<Value>,
     pub kwdefaults: Vec<Option<Value>>,
-    pub closure: Vec<CellRef>,
+    /// One entry per captured name: a `Value::Cell`, or the value itself for a variable
+    /// its defining function never rebinds (no cell needed).
+    pub closure: Vec<Value>,
     pub globals: Rc<ModuleObj>,
     /// The class whose body defined this function (for zero-argument `super()`).
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
@@ -286,7 +289,7 @@ impl Class {
 #[derive(Debug)]
 pub struct Instance {
     pub class: Rc<Class>,
-    pub dict: RefCell<NameMap>,
+    pub dict: RefCell<AttrMap>,
     pub gc: GcHeader,
 }
 
@@ -700,9 +703,9 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
                     .into_iter()
                     .flatten()
                     .for_each(&mut f);
-                for c in std::mem::take(&mut func.closure) {
-                    f(Value::Cell(c));
-                }
+                std::mem::take(&mut func.closure)
+                    .into_iter()
+                    .for_each(&mut f);
             }
         }
         Value::BoundMethod(rc) => {
