@@ -29,7 +29,7 @@ pub struct AttrMap {
 /// True when `k` names the same attribute as `name`.
 #[inline(always)]
 fn same(k: &Rc<str>, name: &str) -> bool {
-    std::ptr::eq(k.as_ptr(), name.as_ptr()) && k.len() == name.len() || **k == *name
+    k.len() == name.len() && (std::ptr::eq(k.as_ptr(), name.as_ptr()) || **k == *name)
 }
 
 impl AttrMap {

@@ -29,7 +29,7 @@ impl Interp {
                 return self.call_simple(func.clone(), None, args, span);
             }
             Value::Class(c) if c.kind == ClassKind::User => {
-                if let Some(Value::Func(init)) = c.lookup("__init__").as_ref() {
+                if let Some(Value::Func(init)) = c.lookup_static("__init__").as_ref() {
                     if fits_simple(init, 1, args) {
                         return self.new_instance_simple(c, init.clone(), args, span);
                     }
@@ -395,7 +395,7 @@ impl Interp {
             return self.construct_builtin(tag, args, kw);
         }
         let inst = new_instance(c);
-        match c.lookup("__init__").as_ref() {
+        match c.lookup_static("__init__").as_ref() {
             Some(Value::Func(init))
                 if kw.is_empty()
                     && init.proto.simple

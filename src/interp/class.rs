@@ -81,7 +81,9 @@ impl Interp {
             dict: RefCell::new(dict),
             kind: ClassKind::User,
             gc: Default::default(),
+            methods: Default::default(),
         });
+        super::method_cache::classes_changed();
         super::gc::track_class(&cls);
         for v in cls.dict.borrow().values() {
             if let Value::Func(f) = v {
@@ -234,6 +236,7 @@ impl Interp {
                     *f.owner.borrow_mut() = Some(Rc::downgrade(c));
                 }
                 c.dict.borrow_mut().insert(name.clone(), v);
+                super::method_cache::classes_changed();
                 Ok(())
             }
             Value::Module(m) => {
@@ -256,6 +259,7 @@ impl Interp {
         let removed = match obj {
             Value::Instance(inst) => inst.dict.borrow_mut().shift_remove(name).is_some(),
             Value::Class(c) if c.kind == ClassKind::User => {
+                super::method_cache::classes_changed();
                 c.dict.borrow_mut().shift_remove(name).is_some()
             }
             _ => false,

@@ -280,6 +280,14 @@ impl Interp {
                 self.call_method_expr(obj, name, args, e)
             }
             ExKind::Attr(obj, name) => {
+                // `local.name` of an instance: read through the slot, no receiver clone
+                if let ExKind::Load(Place::Local(s, _)) = &obj.kind {
+                    if let (Value::Instance(inst), false) = (self.local(*s), trace::active()) {
+                        if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
+                            return Ok(v.fast_clone());
+                        }
+                    }
+                }
                 let o = self.eval(obj)?;
                 // (while capturing, `get_attr` notes where a loaded tensor came from)
                 if let (Value::Instance(inst), false) = (&o, trace::active()) {

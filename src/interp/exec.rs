@@ -259,8 +259,8 @@ impl Interp {
             }
         }
         if let Value::Instance(_) = cur {
-            let iname = format!("__i{}", &super::ops::dunder(op).0[2..]);
-            if let Some(r) = self.call_dunder(&cur, &iname, std::slice::from_ref(rhs))? {
+            let iname = super::ops::inplace_dunder(op);
+            if let Some(r) = self.call_dunder(&cur, iname, std::slice::from_ref(rhs))? {
                 return Ok(r);
             }
         }

@@ -119,9 +119,12 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             if let Some(b) = &c.base {
                 f(Child::Class(b));
             }
-            match c.dict.try_borrow() {
-                Ok(d) => d.values().for_each(|x| report(x, f)),
-                Err(_) => return false,
+            match (c.dict.try_borrow(), c.methods.values()) {
+                (Ok(d), Some(memo)) => {
+                    d.values().for_each(|x| report(x, f));
+                    memo.iter().flat_map(|(_, v)| v).for_each(|x| report(x, f));
+                }
+                _ => return false,
             }
         }
         Value::Module(m) => match m.slots.try_borrow() {
@@ -171,6 +174,8 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
             if let Ok(mut d) = c.dict.try_borrow_mut() {
                 out.extend(std::mem::take(&mut *d).into_values());
             }
+            c.methods.clear_into(out);
+            super::method_cache::classes_changed();
         }
         Value::Module(m) => {
             if let Ok(mut slots) = m.slots.try_borrow_mut() {

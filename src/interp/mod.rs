@@ -14,6 +14,7 @@ mod gc_scan;
 pub mod index;
 pub mod iter;
 pub mod limits;
+pub mod method_cache;
 pub mod modules;
 pub mod num;
 pub mod ops;

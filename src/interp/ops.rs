@@ -152,6 +152,25 @@ pub fn dunder(op: BinOp) -> (&'static str, &'static str) {
     }
 }
 
+/// The in-place dunder method name of a binary operator (`+=` -> `__iadd__`).
+pub fn inplace_dunder(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "__iadd__",
+        BinOp::Sub => "__isub__",
+        BinOp::Mul => "__imul__",
+        BinOp::Div => "__itruediv__",
+        BinOp::FloorDiv => "__ifloordiv__",
+        BinOp::Mod => "__imod__",
+        BinOp::Pow => "__ipow__",
+        BinOp::MatMul => "__imatmul__",
+        BinOp::BitAnd => "__iand__",
+        BinOp::BitOr => "__ior__",
+        BinOp::BitXor => "__ixor__",
+        BinOp::LShift => "__ilshift__",
+        BinOp::RShift => "__irshift__",
+    }
+}
+
 /// `items * n` (sequence repetition) under the container cap.
 fn repeat<T: Clone>(items: &[T], n: i64, what: &str) -> R<Vec<T>> {
     let n = n.max(0) as usize;
@@ -286,11 +305,16 @@ impl Interp {
     }
 
     /// Calls `obj.name(*args)` if the object's class defines `name`.
-    pub fn call_dunder(&mut self, obj: &Value, name: &str, args: &[Value]) -> R<Option<Value>> {
+    pub fn call_dunder(
+        &mut self,
+        obj: &Value,
+        name: &'static str,
+        args: &[Value],
+    ) -> R<Option<Value>> {
         let Value::Instance(inst) = obj else {
             return Ok(None);
         };
-        let Some(f) = inst.class.lookup(name) else {
+        let Some(f) = inst.class.lookup_static(name) else {
             return Ok(None);
         };
         if let Value::Func(func) = &f {

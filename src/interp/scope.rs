@@ -533,3 +533,86 @@ impl Analyzer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frozen (captured as is) names of the function scope named `f` in `src`.
+    fn frozen_of(src: &str, f: &str) -> Vec<String> {
+        let m = match crate::syntax::parse_module(src, crate::source::FileId(0)) {
+            Ok(m) => m,
+            Err(e) => panic!("parse: {e:?}"),
+        };
+        let t = analyze(&m.body);
+        let mut found = None;
+        collect_defs(&m.body, &mut |d| {
+            if &*d.name == f {
+                found = t.by_node.get(&node_key(std::rc::Rc::as_ptr(d))).copied();
+            }
+        });
+        let Some(id) = found else {
+            panic!("no function {f}");
+        };
+        let mut names: Vec<String> = t.scopes[id].frozen.iter().map(|n| n.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    fn collect_defs(body: &[Stmt], f: &mut impl FnMut(&std::rc::Rc<FuncDef>)) {
+        for s in body {
+            match &s.kind {
+                StmtKind::FuncDef(d) => {
+                    f(d);
+                    collect_defs(&d.body, f);
+                }
+                StmtKind::ClassDef(c) => collect_defs(&c.body, f),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn micrograd_captures_need_no_cells() {
+        let src = "
+class V:
+    def __add__(self, other):
+        out = V(self.data + other.data, (self, other))
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+";
+        assert_eq!(frozen_of(src, "__add__"), ["other", "out", "self"]);
+    }
+
+    #[test]
+    fn rebound_or_late_bound_names_keep_their_cells() {
+        let src = "
+def f(a, b, c, d):
+    g = lambda: a + b + c + d + e + h + k + m + p
+    b = 1
+    e = 2
+    for c in range(3):
+        pass
+    def h():
+        return d
+    k = 1
+    k = 2
+    if a:
+        m = 1
+    del d
+    p = 5
+def n(x):
+    y = x
+    def inner():
+        nonlocal x
+        x = y
+    return inner
+";
+        // every name but `a` is rebound, bound after the first closure, or deleted
+        assert_eq!(frozen_of(src, "f"), ["a"]);
+        assert_eq!(frozen_of(src, "n"), ["y"]);
+    }
+}

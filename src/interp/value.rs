@@ -237,6 +237,8 @@ pub struct Class {
     pub dict: RefCell<NameMap>,
     pub kind: ClassKind,
     pub gc: GcHeader,
+    /// Memoized lookups of fixed names (see `lookup_static`).
+    pub methods: super::method_cache::MethodCache,
 }
 
 impl Class {
@@ -253,6 +255,18 @@ impl Class {
             c = k.base.clone();
         }
         None
+    }
+
+    /// `lookup` of a fixed name (`__init__`, operator dunders), memoized per class until
+    /// some class dict changes.
+    #[inline]
+    pub fn lookup_static(&self, name: &'static str) -> Option<Value> {
+        if let Some(v) = self.methods.get(name) {
+            return v;
+        }
+        let v = self.lookup(name);
+        self.methods.put(name, v.clone());
+        v
     }
 
     /// True when `self` is `other` or derives from it.

@@ -44,6 +44,7 @@ fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
         dict: RefCell::new(Default::default()),
         kind,
         gc: Default::default(),
+        methods: Default::default(),
     })
 }
 
