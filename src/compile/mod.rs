@@ -41,6 +41,7 @@ pub mod parallel;
 pub mod passes;
 pub mod printing;
 pub mod reference;
+mod sched;
 pub mod run_control;
 pub mod sym;
 mod sym_grad;
