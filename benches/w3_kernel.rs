@@ -219,7 +219,11 @@ fn cpu_ns_per_vector(
         for _ in 0..passes {
             for (x, y) in xs.chunks(chunk).zip(out.chunks_mut(chunk)) {
                 let n = x.len();
-                drop(ck.run(&[BufView::new(x, &st)], &mut [BufViewMut::new(y, &st)], &[n]));
+                drop(ck.run(
+                    &[BufView::new(x, &st)],
+                    &mut [BufViewMut::new(y, &st)],
+                    &[n],
+                ));
             }
         }
         if let Some((a, b)) = thread_cpu_ns().zip(c0) {
@@ -263,7 +267,10 @@ fn fma_loop_ns(batches: usize) -> (f64, f64) {
         })
         .collect();
     ns.sort_by(f64::total_cmp);
-    (ns.first().copied().unwrap_or(f64::NAN), ns.get(ns.len() / 2).copied().unwrap_or(f64::NAN))
+    (
+        ns.first().copied().unwrap_or(f64::NAN),
+        ns.get(ns.len() / 2).copied().unwrap_or(f64::NAN),
+    )
 }
 
 /// Single-thread CPU cycles per f32x4 of the GELU op and of the copy, hot (16k elements,

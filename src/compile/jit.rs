@@ -2,8 +2,8 @@
 
 use super::codegen;
 use super::consts::Splat4;
-use super::sched;
 use super::kernel::Kernel;
+use super::sched;
 use crate::error::{Error, ErrorKind, Result};
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::{I32, I64};

@@ -41,14 +41,15 @@ pub(crate) fn interleave(func: &mut Function) {
 
 fn is_table_load(func: &Function, inst: Inst) -> bool {
     let data = &func.dfg.insts[inst];
-    data.opcode() == Opcode::Load
-        && data
-            .memflags_data(&func.dfg)
-            .is_some_and(|f| f.readonly())
+    data.opcode() == Opcode::Load && data.memflags_data(&func.dfg).is_some_and(|f| f.readonly())
 }
 
 /// The block-local instruction defining `v`, as an index into the block's body.
-fn local_def(func: &Function, pos: &HashMap<Inst, usize>, v: cranelift_codegen::ir::Value) -> Option<usize> {
+fn local_def(
+    func: &Function,
+    pos: &HashMap<Inst, usize>,
+    v: cranelift_codegen::ir::Value,
+) -> Option<usize> {
     match func.dfg.value_def(v) {
         ValueDef::Result(d, _) => pos.get(&d).copied(),
         _ => None,
