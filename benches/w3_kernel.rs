@@ -5,8 +5,10 @@
 //! Three kernels are measured: the formula as written (`tanh`), the algebraic rewrite
 //! `x * sigmoid(2u)` (what the simplification pass makes of other tanh gates) and the
 //! fused `GeluTanh` op the pass turns W3's formula into (`W3_KERNEL=tanh|sigmoid|op`
-//! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call,
-//! `W3_DISASM=1` prints the GELU loop's machine code). Then the whole graph path:
+//! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call, `cpv`
+//! single-thread CPU cycles per f32x4 (hot and streaming, GELU and copy), `fmaloop` the
+//! register FMA loop for the shared-core check; `W3_DISASM=1` prints the GELU loop's
+//! machine code). Then the whole graph path:
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
@@ -96,10 +98,25 @@ fn gelu64(x: f64) -> f64 {
     0.5 * x * (1.0 + (0.7978845608 * (x + 0.044715 * x * x * x)).tanh())
 }
 
-/// Nanoseconds the calling thread has run on a CPU (Linux `/proc/thread-self/schedstat`).
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// Nanoseconds the calling thread has run on a CPU (Linux `CLOCK_THREAD_CPUTIME_ID`,
+/// exact to the call, unlike the tick-updated `/proc/thread-self/schedstat`).
 fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec (64-bit Linux layout).
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let ns = ts.sec.checked_mul(1_000_000_000)?.checked_add(ts.nsec)?;
+    (rc == 0).then_some(u64::try_from(ns).ok()?)
 }
 
 /// Minor page faults of this process so far (Linux `/proc/self/stat` field 10).
@@ -179,6 +196,115 @@ fn measure(name: &str, kernel: &Kernel, xs: &[f32]) -> Result<(), kiln::Error> {
             "{name:<14} {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  {:.1} GB/s  \
              faults/call {faults:.2}  compile {compile_ms:.2} ms  max_abs_err {err:.2e}",
             (8 * xs.len()) as f64 / (med * 1e-3) / 1e9
+        );
+    }
+    Ok(())
+}
+
+/// Minimum over `batches` of the calling thread's CPU nanoseconds per f32x4 when `ck` runs
+/// over `xs` in calls of `chunk` elements (below the parallel threshold, so on this
+/// thread), `passes` times per batch.
+fn cpu_ns_per_vector(
+    ck: &CompiledKernel,
+    xs: &[f32],
+    chunk: usize,
+    passes: usize,
+    batches: usize,
+) -> f64 {
+    let mut out = vec![0.0f32; xs.len()];
+    let st = [1isize];
+    let mut best = f64::INFINITY;
+    for _ in 0..batches {
+        let c0 = thread_cpu_ns();
+        for _ in 0..passes {
+            for (x, y) in xs.chunks(chunk).zip(out.chunks_mut(chunk)) {
+                let n = x.len();
+                drop(ck.run(
+                    &[BufView::new(x, &st)],
+                    &mut [BufViewMut::new(y, &st)],
+                    &[n],
+                ));
+            }
+        }
+        if let Some((a, b)) = thread_cpu_ns().zip(c0) {
+            best = best.min((a - b) as f64 / (passes * xs.len() / 4) as f64);
+        }
+    }
+    best
+}
+
+/// Nanoseconds per FMA of 8 independent f32x4 FMA chains in registers (port-bound: half a
+/// cycle each on a core of its own); minimum and median of `batches` batches of 8M.
+/// `W3_KERNEL=fmaloop` runs 400: run it in one and in two processes at once; if the two
+/// vCPUs shared a core's FP pipes, overlapping batches would take twice as long.
+#[cfg(target_arch = "x86_64")]
+fn fma_loop_ns(batches: usize) -> (f64, f64) {
+    let iters = 1_000_000u64;
+    let mut ns: Vec<f64> = (0..batches)
+        .filter_map(|_| {
+            let c0 = thread_cpu_ns();
+            // SAFETY: register-only arithmetic on xmm8-15 (declared clobbered).
+            unsafe {
+                std::arch::asm!(
+                    "vxorps xmm8, xmm8, xmm8", "vxorps xmm9, xmm9, xmm9",
+                    "vxorps xmm10, xmm10, xmm10", "vxorps xmm11, xmm11, xmm11",
+                    "vxorps xmm12, xmm12, xmm12", "vxorps xmm13, xmm13, xmm13",
+                    "vxorps xmm14, xmm14, xmm14", "vxorps xmm15, xmm15, xmm15",
+                    "2:",
+                    "vfmadd213ps xmm8, xmm8, xmm8", "vfmadd213ps xmm9, xmm9, xmm9",
+                    "vfmadd213ps xmm10, xmm10, xmm10", "vfmadd213ps xmm11, xmm11, xmm11",
+                    "vfmadd213ps xmm12, xmm12, xmm12", "vfmadd213ps xmm13, xmm13, xmm13",
+                    "vfmadd213ps xmm14, xmm14, xmm14", "vfmadd213ps xmm15, xmm15, xmm15",
+                    "sub {n}, 1",
+                    "jnz 2b",
+                    n = inout(reg) iters => _,
+                    out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                    out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+                );
+            }
+            let (a, b) = thread_cpu_ns().zip(c0)?;
+            Some((a - b) as f64 / (8 * iters) as f64)
+        })
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    (
+        ns.first().copied().unwrap_or(f64::NAN),
+        ns.get(ns.len() / 2).copied().unwrap_or(f64::NAN),
+    )
+}
+
+/// Single-thread CPU cycles per f32x4 of the GELU op and of the copy, hot (16k elements,
+/// in L2) and streaming (all 4M elements in 32k calls): `W3_ROUNDS` rounds (default 40),
+/// each re-estimating the clock from the FMA loop (2 per cycle) and timing one batch of
+/// each; minimum and median over the rounds (a loaded machine inflates the median).
+#[cfg(target_arch = "x86_64")]
+fn per_vector_report(xs: &[f32]) -> Result<(), kiln::Error> {
+    let mut cks = Vec::new();
+    for (name, kernel) in [("gelu op", gelu_op()), ("copy x*1", copy_kernel())] {
+        cks.push((name, compile(&kernel)?, Vec::new(), Vec::new()));
+    }
+    let rounds = std::env::var("W3_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(40usize)
+        .max(1);
+    for _ in 0..rounds {
+        let cycle_ns = 2.0 * fma_loop_ns(5).0;
+        for (_, ck, hot, stream) in cks.iter_mut() {
+            hot.push(cpu_ns_per_vector(ck, &xs[..1 << 14], 1 << 14, 64, 1) / cycle_ns);
+            stream.push(cpu_ns_per_vector(ck, xs, 1 << 15, 1, 1) / cycle_ns);
+        }
+    }
+    for (name, _, hot, stream) in cks.iter_mut() {
+        hot.sort_by(f64::total_cmp);
+        stream.sort_by(f64::total_cmp);
+        println!(
+            "{name:<10} 1 thr cycles/f32x4: hot min {:.2} median {:.2}  stream min {:.2} \
+             median {:.2}",
+            hot[0],
+            hot[rounds / 2],
+            stream[0],
+            stream[rounds / 2]
         );
     }
     Ok(())
@@ -292,6 +418,15 @@ fn main() -> Result<(), kiln::Error> {
     let only = std::env::var("W3_KERNEL").unwrap_or_default();
     if std::env::var_os("W3_DISASM").is_some() {
         println!("{}", kiln::compile::disassemble(&gelu_op())?);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if only == "cpv" {
+        per_vector_report(&xs)?;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if only == "fmaloop" {
+        let (min, med) = fma_loop_ns(400);
+        println!("fma loop: min {min:.4} ns/fma  median {med:.4} ns/fma");
     }
     if only == "copy" {
         measure("copy x*1", &copy_kernel(), &xs)?;

@@ -117,13 +117,23 @@ fn fp_ops_per_vector(text: &str) -> f64 {
     n as f64 / stores.max(1) as f64
 }
 
-/// Instructions and floating-point ops per f32x4 of the fused GELU's vector loop (29 and
-/// 15 on an AVX2+FMA host: `e^-u` taken in base 2, one FMA each for `n` and `f`). The
-/// routine with `u` formed first and reduced by `n ln2` took 31 and 16, and W3 compiled
-/// as `x * sigmoid(2u)` 38 and 21 (22 with the factor 2 unfolded), so these bounds fail
-/// on both.
-const PER_BOUND: f64 = 29.0;
+/// Instructions and floating-point ops per f32x4 of the fused GELU's vector loop (15 FP
+/// ops on an AVX2+FMA host: `e^-u` taken in base 2, one FMA each for `n` and `f`; the
+/// routine with `u` formed first and reduced by `n ln2` took 16, and W3 compiled as
+/// `x * sigmoid(2u)` 21). 31.25 instructions: 29 for the arithmetic, loads and loop, plus
+/// the spills of the 4 interleaved chains' inputs (kept for the final division).
+const PER_BOUND: f64 = 32.0;
 const FP_BOUND: f64 = 15.0;
+
+/// The vector loop's body: the block with the most full vector stores.
+fn vector_body(text: &str) -> Vec<String> {
+    let vector_store = |i: &String| i.starts_with("vmovups %xmm");
+    blocks(text)
+        .into_iter()
+        .max_by_key(|(_, b)| b.iter().filter(|i| vector_store(i)).count())
+        .map(|(_, b)| b)
+        .unwrap_or_default()
+}
 
 #[test]
 fn gelu_op_vector_loop_within_instruction_budget() {
@@ -138,4 +148,43 @@ fn gelu_op_vector_loop_within_instruction_budget() {
             "{fp:.1} floating-point ops per f32x4:\n{text}"
         );
     }
+}
+
+/// The 4 f32x4 of an elementwise loop iteration are computed interleaved in program order
+/// (compile/sched.rs), not one whole chain after another: every division comes before
+/// the first store, and the second vector's clamp before the first vector's polynomial.
+/// (The optimizer alone emits load, chain, store per vector: both fail.)
+#[test]
+fn gelu_op_vector_chains_are_interleaved() {
+    let text = disassemble(&gelu_op()).expect("disassemble");
+    let body = vector_body(&text);
+    let stores: Vec<usize> = body
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.starts_with("vmovups %xmm") || i.starts_with("movups %xmm"))
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(stores.len(), 4, "4 f32x4 per iteration:\n{text}");
+    let divs: Vec<usize> = body
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.contains("divps"))
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(divs.len(), 4, "one division per f32x4:\n{text}");
+    assert!(
+        divs.iter().all(|&d| d < stores[0]),
+        "all 4 divisions precede the first store:\n{text}"
+    );
+    let maxes: Vec<usize> = body
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.contains("maxps"))
+        .map(|(n, _)| n)
+        .collect();
+    let first_fma = body.iter().position(|i| i.contains("fmadd")).unwrap_or(0);
+    assert!(
+        maxes.len() == 4 && maxes.iter().all(|&m| m < first_fma),
+        "the 4 clamps come before the first chain's FMAs:\n{text}"
+    );
 }

@@ -185,7 +185,8 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.ins().store(MEM, r, addr, 0);
     }
 
-    /// The innermost loop: 2 x f32x4 per iteration, then one f32x4, then scalars.
+    /// The innermost loop: 4 x f32x4 per iteration (2 with a reduction), then one f32x4,
+    /// then scalars.
     fn inner(&mut self, offs: &[Value], lo: Value, hi: Value) {
         let rank = self.kernel.rank;
         let rows: Vec<Value> = offs
@@ -196,10 +197,13 @@ impl<'a, 'f> Gen<'a, 'f> {
         let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
         let i = self.b.declare_var(I64);
         self.b.def_var(i, lo);
-        let plan = [(8, Some(4)), (4, None)];
+        // Without a reduction the loop body holds 4 f32x4 (`sched` interleaves their
+        // chains); a reduction has accumulators for 2.
+        let vectors: i64 = if self.accs.is_some() { 2 } else { 4 };
+        let plan = [(4 * vectors, true), (4, false)];
         let blocks: Vec<_> = (0..7).map(|_| self.b.create_block()).collect();
         self.b.ins().jump(blocks[0], &[]);
-        for (k, &(width, second)) in plan.iter().enumerate() {
+        for (k, &(width, repeat)) in plan.iter().enumerate() {
             let (header, body, next) = (blocks[2 * k], blocks[2 * k + 1], blocks[2 * k + 2]);
             self.b.switch_to_block(header);
             let iv = self.b.use_var(i);
@@ -209,12 +213,12 @@ impl<'a, 'f> Gen<'a, 'f> {
             self.b.switch_to_block(body);
             self.reload_consts();
             self.element(&rows, &steps, iv, Elem::Vector, AccSlot::V0);
-            if let Some(off) = second {
-                let iv2 = self.b.ins().iadd_imm_s(iv, off);
+            for u in 1..width / 4 {
+                let iv2 = self.b.ins().iadd_imm_s(iv, 4 * u);
                 self.element(&rows, &steps, iv2, Elem::Vector, AccSlot::V1);
             }
             self.b.def_var(i, end);
-            let target = if second.is_some() { header } else { next };
+            let target = if repeat { header } else { next };
             self.b.ins().jump(target, &[]);
         }
         let (header, body, exit) = (blocks[4], blocks[5], blocks[6]);

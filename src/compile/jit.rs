@@ -3,7 +3,9 @@
 use super::codegen;
 use super::consts::Splat4;
 use super::kernel::Kernel;
+use super::sched;
 use crate::error::{Error, ErrorKind, Result};
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{AbiParam, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -99,10 +101,23 @@ fn native_fma(isa: &OwnedTargetIsa) -> bool {
     flag("has_avx") && flag("has_fma")
 }
 
-/// The host ISA, built once: opt_level speed, verifier only in debug builds, no PIC.
-fn host_isa() -> Result<OwnedTargetIsa> {
+/// How a kernel's function is optimized.
+#[derive(Clone, Copy)]
+enum Opt {
+    /// Cranelift's optimizer at `opt_level` speed, during compilation.
+    Speed,
+    /// The optimizer run first, then [`sched::interleave`]; compiled at `opt_level` none
+    /// (which skips the optimizer, whose placement of pure values would undo the order).
+    Scheduled,
+}
+
+/// The host ISA for `opt`, built once each: verifier only in debug builds, no PIC.
+fn host_isa(opt: Opt) -> Result<OwnedTargetIsa> {
     static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
-    let isa = ISA.get_or_init(|| {
+    static ISA_NONE: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
+    let none = matches!(opt, Opt::Scheduled);
+    let cell = if none { &ISA_NONE } else { &ISA };
+    let isa = cell.get_or_init(|| {
         let mut flags = settings::builder();
         let verifier = if cfg!(debug_assertions) {
             "true"
@@ -110,7 +125,7 @@ fn host_isa() -> Result<OwnedTargetIsa> {
             "false"
         };
         for (name, value) in [
-            ("opt_level", "speed"),
+            ("opt_level", if none { "none" } else { "speed" }),
             ("enable_verifier", verifier),
             ("is_pic", "false"),
             ("use_colocated_libcalls", "false"),
@@ -136,7 +151,13 @@ struct Defined {
 
 fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
     let kinds = kernel.validate()?;
-    let isa = host_isa()?;
+    // Elementwise kernels (no reduction) get their unrolled chains interleaved.
+    let opt = if kernel.reduction.is_none() {
+        Opt::Scheduled
+    } else {
+        Opt::Speed
+    };
+    let isa = host_isa(opt)?;
     let fma = native_fma(&isa);
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let mut ctx = module.make_context();
@@ -156,6 +177,15 @@ fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
         module.target_config(),
         fma,
     );
+    if let Opt::Scheduled = opt {
+        let speed = host_isa(Opt::Speed)?;
+        if let Err(e) = ctx.optimize(&*speed, &mut ControlPlane::default()) {
+            // SAFETY: nothing from this module has been handed out.
+            unsafe { module.free_memory() };
+            return Err(jit_error("optimize", format!("{e:?}")));
+        }
+        sched::interleave(&mut ctx.func);
+    }
     if let Err(e) = module.define_function(id, &mut ctx) {
         // SAFETY: nothing from this module has been handed out.
         unsafe { module.free_memory() };
