@@ -305,29 +305,3 @@ fn one_symbolic_capture_hoists_the_input_projection_and_matches_eager() {
     same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
     check_fd(&mut e, "Wxh", 4, "total()");
 }
-
-#[test]
-fn a_product_of_a_carried_matrix_or_a_rewritten_input_is_not_hoisted() {
-    let body = "
-manual_seed(8)
-W = randn(3, 4) * 0.5
-W.requires_grad_()
-x = randn(9, 3)
-
-def raw(x, W):
-    h = zeros(4)
-    for t in range(x.shape[0]):
-        h = tanh(x[t] @ W + h)
-        W = W * 0.9
-        x = x * 0.5
-    return (h * h).sum()
-
-loss_fn = compile(raw)
-loss_fn(x, W).backward()
-";
-    let mut e = differential(body, &["W"]);
-    let (fwd, _) = version_texts(&e, "loss_fn");
-    assert_eq!(count_lines(&fwd, true, "= matmul("), 1, "{fwd}");
-    assert_eq!(count_lines(&fwd, false, "= matmul("), 0, "{fwd}");
-    check_fd(&mut e, "W", 4, "raw(x, W)");
-}

@@ -360,33 +360,25 @@ impl Join<'_> {
         let id = *gmap
             .get(v.index())
             .ok_or_else(|| internal("a hoisted gradient's value is missing".into()))?;
-        if let Some(k) = self.whole(c, io, id) {
+        let root = vector_root(c, id);
+        if let Some(k) = self.whole(c, io, root) {
             return Ok(Rows::Arg(k));
         }
-        if let Some(k) = stacked.iter().position(|s| *s == id) {
+        if let Some(k) = stacked.iter().position(|s| *s == root) {
             return Ok(Rows::Scan(k));
         }
         let row = self.row_of(c, gmap, v)?;
         c.outputs.push(row);
-        stacked.push(id);
+        stacked.push(root);
         Ok(Rows::Scan(stacked.len() - 1))
     }
 
     /// The reverse-loop arg whose rows are the values of joined node `id` over the
-    /// iterations, in index order, when `id` is (a reshape of) row `index` of a 2-D
-    /// region input: a carried value's or a saved read's stack, or the invariant the
+    /// iterations, in index order, when `id` is row `index` of a 2-D region input: a carried value's or a saved read's stack, or the invariant the
     /// forward loop runs over (`rows_of`; any other invariant may have more rows).
-    fn whole(&self, c: &Graph, io: &Inputs, mut id: NodeId) -> Option<usize> {
-        let want: usize = c.node(id)?.shape.iter().product();
-        while let Some(Node {
-            op: IrOp::Reshape { .. },
-            args,
-            ..
-        }) = c.node(id)
-        {
-            id = *args.first()?;
-        }
+    fn whole(&self, c: &Graph, io: &Inputs, id: NodeId) -> Option<usize> {
         let n = c.node(id)?;
+        let want: usize = n.shape.iter().product();
         let (IrOp::Index { indices }, &[src, t]) = (&n.op, n.args.as_slice()) else {
             return None;
         };
@@ -487,6 +479,35 @@ impl Join<'_> {
         }
         Ok(map)
     }
+}
+
+/// The vector a row value `id` of `c` relabels: through reshapes, permutes and
+/// expands of values with at most one dim larger than 1 and the same element count
+/// (each the same elements in the same order), the first value that is none.
+fn vector_root(c: &Graph, mut id: NodeId) -> NodeId {
+    let vector_like = |n: &Node, numel: usize| {
+        n.shape.iter().filter(|&&d| d != 1).count() <= 1
+            && n.shape.iter().product::<usize>() == numel
+    };
+    let Some(numel) = c.node(id).map(|n| n.shape.iter().product::<usize>()) else {
+        return id;
+    };
+    while let Some(n) = c.node(id) {
+        let relabel = matches!(
+            n.op,
+            IrOp::Reshape { .. } | IrOp::Permute { .. } | IrOp::Expand { .. }
+        );
+        match n.args.as_slice() {
+            &[a] if relabel
+                && vector_like(n, numel)
+                && c.node(a).is_some_and(|x| vector_like(x, numel)) =>
+            {
+                id = a;
+            }
+            _ => break,
+        }
+    }
+    id
 }
 
 /// The sum of `terms` (zeros shaped as `like` when there is none).
