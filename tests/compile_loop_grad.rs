@@ -104,12 +104,13 @@ fn reverse_loop_reads_saved_values_and_sums_weight_gradients_after_it() {
     let (fwd, bwd) = version_texts(&e, "loss_fn");
     // The forward loop stacks the carried `h` and the tanh output the backward reads.
     assert!(fwd.contains("carried=1, index=0+1k, scan=2"), "{fwd}");
-    // The reverse loop carries only dh (no accumulators) and stacks the rows of the
-    // outer products for Wxh (x[t], dpre) and Whh (h, dpre) and bh's dpre, summed
-    // after it (two matrix products and a sum); it does not recompute the iteration:
-    // its only product is dpre @ Whh^T.
+    // The reverse loop carries only dh (no accumulators) and stacks one row per
+    // iteration: dpre, the row of the outer products for Wxh (x[t], dpre) and Whh (h,
+    // dpre) and of bh's sum, summed after it (two matrix products and a sum) with `x`
+    // itself and the forward loop's stack of `h` (not stacked again); it does not
+    // recompute the iteration: its only product is dpre @ Whh^T.
     assert!(
-        bwd.contains("carried=1, index=0+1k, scan=5, reverse"),
+        bwd.contains("carried=1, index=0+1k, scan=1, reverse"),
         "{bwd}"
     );
     let body = bwd
@@ -273,4 +274,34 @@ fn reverse_body_has_no_chains_of_row_reshapes_and_permutes() {
         .collect();
     let count = |op: &str| body.iter().filter(|l| l.contains(op)).count();
     assert_eq!((count("= reshape("), count("= permute(")), (2, 1), "{bwd}");
+}
+
+/// Lines of a graph dump at the top level (`outer`) or inside a loop body (`body`)
+/// that contain `what`.
+fn count_lines(dump: &str, body: bool, what: &str) -> usize {
+    dump.lines()
+        .filter(|l| l.starts_with("    %") == body && l.starts_with('%') != body)
+        .filter(|l| l.contains(what))
+        .count()
+}
+
+#[test]
+fn one_symbolic_capture_hoists_the_input_projection_and_matches_eager() {
+    let body = RNN.replace(
+        "loss_fn = compile(raw)",
+        "loss_fn = compile(raw, dynamic=True)",
+    );
+    let src = format!("{FD_PRELUDE}{body}");
+    let mut e = engine(&src);
+    // Six calls over five lengths: one capture, symbolic in the length from the start.
+    assert_eq!(stats(&mut e, "loss_fn"), [1, 5, 0, 1]);
+    let (fwd, _) = version_texts(&e, "loss_fn");
+    // `x[t] @ Wxh` is row t of one product `x @ Wxh` before the loop (next to the
+    // head's `h @ Why`); the body's only product is `h @ Whh`.
+    assert_eq!(count_lines(&fwd, true, "= matmul("), 1, "{fwd}");
+    assert_eq!(count_lines(&fwd, false, "= matmul(%0, "), 1, "{fwd}");
+    let mut eager =
+        eager_engine(&src.replace("loss_fn = compile(raw, dynamic=True)", "loss_fn = raw"));
+    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
+    check_fd(&mut e, "Wxh", 4, "total()");
 }

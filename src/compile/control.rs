@@ -47,10 +47,11 @@ pub enum TripCount {
 /// the initial values) are the next iteration's carried values. The node's results are
 /// the final carried values, then one stacked tensor per *scan* output: the body
 /// returns `carried + scan` values, and scan output `j` of every iteration is stacked
-/// (in iteration order) into a `[n, ...]` result, `n` the number of iterations run.
-/// With `reverse`, iteration `k` has the index value `start + (n - 1 - k) * step` (the
-/// trip count must be bounded): a backward loop walking its forward loop's iterations
-/// from the last.
+/// into a `[n, ...]` result, `n` the number of iterations run, row `pos` holding the
+/// iteration whose index value is `start + pos * step`. With `reverse`, iteration `k`
+/// has the index value `start + (n - 1 - k) * step` (the trip count must be bounded): a
+/// backward loop walking its forward loop's iterations from the last, whose stacks are
+/// in the forward loop's row order.
 #[derive(Debug, Clone)]
 pub struct LoopSpec {
     pub trip: TripCount,

@@ -19,6 +19,7 @@ use super::ir::{IrOp, NodeId};
 use super::loop_post::{self, Hoisted};
 use super::loop_vjp::{self, brk};
 use super::run_control;
+use super::scan_rows::ScanRows;
 use super::trace::{self, BreakReason, GraphBreak};
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::compile::internal;
@@ -26,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::shape::Dims;
-use crate::tensor::{creation, views, Tensor};
+use crate::tensor::{creation, Tensor};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -138,7 +139,7 @@ fn trips(l: &LoopSpec, args: &[Tensor]) -> Result<usize> {
 
 /// Runs loop `l` node by node for `n` iterations (from the last index down when
 /// `l.reverse`) without recording grad. Returns the final carried values and the scan
-/// outputs stacked in iteration order.
+/// outputs stacked by index (row `t`: the iteration whose index is `t`).
 fn run_eager(
     l: &LoopSpec,
     last: &[usize],
@@ -147,7 +148,7 @@ fn run_eager(
 ) -> Result<(Vec<Tensor>, Vec<Tensor>)> {
     let _ng = autograd::no_grad();
     let mut vals = args.to_vec();
-    let mut rows: Vec<Vec<Tensor>> = vec![Vec::with_capacity(n); l.scan];
+    let mut rows: Vec<ScanRows> = (0..l.scan).map(|_| ScanRows::Kept(Vec::new())).collect();
     for k in 0..n {
         crate::interp::limits::poll_kernel()?;
         let pos = if l.reverse { n - 1 - k } else { k };
@@ -159,7 +160,7 @@ fn run_eager(
             .iter_mut()
             .zip(next.get(l.carried..).unwrap_or_default())
         {
-            r.push(v.clone());
+            r.push(Some(n), pos, v.clone())?;
         }
         for (v, t) in vals.iter_mut().zip(next).take(l.carried) {
             *v = t;
@@ -167,8 +168,8 @@ fn run_eager(
     }
     vals.truncate(l.carried);
     let stacks = rows
-        .iter()
-        .map(|r| views::stack(r, 0))
+        .into_iter()
+        .map(ScanRows::finish)
         .collect::<Result<_>>()?;
     Ok((vals, stacks))
 }
@@ -237,7 +238,7 @@ impl LoopGrad {
             }
         }
         let scans = outs.get(self.spec.carried..).unwrap_or_default();
-        for (i, g) in loop_post::finish(&self.hoisted, scans)? {
+        for (i, g) in loop_post::finish(&self.hoisted, scans, &args)? {
             if let Some(cell) = grads.get_mut(nc + i) {
                 *cell = Some(g);
             }

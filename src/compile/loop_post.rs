@@ -4,7 +4,10 @@
 //! iterations that is one matrix product `V^T @ G` of the rows stacked by the reverse
 //! loop (scan outputs). A vector invariant's (a bias's) per-iteration gradient is
 //! stacked and summed over the leading dim once. Other gradients stay accumulated in
-//! the loop (carried `acc` values).
+//! the loop (carried `acc` values). A row stacked for several gradients (the
+//! pre-activation gradient of `x @ W + h @ U + b`) is stacked once, and rows that are
+//! row `t` of a value the reverse loop already has whole (`x[t]`, the carried `h`'s
+//! forward stack) are not stacked at all.
 
 use super::ir::{Graph, IrOp, NodeId};
 use crate::compile::internal;
@@ -36,33 +39,51 @@ pub fn classify(d: &Graph, g: NodeId, shape: &[usize]) -> Option<Kind> {
     (shape.len() <= 1).then_some(Kind::Sum { g })
 }
 
+/// Where the rows of one stack summed after the loop come from.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Rows {
+    /// Scan output `k` of the reverse loop.
+    Scan(usize),
+    /// Arg `k` of the reverse loop, already the rows of every iteration in index
+    /// order (a forward stack, or the invariant the forward loop runs over: `x` of
+    /// `x[t]`), so the reverse loop does not stack them again.
+    Arg(usize),
+}
+
 /// One invariant's gradient summed after the loop.
 #[derive(Clone, Copy)]
 pub struct Hoisted {
     /// Position among the loop's invariants.
     pub inv: usize,
-    /// Position of its first stack among the reverse loop's scan outputs.
-    pub scan: usize,
-    /// Outer product (two stacks) or a plain sum (one stack).
-    pub outer: bool,
+    /// The stacked rows: `x` of an outer product (`y` then in `outer`), or the
+    /// gradients to sum.
+    pub rows: Rows,
+    /// An outer product's `y` rows.
+    pub outer: Option<Rows>,
 }
 
 /// The gradients of the hoisted invariants from the reverse loop's stacked scan
-/// outputs `scans`: `(invariant position, gradient)`. Tensor-library calls, so a
-/// capture recording the backward records them after the loop.
-pub fn finish(hoisted: &[Hoisted], scans: &[Tensor]) -> Result<Vec<(usize, Tensor)>> {
-    let stack = |k: usize| {
-        scans
-            .get(k)
-            .ok_or_else(|| internal("a loop gradient's stack is missing"))
+/// outputs `scans` and its args `args`: `(invariant position, gradient)`.
+/// Tensor-library calls, so a capture recording the backward records them after the
+/// loop.
+pub fn finish(
+    hoisted: &[Hoisted],
+    scans: &[Tensor],
+    args: &[Tensor],
+) -> Result<Vec<(usize, Tensor)>> {
+    let stack = |r: Rows| {
+        match r {
+            Rows::Scan(k) => scans.get(k),
+            Rows::Arg(k) => args.get(k),
+        }
+        .ok_or_else(|| internal("a loop gradient's stack is missing"))
     };
     hoisted
         .iter()
         .map(|h| {
-            let g = if h.outer {
-                linalg::matmul(&stack(h.scan)?.transpose(0, 1)?, stack(h.scan + 1)?)?
-            } else {
-                stack(h.scan)?.sum(&[0], false)?
+            let g = match h.outer {
+                Some(y) => linalg::matmul(&stack(h.rows)?.transpose(0, 1)?, stack(y)?)?,
+                None => stack(h.rows)?.sum(&[0], false)?,
             };
             Ok((h.inv, g))
         })

@@ -15,10 +15,10 @@
 //! iteration, those of the invariants that need one are summed in `acc`.
 
 use super::autodiff::{self, Derived};
-use super::control::LoopSpec;
+use super::control::{LoopSpec, TripCount};
 use super::exec;
 use super::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
-use super::loop_post::{self, Hoisted, Kind};
+use super::loop_post::{self, Hoisted, Kind, Rows};
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::ops::BinaryOp;
 use crate::tensor::shape::Dims;
@@ -89,9 +89,14 @@ pub fn derive_body(fwd: &LoopSpec, ex: &[Tensor], n: usize) -> Result<BodyVjp, G
         }
     }
     let (saved, rows) = saved_reads(&tr.graph, &d.reads, &of_fwd, &vals);
+    let rows_of = match fwd.trip {
+        TripCount::Dim { arg, dim: 0 } => arg.checked_sub(nc),
+        _ => None,
+    };
     let join = Join {
         nc,
         n,
+        rows_of,
         ex,
         r: &tr.graph,
         d: &d,
@@ -222,6 +227,8 @@ fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>), 
 struct Join<'a> {
     nc: usize,
     n: usize,
+    /// The invariant (position) whose rows the forward loop runs over, if any.
+    rows_of: Option<usize>,
     ex: &'a [Tensor],
     r: &'a Graph,
     d: &'a Derived,
@@ -290,8 +297,8 @@ impl Join<'_> {
     }
 
     /// The joined body (outputs: the carried values' gradients, the accumulated
-    /// invariants' (`grad_inv`), then the rows the hoisted ones (`hoist`) stack) and
-    /// the hoisted invariants' plan.
+    /// invariants' (`grad_inv`), then the rows the hoisted ones (`hoist`) stack, each
+    /// once) and the hoisted invariants' plan.
     fn build(
         &self,
         grad_inv: &[usize],
@@ -322,22 +329,77 @@ impl Join<'_> {
             let s = sum(&mut c, &[io.acc[k], g], &self.ex[1 + self.nc + i])?;
             c.outputs.push(s);
         }
-        let first = c.outputs.len();
+        let mut stacked = Vec::new();
         let mut hoisted = Vec::with_capacity(hoist.len());
         for &(inv, kind) in hoist {
-            let scan = c.outputs.len() - first;
-            let rows: &[NodeId] = match &kind {
-                Kind::Outer { x, y } => &[*x, *y],
-                Kind::Sum { g } => &[*g],
+            let (x, y) = match kind {
+                Kind::Outer { x, y } => (x, Some(y)),
+                Kind::Sum { g } => (g, None),
             };
-            for &v in rows {
-                let row = self.row_of(&mut c, &gmap, v)?;
-                c.outputs.push(row);
-            }
-            let outer = matches!(kind, Kind::Outer { .. });
-            hoisted.push(Hoisted { inv, scan, outer });
+            let rows = self.rows(&mut c, &io, &gmap, x, &mut stacked)?;
+            let outer = y
+                .map(|y| self.rows(&mut c, &io, &gmap, y, &mut stacked))
+                .transpose()?;
+            hoisted.push(Hoisted { inv, rows, outer });
         }
         Ok((c, hoisted))
+    }
+
+    /// Where the rows of node `v` of the recorded backward (copied as `gmap` says) come
+    /// from after the loop: a reverse-loop arg holding them all, a scan output already
+    /// stacking them (`stacked`: the joined nodes stacked so far, in scan order), or a
+    /// new scan output.
+    fn rows(
+        &self,
+        c: &mut Graph,
+        io: &Inputs,
+        gmap: &[NodeId],
+        v: NodeId,
+        stacked: &mut Vec<NodeId>,
+    ) -> Result<Rows, GraphBreak> {
+        let id = *gmap
+            .get(v.index())
+            .ok_or_else(|| internal("a hoisted gradient's value is missing".into()))?;
+        let root = vector_root(c, id);
+        if let Some(k) = self.whole(c, io, root) {
+            return Ok(Rows::Arg(k));
+        }
+        if let Some(k) = stacked.iter().position(|s| *s == root) {
+            return Ok(Rows::Scan(k));
+        }
+        let row = self.row_of(c, gmap, v)?;
+        c.outputs.push(row);
+        stacked.push(root);
+        Ok(Rows::Scan(stacked.len() - 1))
+    }
+
+    /// The reverse-loop arg whose rows are the values of joined node `id` over the
+    /// iterations, in index order, when `id` is row `index` of a 2-D region input: a carried value's or a saved read's stack, or the invariant the
+    /// forward loop runs over (`rows_of`; any other invariant may have more rows).
+    fn whole(&self, c: &Graph, io: &Inputs, id: NodeId) -> Option<usize> {
+        let n = c.node(id)?;
+        let want: usize = n.shape.iter().product();
+        let (IrOp::Index { indices }, &[src, t]) = (&n.op, n.args.as_slice()) else {
+            return None;
+        };
+        let by_index = matches!(indices.as_slice(), [IrIndex::Indices { arg: 1 }]);
+        let s = c.node(src)?;
+        let IrOp::Input { slot, .. } = s.op else {
+            return None;
+        };
+        let shape_ok = s.shape.len() == 2 && s.shape.get(1) == Some(&want) && s.dtype == n.dtype;
+        let whole = io.stacks.contains(&src)
+            || io.saved.contains(&src)
+            || io
+                .invs
+                .iter()
+                .position(|&i| i == src)
+                .is_some_and(|i| self.rows_of == Some(i));
+        if by_index && t == io.index && shape_ok && whole {
+            slot.checked_sub(1)
+        } else {
+            None
+        }
     }
 
     /// Node `v` of the recorded backward (copied as `gmap` says) as a row to stack: a
@@ -417,6 +479,35 @@ impl Join<'_> {
         }
         Ok(map)
     }
+}
+
+/// The vector a row value `id` of `c` relabels: through reshapes, permutes and
+/// expands of values with at most one dim larger than 1 and the same element count
+/// (each the same elements in the same order), the first value that is none.
+fn vector_root(c: &Graph, mut id: NodeId) -> NodeId {
+    let vector_like = |n: &Node, numel: usize| {
+        n.shape.iter().filter(|&&d| d != 1).count() <= 1
+            && n.shape.iter().product::<usize>() == numel
+    };
+    let Some(numel) = c.node(id).map(|n| n.shape.iter().product::<usize>()) else {
+        return id;
+    };
+    while let Some(n) = c.node(id) {
+        let relabel = matches!(
+            n.op,
+            IrOp::Reshape { .. } | IrOp::Permute { .. } | IrOp::Expand { .. }
+        );
+        match n.args.as_slice() {
+            &[a] if relabel
+                && vector_like(n, numel)
+                && c.node(a).is_some_and(|x| vector_like(x, numel)) =>
+            {
+                id = a;
+            }
+            _ => break,
+        }
+    }
+    id
 }
 
 /// The sum of `terms` (zeros shaped as `like` when there is none).

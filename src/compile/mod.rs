@@ -42,6 +42,7 @@ pub mod passes;
 pub mod printing;
 pub mod reference;
 pub mod run_control;
+mod scan_rows;
 mod sched;
 pub mod sym;
 mod sym_grad;

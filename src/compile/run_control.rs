@@ -6,6 +6,7 @@
 use super::control::{LoopSpec, TripCount};
 use super::ir::{Graph, IrOp, Node};
 use super::lower::{compile_graph, CompiledGraph};
+use super::scan_rows::ScanRows;
 use crate::compile::internal;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::{Buffer, Tensor};
@@ -111,7 +112,7 @@ impl LoopStep {
             .map_err(|_| internal("out of memory for loop values"))?;
         bound.push(index_tensor(self.start));
         bound.extend(args.iter().cloned());
-        let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); self.scan];
+        let mut scans: Vec<ScanRows> = (0..self.scan).map(|_| ScanRows::Kept(Vec::new())).collect();
         let mut k: usize = 0;
         while n.is_none_or(|n| k < n) {
             // Ctrl-C and the host's wall-time limit reach compiled loops too (the call
@@ -139,7 +140,7 @@ impl LoopStep {
                 return Err(internal("loop body returned the wrong number of values"));
             }
             for (acc, t) in scans.iter_mut().zip(next.drain(self.carried..)) {
-                acc.push(t);
+                acc.push(n, pos, t)?;
             }
             for (v, t) in bound.iter_mut().skip(1).zip(next) {
                 *v = t;
@@ -150,7 +151,7 @@ impl LoopStep {
         bound.remove(0);
         for s in scans {
             // No iteration: no row to stack (a fallback to eager).
-            bound.push(crate::tensor::views::stack(&s, 0)?);
+            bound.push(s.finish()?);
         }
         Ok(bound)
     }

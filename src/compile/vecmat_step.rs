@@ -1,5 +1,7 @@
 //! Vector-matrix products `v [k] @ w [k, n]` of f32 operands (an RNN step's
-//! `x[t] @ Wxh` and `h @ Whh`) as a planned step: the same gemm call eager's matmul
+//! `x[t] @ Wxh` and `h @ Whh`), and row-matrix products `r [1, k] @ w [k, n]` (eager's
+//! backward of `v @ W` multiplies the gradient as a row by `W^T` in every iteration of
+//! a reverse loop), as a planned step: the same gemm call eager's matmul
 //! makes (so the same values, bit for bit), but into a reused output buffer and without
 //! the general matmul's unsqueezed views and fresh output on every call (a loop body
 //! runs it once per iteration). Other operands at run time fall back to the executor's
@@ -17,17 +19,16 @@ pub struct VecmatStep {
     pub pool: OutputPool,
 }
 
-/// Whether `n` is a matmul of a 1-D and a 2-D f32 operand (capture-time ranks, which
-/// symbolic sizes keep).
+/// Whether `n` is a matmul of a 1-D (or `[1, k]`) and a 2-D f32 operand (capture-time
+/// ranks, which symbolic sizes keep).
 fn is_vecmat(g: &Graph, n: &Node) -> bool {
     let (IrOp::Matmul, &[a, b]) = (&n.op, n.args.as_slice()) else {
         return false;
     };
-    let f32_rank = |id: NodeId, r: usize| {
-        g.node(id)
-            .is_some_and(|x| x.dtype == DType::F32 && x.shape.len() == r)
-    };
-    n.dtype == DType::F32 && f32_rank(a, 1) && f32_rank(b, 2)
+    let f32_node = |id: NodeId| g.node(id).filter(|x| x.dtype == DType::F32);
+    let lhs = f32_node(a).is_some_and(|x| matches!(x.shape.as_slice(), [_] | [1, _]));
+    let rhs = f32_node(b).is_some_and(|x| x.shape.len() == 2);
+    n.dtype == DType::F32 && lhs && rhs
 }
 
 /// The vector-matrix steps of `g`, as node indices; `free(i)`: node `i` is still run by
@@ -59,17 +60,25 @@ pub fn run(step: &VecmatStep, args: &[Tensor]) -> Result<Tensor> {
     }
 }
 
-/// The product into a reused buffer, or `None` when the operands are not a vector and
-/// a matrix of f32 with matching inner sizes.
+/// The product into a reused buffer, or `None` when the operands are not a vector (or
+/// one row) and a matrix of f32 with matching inner sizes.
 fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> {
-    let (&[k], &[kw, n], &[vs], &[rs, cs]) = (v.shape(), w.shape(), v.strides(), w.strides())
-    else {
+    let (k, vs, row) = match (v.shape(), v.strides()) {
+        (&[k], &[vs]) => (k, vs, false),
+        (&[1, k], &[_, vs]) => (k, vs, true),
+        _ => return Ok(None),
+    };
+    let (&[kw, n], &[rs, cs]) = (w.shape(), w.strides()) else {
         return Ok(None);
     };
     if v.dtype() != DType::F32 || w.dtype() != DType::F32 || k != kw {
         return Ok(None);
     }
-    let out = step.pool.take(&[n], n)?;
+    let out = if row {
+        step.pool.take(&[1, n], n)?
+    } else {
+        step.pool.take(&[n], n)?
+    };
     {
         // The output's storage is unique (`OutputPool::take`), so it is neither operand's.
         let (bv, bw) = (v.storage().borrow(), w.storage().borrow());

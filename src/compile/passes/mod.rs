@@ -1,6 +1,7 @@
 //! Graph-to-graph optimization passes over the tensor IR, one file per pass:
 //! constant folding, algebraic simplification, matmul layout rewrites,
-//! common-subexpression elimination and dead-code elimination. [`optimize`] runs them in order and verifies the graph after
+//! input projections hoisted out of loops (`hoist`), common-subexpression elimination
+//! and dead-code elimination. [`optimize`] runs them in order and verifies the graph after
 //! each one (a failure is an internal compile error naming the pass). `fuse` finds the
 //! elementwise groups that `lower::compile_graph` compiles into kernels.
 
@@ -10,6 +11,7 @@ mod fold;
 pub mod fuse;
 mod fuse_merge;
 mod gelu;
+mod hoist;
 mod layout;
 mod rebuild;
 mod relabel;
@@ -22,6 +24,7 @@ use crate::error::Result;
 pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold;
+pub use hoist::hoist;
 pub use layout::layout;
 pub use simplify::simplify;
 
@@ -29,10 +32,11 @@ pub use simplify::simplify;
 pub type Pass = fn(Graph) -> Result<Graph>;
 
 /// The passes [`optimize`] runs, in order, with their names (for logs and dumps).
-pub const PIPELINE: [(&str, Pass); 5] = [
+pub const PIPELINE: [(&str, Pass); 6] = [
     ("fold", fold),
     ("simplify", simplify),
     ("layout", layout),
+    ("hoist", hoist),
     ("cse", cse),
     ("dce", dce),
 ];
