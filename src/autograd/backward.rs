@@ -1,14 +1,17 @@
 //! The backward sweep: visit the nodes reachable from the output in reverse creation
 //! order, apply each node's gradient rule, and accumulate into leaf `.grad`.
 
-use super::node::{Edge, Node};
+use super::node::{BackwardOp, Edge, Edges, Node};
 use super::{no_grad, rules};
+
+type Grads = Vec<Option<Tensor>>;
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::shape::fmt_shape;
 use crate::tensor::{creation, err, Tensor};
-use std::collections::HashMap;
+use foldhash::fast::FixedState;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 const FREED: &str = "Trying to backward through the graph a second time (or directly access saved \
@@ -51,7 +54,7 @@ pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Resu
     };
     let _guard = no_grad();
     match root.grad_fn() {
-        None => accumulate_leaf(root, &g),
+        None => accumulate_leaf(root, g),
         Some(node) => sweep(node, g, retain_graph, accumulate_leaf),
     }
 }
@@ -72,13 +75,13 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let mut acc: Vec<Option<Tensor>> = vec![None; inputs.len()];
     let _guard = no_grad();
     let g = creation::ones(root.shape(), root.dtype())?;
-    let mut sink = |t: &Tensor, g: &Tensor| -> Result<()> {
+    let mut sink = |t: &Tensor, g: Tensor| -> Result<()> {
         for (slot, x) in acc.iter_mut().zip(inputs) {
             if x.same(t) {
                 let g = if g.shape() == t.shape() {
                     g.clone()
                 } else {
-                    rules::sum_to(g, t.shape())?
+                    rules::sum_to(&g, t.shape())?
                 };
                 *slot = Some(match slot.take() {
                     Some(prev) => prev.add(&g)?,
@@ -89,7 +92,7 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         Ok(())
     };
     match root.grad_fn() {
-        None => sink(root, &g)?,
+        None => sink(root, g)?,
         Some(node) => sweep(node, g, false, &mut sink)?,
     }
     acc.into_iter()
@@ -101,13 +104,15 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .collect()
 }
 
+type PtrSet = HashSet<*const Node, FixedState>;
+
 /// Nodes reachable from `root`, newest first (creation ids give a topological order).
 fn collect(root: &Rc<Node>) -> Vec<Rc<Node>> {
-    let mut seen: HashMap<*const Node, ()> = HashMap::new();
+    let mut seen = PtrSet::default();
     let mut stack = vec![root.clone()];
     let mut out = Vec::new();
     while let Some(n) = stack.pop() {
-        if seen.insert(Rc::as_ptr(&n), ()).is_some() {
+        if !seen.insert(Rc::as_ptr(&n)) {
             continue;
         }
         for e in &n.edges {
@@ -117,19 +122,92 @@ fn collect(root: &Rc<Node>) -> Vec<Rc<Node>> {
         }
         out.push(n);
     }
-    out.sort_by_key(|n| std::cmp::Reverse(n.id));
+    out.sort_unstable_by_key(|n| std::cmp::Reverse(n.id));
     out
+}
+
+/// The position of `n` in `order` (newest first; ids are unique per thread).
+fn position(order: &[Rc<Node>], n: &Rc<Node>) -> Result<usize> {
+    order
+        .binary_search_by(|x| n.id.cmp(&x.id))
+        .ok()
+        .filter(|&i| Rc::ptr_eq(&order[i], n))
+        .ok_or_else(|| {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: backward lost a graph node",
+            )
+        })
+}
+
+/// `prev + g`: added into `prev`'s buffer when nothing else can see it (outside a
+/// capture, whose recording must see every op), else a new tensor.
+fn accumulate(prev: Tensor, g: &Tensor) -> Result<Tensor> {
+    if !trace::active() && prev.add_into_unique(g)? {
+        return Ok(prev);
+    }
+    prev.add(g)
+}
+
+fn add_to(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
+    *slot = Some(match slot.take() {
+        Some(prev) => accumulate(prev, &g)?,
+        None => g,
+    });
+    Ok(())
+}
+
+/// The gradients of one sweep's leaves, summed over all their uses before they reach
+/// `.grad` (as PyTorch's engine does): one accumulation into `.grad` per backward.
+#[derive(Default)]
+struct LeafGrads {
+    leaves: Vec<(Tensor, Option<Tensor>)>,
+    slots: HashMap<usize, usize, FixedState>,
+}
+
+impl LeafGrads {
+    fn add(&mut self, t: &Tensor, g: Tensor) -> Result<()> {
+        let g = if g.shape() == t.shape() {
+            g
+        } else {
+            rules::sum_to(&g, t.shape())?
+        };
+        let next = self.leaves.len();
+        let i = *self.slots.entry(t.id()).or_insert(next);
+        if i == next {
+            self.leaves.push((t.clone(), None));
+        }
+        add_to(&mut self.leaves[i].1, g)
+    }
+
+    /// Applies `op`'s rule with a matmul's weight gradient summed straight into the
+    /// running sum of its leaf `b` (outside a capture, once that sum exists and nothing
+    /// else sees it); `None` when that does not apply.
+    fn fused_rule(&self, op: &BackwardOp, edges: &Edges, g: &Tensor) -> Result<Option<Grads>> {
+        let (BackwardOp::Matmul { .. }, [a, Edge::Leaf(b)]) = (op, edges.as_slice()) else {
+            return Ok(None);
+        };
+        if trace::active() {
+            return Ok(None);
+        }
+        let Some(Some(sum)) = self.slots.get(&b.id()).map(|&i| &self.leaves[i].1) else {
+            return Ok(None);
+        };
+        let need_a = !matches!(a, Edge::None);
+        Ok(rules::matmul_into_b(op, g, sum, need_a)?.map(|ga| vec![ga, None]))
+    }
 }
 
 fn sweep<F>(root: Rc<Node>, g: Tensor, retain: bool, mut leaf: F) -> Result<()>
 where
-    F: FnMut(&Tensor, &Tensor) -> Result<()>,
+    F: FnMut(&Tensor, Tensor) -> Result<()>,
 {
     let order = collect(&root);
-    let mut grads: HashMap<*const Node, Tensor> = HashMap::new();
-    grads.insert(Rc::as_ptr(&root), g);
-    for node in order {
-        let Some(g) = grads.remove(&Rc::as_ptr(&node)) else {
+    let mut grads: Vec<Option<Tensor>> = vec![None; order.len()];
+    grads[position(&order, &root)?] = Some(g);
+    let mut leaves = LeafGrads::default();
+    for (i, node) in order.iter().enumerate() {
+        let Some(g) = grads[i].take() else {
             continue;
         };
         let input_grads = {
@@ -137,8 +215,12 @@ where
             let op = op
                 .as_ref()
                 .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
-            rules::apply(op, &g)?
+            match leaves.fused_rule(op, &node.edges, &g)? {
+                Some(grads) => grads,
+                None => rules::apply(op, &g)?,
+            }
         };
+        drop(g);
         if !retain
             && node
                 .op
@@ -152,30 +234,31 @@ where
             let Some(ig) = ig else { continue };
             match edge {
                 Edge::None => {}
-                Edge::Leaf(t) => leaf(t, &ig)?,
-                Edge::Node(m) => {
-                    let key = Rc::as_ptr(m);
-                    let sum = match grads.remove(&key) {
-                        Some(prev) => prev.add(&ig)?,
-                        None => ig,
-                    };
-                    grads.insert(key, sum);
-                }
+                Edge::Leaf(t) => leaves.add(t, ig)?,
+                Edge::Node(m) => add_to(&mut grads[position(&order, m)?], ig)?,
             }
+        }
+    }
+    drop(grads);
+    for (t, g) in leaves.leaves {
+        if let Some(g) = g {
+            leaf(&t, g)?;
         }
     }
     Ok(())
 }
 
 /// `.grad += g` on a leaf (a fresh tensor, never aliasing the graph's gradients).
-fn accumulate_leaf(t: &Tensor, g: &Tensor) -> Result<()> {
+fn accumulate_leaf(t: &Tensor, g: Tensor) -> Result<()> {
     let g = if g.shape() == t.shape() {
-        g.clone()
+        g
     } else {
-        rules::sum_to(g, t.shape())?
+        rules::sum_to(&g, t.shape())?
     };
     let new = match t.grad() {
         Some(prev) => prev.add(&g)?,
+        // The sweep's own sum, seen by nothing else: it becomes `.grad` as it is.
+        None if !trace::active() && g.is_whole_unique() => g,
         None => {
             let c = g.contiguous_copy()?;
             trace::record_after(|| IrOp::Contiguous, &[&g], &c);

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
+use crate::tensor::kernels::matmul as linalg_kernels;
 use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, matmul, max_pool2d_grad};
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::{creation, Tensor};
@@ -215,6 +216,31 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
         );
     }
     Ok(z)
+}
+
+/// The Matmul rule with b's gradient `a^T @ g` added straight into `gb_sum` (the
+/// running sum of b's gradient, owned by the backward sweep) instead of a new tensor:
+/// returns a's gradient (`None` inside when `need_a` is false: a needs none), or
+/// `None` (nothing written) unless a, b and g are f32 matrices and `gb_sum` has b's
+/// shape.
+pub fn matmul_into_b(
+    op: &BackwardOp,
+    g: &Tensor,
+    gb_sum: &Tensor,
+    need_a: bool,
+) -> Result<Option<Option<Tensor>>> {
+    let BackwardOp::Matmul { a, b } = op else {
+        return Ok(None);
+    };
+    let (a, b) = (a.get()?, b.get()?);
+    if b.shape() != gb_sum.shape() || !linalg_kernels::matmul_tn_acc(gb_sum, &a, g)? {
+        return Ok(None);
+    }
+    if !need_a {
+        return Ok(Some(None));
+    }
+    let ga = matmul(g, &b.transpose(-1, -2)?)?;
+    Ok(Some(Some(sum_to(&ga, a.shape())?)))
 }
 
 /// The rules computed by kernels with no IR op (a capture recording them breaks).

@@ -7,7 +7,7 @@ use super::indexing::check_inplace_leaf;
 use super::kernels::binary::{binary_raw, binary_scalar_raw};
 use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
-use super::{err, Tensor};
+use super::{err, Buffer, Tensor};
 use crate::autograd;
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
@@ -174,6 +174,30 @@ impl Tensor {
             ));
         }
         Ok(())
+    }
+
+    /// `self += g` into this tensor's own buffer when no other handle or view can see
+    /// it (a gradient sum the autograd engine owns): both f32, same shape, contiguous.
+    /// False (nothing written) otherwise; the caller then adds into a new tensor.
+    pub(crate) fn add_into_unique(&self, g: &Tensor) -> Result<bool> {
+        let f32s = self.dtype() == DType::F32 && g.dtype() == DType::F32;
+        if !f32s || self.shape() != g.shape() || !self.is_whole_unique() || !g.is_contiguous() {
+            return Ok(false);
+        }
+        let (Some(mut dst), Some(src)) =
+            (self.storage().try_borrow_mut(), g.storage().try_borrow())
+        else {
+            return Ok(false);
+        };
+        let n = self.numel();
+        let (Buffer::F32(d), Buffer::F32(s)) = (&mut *dst, &*src) else {
+            return Ok(false);
+        };
+        let Some(s) = s.get(g.offset()..g.offset() + n) else {
+            return Ok(false);
+        };
+        super::kernels::elementwise::add_assign(d, s);
+        Ok(true)
     }
 
     /// Overwrites this tensor's elements with `r` (same shape; a compiled step's

@@ -159,6 +159,15 @@ impl Tensor {
         Rc::strong_count(&self.0) == 1 && Rc::strong_count(&self.0.storage) == 1
     }
 
+    /// [`is_unique`](Self::is_unique), and its elements are its whole storage in order
+    /// (not a view into a larger buffer).
+    pub fn is_whole_unique(&self) -> bool {
+        self.is_unique()
+            && self.offset() == 0
+            && self.is_contiguous()
+            && self.storage().borrow().len() == self.numel()
+    }
+
     /// How many handles refer to this tensor object (views are other objects).
     pub fn handle_count(&self) -> usize {
         Rc::strong_count(&self.0)

@@ -76,6 +76,19 @@ impl Storage {
         self.buf.borrow_mut()
     }
 
+    /// [`borrow`](Self::borrow), or `None` while the buffer is being written.
+    pub fn try_borrow(&self) -> Option<Ref<'_, Buffer>> {
+        self.buf.try_borrow().ok()
+    }
+
+    /// [`borrow_mut`](Self::borrow_mut) (bumping the version), or `None` while the
+    /// buffer is borrowed.
+    pub fn try_borrow_mut(&self) -> Option<RefMut<'_, Buffer>> {
+        let b = self.buf.try_borrow_mut().ok()?;
+        self.version.set(self.version.get().wrapping_add(1));
+        Some(b)
+    }
+
     pub fn version(&self) -> u64 {
         self.version.get()
     }

@@ -147,6 +147,29 @@ fn scalar_run<A: Copy, B: Copy, O>(
     zip_scalar(a, y, dst, f)
 }
 
+#[inline(always)]
+fn add_assign_body(d: &mut [f32], s: &[f32]) {
+    for (x, &y) in d.iter_mut().zip(s) {
+        *x += y;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn add_assign_avx2(d: &mut [f32], s: &[f32]) {
+    add_assign_body(d, s)
+}
+
+/// `d[i] += s[i]` over the shorter of the two.
+pub fn add_assign(d: &mut [f32], s: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { add_assign_avx2(d, s) };
+    }
+    add_assign_body(d, s)
+}
+
 /// `out[i] = f(a[i])`; `a` must have dtype `A`.
 pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Result<Tensor> {
     let n = a.numel();

@@ -6,7 +6,7 @@ use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::broadcast_strides;
 use crate::tensor::storage::{alloc_filled, alloc_vec};
-use crate::tensor::{err, Tensor};
+use crate::tensor::{err, Buffer, Tensor};
 use gemm::Parallelism;
 
 /// A strided f32 matrix operand: base slice + offset, row and column strides.
@@ -192,6 +192,15 @@ unsafe fn gemm_into(
         }
         return Ok(());
     }
+    if super::small_mm::is_small(m, n, k) {
+        if !acc {
+            // SAFETY: the caller guarantees m * n writable elements.
+            unsafe { std::ptr::write_bytes(dst, 0, m * n) };
+        }
+        // SAFETY: the m * n elements are initialised (zeroed above or by the caller).
+        let d = unsafe { std::slice::from_raw_parts_mut(dst, m * n) };
+        return super::small_mm::small_gemm(m, n, k, d, lhs, rhs);
+    }
     // Large products run in row blocks; between blocks the running engine's interrupt
     // flag and deadline are polled (`poll_kernel`), so a huge matmul can be stopped.
     let rows = (CHUNK_FLOPS / n.saturating_mul(k).max(1)).clamp(16, m.max(16));
@@ -252,6 +261,46 @@ pub fn matmul_bias_into(dst: &mut [f32], a: &Tensor, b: &Tensor, bias: &Tensor) 
     let da = <f32 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
     let db = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
     gemm_f32(m, n, k, dst, mat(a, da), mat(b, db), true)?;
+    Ok(true)
+}
+
+/// `dst [k, n] += a [m, k]^T @ g [m, n]` into `dst`'s own buffer (a weight gradient
+/// summed straight into the leaf's running sum): all f32 matrices, `dst` unique and
+/// contiguous. False (nothing written) when the operands are not of that form.
+pub fn matmul_tn_acc(dst: &Tensor, a: &Tensor, g: &Tensor) -> Result<bool> {
+    let f32s = [dst, a, g]
+        .iter()
+        .all(|t| t.dtype() == DType::F32 && t.ndim() == 2);
+    if !f32s || !dst.is_whole_unique() {
+        return Ok(false);
+    }
+    let (m, k, n) = (a.shape()[0], a.shape()[1], g.shape()[1]);
+    if g.shape()[0] != m || dst.shape() != [k, n] {
+        return Ok(false);
+    }
+    let (Some(mut bd), Some(ba), Some(bg)) = (
+        dst.storage().try_borrow_mut(),
+        a.storage().try_borrow(),
+        g.storage().try_borrow(),
+    ) else {
+        return Ok(false);
+    };
+    let (Buffer::F32(d), Buffer::F32(da), Buffer::F32(dg)) = (&mut *bd, &*ba, &*bg) else {
+        return Ok(false);
+    };
+    let lhs = Mat {
+        data: da,
+        offset: a.offset(),
+        rs: a.strides()[1],
+        cs: a.strides()[0],
+    };
+    let rhs = Mat {
+        data: dg,
+        offset: g.offset(),
+        rs: g.strides()[0],
+        cs: g.strides()[1],
+    };
+    gemm_f32(k, n, m, d, lhs, rhs, true)?;
     Ok(true)
 }
 

@@ -8,6 +8,7 @@ pub mod fastmath;
 pub mod index;
 pub mod matmul;
 pub mod reduce;
+pub mod small_mm;
 pub mod strided;
 pub mod team;
 pub mod unary;
