@@ -22,7 +22,9 @@ type Entries = SmallVec<[(Rc<str>, Value); INLINE]>;
 #[derive(Debug, Default)]
 pub struct AttrMap {
     entries: Entries,
-    /// Name -> position, kept only while there are more than `INDEXED` entries.
+    /// Name -> position, kept only while there are more than `INDEXED` entries. (Boxed:
+    /// one word in every instance instead of a map header most never use.)
+    #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<Rc<str>, u32, FxBuild>>>,
 }
 

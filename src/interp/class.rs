@@ -223,7 +223,7 @@ impl Interp {
                     ));
                 }
                 let mut d = inst.dict.borrow_mut();
-                match d.get_mut(&**name) {
+                match d.get_mut(name) {
                     Some(slot) => *slot = v,
                     None => {
                         d.insert(name.clone(), v);

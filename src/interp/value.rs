@@ -30,7 +30,7 @@ pub fn hinted_get<'a>(
             return Some(v);
         }
     }
-    let (i, _, v) = map.get_full(&**name)?;
+    let (i, _, v) = map.get_full(name)?;
     hint.set(u32::try_from(i).unwrap_or(0));
     Some(v)
 }
