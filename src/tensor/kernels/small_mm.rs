@@ -165,7 +165,13 @@ fn axpy4<const SIMD: bool>(row: &mut [f32], a: [f32; 4], b: [&[f32]; 4]) {
         i = unsafe { simd::axpy4(row.as_mut_ptr(), a, b.map(<[f32]>::as_ptr), n) };
     }
     for j in i..n {
-        row[j] += a[0] * b0[j] + a[1] * b1[j] + (a[2] * b2[j] + a[3] * b3[j]);
+        row[j] = if SIMD {
+            // the vector loop's (and gemm's) order: one fused multiply-add per term
+            let r = a[0].mul_add(b0[j], row[j]);
+            a[3].mul_add(b3[j], a[2].mul_add(b2[j], a[1].mul_add(b1[j], r)))
+        } else {
+            row[j] + a[0] * b0[j] + a[1] * b1[j] + (a[2] * b2[j] + a[3] * b3[j])
+        };
     }
 }
 
@@ -179,7 +185,11 @@ fn axpy1<const SIMD: bool>(row: &mut [f32], a: f32, b: &[f32]) {
         i = unsafe { simd::axpy1(row.as_mut_ptr(), a, b.as_ptr(), n) };
     }
     for j in i..n {
-        row[j] += a * b[j];
+        row[j] = if SIMD {
+            a.mul_add(b[j], row[j])
+        } else {
+            row[j] + a * b[j]
+        };
     }
 }
 
@@ -313,8 +323,9 @@ mod simd {
             let q = _mm_add_ps(q, _mm_movehl_ps(q, q));
             let q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
             let mut r = _mm_cvtss_f32(q);
+            // fused, as gemm accumulates: short dot products round as they did there
             while i < n {
-                r += *a.add(i) * *b.add(i);
+                r = (*a.add(i)).mul_add(*b.add(i), r);
                 i += 1;
             }
             r
