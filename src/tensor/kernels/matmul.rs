@@ -192,15 +192,6 @@ unsafe fn gemm_into(
         }
         return Ok(());
     }
-    if super::small_mm::is_small(m, n, k) {
-        if !acc {
-            // SAFETY: the caller guarantees m * n writable elements.
-            unsafe { std::ptr::write_bytes(dst, 0, m * n) };
-        }
-        // SAFETY: the m * n elements are initialised (zeroed above or by the caller).
-        let d = unsafe { std::slice::from_raw_parts_mut(dst, m * n) };
-        return super::small_mm::small_gemm(m, n, k, d, lhs, rhs);
-    }
     // Large products run in row blocks; between blocks the running engine's interrupt
     // flag and deadline are polled (`poll_kernel`), so a huge matmul can be stopped.
     let rows = (CHUNK_FLOPS / n.saturating_mul(k).max(1)).clamp(16, m.max(16));

@@ -8,7 +8,6 @@ pub mod fastmath;
 pub mod index;
 pub mod matmul;
 pub mod reduce;
-pub mod small_mm;
 pub mod strided;
 pub mod team;
 pub mod unary;
