@@ -126,6 +126,11 @@ const PER_BOUND: f64 = 32.0;
 const FP_BOUND: f64 = 15.0;
 
 /// The vector loop's body: the block with the most full vector stores.
+/// The indices of the instructions of `body` that match `pred`.
+fn positions(body: &[String], pred: impl Fn(&str) -> bool) -> Vec<usize> {
+    (0..body.len()).filter(|&n| pred(&body[n])).collect()
+}
+
 fn vector_body(text: &str) -> Vec<String> {
     let vector_store = |i: &String| i.starts_with("vmovups %xmm");
     blocks(text)
@@ -158,30 +163,17 @@ fn gelu_op_vector_loop_within_instruction_budget() {
 fn gelu_op_vector_chains_are_interleaved() {
     let text = disassemble(&gelu_op()).expect("disassemble");
     let body = vector_body(&text);
-    let stores: Vec<usize> = body
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.starts_with("vmovups %xmm") || i.starts_with("movups %xmm"))
-        .map(|(n, _)| n)
-        .collect();
+    let stores = positions(&body, |i| {
+        i.starts_with("vmovups %xmm") || i.starts_with("movups %xmm")
+    });
     assert_eq!(stores.len(), 4, "4 f32x4 per iteration:\n{text}");
-    let divs: Vec<usize> = body
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.contains("divps"))
-        .map(|(n, _)| n)
-        .collect();
+    let divs = positions(&body, |i| i.contains("divps"));
     assert_eq!(divs.len(), 4, "one division per f32x4:\n{text}");
     assert!(
         divs.iter().all(|&d| d < stores[0]),
         "all 4 divisions precede the first store:\n{text}"
     );
-    let maxes: Vec<usize> = body
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.contains("maxps"))
-        .map(|(n, _)| n)
-        .collect();
+    let maxes = positions(&body, |i| i.contains("maxps"));
     let first_fma = body.iter().position(|i| i.contains("fmadd")).unwrap_or(0);
     assert!(
         maxes.len() == 4 && maxes.iter().all(|&m| m < first_fma),
