@@ -1,10 +1,11 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
-use super::tree::{CArg, Ex};
+use super::tree::{CArg, Ex, ExKind, Place};
 use super::value::{
     discard, hinted_get, AttrMap, Class, ClassKind, Function, Instance, NativeCode, Value,
 };
-use super::{at, err, type_err, Flow, Interp, R};
+use super::{at, err, type_err, Interp, R};
+use crate::compile::trace;
 use crate::error::{ErrorKind, TraceFrame};
 use crate::source::Span;
 use std::cell::RefCell;
@@ -42,10 +43,42 @@ impl Interp {
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
     }
 
+    /// The call expression `e` = `f(args)`. A global bound to a Kiln function taking
+    /// exactly these positional args runs in this native frame (`call_simple_inline`).
+    #[inline(never)]
+    pub fn eval_call(&mut self, e: &Ex, f: &Ex, args: &[CArg]) -> R<Value> {
+        if let ExKind::Load(Place::Global(i, name)) = &f.kind {
+            if let Some(func) = self.global_func(*i) {
+                if trace::active() {
+                    let (g, v) = (&self.globals, Value::Func(func.clone()));
+                    trace::note_load(|| trace::Origin::Global(g.clone(), *i, name.clone()), &v);
+                }
+                if fits_simple(&func, 0, args) {
+                    return self.call_simple_inline(func, None, args, e.span);
+                }
+                return self.call_expr(Value::Func(func), args, e.span);
+            }
+        }
+        let fv = self.eval(f)?;
+        self.call_expr(fv, args, e.span)
+    }
+
     /// Calls `func` with `recv` (if any) and the positional `args`, which the caller
     /// checked with `fits_simple`: the arguments go straight into the new frame's slots.
-    #[inline]
+    #[inline(never)]
     pub fn call_simple(
+        &mut self,
+        func: Rc<Function>,
+        recv: Option<Value>,
+        args: &[CArg],
+        span: Span,
+    ) -> R<Value> {
+        self.call_simple_inline(func, recv, args, span)
+    }
+
+    /// `call_simple`'s body, inlined into `eval_call`.
+    #[inline(always)]
+    fn call_simple_inline(
         &mut self,
         func: Rc<Function>,
         recv: Option<Value>,
@@ -72,7 +105,7 @@ impl Interp {
                 }
             }
         }
-        self.invoke(func, base).map_err(|e| at(e, span))
+        self.run_frame(func, base).map_err(|e| at(e, span))
     }
 
     /// `C(args)` for a user class whose `__init__` takes exactly these positional args.
@@ -290,6 +323,12 @@ impl Interp {
 
     /// Runs a function whose bound parameters start at `base` on the stack.
     pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
+        self.run_frame(func, base)
+    }
+
+    /// `invoke`, inlined into `call_simple`: one native frame per simple Kiln call.
+    #[inline(always)]
+    fn run_frame(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
         let proto = func.proto.clone();
         let top = base + proto.n_slots as usize;
         grow_stack(&mut self.stack, top);
@@ -314,10 +353,10 @@ impl Interp {
         // 1 MiB red zone (one Kiln call uses far less than 128 KiB of native stack).
         let r = if self.depth.is_multiple_of(8) {
             stacker::maybe_grow(1024 * 1024, 4 * 1024 * 1024, || {
-                self.exec_block(&proto.body)
+                self.run_fn_body(&proto.body)
             })
         } else {
-            self.exec_block(&proto.body)
+            self.run_fn_body(&proto.body)
         };
         self.depth -= 1;
         self.cur_func = saved_func;
@@ -330,11 +369,7 @@ impl Interp {
                 discard(v);
             }
         }
-        match r {
-            Ok(Flow::Return) => Ok(std::mem::take(&mut self.ret)),
-            Ok(_) => Ok(Value::None),
-            Err(e) => Err(add_frame(e, &proto)),
-        }
+        r.map_err(|e| add_frame(e, &proto))
     }
 
     /// Wraps captured parameters into cells and installs fresh and captured cells.

@@ -1,7 +1,7 @@
 //! Expression evaluation and name loads/stores.
 
 use super::containers;
-use super::num::{num_cmp, num_op, Num};
+use super::num::{int_add_sub, num_cmp, num_op, Num};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
@@ -39,7 +39,7 @@ impl Interp {
 
     /// The Kiln function bound to a global slot, if that is what it holds.
     #[inline]
-    fn global_func(&self, slot: u32) -> Option<Rc<Function>> {
+    pub(crate) fn global_func(&self, slot: u32) -> Option<Rc<Function>> {
         match self.globals.slots.borrow().get(slot as usize) {
             Some(Value::Func(f)) => Some(f.clone()),
             _ => None,
@@ -193,6 +193,8 @@ impl Interp {
                 Value::Unbound => Err(at(unbound_local(n), e.span)),
                 v => Ok(v.fast_clone()),
             },
+            // `f(n - 1) + f(n - 2)`: no `eval` frame between the operator and the call
+            ExKind::Call(f, args) => self.eval_call(e, f, args),
             _ => self.eval(e),
         }
     }
@@ -221,7 +223,19 @@ impl Interp {
                 }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
-                // two numbers (`fib(n - 1) + fib(n - 2)`): no generic dispatch
+                // two ints (`fib(n - 1) + fib(n - 2)`): added inline
+                if let (&Value::Int(p), &Value::Int(q)) = (&x, &y) {
+                    if let Some(n) = int_add_sub(*op, p, q) {
+                        if trace::active() {
+                            trace::set_span(e.span);
+                        }
+                        // two ints: nothing to drop (skips the out-of-line drop glue)
+                        std::mem::forget(x);
+                        std::mem::forget(y);
+                        return Ok(n.value());
+                    }
+                }
+                // two numbers: no generic dispatch
                 if let (Some(p), Some(q)) = (Num::of(&x), Num::of(&y)) {
                     if let Some(n) = num_op(*op, p, q) {
                         if trace::active() {
@@ -255,26 +269,7 @@ impl Interp {
                     },
                 }
             }
-            ExKind::Call(f, args) => {
-                if let ExKind::Load(Place::Global(i, _)) = &f.kind {
-                    if let Some(func) = self.global_func(*i) {
-                        if trace::active() {
-                            let (g, v) = (&self.globals, Value::Func(func.clone()));
-                            let name = match &f.kind {
-                                ExKind::Load(Place::Global(_, n)) => n.clone(),
-                                _ => func.proto.name.clone(),
-                            };
-                            trace::note_load(|| Origin::Global(g.clone(), *i, name), &v);
-                        }
-                        if super::call::fits_simple(&func, 0, args) {
-                            return self.call_simple(func, None, args, e.span);
-                        }
-                        return self.call_expr(Value::Func(func), args, e.span);
-                    }
-                }
-                let fv = self.eval(f)?;
-                self.call_expr(fv, args, e.span)
-            }
+            ExKind::Call(f, args) => self.eval_call(e, f, args),
             ExKind::CallMethod(recv, name, args) => {
                 let obj = self.eval(recv)?;
                 self.call_method_expr(obj, name, args, e)
@@ -332,7 +327,7 @@ impl Interp {
 
     /// A single comparison `a op b` of two ints or two floats, on the fast path.
     #[inline(always)]
-    fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
+    pub(crate) fn num_compare(&self, a: &Ex, op: CmpOp, b: &Ex) -> Option<bool> {
         if let Some((x, c)) = self.local_int_const(a, b) {
             return num_cmp(op, Num::I(x), Num::I(c));
         }

@@ -1,6 +1,7 @@
 //! The tree-walking interpreter: value model, resolver, execution and builtins.
 
 pub mod attrs;
+mod body;
 pub mod builtins;
 pub mod call;
 pub mod class;

@@ -75,7 +75,7 @@ pub fn num_op(op: BinOp, x: Num, y: Num) -> Option<Num> {
 /// `x + y` and `x - y` on ints inline (`n - 1`, `i + 1`); `None` for other operators
 /// and on overflow (the caller then goes the general way, which raises).
 #[inline(always)]
-fn int_add_sub(op: BinOp, x: i64, y: i64) -> Option<Num> {
+pub fn int_add_sub(op: BinOp, x: i64, y: i64) -> Option<Num> {
     match op {
         BinOp::Add => x.checked_add(y).map(Num::I),
         BinOp::Sub => x.checked_sub(y).map(Num::I),
@@ -94,7 +94,7 @@ pub fn num_cmp(op: CmpOp, x: Num, y: Num) -> Option<bool> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn cmp<T: PartialOrd>(op: CmpOp, a: T, b: T) -> Option<bool> {
     Some(match op {
         CmpOp::Lt => a < b,
