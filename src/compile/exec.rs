@@ -143,7 +143,10 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::Narrow { dim, start, len } => x.narrow(*dim as i64, *start as i64, *len as i64),
         IrOp::Repeat { reps } => x.repeat(reps),
         IrOp::Index { indices } => match row_index(indices, args) {
-            Some(i) => x.index(&[TensorIndex::Int(i)])?.contiguous_copy(),
+            Some(i) => match copy_row(x, i)? {
+                Some(row) => Ok(row),
+                None => x.index(&[TensorIndex::Int(i)])?.contiguous_copy(),
+            },
             None => x.index(&to_indices(indices, args)?),
         },
         IrOp::IndexGrad { shape, indices } => {
@@ -189,6 +192,33 @@ fn row_index(ix: &[IrIndex], args: &[Tensor]) -> Option<i64> {
         crate::tensor::dtype::Scalar::Int(i) => Some(i),
         _ => None,
     })?
+}
+
+/// Row `i` of a contiguous f32 `x` (`i` counted from the end when negative) as a fresh
+/// tensor: the copy eager's `x[t]` makes, without the general indexing path. None (the
+/// caller takes that path, which raises eager's errors) for other tensors or an index
+/// out of range.
+fn copy_row(x: &Tensor, i: i64) -> Result<Option<Tensor>> {
+    let Some((&rows, rest)) = x.shape().split_first() else {
+        return Ok(None);
+    };
+    let pos = if i < 0 { i + rows as i64 } else { i };
+    let ok = x.dtype() == crate::tensor::DType::F32 && x.is_contiguous();
+    let Some(pos) = usize::try_from(pos).ok().filter(|&p| ok && p < rows) else {
+        return Ok(None);
+    };
+    let len: usize = rest.iter().product();
+    let data = x.storage().borrow();
+    let crate::tensor::Buffer::F32(d) = &*data else {
+        return Ok(None);
+    };
+    let start = x.offset() + pos * len;
+    let Some(src) = d.get(start..start + len) else {
+        return Ok(None);
+    };
+    let mut v = crate::tensor::storage::alloc_vec::<f32>(len)?;
+    v.extend_from_slice(src);
+    Tensor::from_buffer(crate::tensor::Buffer::F32(v), rest).map(Some)
 }
 
 /// Rebuilds a tensor-library index list from an `Index` node's entries and args.

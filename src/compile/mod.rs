@@ -50,6 +50,7 @@ pub mod symguard;
 pub mod trace;
 pub mod traced;
 mod trig_table;
+pub mod vecmat_kernel;
 pub mod vecmat_step;
 pub mod verify;
 pub mod views;

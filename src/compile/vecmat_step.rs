@@ -9,6 +9,7 @@
 
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::out_pool::OutputPool;
+use super::vecmat_kernel::vecmat_f32;
 use crate::error::Result;
 use crate::tensor::kernels::matmul::{gemm_f32, Mat};
 use crate::tensor::{linalg, Buffer, DType, Tensor};
@@ -79,6 +80,7 @@ fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> 
     } else {
         step.pool.take(&[n], n)?
     };
+    let mut direct = false;
     {
         // The output's storage is unique (`OutputPool::take`), so it is neither operand's.
         let (bv, bw) = (v.storage().borrow(), w.storage().borrow());
@@ -86,6 +88,15 @@ fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> 
         let (Buffer::F32(dv), Buffer::F32(dw), Buffer::F32(dst)) = (&*bv, &*bw, &mut *bo) else {
             return Ok(None);
         };
+        // Both contiguous: the direct kernel, the same bits as gemm's vector path (which
+        // gemm takes from 3 terms and 2 columns on; fewer go other ways).
+        if let (1, 1, true, true) = (vs, cs, rs == n, k >= 3 && n >= 2) {
+            let src = dv.get(v.offset()..v.offset().saturating_add(k));
+            let mat = dw.get(w.offset()..w.offset().saturating_add(k.saturating_mul(n)));
+            if let (Some(src), Some(mat), Some(d)) = (src, mat, dst.get_mut(..n)) {
+                direct = vecmat_f32(src, mat, d);
+            }
+        }
         // As eager's matmul: v as the row [1, k] (its unsqueezed view's strides).
         let lhs = Mat {
             data: dv,
@@ -99,7 +110,9 @@ fn try_run(step: &VecmatStep, v: &Tensor, w: &Tensor) -> Result<Option<Tensor>> 
             rs,
             cs,
         };
-        gemm_f32(1, n, k, dst, lhs, rhs, false)?;
+        if !direct {
+            gemm_f32(1, n, k, dst, lhs, rhs, false)?;
+        }
     }
     step.pool.remember(std::slice::from_ref(&out));
     Ok(Some(out))

@@ -1,6 +1,7 @@
 //! Graph-to-graph optimization passes over the tensor IR, one file per pass:
 //! constant folding, algebraic simplification, matmul layout rewrites,
-//! input projections hoisted out of loops (`hoist`), common-subexpression elimination
+//! input projections hoisted out of loops (`hoist`), loop-invariant code motion
+//! (`licm`), common-subexpression elimination
 //! and dead-code elimination. [`optimize`] runs them in order and verifies the graph after
 //! each one (a failure is an internal compile error naming the pass). `fuse` finds the
 //! elementwise groups that `lower::compile_graph` compiles into kernels.
@@ -13,6 +14,7 @@ mod fuse_merge;
 mod gelu;
 mod hoist;
 mod layout;
+mod licm;
 mod rebuild;
 mod relabel;
 mod simplify;
@@ -26,17 +28,19 @@ pub use dce::dce;
 pub use fold::fold;
 pub use hoist::hoist;
 pub use layout::layout;
+pub use licm::licm;
 pub use simplify::simplify;
 
 /// A pass: consumes a verified graph and returns an equivalent one.
 pub type Pass = fn(Graph) -> Result<Graph>;
 
 /// The passes [`optimize`] runs, in order, with their names (for logs and dumps).
-pub const PIPELINE: [(&str, Pass); 6] = [
+pub const PIPELINE: [(&str, Pass); 7] = [
     ("fold", fold),
     ("simplify", simplify),
     ("layout", layout),
     ("hoist", hoist),
+    ("licm", licm),
     ("cse", cse),
     ("dce", dce),
 ];

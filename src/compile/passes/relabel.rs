@@ -4,7 +4,9 @@
 //! views); a chain of them is one reshape of the chain's source to the last shape, and
 //! none when that is the source's own shape. Eager's matrix-product rules on vectors
 //! (`[64] -> [1, 64] -> permute -> [64, 1] -> [64]`) leave such chains in every
-//! iteration of a reverse loop.
+//! iteration of a reverse loop. The chain around a product, `reshape([1, k] @ w, [n])`
+//! of a row `[1, k]` that is a vector `v [k]` relabelled, is `v @ w` (eager multiplies a
+//! vector as that row: the same product).
 
 use super::rebuild::Rebuild;
 use crate::compile::ir::{IrOp, Node, NodeId};
@@ -35,6 +37,9 @@ pub(super) fn rewrite(rb: &mut Rebuild, n: &Node) -> Result<Option<NodeId>> {
     let Some(&x) = n.args.first() else {
         return Ok(None);
     };
+    if let Some(v) = vector_product(rb, n)? {
+        return Ok(Some(v));
+    }
     let xn = rb.node(x)?;
     if n.args.len() != 1 || xn.dtype != n.dtype || !is_relabel(n, &xn.shape) {
         return Ok(None);
@@ -58,5 +63,36 @@ pub(super) fn rewrite(rb: &mut Rebuild, n: &Node) -> Result<Option<NodeId>> {
         dtype: n.dtype,
         shape: n.shape.clone(),
         span: n.span,
+    })))
+}
+
+/// `v @ w` for node `n` = `reshape(r @ w, [n])` where `r` is a vector `v [k]` reshaped
+/// to `[1, k]` (args in new ids); None for any other node.
+fn vector_product(rb: &mut Rebuild, n: &Node) -> Result<Option<NodeId>> {
+    let (IrOp::Reshape { .. }, &[m], [cols]) = (&n.op, n.args.as_slice(), n.shape.as_slice())
+    else {
+        return Ok(None);
+    };
+    let mn = rb.node(m)?;
+    let (IrOp::Matmul, &[r, w], &[1, mc]) = (&mn.op, mn.args.as_slice(), mn.shape.as_slice())
+    else {
+        return Ok(None);
+    };
+    let rn = rb.node(r)?;
+    let (IrOp::Reshape { .. }, &[v], &[1, k]) = (&rn.op, rn.args.as_slice(), rn.shape.as_slice())
+    else {
+        return Ok(None);
+    };
+    let vn = rb.node(v)?;
+    let same_type = vn.dtype == n.dtype && mn.dtype == n.dtype;
+    if vn.shape.as_slice() != [k] || mc != *cols || !same_type {
+        return Ok(None);
+    }
+    Ok(Some(rb.push(Node {
+        op: IrOp::Matmul,
+        args: vec![v, w],
+        dtype: n.dtype,
+        shape: n.shape.clone(),
+        span: mn.span,
     })))
 }
