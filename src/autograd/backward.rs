@@ -180,21 +180,27 @@ impl LeafGrads {
         add_to(&mut self.leaves[i].1, g)
     }
 
-    /// Applies `op`'s rule with a matmul's weight gradient summed straight into the
-    /// running sum of its leaf `b` (outside a capture, once that sum exists and nothing
-    /// else sees it); `None` when that does not apply.
+    /// Applies `op`'s rule for a matmul outside a capture: the weight gradient summed
+    /// straight into the running sum of its leaf `b` once that sum exists and nothing
+    /// else sees it, else only the gradients some edge needs (a capture records the
+    /// full rule); `None` for other ops.
     fn fused_rule(&self, op: &BackwardOp, edges: &Edges, g: &Tensor) -> Result<Option<Grads>> {
-        let (BackwardOp::Matmul { .. }, [a, Edge::Leaf(b)]) = (op, edges.as_slice()) else {
+        let (BackwardOp::Matmul { .. }, [a, b]) = (op, edges.as_slice()) else {
             return Ok(None);
         };
         if trace::active() {
             return Ok(None);
         }
-        let Some(Some(sum)) = self.slots.get(&b.id()).map(|&i| &self.leaves[i].1) else {
-            return Ok(None);
-        };
         let need_a = !matches!(a, Edge::None);
-        Ok(rules::matmul_into_b(op, g, sum, need_a)?.map(|ga| vec![ga, None]))
+        if let Edge::Leaf(b) = b {
+            if let Some(Some(sum)) = self.slots.get(&b.id()).map(|&i| &self.leaves[i].1) {
+                if let Some(ga) = rules::matmul_into_b(op, g, sum, need_a)? {
+                    return Ok(Some(vec![ga, None]));
+                }
+            }
+        }
+        let need_b = !matches!(b, Edge::None);
+        rules::matmul_needed(op, g, need_a, need_b).map(Some)
     }
 }
 

@@ -118,6 +118,18 @@ fn binary_grads(
     })
 }
 
+/// ReLU's gradient: a select, not a product with a 0/1 mask (PyTorch's
+/// threshold_backward gives +0.0 where x <= 0, never -0.0 for a negative incoming
+/// gradient). Outside a capture one pass over same-shaped f32 tensors; a capture
+/// records the select.
+fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if !trace::active() && g.dtype() == DType::F32 && g.shape() == x.shape() {
+        let keep = |x: f32, g: f32| if x > 0.0 { g } else { 0.0 };
+        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), keep);
+    }
+    where_(&x.cmp_s(BinaryOp::Gt, 0.0)?, g, &zeros(&[])?)
+}
+
 fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
     use UnaryOp::*;
     let x = &x.cast(DType::F32)?;
@@ -132,9 +144,7 @@ fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tenso
         Cos => g.mul(&x.un(Sin)?).and_then(|t| t.neg()),
         Tanh => g.mul(&out.mul(out)?.rsub_s(1.0)?),
         Sigmoid => g.mul(&out.mul(&out.rsub_s(1.0)?)?),
-        // A select, not a product with a 0/1 mask: PyTorch's threshold_backward gives +0.0
-        // where x <= 0, never -0.0 for a negative incoming gradient.
-        Relu => where_(&x.cmp_s(BinaryOp::Gt, 0.0)?, g, &zeros(&[])?),
+        Relu => relu_grad(x, g),
         Gelu => {
             // d/dx x*Phi(x) = Phi(x) + x*phi(x)
             let cdf = x
@@ -241,6 +251,39 @@ pub fn matmul_into_b(
     }
     let ga = matmul(g, &b.transpose(-1, -2)?)?;
     Ok(Some(Some(sum_to(&ga, a.shape())?)))
+}
+
+/// The Matmul rule computing only the gradients asked for (eager; a capture records
+/// the full rule). A transposed 2-D `b` (a Linear's `W.T`) gets its gradient as the
+/// transpose of `g^T @ a`: `W`'s gradient then comes out contiguous, with no
+/// transposing copy into `.grad`. Each element is the same FMA chain over the batch as
+/// in `a^T @ g` (gemm multiplies the same pairs in the same order).
+pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) -> Result<Grads> {
+    let BackwardOp::Matmul { a, b } = op else {
+        return apply(op, g);
+    };
+    let (a, b) = (a.get()?, b.get()?);
+    let ga = if need_a {
+        Some(sum_to(&matmul(g, &b.transpose(-1, -2)?)?, a.shape())?)
+    } else {
+        None
+    };
+    let gb = if !need_b {
+        None
+    } else if is_transposed_matrix(&b) && a.ndim() == 2 && g.ndim() == 2 {
+        Some(matmul(&g.transpose(0, 1)?, &a)?.transpose(0, 1)?)
+    } else {
+        Some(sum_to(&matmul(&a.transpose(-1, -2)?, g)?, b.shape())?)
+    };
+    Ok(vec![ga, gb])
+}
+
+/// A 2-D f32 view whose transpose is contiguous (column-major), as `W.T` is.
+fn is_transposed_matrix(t: &Tensor) -> bool {
+    t.dtype() == DType::F32
+        && t.ndim() == 2
+        && !t.is_contiguous()
+        && t.strides() == [1, t.shape()[0]]
 }
 
 /// The rules computed by kernels with no IR op (a capture recording them breaks).

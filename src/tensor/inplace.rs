@@ -78,7 +78,11 @@ impl Tensor {
     pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
         crate::compile::trace::refuse_effect("an in-place op")?;
         let name = op.name();
-        {
+        let direct = match rhs {
+            Operand::Tensor(t) => !autograd::needs_grad(&[self, t]),
+            Operand::Scalar(_) => !autograd::needs_grad(&[self]),
+        } && self.binary_direct(op, rhs)?;
+        if !direct {
             let _inner = trace::scope();
             match rhs {
                 Operand::Tensor(t) => self.inplace_with(name, Some(t), |x, g| {
@@ -111,6 +115,63 @@ impl Tensor {
             }
         }
         Ok(())
+    }
+
+    /// `self op= rhs` for f32 `+ - * /` computed straight into this tensor's buffer
+    /// (no temporary, the same f32 operation per element): this tensor contiguous, the
+    /// operand a number or a contiguous f32 tensor of the same shape in another storage
+    /// (a view of this one could overlap what is being written). False (nothing
+    /// written) otherwise.
+    fn binary_direct(&self, op: BinaryOp, rhs: Operand) -> Result<bool> {
+        let arith = matches!(
+            op,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+        );
+        if !arith || self.dtype() != DType::F32 || !self.is_contiguous() {
+            return Ok(false);
+        }
+        let t = match rhs {
+            Operand::Scalar(s) => {
+                return Ok(self.update_direct(op, None, <f32 as super::Elem>::from_scalar(s)))
+            }
+            Operand::Tensor(t) => t,
+        };
+        let fits = t.dtype() == DType::F32 && t.shape() == self.shape() && t.is_contiguous();
+        if !fits || std::rc::Rc::ptr_eq(t.storage(), self.storage()) {
+            return Ok(false);
+        }
+        let Some(src) = t.storage().try_borrow() else {
+            return Ok(false);
+        };
+        let Buffer::F32(v) = &*src else {
+            return Ok(false);
+        };
+        let Some(s) = v.get(t.offset()..t.offset() + t.numel()) else {
+            return Ok(false);
+        };
+        Ok(self.update_direct(op, Some(s), 0.0))
+    }
+
+    /// `self[i] = self[i] op s[i]` (or `op y`) in this contiguous f32 tensor's buffer;
+    /// false (nothing written) when the buffer is borrowed.
+    fn update_direct(&self, op: BinaryOp, s: Option<&[f32]>, y: f32) -> bool {
+        use super::kernels::elementwise::update;
+        let n = self.numel();
+        let Some(mut dst) = self.storage().try_borrow_mut() else {
+            return false;
+        };
+        let Some(d) = <f32 as super::Elem>::slice_mut(&mut dst)
+            .and_then(|d| d.get_mut(self.offset()..self.offset() + n))
+        else {
+            return false;
+        };
+        match op {
+            BinaryOp::Add => update(d, s, y, |x, v| x + v),
+            BinaryOp::Sub => update(d, s, y, |x, v| x - v),
+            BinaryOp::Mul => update(d, s, y, |x, v| x * v),
+            _ => update(d, s, y, |x, v| x / v),
+        }
+        true
     }
 
     pub fn add_(&self, rhs: Operand) -> Result<()> {

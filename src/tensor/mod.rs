@@ -10,6 +10,7 @@ pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 pub mod linalg;
+pub mod optim_step;
 pub mod pool;
 pub mod random;
 pub mod reduce;

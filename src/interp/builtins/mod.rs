@@ -9,6 +9,7 @@ pub mod funcs;
 pub mod iomod;
 pub mod mathmod;
 pub mod methods;
+pub mod optim_step;
 pub mod progress;
 pub mod pyrandom;
 pub mod randmod;

@@ -252,7 +252,8 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
         .chain(super::tensor_grad::GLOBALS)
         .chain(super::tensor_funcs::all_globals())
         .chain(super::compile::GLOBALS)
-        .chain(super::export::GLOBALS);
+        .chain(super::export::GLOBALS)
+        .chain(super::optim_step::GLOBALS);
     for (n, f) in all {
         names.insert((*n).into(), native(n, *f));
     }

@@ -170,6 +170,31 @@ pub fn add_assign(d: &mut [f32], s: &[f32]) {
     add_assign_body(d, s)
 }
 
+#[inline(always)]
+fn update_body(d: &mut [f32], s: Option<&[f32]>, y: f32, f: &impl Fn(f32, f32) -> f32) {
+    match s {
+        Some(s) => d.iter_mut().zip(s).for_each(|(x, &v)| *x = f(*x, v)),
+        None => d.iter_mut().for_each(|x| *x = f(*x, y)),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn update_avx2(d: &mut [f32], s: Option<&[f32]>, y: f32, f: &impl Fn(f32, f32) -> f32) {
+    update_body(d, s, y, f)
+}
+
+/// `d[i] = f(d[i], s[i])` (over the shorter of the two), or `d[i] = f(d[i], y)` when
+/// `s` is `None`: an in-place update with no temporary.
+pub fn update(d: &mut [f32], s: Option<&[f32]>, y: f32, f: impl Fn(f32, f32) -> f32) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { update_avx2(d, s, y, &f) };
+    }
+    update_body(d, s, y, &f)
+}
+
 /// `out[i] = f(a[i])`; `a` must have dtype `A`.
 pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Result<Tensor> {
     let n = a.numel();
@@ -188,6 +213,22 @@ pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Re
         }
     }
     Ok(Tensor::from_vec(out, a.shape()))
+}
+
+/// The row length `w` when `b` is contiguous with the trailing dims of `shape` (leading
+/// 1s aside) and `a` is contiguous with `shape` itself: `b` repeats along the rows.
+fn row_width(a_full: bool, b: &Tensor, shape: &[usize]) -> Option<usize> {
+    let dims: &[usize] = {
+        let lead = b.shape().iter().take_while(|&&d| d == 1).count();
+        &b.shape()[lead..]
+    };
+    let w: usize = dims.iter().product();
+    let fits = a_full
+        && b.is_contiguous()
+        && w > 0
+        && dims.len() < shape.len()
+        && shape.ends_with(dims);
+    fits.then_some(w)
 }
 
 /// `out = f(a, b)` broadcast to `shape`; `a`, `b` must have dtypes `A`, `B`.
@@ -225,6 +266,17 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
             fill_par(&mut out, n, |i, d| {
                 scalar_run(&xb[i..i + d.len()], x, d, &g)
             })?;
+        } else if let Some(w) = row_width(a_full, b, shape) {
+            // A row (a bias) added to every row of a contiguous `a`.
+            let (xa, xb) = (window(sa, a.offset(), n)?, window(sb, b.offset(), w)?);
+            let Some(dst) = out.spare_capacity_mut().get_mut(..n) else {
+                return Err(err(ErrorKind::RuntimeError, "internal: output too small"));
+            };
+            for (d, r) in dst.chunks_exact_mut(w).zip(xa.chunks_exact(w)) {
+                zip_run(r, xb, d, &f);
+            }
+            // SAFETY: the chunks cover all n elements (n is a multiple of w).
+            unsafe { out.set_len(n) };
         } else {
             let st_a = broadcast_strides(a.shape(), a.strides(), shape);
             let st_b = broadcast_strides(b.shape(), b.strides(), shape);

@@ -1,0 +1,128 @@
+//! Fused eager optimizer updates: one pass over a parameter and its state for the
+//! update stdlib/optim.dl writes as a chain of tensor ops (which allocate a temporary
+//! the size of the parameter per op). Each element goes through exactly the f32
+//! operations of that chain, in the same order (no fused multiply-add), so the result
+//! is bit-for-bit the op chain's.
+
+use super::dtype::DType;
+use super::{Buffer, Tensor};
+use crate::error::Result;
+use std::cell::RefMut;
+use std::rc::Rc;
+
+/// Adam's per-step constants, as the op chain rounds them to f32.
+#[derive(Clone, Copy)]
+pub struct AdamConsts {
+    /// `1 - b1`.
+    pub c1: f32,
+    pub b2: f32,
+    /// `1 - b2`.
+    pub c2: f32,
+    /// `sqrt(1 - b2^t)` (a 0-d tensor in optim.dl).
+    pub bc2_sqrt: f32,
+    pub eps: f32,
+    /// `lr / (1 - b1^t)` (a 0-d tensor in optim.dl).
+    pub step_size: f32,
+}
+
+/// True when every tensor is a contiguous f32 tensor of `p`'s shape and no two share
+/// storage (an update writes `p` and the state while it reads the gradient).
+fn distinct_f32(ts: &[&Tensor]) -> bool {
+    let Some(p) = ts.first() else {
+        return false;
+    };
+    let fits = ts
+        .iter()
+        .all(|t| t.dtype() == DType::F32 && t.shape() == p.shape() && t.is_contiguous());
+    let apart = ts.iter().enumerate().all(|(i, a)| {
+        ts[i + 1..]
+            .iter()
+            .all(|b| !Rc::ptr_eq(a.storage(), b.storage()))
+    });
+    fits && apart
+}
+
+/// The f32 elements of a contiguous tensor, for writing (bumps its version).
+fn elems_mut(t: &Tensor) -> Option<RefMut<'_, [f32]>> {
+    let b = t.storage().try_borrow_mut()?;
+    let range = t.offset()..t.offset() + t.numel();
+    RefMut::filter_map(b, |b| match b {
+        Buffer::F32(v) => v.get_mut(range),
+        _ => None,
+    })
+    .ok()
+}
+
+/// `p -= lr * g` (optim.SGD without momentum or weight decay): `g * lr` rounded, then
+/// subtracted. False (nothing written) unless p and g fit [`distinct_f32`].
+pub fn sgd_update(p: &Tensor, g: &Tensor, lr: f32) -> Result<bool> {
+    if !distinct_f32(&[p, g]) {
+        return Ok(false);
+    }
+    let (Some(mut pd), Some(gb)) = (elems_mut(p), g.storage().try_borrow()) else {
+        return Ok(false);
+    };
+    let Some(gd) = (match &*gb {
+        Buffer::F32(v) => v.get(g.offset()..g.offset() + g.numel()),
+        _ => None,
+    }) else {
+        return Ok(false);
+    };
+    super::kernels::elementwise::update(&mut pd, Some(gd), lr, |x, v| x - v * lr);
+    Ok(true)
+}
+
+/// optim.Adam's update of one parameter: `m += (g - m) * c1; v *= b2;
+/// v += g * c2 * g; p -= m / (sqrt(v) / bc2_sqrt + eps) * step_size`. False
+/// (nothing written) unless p, g, m, v fit [`distinct_f32`].
+pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts) -> Result<bool> {
+    if !distinct_f32(&[p, g, m, v]) {
+        return Ok(false);
+    }
+    let (Some(mut pd), Some(mut md), Some(mut vd), Some(gb)) = (
+        elems_mut(p),
+        elems_mut(m),
+        elems_mut(v),
+        g.storage().try_borrow(),
+    ) else {
+        return Ok(false);
+    };
+    let Some(gd) = (match &*gb {
+        Buffer::F32(x) => x.get(g.offset()..g.offset() + g.numel()),
+        _ => None,
+    }) else {
+        return Ok(false);
+    };
+    adam_run(&mut pd, gd, &mut md, &mut vd, k);
+    Ok(true)
+}
+
+#[inline(always)]
+fn adam_body(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+    let n = p.len().min(g.len()).min(m.len()).min(v.len());
+    let (p, g, m, v) = (&mut p[..n], &g[..n], &mut m[..n], &mut v[..n]);
+    for i in 0..n {
+        let gi = g[i];
+        let mi = m[i] + (gi - m[i]) * k.c1;
+        let vi = v[i] * k.b2 + gi * k.c2 * gi;
+        let denom = vi.sqrt() / k.bc2_sqrt + k.eps;
+        p[i] -= mi / denom * k.step_size;
+        m[i] = mi;
+        v[i] = vi;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn adam_avx2(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+    adam_body(p, g, m, v, k)
+}
+
+fn adam_run(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { adam_avx2(p, g, m, v, k) };
+    }
+    adam_body(p, g, m, v, k)
+}
