@@ -10,6 +10,8 @@ use common::engine;
 use kiln::compile::cache::EntryKind;
 use kiln::compile::lower::CompiledGraph;
 use kiln::compile::run_control::ControlStep;
+use kiln::compile::vecmat_kernel::vecmat_f32;
+use kiln::tensor::kernels::matmul::{gemm_f32, Mat};
 use kiln::{Engine, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -222,4 +224,63 @@ c2 = compile(rewritten_x)
         assert!(dump.contains("= loop("), "{dump}");
         assert_eq!((products(false), products(true)), (0, 1), "{dump}");
     }
+}
+
+/// Deterministic values in [-1, 1) with many mantissa bits set.
+fn values(seed: u32, len: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// The loop steps' direct vector-matrix kernel gives gemm's bits (eager's matmul of a
+/// vector by a row-major matrix), so compiled loops round as eager does.
+#[test]
+fn direct_vector_matrix_products_are_gemms_bits() {
+    for (k, n) in [
+        (64, 64),
+        (32, 64),
+        (64, 10),
+        (3, 4),
+        (7, 45),
+        (5, 2),
+        (64, 100),
+    ] {
+        let v = values(k as u32, k);
+        let w = values(n as u32 + 100, k * n);
+        let mut ours = vec![f32::NAN; n];
+        if !vecmat_f32(&v, &w, &mut ours) {
+            return; // no FMA on this CPU: the step uses gemm.
+        }
+        let mut theirs = vec![0.0f32; n];
+        let lhs = Mat {
+            data: &v,
+            offset: 0,
+            rs: k,
+            cs: 1,
+        };
+        let rhs = Mat {
+            data: &w,
+            offset: 0,
+            rs: n,
+            cs: 1,
+        };
+        assert!(gemm_f32(1, n, k, &mut theirs, lhs, rhs, false).is_ok());
+        let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&ours), bits(&theirs), "{k} x {n}");
+    }
+}
+
+#[test]
+fn the_direct_kernel_refuses_mismatched_sizes() {
+    let mut dst = [0.0f32; 4];
+    assert!(!vecmat_f32(&[1.0; 3], &[1.0; 11], &mut dst));
+    assert!(!vecmat_f32(&[], &[], &mut dst));
+    assert_eq!(dst, [0.0; 4]);
 }

@@ -95,7 +95,10 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
         }
         IrOp::Cast(dt) => ops::to_dtype(x()?, *dt),
         IrOp::Clone => ops::clone(x()?),
-        IrOp::Contiguous => x()?.contiguous(),
+        IrOp::Contiguous => match transposed_copy(x()?)? {
+            Some(t) => Ok(t),
+            None => x()?.contiguous(),
+        },
         _ => eval_reduction(node, x()?).unwrap_or_else(|| eval_shaping(node, args)),
     }
 }
@@ -219,6 +222,33 @@ fn copy_row(x: &Tensor, i: i64) -> Result<Option<Tensor>> {
     let mut v = crate::tensor::storage::alloc_vec::<f32>(len)?;
     v.extend_from_slice(src);
     Tensor::from_buffer(crate::tensor::Buffer::F32(v), rest).map(Some)
+}
+
+/// The contiguous copy of a transposed f32 matrix (`[r, c]` with strides `[1, r]`: a
+/// permuted row-major `[c, r]`, as a loop's transposed weight is) read row by row of its
+/// source; None for any other tensor (the general strided copy then runs).
+fn transposed_copy(x: &Tensor) -> Result<Option<Tensor>> {
+    let (&[r, c], &[1, ld]) = (x.shape(), x.strides()) else {
+        return Ok(None);
+    };
+    if x.dtype() != crate::tensor::DType::F32 || ld != r || r < 2 || c < 2 {
+        return Ok(None);
+    }
+    let data = x.storage().borrow();
+    let crate::tensor::Buffer::F32(d) = &*data else {
+        return Ok(None);
+    };
+    let Some(src) = d.get(x.offset()..x.offset() + r * c) else {
+        return Ok(None);
+    };
+    let mut out = crate::tensor::storage::alloc_filled(r * c, 0.0f32)?;
+    // Source row j is column j of the result.
+    for (j, row) in src.chunks_exact(r).enumerate() {
+        for (dst, &v) in out.iter_mut().skip(j).step_by(c).zip(row) {
+            *dst = v;
+        }
+    }
+    Tensor::from_buffer(crate::tensor::Buffer::F32(out), &[r, c]).map(Some)
 }
 
 /// Rebuilds a tensor-library index list from an `Index` node's entries and args.
