@@ -33,7 +33,12 @@ impl Interp {
                         continue;
                     }
                 }
-                _ => {}
+                StKind::Return(None) => {}
+                // other statements as `exec_block` runs them (no `fn_stmt` frame)
+                _ => match self.exec(s)? {
+                    Flow::Normal => continue,
+                    f => return self.flow_result(f).map(Option::unwrap_or_default),
+                },
             }
             if let Some(v) = self.fn_stmt(s)? {
                 return Ok(v);
@@ -57,11 +62,19 @@ impl Interp {
     /// The statements of the branch an `if` at a body's top level took.
     fn fn_branch(&mut self, branch: &[St]) -> R<Option<Value>> {
         for st in branch {
-            if let StKind::Return(Some(e)) = &st.kind {
-                return self.operand(e).map(Some).map_err(|x| at(x, st.span));
-            }
-            if let Some(v) = self.fn_stmt(st)? {
-                return Ok(Some(v));
+            match &st.kind {
+                StKind::Return(Some(e)) => {
+                    return self.operand(e).map(Some).map_err(|x| at(x, st.span))
+                }
+                StKind::If(..) | StKind::Return(None) => {
+                    if let Some(v) = self.fn_stmt(st)? {
+                        return Ok(Some(v));
+                    }
+                }
+                _ => match self.exec(st)? {
+                    Flow::Normal => {}
+                    f => return self.flow_result(f),
+                },
             }
         }
         Ok(None)
