@@ -67,6 +67,8 @@ pub(crate) fn gelu_tanh(v: &mut Vx, x: Value) -> Value {
     let one = v.c(1.0);
     let p = v.mla(q, f, one);
     let s = exp_scale(v, t);
+    // A load of its own: a table load with one user is folded into it.
+    let one = v.c(1.0);
     let d = v.mla(p, s, one);
     v.div(x, d)
 }

@@ -108,7 +108,8 @@ impl CompiledKernel {
             plan.strides.extend(strides_i64(v.strides));
         }
         let dim0 = extents.first().copied().unwrap_or(1);
-        let threads = team::threads().min(dim0);
+        // Inside a smaller rayon pool (`install`), no more threads than it has.
+        let threads = team::threads().min(rayon::current_num_threads()).min(dim0);
         let full_reduction = self.kernel.reduced_dims() == self.kernel.rank;
         let func = self.func;
         let tasks = task_count(dim0, total, threads);
