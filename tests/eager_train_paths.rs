@@ -134,7 +134,10 @@ c.add_(c)
 c.mul_(c)
 ";
     let mut e = eager_engine(src);
-    assert_eq!(floats(&text(&mut e, "str(b.tolist())")), [1.0, 3.0, 5.0, 7.0]);
+    assert_eq!(
+        floats(&text(&mut e, "str(b.tolist())")),
+        [1.0, 3.0, 5.0, 7.0]
+    );
     assert_eq!(floats(&text(&mut e, "str(c.tolist())")), [4.0, 16.0, 36.0]);
 }
 
@@ -242,7 +245,10 @@ moved = not bool((ps[0] == init).all())
 "
     );
     let mut e = eager_engine(&src);
-    assert!(truth(&mut e, "same"), "fused Adam differs from the op chain");
+    assert!(
+        truth(&mut e, "same"),
+        "fused Adam differs from the op chain"
+    );
     assert!(truth(&mut e, "moved"));
 }
 

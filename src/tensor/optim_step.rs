@@ -99,16 +99,14 @@ pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts
 
 #[inline(always)]
 fn adam_body(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
-    let n = p.len().min(g.len()).min(m.len()).min(v.len());
-    let (p, g, m, v) = (&mut p[..n], &g[..n], &mut m[..n], &mut v[..n]);
-    for i in 0..n {
-        let gi = g[i];
-        let mi = m[i] + (gi - m[i]) * k.c1;
-        let vi = v[i] * k.b2 + gi * k.c2 * gi;
+    let state = m.iter_mut().zip(v.iter_mut());
+    for ((p, &g), (m, v)) in p.iter_mut().zip(g).zip(state) {
+        let mi = *m + (g - *m) * k.c1;
+        let vi = *v * k.b2 + g * k.c2 * g;
         let denom = vi.sqrt() / k.bc2_sqrt + k.eps;
-        p[i] -= mi / denom * k.step_size;
-        m[i] = mi;
-        v[i] = vi;
+        *p -= mi / denom * k.step_size;
+        *m = mi;
+        *v = vi;
     }
 }
 

@@ -9,8 +9,10 @@ use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{Interp, R};
 use crate::tensor::optim_step::{adam_update, sgd_update, AdamConsts};
 
-pub const GLOBALS: &[(&str, NativeImpl)] =
-    &[("_sgd_update_", sgd_update_), ("_adam_update_", adam_update_)];
+pub const GLOBALS: &[(&str, NativeImpl)] = &[
+    ("_sgd_update_", sgd_update_),
+    ("_adam_update_", adam_update_),
+];
 
 /// `_sgd_update_(p, g, lr)`: `p -= lr * g` in one pass.
 fn sgd_update_(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {

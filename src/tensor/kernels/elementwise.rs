@@ -223,11 +223,8 @@ fn row_width(a_full: bool, b: &Tensor, shape: &[usize]) -> Option<usize> {
         &b.shape()[lead..]
     };
     let w: usize = dims.iter().product();
-    let fits = a_full
-        && b.is_contiguous()
-        && w > 0
-        && dims.len() < shape.len()
-        && shape.ends_with(dims);
+    let fits =
+        a_full && b.is_contiguous() && w > 0 && dims.len() < shape.len() && shape.ends_with(dims);
     fits.then_some(w)
 }
 
