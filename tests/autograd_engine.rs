@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{eager_engine, floats, grad_of, text, FD_PRELUDE};
+use common::{assert_within, eager_engine, fd_grads, floats, grad_of, text, FD_PRELUDE};
 
 /// An Elman RNN step loop over vector-matrix products: each weight is used at every step.
 const RNN: &str = "
@@ -25,29 +25,13 @@ def loss():
     return logits.logsumexp(0) - logits[1]
 ";
 
-fn fd(e: &mut kiln::Engine, p: &str, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let expr = format!("str(fd_at({p}.reshape(-1), {i}, 1e-2, loss))");
-            floats(&text(e, &expr))[0]
-        })
-        .collect()
-}
-
-fn close(got: &[f64], want: &[f64], tol: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol, "{what}[{i}]: autograd {g} vs {w}");
-    }
-}
-
 #[test]
 fn rnn_weight_gradients_summed_over_steps_match_finite_differences() {
     let src = format!("{FD_PRELUDE}{RNN}\nloss().backward()\n");
     let mut e = eager_engine(&src);
     for (p, n) in [("Wxh", 35), ("Whh", 49), ("bh", 7), ("Why", 21)] {
         let got = grad_of(&mut e, p);
-        close(&got, &fd(&mut e, p, n), 2e-3, p);
+        assert_within(&got, &fd_grads(&mut e, p, n), 2e-3, p);
     }
 }
 
@@ -70,7 +54,7 @@ loss().backward()
         "the .grad a script holds was written by backward"
     );
     let doubled: Vec<f64> = first.iter().map(|x| 2.0 * x).collect();
-    close(&twice, &doubled, 1e-6, "Whh.grad after two backward calls");
+    assert_within(&twice, &doubled, 1e-6, "Whh.grad after two backward calls");
 }
 
 #[test]
@@ -86,7 +70,7 @@ l.backward()
     let mut e = eager_engine(&src);
     let once = floats(&text(&mut e, "str(once.reshape(-1).tolist())"));
     let doubled: Vec<f64> = once.iter().map(|x| 2.0 * x).collect();
-    close(&grad_of(&mut e, "Wxh"), &doubled, 1e-6, "Wxh.grad");
+    assert_within(&grad_of(&mut e, "Wxh"), &doubled, 1e-6, "Wxh.grad");
 }
 
 #[test]
@@ -127,5 +111,5 @@ z = y[1:]
             want.push(xi * up);
         }
     }
-    close(&grad_of(&mut e, "W"), &want, 1e-6, "W.grad");
+    assert_within(&grad_of(&mut e, "W"), &want, 1e-6, "W.grad");
 }

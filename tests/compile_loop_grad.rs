@@ -70,13 +70,11 @@ for i in range(len(xs)):
 
 #[test]
 fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
-    let src = format!("{FD_PRELUDE}{RNN}");
-    let mut e = engine(&src);
+    let mut e = engine(&format!("{FD_PRELUDE}{RNN}"));
     // A static first version, then one symbolic in the length for every other call
     // (before compiled loop backwards: a fallback or a capture per length).
     assert_eq!(stats(&mut e, "loss_fn"), [2, 4, 0, 2]);
-    let mut eager = eager_engine(&src.replace("loss_fn = compile(raw)", "loss_fn = raw"));
-    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
+    same_grads(&mut e, &mut eager_rnn(), &["Wxh", "Whh", "bh", "Why"]);
     check_fd(&mut e, "Whh", 4, "total()");
     check_fd(&mut e, "bh", 0, "total()");
 }
@@ -287,24 +285,35 @@ fn count_lines(dump: &str, body: bool, what: &str) -> usize {
         .count()
 }
 
-#[test]
-fn one_symbolic_capture_hoists_the_input_projection_and_matches_eager() {
-    let body = RNN.replace(
+/// An engine that ran the RNN compiled with `dynamic=True`: six calls over five
+/// lengths, checked to be one capture, symbolic in the length from the start.
+fn dynamic_rnn() -> Engine {
+    let src = RNN.replace(
         "loss_fn = compile(raw)",
         "loss_fn = compile(raw, dynamic=True)",
     );
-    let src = format!("{FD_PRELUDE}{body}");
-    let mut e = engine(&src);
-    // Six calls over five lengths: one capture, symbolic in the length from the start.
+    let mut e = engine(&format!("{FD_PRELUDE}{src}"));
     assert_eq!(stats(&mut e, "loss_fn"), [1, 5, 0, 1]);
+    e
+}
+
+/// An engine that ran the same RNN program eagerly.
+fn eager_rnn() -> Engine {
+    eager_engine(&format!(
+        "{FD_PRELUDE}{}",
+        RNN.replace("loss_fn = compile(raw)", "loss_fn = raw")
+    ))
+}
+
+#[test]
+fn one_symbolic_capture_hoists_the_input_projection_and_matches_eager() {
+    let mut e = dynamic_rnn();
     let (fwd, _) = version_texts(&e, "loss_fn");
     // `x[t] @ Wxh` is row t of one product `x @ Wxh` before the loop (next to the
     // head's `h @ Why`); the body's only product is `h @ Whh`.
     assert_eq!(count_lines(&fwd, true, "= matmul("), 1, "{fwd}");
     assert_eq!(count_lines(&fwd, false, "= matmul(%0, "), 1, "{fwd}");
-    let mut eager =
-        eager_engine(&src.replace("loss_fn = compile(raw, dynamic=True)", "loss_fn = raw"));
-    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
+    same_grads(&mut e, &mut eager_rnn(), &["Wxh", "Whh", "bh", "Why"]);
     check_fd(&mut e, "Wxh", 4, "total()");
 }
 
@@ -319,14 +328,7 @@ fn reverse_body(bwd: &str) -> Vec<&str> {
 
 #[test]
 fn reverse_loop_multiplies_by_one_transposed_copy_made_before_it() {
-    let body = RNN.replace(
-        "loss_fn = compile(raw)",
-        "loss_fn = compile(raw, dynamic=True)",
-    );
-    let src = format!("{FD_PRELUDE}{body}");
-    let mut e = engine(&src);
-    // One symbolic capture over the five lengths.
-    assert_eq!(stats(&mut e, "loss_fn"), [1, 5, 0, 1]);
+    let mut e = dynamic_rnn();
     let (_, bwd) = version_texts(&e, "loss_fn");
     // `dpre @ Whh^T`: the transpose is loop-invariant, made contiguous once before the
     // reverse loop; the body multiplies by that copy (a loop arg) and permutes nothing.
@@ -342,9 +344,7 @@ fn reverse_loop_multiplies_by_one_transposed_copy_made_before_it() {
         "{bwd}"
     );
     assert_eq!(count_lines(&bwd, false, "= contiguous("), 1, "{bwd}");
-    let mut eager =
-        eager_engine(&src.replace("loss_fn = compile(raw, dynamic=True)", "loss_fn = raw"));
-    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why"]);
+    same_grads(&mut e, &mut eager_rnn(), &["Wxh", "Whh", "bh", "Why"]);
     check_fd(&mut e, "Whh", 4, "total()");
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{eager_engine, floats, grad_of, text, FD_PRELUDE};
+use common::{assert_within, eager_engine, fd_grads, floats, grad_of, text, FD_PRELUDE};
 
 /// A two-layer MLP (Linear-ReLU-Linear, mean cross-entropy) on an input that needs no
 /// gradient: the first product's input gradient is not needed.
@@ -20,22 +20,6 @@ y = tensor([0, 2, 1, 2])
 def loss():
     return nn.cross_entropy(model(x), y)
 ";
-
-fn fd(e: &mut kiln::Engine, p: &str, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let expr = format!("str(fd_at({p}.reshape(-1), {i}, 1e-2, loss))");
-            floats(&text(e, &expr))[0]
-        })
-        .collect()
-}
-
-fn close(got: &[f64], want: &[f64], tol: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w}");
-    }
-}
 
 fn truth(e: &mut kiln::Engine, expr: &str) -> bool {
     text(e, &format!("str({expr})")) == "True"
@@ -53,7 +37,7 @@ fn mlp_gradients_match_finite_differences() {
     ];
     for (p, n) in params {
         let got = grad_of(&mut e, p);
-        close(&got, &fd(&mut e, p, n), 2e-3, p);
+        assert_within(&got, &fd_grads(&mut e, p, n), 2e-3, p);
     }
 }
 
@@ -297,6 +281,6 @@ ok = _sgd_update_(p, half, 0.5)
         .map(|x| x - step - 0.5)
         .collect();
     let got = floats(&text(&mut e, "str(p.reshape(-1).tolist())"));
-    close(&got, &want, 1e-6, "p");
+    assert_within(&got, &want, 1e-6, "p");
     assert_eq!(text(&mut e, "str(fresh_state)"), "True");
 }

@@ -107,6 +107,25 @@ pub fn assert_close(a: &[f64], b: &[f64], what: &str) {
     }
 }
 
+/// `a` and `b` agree within `tol` absolute, element by element.
+pub fn assert_within(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+/// The central differences (eps 1e-2) of the script's `loss()` in the first `n` elements
+/// of leaf `p` (needs FD_PRELUDE).
+pub fn fd_grads(e: &mut Engine, p: &str, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let expr = format!("str(fd_at({p}.reshape(-1), {i}, 1e-2, loss))");
+            floats(&text(e, &expr))[0]
+        })
+        .collect()
+}
+
 /// `fd_at(p, ix, eps, loss)`: the central difference of `loss()` in element `ix` of leaf
 /// `p` (an in-place nudge under no_grad, restored after).
 pub const FD_PRELUDE: &str = "

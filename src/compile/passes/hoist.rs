@@ -8,7 +8,7 @@
 //! value changes between iterations.
 
 use super::dce::dce;
-use super::rebuild::Rebuild;
+use super::rebuild::{rewrite_loops, Rebuild};
 use crate::compile::control::{LoopSpec, TripCount};
 use crate::compile::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId};
 use crate::error::Result;
@@ -25,24 +25,14 @@ struct Projection {
 /// Hoists the input projections of every loop of `g` (not of loops nested in regions:
 /// their own optimization runs this pass on them).
 pub fn hoist(g: Graph) -> Result<Graph> {
-    let mut rb = Rebuild::new(&g);
-    for node in &g.nodes {
-        let n = rb.remapped(node)?;
-        let id = match &n.op {
-            IrOp::Loop(l) => {
-                let l = (**l).clone();
-                let found = projections(&l, n.args.len());
-                if found.is_empty() {
-                    rb.push(n)
-                } else {
-                    rewrite(&mut rb, n, &l, &found)?
-                }
-            }
-            _ => rb.push(n),
-        };
-        rb.map_to(id);
-    }
-    rb.finish(&g)
+    rewrite_loops(g, |rb, n, l| {
+        let found = projections(&l, n.args.len());
+        if found.is_empty() {
+            Ok(rb.push(n))
+        } else {
+            rewrite(rb, n, &l, &found)
+        }
+    })
 }
 
 /// The loop arg body input `slot` is bound to (slot 0 is the index).

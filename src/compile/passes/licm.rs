@@ -11,7 +11,7 @@
 //! ones; an output stays a body value).
 
 use super::dce::dce;
-use super::rebuild::Rebuild;
+use super::rebuild::{rewrite_loops, Rebuild};
 use crate::compile::control::LoopSpec;
 use crate::compile::internal;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
@@ -20,24 +20,14 @@ use crate::error::Result;
 /// Moves the invariant nodes of every loop of `g` (not of loops nested in regions: their
 /// own optimization runs this pass on them).
 pub fn licm(g: Graph) -> Result<Graph> {
-    let mut rb = Rebuild::new(&g);
-    for node in &g.nodes {
-        let n = rb.remapped(node)?;
-        let id = match &n.op {
-            IrOp::Loop(l) => {
-                let l = (**l).clone();
-                let moved = invariant_nodes(&l);
-                if moved.iter().any(|&m| m) {
-                    rewrite(&mut rb, n, &l, &moved)?
-                } else {
-                    rb.push(n)
-                }
-            }
-            _ => rb.push(n),
-        };
-        rb.map_to(id);
-    }
-    rb.finish(&g)
+    rewrite_loops(g, |rb, n, l| {
+        let moved = invariant_nodes(&l);
+        if moved.iter().any(|&m| m) {
+            rewrite(rb, n, &l, &moved)
+        } else {
+            Ok(rb.push(n))
+        }
+    })
 }
 
 /// Whether `op` may run once before the loop instead of at every iteration.

@@ -1,6 +1,7 @@
 //! Rebuilding a graph in order: every pass walks the old nodes once and appends copies
 //! or replacements to a new graph, so SSA order and input slots hold by construction.
 
+use crate::compile::control::LoopSpec;
 use crate::compile::internal;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
@@ -80,4 +81,26 @@ impl Rebuild {
             .collect::<Result<Vec<_>>>()?;
         Ok(self.g)
     }
+}
+
+/// Rebuilds `g` with every top-level loop node (not loops nested in regions: their own
+/// optimization runs the pass on them) replaced by what `rewrite` pushes for it: the
+/// node with its args in new ids and a copy of its loop spec. Other nodes are copied.
+pub(crate) fn rewrite_loops(
+    g: Graph,
+    mut rewrite: impl FnMut(&mut Rebuild, Node, LoopSpec) -> Result<NodeId>,
+) -> Result<Graph> {
+    let mut rb = Rebuild::new(&g);
+    for node in &g.nodes {
+        let n = rb.remapped(node)?;
+        let id = match &n.op {
+            IrOp::Loop(l) => {
+                let l = (**l).clone();
+                rewrite(&mut rb, n, l)?
+            }
+            _ => rb.push(n),
+        };
+        rb.map_to(id);
+    }
+    rb.finish(&g)
 }
