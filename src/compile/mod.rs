@@ -7,6 +7,7 @@
 mod accum;
 pub mod autodiff;
 mod body;
+pub mod breaks;
 pub mod cache;
 pub(crate) mod capture_for;
 mod capture_if;
@@ -48,6 +49,7 @@ pub mod sym;
 mod sym_grad;
 pub mod symguard;
 pub mod trace;
+mod trace_effects;
 pub mod traced;
 mod trig_table;
 pub mod vecmat_kernel;

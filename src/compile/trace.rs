@@ -4,7 +4,7 @@
 //! what it mutates, and anything that cannot be replayed from the graph becomes a
 //! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
 
-use super::effects::{Recorded, Target};
+use super::effects::Recorded;
 use super::ir::{Graph, InputKind, IrIndex, IrOp, NodeId};
 use super::sym::SymHints;
 use crate::interp::value::{CellRef, Instance, ModuleObj, Value};
@@ -15,64 +15,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// Why a function cannot be replayed from its graph (it then runs eagerly).
-#[derive(Debug, Clone, PartialEq)]
-pub enum BreakReason {
-    /// A tensor value turned into a Python value (`.item()`, `bool(t)`, `.tolist()`).
-    TensorToPython(&'static str),
-    /// `print` inside the function (issue 6 captures it).
-    Print,
-    /// Random tensor creation (`rand`, `randn`, `dropout` in training, ...).
-    Random(&'static str),
-    /// An in-place tensor op (optimizer steps, `x += 1` on a tensor, `x[i] = v`).
-    InPlace(&'static str),
-    /// `backward()` / `grad` inside the function (issue 6).
-    Autograd(&'static str),
-    /// A tensor produced by an op with no IR op, or of unknown origin.
-    UntracedTensor,
-    /// A Python-level mutation visible outside the function.
-    Mutation(&'static str),
-    /// A call of a native function registered by the host.
-    HostFunction(Rc<str>),
-    /// A return value the executor cannot rebuild (an object created inside).
-    Output(&'static str),
-    /// The same tensor reached the function both as an argument and by a load.
-    Aliasing,
-    /// The captured graph failed verification (a compiler bug; the message says where).
-    Internal(String),
-    /// Control flow on a tensor value that cannot be captured (`break` under a tensor
-    /// condition, a `return` in only one side of a branch, ...).
-    ControlFlow(&'static str),
-    /// The side of a branch not taken at capture failed when run speculatively.
-    UntakenBranch(String),
-}
-
-impl BreakReason {
-    pub fn describe(&self) -> String {
-        match self {
-            BreakReason::TensorToPython(w) => format!("tensor converted to a Python value ({w})"),
-            BreakReason::Print => "print inside a compiled function".into(),
-            BreakReason::Random(w) => format!("random tensor creation ({w})"),
-            BreakReason::InPlace(w) => format!("in-place tensor op ({w})"),
-            BreakReason::Autograd(w) => format!("autograd inside a compiled function ({w})"),
-            BreakReason::UntracedTensor => "a tensor op with no IR op".into(),
-            BreakReason::Mutation(w) => format!("Python-level mutation ({w})"),
-            BreakReason::HostFunction(n) => format!("call of host function {n}"),
-            BreakReason::Output(w) => format!("unsupported return value ({w})"),
-            BreakReason::Aliasing => "a tensor is both an argument and a loaded value".into(),
-            BreakReason::Internal(m) => m.clone(),
-            BreakReason::ControlFlow(w) => format!("control flow on a tensor: {w}"),
-            BreakReason::UntakenBranch(m) => format!("the branch not taken at capture fails: {m}"),
-        }
-    }
-}
-
-/// A graph break with the source span of the operation that caused it.
-#[derive(Debug, Clone)]
-pub struct GraphBreak {
-    pub reason: BreakReason,
-    pub span: Option<Span>,
-}
+pub use super::breaks::{BreakReason, GraphBreak};
+pub use super::trace_effects::{note_set_grad, record_inplace};
 
 /// Where a loaded value came from: re-read at every call to check it is unchanged.
 #[derive(Debug, Clone)]
@@ -147,7 +91,7 @@ pub fn note_absent(inst: &Rc<Instance>, name: &str) {
 #[derive(Default)]
 pub struct RegionScope {
     pub graph: Graph,
-    known: HashMap<usize, (Tensor, NodeId)>,
+    pub(super) known: HashMap<usize, (Tensor, NodeId)>,
     pub captures: Vec<NodeId>,
 }
 
@@ -189,7 +133,7 @@ pub type Template = (Rc<str>, Vec<super::control::PrintPiece>, Vec<Tensor>);
 pub struct Tracer {
     pub graph: Graph,
     /// Tensor identity -> (the tensor, kept so its address is not reused; its node).
-    known: HashMap<usize, (Tensor, NodeId)>,
+    pub(super) known: HashMap<usize, (Tensor, NodeId)>,
     /// Regions being recorded, innermost last (empty: ops go to `graph`).
     pub regions: Vec<RegionScope>,
     /// Strings made by f-strings with tensor holes (consumed by `print`).
@@ -207,7 +151,7 @@ pub struct Tracer {
     created: HashSet<usize>,
     /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor):
     /// a backward recorded in the capture reads them as their source's value.
-    aliases: HashMap<usize, (Tensor, Tensor)>,
+    pub(super) aliases: HashMap<usize, (Tensor, Tensor)>,
     /// Scalar operands an op saved for its backward (made inside the op, unrecorded):
     /// constants of the graph when a recorded backward reads them.
     constants: HashMap<usize, Tensor>,
@@ -223,8 +167,8 @@ pub struct Tracer {
     pub retry: Vec<Span>,
     /// The index tensors of the `for` loops being captured, with the loops' spans.
     pub loop_index: Vec<(Tensor, Span)>,
-    span: Option<Span>,
-    depth: u32,
+    pub(super) span: Option<Span>,
+    pub(super) depth: u32,
 }
 
 thread_local! {
@@ -245,7 +189,7 @@ pub fn capturing() -> bool {
     TRACER.with(|t| t.try_borrow().map_or(true, |s| s.is_some()))
 }
 
-fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+pub(super) fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
     TRACER.with(|t| t.try_borrow_mut().ok()?.as_deref_mut().map(f))
 }
 
@@ -392,7 +336,7 @@ impl Tracer {
     }
 
     /// The nodes of all `args`, or None when one is not a graph value.
-    fn nodes_of(&mut self, args: &[&Tensor]) -> Option<Vec<NodeId>> {
+    pub(super) fn nodes_of(&mut self, args: &[&Tensor]) -> Option<Vec<NodeId>> {
         args.iter().map(|a| self.node_of(a)).collect()
     }
 
@@ -750,107 +694,6 @@ pub fn record_after(op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
     }
 }
 
-/// Where an effect on `t` lands at replay: its argument slot, or the tensor itself.
-fn target_of(tr: &Tracer, t: &Tensor) -> Target {
-    let slot = tr
-        .known
-        .get(&t.id())
-        .and_then(|(_, id)| match tr.graph.node(*id) {
-            Some(super::ir::Node {
-                op:
-                    IrOp::Input {
-                        slot,
-                        kind: InputKind::Arg(_),
-                    },
-                ..
-            }) => Some(*slot),
-            _ => None,
-        });
-    slot.map_or_else(|| Target::Handle(t.clone()), Target::Slot)
-}
-
-/// An in-place op `target = op(args)` (args[0] is the target's old value) ran in a
-/// capture: the target now reads as the new node, and a target the function did not
-/// create is written back after each run. Views and untraced values break the capture.
-pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
-    if !active() {
-        return;
-    }
-    let whole = target.offset() == 0
-        && target.is_contiguous()
-        && target.storage().borrow().len() == target.numel();
-    // Effects inside a control-flow region would need conditional replay: eager.
-    if !whole || in_region() {
-        return graph_break(BreakReason::InPlace(what));
-    }
-    let ok = with(|t| {
-        if t.depth != 0 {
-            return true;
-        }
-        let Some(old) = t.node_of(target) else {
-            return false;
-        };
-        let Some(ids) = t.nodes_of(args) else {
-            return false;
-        };
-        let dest = target_of(t, target);
-        let external = matches!(t.graph.node(old).map(|n| &n.op), Some(IrOp::Input { .. }))
-            || t.effects.iter().any(|e| match e {
-                Recorded::Write { target, .. } => super::effects::same_target(target, &dest),
-                Recorded::SetGrad { .. } => false,
-            });
-        let node = super::ir::Node {
-            op,
-            args: ids,
-            dtype: target.dtype(),
-            shape: target.shape().into(),
-            span: t.span,
-        };
-        let id = t.graph.push(node);
-        // Other handles on the same storage (views, saved aliases) would read stale
-        // values from the graph: forget them, so a later use breaks the capture.
-        t.known
-            .retain(|_, (k, _)| k.same(target) || !k.shares_storage(target));
-        t.aliases.retain(|_, (a, _)| !a.shares_storage(target));
-        t.known.insert(target.id(), (target.clone(), id));
-        if external {
-            t.effects.push(Recorded::Write {
-                target: dest,
-                node: id,
-            });
-        }
-        true
-    });
-    if ok == Some(false) {
-        graph_break(BreakReason::UntracedTensor);
-    }
-}
-
-/// `t.grad = g` (or cleared) during a capture: replayed after each run.
-pub fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
-    if !active() {
-        return;
-    }
-    if in_region() {
-        return graph_break(BreakReason::InPlace("grad assignment"));
-    }
-    let ok = with(|t| {
-        let node = match g {
-            Some(g) => match t.node_of(g) {
-                Some(id) => Some(id),
-                None => return false,
-            },
-            None => None,
-        };
-        let dest = target_of(t, target);
-        t.effects.push(Recorded::SetGrad { target: dest, node });
-        true
-    });
-    if ok == Some(false) {
-        graph_break(BreakReason::UntracedTensor);
-    }
-}
-
 /// `backward()` runs inside a capture: its gradient rules record into the graph.
 pub fn note_backward() {
     if active() {
@@ -872,7 +715,7 @@ pub fn paused<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// True while a control-flow region records.
-fn in_region() -> bool {
+pub(super) fn in_region() -> bool {
     with(|t| !t.regions.is_empty()) == Some(true)
 }
 
