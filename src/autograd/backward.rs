@@ -2,9 +2,8 @@
 //! order, apply each node's gradient rule, and accumulate into leaf `.grad`.
 
 use super::node::{BackwardOp, Edge, Edges, Node};
+use super::rules::Grads;
 use super::{no_grad, rules};
-
-type Grads = Vec<Option<Tensor>>;
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};

@@ -13,7 +13,8 @@ use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, matmul, max_pool2d_gr
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::{creation, Tensor};
 
-type Grads = Vec<Option<Tensor>>;
+/// One gradient per input (`None`: the input needs none).
+pub(crate) type Grads = Vec<Option<Tensor>>;
 
 /// `reshape_raw`, recorded when a capture records this backward.
 fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
@@ -249,8 +250,7 @@ pub fn matmul_into_b(
     if !need_a {
         return Ok(Some(None));
     }
-    let ga = matmul(g, &b.transpose(-1, -2)?)?;
-    Ok(Some(Some(sum_to(&ga, a.shape())?)))
+    Ok(Some(Some(matmul_grad_a(g, &a, &b)?)))
 }
 
 /// The Matmul rule computing only the gradients asked for (eager; a capture records
@@ -264,7 +264,7 @@ pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) ->
     };
     let (a, b) = (a.get()?, b.get()?);
     let ga = if need_a {
-        Some(sum_to(&matmul(g, &b.transpose(-1, -2)?)?, a.shape())?)
+        Some(matmul_grad_a(g, &a, &b)?)
     } else {
         None
     };
@@ -273,9 +273,19 @@ pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) ->
     } else if is_transposed_matrix(&b) && a.ndim() == 2 && g.ndim() == 2 {
         Some(matmul(&g.transpose(0, 1)?, &a)?.transpose(0, 1)?)
     } else {
-        Some(sum_to(&matmul(&a.transpose(-1, -2)?, g)?, b.shape())?)
+        Some(matmul_grad_b(g, &a, &b)?)
     };
     Ok(vec![ga, gb])
+}
+
+/// `a`'s gradient in `a @ b`: `g @ b^T`, summed over broadcast batch dims.
+fn matmul_grad_a(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    sum_to(&matmul(g, &b.transpose(-1, -2)?)?, a.shape())
+}
+
+/// `b`'s gradient in `a @ b`: `a^T @ g`, summed over broadcast batch dims.
+fn matmul_grad_b(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    sum_to(&matmul(&a.transpose(-1, -2)?, g)?, b.shape())
 }
 
 /// A 2-D f32 view whose transpose is contiguous (column-major), as `W.T` is.
@@ -525,9 +535,10 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
         B::Matmul { a, b } => {
             let (a, b) = (a.get()?, b.get()?);
-            let ga = matmul(g, &b.transpose(-1, -2)?)?;
-            let gb = matmul(&a.transpose(-1, -2)?, g)?;
-            vec![Some(sum_to(&ga, a.shape())?), Some(sum_to(&gb, b.shape())?)]
+            vec![
+                Some(matmul_grad_a(g, &a, &b)?),
+                Some(matmul_grad_b(g, &a, &b)?),
+            ]
         }
         B::Conv2d { x, w, params } => {
             let (gx, gw) = conv2d_grads(&x.get()?, &w.get()?, g, *params)?;

@@ -111,18 +111,13 @@ pub fn mark_sole(effects: &mut [Effect], outputs: &[NodeId]) {
     }
 }
 
-/// Whether `t` covers its whole storage contiguously (offset 0, every element).
-fn whole(t: &Tensor) -> bool {
-    t.offset() == 0 && t.is_contiguous() && t.storage().borrow().len() == t.numel()
-}
-
 /// Writes `v` into `t` by exchanging their buffers when both are whole contiguous
 /// buffers of one dtype and shape; false when it cannot (the caller copies).
 fn swap_into(t: &Tensor, v: &Tensor) -> bool {
     t.dtype() == v.dtype()
         && t.shape() == v.shape()
-        && whole(t)
-        && whole(v)
+        && t.is_whole()
+        && v.is_whole()
         && t.storage().swap_buffers(v.storage())
 }
 

@@ -206,17 +206,15 @@ fn copy_row(x: &Tensor, i: i64) -> Result<Option<Tensor>> {
         return Ok(None);
     };
     let pos = if i < 0 { i + rows as i64 } else { i };
-    let ok = x.dtype() == crate::tensor::DType::F32 && x.is_contiguous();
-    let Some(pos) = usize::try_from(pos).ok().filter(|&p| ok && p < rows) else {
+    let Some(pos) = usize::try_from(pos).ok().filter(|&p| p < rows) else {
+        return Ok(None);
+    };
+    // Contiguous f32 only.
+    let Some(d) = x.f32_elems() else {
         return Ok(None);
     };
     let len: usize = rest.iter().product();
-    let data = x.storage().borrow();
-    let crate::tensor::Buffer::F32(d) = &*data else {
-        return Ok(None);
-    };
-    let start = x.offset() + pos * len;
-    let Some(src) = d.get(start..start + len) else {
+    let Some(src) = d.get(pos * len..(pos + 1) * len) else {
         return Ok(None);
     };
     let mut v = crate::tensor::storage::alloc_vec::<f32>(len)?;

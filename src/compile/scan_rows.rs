@@ -75,18 +75,15 @@ fn copy_row(out: &Tensor, row: usize, pos: usize, t: &Tensor) -> Result<()> {
     if std::rc::Rc::ptr_eq(t.storage(), out.storage()) {
         return Err(internal("a scan row is a view of its own stack"));
     }
-    let src = t.storage().borrow();
-    let mut dst = out.storage().borrow_mut();
-    let (Buffer::F32(s), Buffer::F32(d)) = (&*src, &mut *dst) else {
+    // Both contiguous f32 (`out` is made so), in different storages.
+    let (Some(from), Some(mut d)) = (t.f32_elems(), out.f32_elems_mut()) else {
         return Err(internal("a scan output is not float32"));
     };
-    let from = s.get(t.offset()..t.offset() + row);
-    let at = pos.checked_mul(row).and_then(|a| d.get_mut(a..a + row));
-    match (from, at) {
-        (Some(from), Some(at)) => {
-            at.copy_from_slice(from);
+    match pos.checked_mul(row).and_then(|a| d.get_mut(a..a + row)) {
+        Some(at) => {
+            at.copy_from_slice(&from);
             Ok(())
         }
-        _ => Err(internal("a scan row is out of range")),
+        None => Err(internal("a scan row is out of range")),
     }
 }

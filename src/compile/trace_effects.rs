@@ -35,11 +35,8 @@ pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'stati
     if !active() {
         return;
     }
-    let whole = target.offset() == 0
-        && target.is_contiguous()
-        && target.storage().borrow().len() == target.numel();
     // Effects inside a control-flow region would need conditional replay: eager.
-    if !whole || in_region() {
+    if !target.is_whole() || in_region() {
         return graph_break(BreakReason::InPlace(what));
     }
     let ok = with(|t| {

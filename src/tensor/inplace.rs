@@ -7,7 +7,7 @@ use super::indexing::check_inplace_leaf;
 use super::kernels::binary::{binary_raw, binary_scalar_raw};
 use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
-use super::{err, Buffer, Tensor};
+use super::{err, Tensor};
 use crate::autograd;
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
@@ -136,35 +136,23 @@ impl Tensor {
             }
             Operand::Tensor(t) => t,
         };
-        let fits = t.dtype() == DType::F32 && t.shape() == self.shape() && t.is_contiguous();
-        if !fits || std::rc::Rc::ptr_eq(t.storage(), self.storage()) {
+        if t.shape() != self.shape() || std::rc::Rc::ptr_eq(t.storage(), self.storage()) {
             return Ok(false);
         }
-        let Some(src) = t.storage().try_borrow() else {
+        let Some(s) = t.f32_elems() else {
             return Ok(false);
         };
-        let Buffer::F32(v) = &*src else {
-            return Ok(false);
-        };
-        let Some(s) = v.get(t.offset()..t.offset() + t.numel()) else {
-            return Ok(false);
-        };
-        Ok(self.update_direct(op, Some(s), 0.0))
+        Ok(self.update_direct(op, Some(&s), 0.0))
     }
 
     /// `self[i] = self[i] op s[i]` (or `op y`) in this contiguous f32 tensor's buffer;
     /// false (nothing written) when the buffer is borrowed.
     fn update_direct(&self, op: BinaryOp, s: Option<&[f32]>, y: f32) -> bool {
         use super::kernels::elementwise::update;
-        let n = self.numel();
-        let Some(mut dst) = self.storage().try_borrow_mut() else {
+        let Some(mut d) = self.f32_elems_mut() else {
             return false;
         };
-        let Some(d) = <f32 as super::Elem>::slice_mut(&mut dst)
-            .and_then(|d| d.get_mut(self.offset()..self.offset() + n))
-        else {
-            return false;
-        };
+        let d = &mut *d;
         match op {
             BinaryOp::Add => update(d, s, y, |x, v| x + v),
             BinaryOp::Sub => update(d, s, y, |x, v| x - v),
@@ -241,23 +229,14 @@ impl Tensor {
     /// it (a gradient sum the autograd engine owns): both f32, same shape, contiguous.
     /// False (nothing written) otherwise; the caller then adds into a new tensor.
     pub(crate) fn add_into_unique(&self, g: &Tensor) -> Result<bool> {
-        let f32s = self.dtype() == DType::F32 && g.dtype() == DType::F32;
-        if !f32s || self.shape() != g.shape() || !self.is_whole_unique() || !g.is_contiguous() {
+        if self.shape() != g.shape() || !self.is_whole_unique() {
             return Ok(false);
         }
-        let (Some(mut dst), Some(src)) =
-            (self.storage().try_borrow_mut(), g.storage().try_borrow())
-        else {
+        // Both f32 and contiguous, or None.
+        let (Some(mut d), Some(s)) = (self.f32_elems_mut(), g.f32_elems()) else {
             return Ok(false);
         };
-        let n = self.numel();
-        let (Buffer::F32(d), Buffer::F32(s)) = (&mut *dst, &*src) else {
-            return Ok(false);
-        };
-        let Some(s) = s.get(g.offset()..g.offset() + n) else {
-            return Ok(false);
-        };
-        super::kernels::elementwise::add_assign(d, s);
+        super::kernels::elementwise::update(&mut d, Some(&s), 0.0, |x, v| x + v);
         Ok(true)
     }
 

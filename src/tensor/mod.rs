@@ -22,7 +22,7 @@ use crate::autograd::Node;
 use crate::error::{Error, ErrorKind, Result};
 pub use dtype::{DType, Elem, Scalar};
 use shape::Dims;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::Rc;
 pub use storage::{Buffer, Storage};
 
@@ -160,13 +160,42 @@ impl Tensor {
         Rc::strong_count(&self.0) == 1 && Rc::strong_count(&self.0.storage) == 1
     }
 
-    /// [`is_unique`](Self::is_unique), and its elements are its whole storage in order
-    /// (not a view into a larger buffer).
+    /// Its elements are its whole storage in order (not a view into a larger buffer).
+    pub fn is_whole(&self) -> bool {
+        self.offset() == 0 && self.is_contiguous() && self.storage().borrow().len() == self.numel()
+    }
+
+    /// [`is_unique`](Self::is_unique) and [`is_whole`](Self::is_whole).
     pub fn is_whole_unique(&self) -> bool {
-        self.is_unique()
-            && self.offset() == 0
-            && self.is_contiguous()
-            && self.storage().borrow().len() == self.numel()
+        self.is_unique() && self.is_whole()
+    }
+
+    /// The elements of a contiguous f32 tensor, in order; None for another dtype or
+    /// layout, or while its buffer is being written.
+    pub fn f32_elems(&self) -> Option<Ref<'_, [f32]>> {
+        if self.dtype() != DType::F32 || !self.is_contiguous() {
+            return None;
+        }
+        let range = self.offset()..self.offset() + self.numel();
+        Ref::filter_map(self.storage().try_borrow()?, |b| match b {
+            Buffer::F32(v) => v.get(range),
+            _ => None,
+        })
+        .ok()
+    }
+
+    /// [`f32_elems`](Self::f32_elems) for writing (bumps the storage's version); None
+    /// also while the buffer is borrowed.
+    pub fn f32_elems_mut(&self) -> Option<RefMut<'_, [f32]>> {
+        if self.dtype() != DType::F32 || !self.is_contiguous() {
+            return None;
+        }
+        let range = self.offset()..self.offset() + self.numel();
+        RefMut::filter_map(self.storage().try_borrow_mut()?, |b| match b {
+            Buffer::F32(v) => v.get_mut(range),
+            _ => None,
+        })
+        .ok()
     }
 
     /// How many handles refer to this tensor object (views are other objects).

@@ -5,9 +5,8 @@
 //! is bit-for-bit the op chain's.
 
 use super::dtype::DType;
-use super::{Buffer, Tensor};
+use super::Tensor;
 use crate::error::Result;
-use std::cell::RefMut;
 use std::rc::Rc;
 
 /// Adam's per-step constants, as the op chain rounds them to f32.
@@ -42,33 +41,16 @@ fn distinct_f32(ts: &[&Tensor]) -> bool {
     fits && apart
 }
 
-/// The f32 elements of a contiguous tensor, for writing (bumps its version).
-fn elems_mut(t: &Tensor) -> Option<RefMut<'_, [f32]>> {
-    let b = t.storage().try_borrow_mut()?;
-    let range = t.offset()..t.offset() + t.numel();
-    RefMut::filter_map(b, |b| match b {
-        Buffer::F32(v) => v.get_mut(range),
-        _ => None,
-    })
-    .ok()
-}
-
 /// `p -= lr * g` (optim.SGD without momentum or weight decay): `g * lr` rounded, then
 /// subtracted. False (nothing written) unless p and g fit [`distinct_f32`].
 pub fn sgd_update(p: &Tensor, g: &Tensor, lr: f32) -> Result<bool> {
     if !distinct_f32(&[p, g]) {
         return Ok(false);
     }
-    let (Some(mut pd), Some(gb)) = (elems_mut(p), g.storage().try_borrow()) else {
+    let (Some(mut pd), Some(gd)) = (p.f32_elems_mut(), g.f32_elems()) else {
         return Ok(false);
     };
-    let Some(gd) = (match &*gb {
-        Buffer::F32(v) => v.get(g.offset()..g.offset() + g.numel()),
-        _ => None,
-    }) else {
-        return Ok(false);
-    };
-    super::kernels::elementwise::update(&mut pd, Some(gd), lr, |x, v| x - v * lr);
+    super::kernels::elementwise::update(&mut pd, Some(&gd), lr, |x, v| x - v * lr);
     Ok(true)
 }
 
@@ -79,21 +61,15 @@ pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts
     if !distinct_f32(&[p, g, m, v]) {
         return Ok(false);
     }
-    let (Some(mut pd), Some(mut md), Some(mut vd), Some(gb)) = (
-        elems_mut(p),
-        elems_mut(m),
-        elems_mut(v),
-        g.storage().try_borrow(),
+    let (Some(mut pd), Some(mut md), Some(mut vd), Some(gd)) = (
+        p.f32_elems_mut(),
+        m.f32_elems_mut(),
+        v.f32_elems_mut(),
+        g.f32_elems(),
     ) else {
         return Ok(false);
     };
-    let Some(gd) = (match &*gb {
-        Buffer::F32(x) => x.get(g.offset()..g.offset() + g.numel()),
-        _ => None,
-    }) else {
-        return Ok(false);
-    };
-    adam_run(&mut pd, gd, &mut md, &mut vd, k);
+    adam_run(&mut pd, &gd, &mut md, &mut vd, k);
     Ok(true)
 }
 

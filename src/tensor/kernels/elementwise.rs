@@ -148,29 +148,6 @@ fn scalar_run<A: Copy, B: Copy, O>(
 }
 
 #[inline(always)]
-fn add_assign_body(d: &mut [f32], s: &[f32]) {
-    for (x, &y) in d.iter_mut().zip(s) {
-        *x += y;
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn add_assign_avx2(d: &mut [f32], s: &[f32]) {
-    add_assign_body(d, s)
-}
-
-/// `d[i] += s[i]` over the shorter of the two.
-pub fn add_assign(d: &mut [f32], s: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU supports the features the function is compiled for.
-        return unsafe { add_assign_avx2(d, s) };
-    }
-    add_assign_body(d, s)
-}
-
-#[inline(always)]
 fn update_body(d: &mut [f32], s: Option<&[f32]>, y: f32, f: &impl Fn(f32, f32) -> f32) {
     match s {
         Some(s) => d.iter_mut().zip(s).for_each(|(x, &v)| *x = f(*x, v)),
