@@ -1,11 +1,12 @@
 //! Vector-matrix products `v [k] @ w [k, n]` of f32 operands (an RNN step's
 //! `x[t] @ Wxh` and `h @ Whh`), and row-matrix products `r [1, k] @ w [k, n]` (eager's
 //! backward of `v @ W` multiplies the gradient as a row by `W^T` in every iteration of
-//! a reverse loop), as a planned step: the same gemm call eager's matmul
-//! makes (so the same values, bit for bit), but into a reused output buffer and without
-//! the general matmul's unsqueezed views and fresh output on every call (a loop body
-//! runs it once per iteration). Other operands at run time fall back to the executor's
-//! matmul.
+//! a reverse loop), as a planned step with the values eager's matmul gives, bit for
+//! bit: contiguous operands through the direct kernel (vecmat_kernel.rs, gemm's vector
+//! path's rounding), others through the same gemm call eager makes. Either way into a
+//! reused output buffer and without the general matmul's unsqueezed views and fresh
+//! output on every call (a loop body runs it once per iteration). Other operands at run
+//! time fall back to the executor's matmul.
 
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::out_pool::OutputPool;
