@@ -381,3 +381,78 @@ with no_grad():
     assert_eq!(count_lines(&dump, false, "= permute("), 1, "{dump}");
     assert_eq!(count_lines(&dump, false, "= contiguous("), 1, "{dump}");
 }
+
+/// The RNN with every weight an argument (as benches/w7_rnn.dl passes them), compiled
+/// with `dynamic=True`: every argument dim starts symbolic.
+const RNN_ARGS: &str = "
+manual_seed(5)
+D = 3
+H = 4
+C = 3
+params = [randn(D, H) * 0.5, randn(H, H) * 0.5, randn(H) * 0.1, randn(H, C) * 0.5,
+          randn(C) * 0.1]
+for p in params:
+    p.requires_grad_()
+Wxh, Whh, bh, Why, by = params
+xs = [randn(n, D) for n in [9, 10, 11, 13, 17, 10]]
+ys = [tensor(k % C) for k in range(len(xs))]
+
+def raw(x, y, Wxh, Whh, bh, Why, by):
+    h = zeros(H)
+    for t in range(x.shape[0]):
+        h = tanh(x[t] @ Wxh + h @ Whh + bh)
+    logits = h @ Why + by
+    return logits.logsumexp(0) - logits[y]
+
+def total():
+    s = raw(xs[0], ys[0], *params)
+    for i in range(1, len(xs)):
+        s = s + raw(xs[i], ys[i], *params)
+    return s
+
+loss_fn = compile(raw, dynamic=True)
+for i in range(len(xs)):
+    loss_fn(xs[i], ys[i], *params).backward()
+";
+
+#[test]
+fn dynamic_true_with_weight_arguments_is_one_capture_over_all_lengths() {
+    // The backward fixes the sizes the graph names (the hidden size of `zeros(H)`, the
+    // class count of `logits[y]`'s gradient): those are specialised, the length stays
+    // symbolic. (Before: the whole version was specialised, one capture per length.)
+    let mut e = engine(&format!("{FD_PRELUDE}{RNN_ARGS}"));
+    assert_eq!(stats(&mut e, "loss_fn"), [1, 5, 0, 1]);
+    let (fwd, _) = version_texts(&e, "loss_fn");
+    assert!(fwd.contains("%0 = input(arg0) : f32[s0, 3]"), "{fwd}");
+    assert!(fwd.contains("%3 = input(arg3) : f32[4, 4]"), "{fwd}");
+    let mut eager = eager_engine(&format!(
+        "{FD_PRELUDE}{}",
+        RNN_ARGS.replace("loss_fn = compile(raw, dynamic=True)", "loss_fn = raw")
+    ));
+    same_grads(&mut e, &mut eager, &["Wxh", "Whh", "bh", "Why", "by"]);
+    check_fd(&mut e, "Whh", 4, "total()");
+    check_fd(&mut e, "by", 0, "total()");
+}
+
+#[test]
+fn dims_the_backward_specialised_are_guarded() {
+    // Guard case: a call with another input width (the function reads no global of
+    // it) must not run the version whose width the backward specialised; it captures
+    // again and matches eager.
+    let src = format!(
+        "{FD_PRELUDE}{RNN_ARGS}
+x2 = randn(9, 5)
+p2 = [randn(5, H), randn(H, H), randn(H), randn(H, C), randn(C)]
+for p in p2:
+    p.requires_grad_()
+out = loss_fn(x2, ys[0], *p2)
+out.backward()
+want = raw(x2, ys[0], *[p.detach().requires_grad_() for p in p2])
+"
+    );
+    let mut e = engine(&src);
+    assert_eq!(stats(&mut e, "loss_fn"), [2, 5, 0, 2]);
+    let got = floats(&text(&mut e, "str(out.item())"));
+    let want = floats(&text(&mut e, "str(want.item())"));
+    assert_close(&got, &want, "loss at another hidden size");
+}

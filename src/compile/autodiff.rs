@@ -308,25 +308,30 @@ pub fn build(
 
 /// Compiles a recorded backward. `fwd`: the optimized forward graph (outputs: the
 /// function's, then the saved values); when it has symbolic sizes the backward gets
-/// them too (its inputs' sizes follow the forward's), and `sym` says whether it could:
+/// them too (its inputs' sizes follow the forward's; symbols the backward fixes are
+/// specialised in `fwd.sym`, see sym_grad::settle), and `sym` says whether it could:
 /// false means the backward is specialised and so must the forward be.
-pub fn finish(p: Pending, fwd: &Graph) -> Result<(super::grad_node::AutoDiff, bool), GraphBreak> {
+pub fn finish(
+    p: Pending,
+    fwd: &mut Graph,
+) -> Result<(super::grad_node::AutoDiff, bool), GraphBreak> {
     let fail = |e: crate::error::Error| internal(e.message);
     let mut graph = p.graph;
-    let sym = match fwd.sym.as_deref() {
-        Some(info) => {
+    let sym = if fwd.sym.is_some() {
+        {
             let positions: Vec<usize> = p
                 .douts
                 .iter()
                 .copied()
                 .chain(p.saved_at..p.saved_at + p.n_saved)
                 .collect();
-            let info = super::sym_grad::backward_info(&graph, info, fwd, &positions);
+            let info = super::sym_grad::settle(&graph, fwd, &positions);
             let ok = info.is_some();
             graph.sym = info.flatten().map(Box::new);
             ok
         }
-        None => true,
+    } else {
+        true
     };
     let backward = super::lower::compile_graph(graph).map_err(fail)?;
     let ad = super::grad_node::AutoDiff {

@@ -348,6 +348,9 @@ pub struct Stats {
     pub fallbacks: u64,
     /// Fallback warnings printed (at most one per function).
     pub warnings: u64,
+    /// Wall time of all captures (recording run, optimization, code generation), in
+    /// microseconds.
+    pub capture_us: u64,
 }
 
 #[derive(Default)]

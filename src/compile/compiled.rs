@@ -200,7 +200,12 @@ impl Interp {
         }
         let args: Vec<_> = key.tensors.iter().map(|(t, _)| t.clone()).collect();
         let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref());
-        cf.cache.borrow_mut().stats.captures += 1;
+        {
+            let stats = &mut cf.cache.borrow_mut().stats;
+            stats.captures += 1;
+            let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+            stats.capture_us = stats.capture_us.saturating_add(us);
+        }
         self.report(cf, &kind, why, t0);
         self.store_entry(cf, &key, std::mem::take(&mut tracer.guards), kind);
         if let Some(e) = cf.cache.borrow_mut().entries.last_mut() {
@@ -278,10 +283,14 @@ fn finish_capture(
         }
         None => None,
     };
-    let (autodiff, guard) = match pending.map(|p| autodiff::finish(p, &graph)) {
+    let (autodiff, guard) = match pending.map(|p| autodiff::finish(p, &mut graph)) {
         None => (None, guard),
         Some(Err(b)) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
-        Some(Ok((ad, true))) => (Some(Box::new(ad)), guard),
+        // The backward may have specialised some of the forward's symbols.
+        Some(Ok((ad, true))) => (
+            Some(Box::new(ad)),
+            graph.sym.as_deref().and_then(|i| SymGuard::of(i, args)),
+        ),
         Some(Ok((ad, false))) => {
             log("symbolic shapes abandoned: the backward does not follow them");
             graph.sym = None;

@@ -2,21 +2,99 @@
 //! forward values) take the symbolic shapes of the forward outputs they are, and the
 //! backward is analysed from those. It may run at every size the forward's guard admits
 //! only when the analysis kept every symbol, tied no two together and asks no larger
-//! least size; otherwise the version is specialised.
+//! least size. A forward symbol the backward fixes or ties to another (e.g. a class
+//! count a gradient's constant shape names, under `dynamic=True` where every dim starts
+//! symbolic) is specialised in the forward too and the backward analysed again
+//! ([`settle`]); the other symbols stay symbolic.
 
 use super::ir::Graph;
 use super::sym::{self, InputSpec, SymId, SymInfo};
 use std::collections::{HashMap, HashSet};
 
+/// How a backward follows the forward's symbolic sizes.
+enum Follow {
+    /// Its inputs have no symbolic size.
+    Fixed,
+    /// It follows them all (its own analysis).
+    All(SymInfo),
+    /// It cannot follow these forward symbols (it fixes them or ties them together).
+    Pins(Vec<SymId>),
+}
+
 /// The symbolic sizes of backward `bwd` whose input `k` is output `positions[k]` of the
-/// forward graph `fwd` (symbolic sizes `info`). None: the backward cannot follow them;
-/// Some(None): its inputs have no symbolic size.
-pub fn backward_info(
-    bwd: &Graph,
-    info: &SymInfo,
-    fwd: &Graph,
-    positions: &[usize],
-) -> Option<Option<SymInfo>> {
+/// forward graph `fwd`. When the backward cannot follow some of the forward's symbols,
+/// those are specialised in `fwd.sym` (re-analysed; `None` when no symbol is left) and
+/// the backward analysed again. None: the backward cannot follow the sizes at all (the
+/// caller specialises the whole version); Some(None): its inputs have no symbolic size.
+pub fn settle(bwd: &Graph, fwd: &mut Graph, positions: &[usize]) -> Option<Option<SymInfo>> {
+    loop {
+        let Some(info) = fwd.sym.as_deref() else {
+            return Some(None);
+        };
+        match follow(bwd, info, fwd, positions)? {
+            Follow::Fixed => return Some(None),
+            Follow::All(out) => return Some(Some(out)),
+            Follow::Pins(pins) => {
+                let mut spec = info.spec();
+                for d in spec.dims.iter_mut().flatten() {
+                    if d.is_some_and(|s| pins.contains(&s)) {
+                        *d = None;
+                    }
+                }
+                let narrower = sym::analyze(fwd, &spec, None).ok()?;
+                let left = narrower.num_symbols();
+                if left >= info.num_symbols() {
+                    return None;
+                }
+                fwd.sym = (left > 0).then(|| Box::new(narrower));
+            }
+        }
+    }
+}
+
+/// How backward `bwd` follows the symbols `info` of `fwd` (None: not at all).
+fn follow(bwd: &Graph, info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Option<Follow> {
+    let spec = backward_spec(info, fwd, positions)?;
+    if spec.dims.len() != bwd.inputs.len() {
+        return None;
+    }
+    if spec.dims.iter().flatten().all(Option::is_none) {
+        return Some(Follow::Fixed);
+    }
+    let out = sym::analyze(bwd, &spec, None).ok()?;
+    let mut map: HashMap<SymId, SymId> = HashMap::new();
+    let mut pins: Vec<SymId> = Vec::new();
+    for (want, got) in spec.dims.iter().zip(&out.inputs) {
+        for (w, g) in want.iter().zip(got) {
+            match (w, g) {
+                (None, _) => {}
+                (Some(w), Some(g)) if *map.entry(*w).or_insert(*g) == *g => {}
+                (Some(w), _) => pins.push(*w),
+            }
+        }
+    }
+    // Two forward symbols the backward ties into one: both specialised.
+    let mut by_got: HashMap<SymId, Vec<SymId>> = HashMap::new();
+    for (w, g) in &map {
+        by_got.entry(*g).or_default().push(*w);
+    }
+    pins.extend(by_got.values().filter(|ws| ws.len() > 1).flatten());
+    // A backward asking a larger least size than the forward's guard admits.
+    pins.extend(map.iter().filter_map(|(w, g)| {
+        let (a, b) = (out.min.get(*g as usize), info.min.get(*w as usize));
+        (a.is_none() || b.is_none() || a > b).then_some(*w)
+    }));
+    if pins.is_empty() {
+        return Some(Follow::All(out));
+    }
+    let mut seen = HashSet::new();
+    pins.retain(|s| seen.insert(*s));
+    Some(Follow::Pins(pins))
+}
+
+/// The backward's input spec: input `k` the symbolic shape of forward output
+/// `positions[k]` (None: an affine size such as `s0 + 1`, not an input dim's symbol).
+fn backward_spec(info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Option<InputSpec> {
     let mut spec = InputSpec {
         dims: Vec::with_capacity(positions.len()),
         example: info.example.clone(),
@@ -30,38 +108,10 @@ pub fn backward_info(
             .map(|e| match (e.as_const(), e.as_sym()) {
                 (Some(_), _) => Some(None),
                 (None, Some(s)) => Some(Some(s)),
-                // An affine size (`s0 + 1`) is not an input dim's symbol.
                 (None, None) => None,
             })
             .collect::<Option<Vec<_>>>()?;
         spec.dims.push(dims);
     }
-    if spec.dims.len() != bwd.inputs.len() {
-        return None;
-    }
-    if spec.dims.iter().flatten().all(Option::is_none) {
-        return Some(None);
-    }
-    let out = sym::analyze(bwd, &spec, None).ok()?;
-    let mut map: HashMap<SymId, SymId> = HashMap::new();
-    for (want, got) in spec.dims.iter().zip(&out.inputs) {
-        for (w, g) in want.iter().zip(got) {
-            match (w, g) {
-                (None, _) => {}
-                (Some(w), Some(g)) if *map.entry(*w).or_insert(*g) == *g => {}
-                _ => return None,
-            }
-        }
-    }
-    let mut seen = HashSet::new();
-    if !map.values().all(|g| seen.insert(*g)) {
-        return None;
-    }
-    let no_larger = map.iter().all(|(w, g)| {
-        let (Some(a), Some(b)) = (out.min.get(*g as usize), info.min.get(*w as usize)) else {
-            return false;
-        };
-        a <= b
-    });
-    no_larger.then_some(Some(out))
+    Some(spec)
 }

@@ -149,7 +149,8 @@ fn explain(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     Ok(Value::str(&text))
 }
 
-/// `compile_stats(f)`: {"captures", "hits", "fallbacks", "warnings", "versions"}.
+/// `compile_stats(f)`: {"captures", "hits", "fallbacks", "warnings", "compile_ms",
+/// "versions"}.
 fn compile_stats(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     no_kw("compile_stats", kw, &[])?;
     let Some(Value::Compiled(cf)) = args.first() else {
@@ -162,6 +163,10 @@ fn compile_stats(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     m.insert(Key(Value::str("hits")), n(c.stats.hits));
     m.insert(Key(Value::str("fallbacks")), n(c.stats.fallbacks));
     m.insert(Key(Value::str("warnings")), n(c.stats.warnings));
+    m.insert(
+        Key(Value::str("compile_ms")),
+        Value::Float(c.stats.capture_us as f64 / 1e3),
+    );
     m.insert(
         Key(Value::str("versions")),
         Value::Int(c.entries.len() as i64),
