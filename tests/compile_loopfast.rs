@@ -284,3 +284,52 @@ fn the_direct_kernel_refuses_mismatched_sizes() {
     assert!(!vecmat_f32(&[], &[], &mut dst));
     assert_eq!(dst, [0.0; 4]);
 }
+
+#[test]
+fn small_loop_kernels_run_inline_on_the_calling_thread() {
+    let mut e = engine(RNN);
+    let before = with_graph(&e, CompiledGraph::inline_runs);
+    call(&mut e, 20);
+    // The body's one fused kernel (add, add, tanh over 64 contiguous elements) runs
+    // inline at every iteration: no plan of views, no team.
+    let after = with_graph(&e, CompiledGraph::inline_runs);
+    assert_eq!(after - before, 20);
+    let same =
+        "bool((rnn(xs[20], Wxh, Whh, bh) - eager(xs[20], Wxh, Whh, bh)).abs().max() <= 1e-6)";
+    assert!(e.eval_as::<bool>(same).unwrap_or(false));
+}
+
+#[test]
+fn broadcast_or_large_kernels_do_not_run_inline() {
+    // Guard cases: an input broadcast across a row (the kernel reads it with stride 0)
+    // and a kernel over 2^16 elements (split into tasks) take the general path, with
+    // eager's results.
+    let src = "
+manual_seed(4)
+a = randn(8, 64)
+b = randn(64)
+big = randn(256, 256)
+def bcast(a, b):
+    return tanh(a + b) * 2.0
+def large(x):
+    return tanh(x + 1.0) * 2.0
+cb = compile(bcast)
+cl = compile(large)
+ok = bool((cb(a, b) - bcast(a, b)).abs().max() <= 1e-6)
+ok = ok and bool((cl(big) - large(big)).abs().max() <= 1e-6)
+";
+    let mut e = engine(src);
+    assert!(e.eval_as::<bool>("ok").unwrap_or(false));
+    for name in ["cb", "cl"] {
+        let v = e.get_global(name);
+        let Some(Value::Compiled(cf)) = &v else {
+            panic!("{name} is not a compiled function");
+        };
+        let c = cf.cache.borrow();
+        let Some(EntryKind::Graph(g)) = c.entries.iter().map(|x| &x.kind).next_back() else {
+            panic!("{name} has no compiled graph");
+        };
+        assert_eq!(g.compiled.fused_total(), 1, "{name}");
+        assert_eq!(g.compiled.inline_runs(), 0, "{name}");
+    }
+}

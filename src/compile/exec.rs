@@ -240,10 +240,13 @@ fn transposed_copy(x: &Tensor) -> Result<Option<Tensor>> {
         return Ok(None);
     };
     let mut out = crate::tensor::storage::alloc_filled(r * c, 0.0f32)?;
-    // Source row j is column j of the result.
-    for (j, row) in src.chunks_exact(r).enumerate() {
-        for (dst, &v) in out.iter_mut().skip(j).step_by(c).zip(row) {
-            *dst = v;
+    // Source row j is column j of the result: result row i reads element i of every
+    // source row (a plain index loop; `out` has exactly `r * c` elements).
+    for (i, dst) in out.chunks_exact_mut(c).enumerate() {
+        for (j, d) in dst.iter_mut().enumerate() {
+            if let Some(&v) = src.get(j * r + i) {
+                *d = v;
+            }
         }
     }
     Tensor::from_buffer(crate::tensor::Buffer::F32(out), &[r, c]).map(Some)

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{Buffer, Tensor};
 use smallvec::SmallVec;
+use std::cell::Cell;
 
 /// A compiled fused group: computes the nodes `outputs` (the root last) from `inputs`.
 pub struct FusedStep {
@@ -26,6 +27,8 @@ pub struct FusedStep {
     is_mean: bool,
     /// The output buffers reused across runs.
     pub pool: OutputPool,
+    /// Runs that took the inline path (`run_inline`), for tests and logs.
+    inline_runs: Cell<usize>,
 }
 
 impl FusedStep {
@@ -38,7 +41,14 @@ impl FusedStep {
             shape: group.shape,
             is_mean: group.is_mean,
             pool: OutputPool::default(),
+            inline_runs: Cell::new(0),
         }
+    }
+
+    /// How many runs took the inline path (small elementwise kernels on the calling
+    /// thread).
+    pub fn inline_runs(&self) -> usize {
+        self.inline_runs.get()
     }
 
     /// A fused group's loop extents and root shape in this call: its inputs' shapes
@@ -69,6 +79,9 @@ impl FusedStep {
     /// Runs the kernel on `args` (its gathered inputs; `node` is the root) into
     /// contiguous f32 tensors, one per node of `outputs`.
     pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<Vec<Tensor>> {
+        if let Some(results) = self.run_inline(args)? {
+            return Ok(results);
+        }
         let (ext_shape, root_shape) = self.shapes(node, args)?;
         let ext = extents(&ext_shape);
         // Inputs whose innermost stride does not match the kernel's access are copied.
@@ -104,6 +117,45 @@ impl FusedStep {
         }
         self.pool.remember(&results);
         Ok(results)
+    }
+
+    /// An elementwise group whose inputs are contiguous f32 tensors of one shape and
+    /// small (a loop body's kernel over one row): run on the calling thread over plain
+    /// slices (`CompiledKernel::run_inline`), without broadcasting the inputs or
+    /// planning views. None: the general path runs it.
+    fn run_inline(&self, args: &[Tensor]) -> Result<Option<Vec<Tensor>>> {
+        let Some(shape) = args.first().map(Tensor::shape) else {
+            return Ok(None);
+        };
+        let plain = |t: &Tensor| t.shape() == shape && t.is_contiguous();
+        if self.is_mean || shape.len() != self.shape.len() || !args.iter().all(plain) {
+            return Ok(None);
+        }
+        let n: usize = shape.iter().product();
+        if n >= super::parallel::PARALLEL_THRESHOLD || self.kernel.kernel().reduced_dims() > 0 {
+            return Ok(None);
+        }
+        let results = self.output_tensors(shape, shape)?;
+        let ran = {
+            let ins: Option<SmallVec<[_; 4]>> = args.iter().map(Tensor::f32_elems).collect();
+            let outs: Option<SmallVec<[_; 4]>> =
+                results.iter().map(Tensor::f32_elems_mut).collect();
+            match (ins, outs) {
+                (Some(ins), Some(mut outs)) => {
+                    let ins: SmallVec<[&[f32]; 4]> = ins.iter().map(|r| &**r).collect();
+                    let mut outs: SmallVec<[&mut [f32]; 4]> =
+                        outs.iter_mut().map(|r| &mut **r).collect();
+                    self.kernel.run_inline(&ins, &mut outs, &extents(shape))?
+                }
+                _ => false,
+            }
+        };
+        // Not run: the buffers go back to the pool for the general path.
+        self.pool.remember(&results);
+        if ran {
+            self.inline_runs.set(self.inline_runs.get() + 1);
+        }
+        Ok(ran.then_some(results))
     }
 
     /// Output tensors: every stored member of the loop shape, the root of `root_shape`.

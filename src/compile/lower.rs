@@ -158,6 +158,13 @@ impl CompiledGraph {
         fused + gemm + vecmat + inner
     }
 
+    /// Fused-kernel runs that took the inline path, those in regions included.
+    pub fn inline_runs(&self) -> usize {
+        let regions = self.controls.iter().flat_map(|c| c.regions());
+        let inner: usize = regions.map(|(_, r)| r.inline_runs()).sum();
+        inner + self.fused.iter().map(FusedStep::inline_runs).sum::<usize>()
+    }
+
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
     /// output and the fused kernels' and gemm steps' reuse lists: no view, no other
     /// handle.

@@ -7,7 +7,7 @@
 
 use super::consts::Splat4;
 use super::jit::{CompiledKernel, KernelArgs, KernelFn};
-use super::kernel::ReduceOp;
+use super::kernel::{Access, ReduceOp};
 use super::views::{check_run, BufView, BufViewMut};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::kernels::team;
@@ -130,6 +130,65 @@ impl CompiledKernel {
             ));
         }
         Ok(())
+    }
+
+    /// Runs an elementwise kernel (no reduction) on the calling thread over contiguous
+    /// buffers of `extents`' element count (fewer than `PARALLEL_THRESHOLD`): a loop
+    /// body's small kernel, with no plan of views and no team. Every buffer is checked
+    /// to hold the whole index space; `Ok(false)` (nothing ran) when the kernel is not
+    /// of that form (the caller takes the general path).
+    pub fn run_inline(
+        &self,
+        inputs: &[&[f32]],
+        outputs: &mut [&mut [f32]],
+        extents: &[usize],
+    ) -> Result<bool> {
+        let k = &self.kernel;
+        let total = total_elements(extents)?;
+        let fits = |len: usize| len >= total;
+        let layouts = k.inputs.iter().chain(k.outputs.iter().map(|o| &o.access));
+        let inner = extents.last().copied().unwrap_or(1);
+        let applies = k.reduced_dims() == 0
+            && k.rank == extents.len()
+            && total < PARALLEL_THRESHOLD
+            && inputs.len() == k.inputs.len()
+            && outputs.len() == k.outputs.len()
+            && outputs.len() == k.output_buffers()
+            && (inner <= 1 || layouts.into_iter().all(|a| *a != Access::Broadcast))
+            && inputs.iter().all(|b| fits(b.len()))
+            && outputs.iter().all(|b| fits(b.len()));
+        if !applies {
+            return Ok(false);
+        }
+        let mut ptrs: SmallVec<[*mut f32; 8]> =
+            inputs.iter().map(|b| b.as_ptr().cast_mut()).collect();
+        ptrs.extend(outputs.iter_mut().map(|b| b.as_mut_ptr()));
+        let ext: SmallVec<[i64; 6]> = extents.iter().map(|&e| e as i64).collect();
+        let mut one: SmallVec<[i64; 6]> = SmallVec::from_elem(1, ext.len());
+        for d in (0..ext.len().saturating_sub(1)).rev() {
+            one[d] = one[d + 1] * ext[d + 1];
+        }
+        let mut strides: SmallVec<[i64; 32]> = SmallVec::new();
+        for _ in 0..ptrs.len() {
+            strides.extend_from_slice(&one);
+        }
+        let plan = Plan {
+            ptrs,
+            extents: ext,
+            strides,
+            consts: self.consts.as_ptr(),
+        };
+        // The buffers are distinct borrows (outputs are `&mut`, so no input aliases
+        // one), each holding the contiguous index space the kernel walks.
+        let code = plan.call(self.func, 0, extents.first().copied().unwrap_or(1), None);
+        if code != 0 {
+            return Err(Error::new(
+                ErrorKind::RuntimeError,
+                format!("compiled kernel failed with code {code}"),
+                None,
+            ));
+        }
+        Ok(true)
     }
 
     /// A reduction over every dim: each task reduces its dim-0 range into its own
