@@ -7,8 +7,10 @@
 //! fused `GeluTanh` op the pass turns W3's formula into (`W3_KERNEL=tanh|sigmoid|op`
 //! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call, `cpv`
 //! single-thread CPU cycles per f32x4 (hot and streaming, GELU and copy), `fmaloop` the
-//! register FMA loop for the shared-core check; `W3_DISASM=1` prints the GELU loop's
-//! machine code). Then the whole graph path:
+//! register FMA loop for the shared-core check, `native` the 8-lane AVX2 routine of
+//! compile/gelu_avx2.rs with ordinary and non-temporal stores; `W3_DISASM=1` prints the
+//! GELU loop's machine code). Then the whole graph path (which runs the native routine
+//! where the CPU has AVX2+FMA, `graph` runs only it):
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
@@ -310,6 +312,51 @@ fn per_vector_report(xs: &[f32]) -> Result<(), kiln::Error> {
     Ok(())
 }
 
+/// The native 8-lane routine (compile/gelu_avx2.rs) over `xs` with ordinary and with
+/// non-temporal stores, on 1 thread and on 2 (rayon halves, chunks of 64k elements as
+/// the compiled runs' tasks): the measurement behind `gelu_avx2::STREAM_BYTES`.
+fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
+    use kiln::compile::gelu_avx2::gelu_tanh;
+    use rayon::prelude::*;
+    let mut out = vec![0.0f32; xs.len()];
+    if !gelu_tanh(xs, &mut out, false) {
+        println!("native gelu: no AVX2+FMA on this CPU");
+        return Ok(());
+    }
+    let reps = std::env::var("W3_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(40usize)
+        .max(1);
+    let chunk = 1 << 16;
+    for threads in [2, 1] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
+        for stream in [false, true] {
+            let faults0 = minor_faults();
+            let (med, min) = pool.install(|| {
+                time_ms(reps, || {
+                    xs.par_chunks(chunk)
+                        .zip(out.par_chunks_mut(chunk))
+                        .for_each(|(x, y)| {
+                            gelu_tanh(x, y, stream);
+                        });
+                })
+            });
+            let faults = minor_faults()
+                .zip(faults0)
+                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+            println!(
+                "native gelu    {threads} thr stream {stream:<5}: median {med:.3} ms  min \
+                 {min:.3} ms  faults/call {faults:.2}"
+            );
+        }
+    }
+    Ok(())
+}
+
 fn node(g: &mut Graph, op: IrOp, args: &[NodeId]) -> Result<NodeId, kiln::Error> {
     let types: Vec<ValueType> = args
         .iter()
@@ -431,6 +478,9 @@ fn main() -> Result<(), kiln::Error> {
     if only == "copy" {
         measure("copy x*1", &copy_kernel(), &xs)?;
     }
+    if only == "native" {
+        measure_native(&xs)?;
+    }
     if only == "small" {
         // Per-call overhead: 64k elements (one task; the threshold of splitting).
         measure("gelu op 64k", &gelu_op(), &xs[..1 << 16])?;
@@ -444,7 +494,7 @@ fn main() -> Result<(), kiln::Error> {
     if only.is_empty() || only == "op" {
         measure("gelu op", &gelu_op(), &xs)?;
     }
-    if only.is_empty() {
+    if only.is_empty() || only == "graph" {
         measure_graph(&xs)?;
     }
     Ok(())
