@@ -328,6 +328,23 @@ fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
         .and_then(|r| r.parse().ok())
         .unwrap_or(40usize)
         .max(1);
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Hot: 16k elements (in L2), CPU time per 8-lane vector, clock from the FMA loop.
+        let cycle_ns = 2.0 * fma_loop_ns(5).0;
+        let hot = &xs[..1 << 14];
+        let best = (0..20)
+            .filter_map(|_| {
+                let c0 = thread_cpu_ns();
+                for _ in 0..64 {
+                    gelu_tanh(hot, &mut out[..1 << 14], false);
+                }
+                let (a, b) = thread_cpu_ns().zip(c0)?;
+                Some((a - b) as f64 / (64 * hot.len() / 8) as f64 / cycle_ns)
+            })
+            .fold(f64::INFINITY, f64::min);
+        println!("native gelu    1 thr cycles/f32x8 hot: min {best:.2}");
+    }
     let chunk = 1 << 16;
     for threads in [2, 1] {
         let pool = rayon::ThreadPoolBuilder::new()

@@ -130,28 +130,48 @@ mod avx2 {
     use super::{magic_for, B0, B1, EXP2_P, GELU_HI, GELU_LO};
     use std::arch::x86_64::*;
 
-    /// mathgelu's routine on 8 lanes, operation by operation.
+    /// mathgelu's routine on `K` vectors of 8 lanes, operation by operation; each step
+    /// is done for all `K` vectors before the next (independent chains interleaved, so
+    /// the out-of-order window holds work of every stage of the long dependency chain).
     #[target_feature(enable = "avx2,fma")]
-    fn gelu8(x: __m256) -> __m256 {
+    fn gelu8<const K: usize>(x: [__m256; K]) -> [__m256; K] {
         let c = _mm256_set1_ps;
+        let mut v = x;
         // max(lo, x) then min(hi, ·): `maxps`/`minps` with the bound first keep a NaN x.
-        let xc = _mm256_min_ps(c(GELU_HI), _mm256_max_ps(c(GELU_LO), x));
-        let x2 = _mm256_mul_ps(xc, xc);
-        let b = _mm256_fmadd_ps(x2, c(B1), c(B0));
+        for e in &mut v {
+            *e = _mm256_min_ps(c(GELU_HI), _mm256_max_ps(c(GELU_LO), *e));
+        }
+        let xc = v;
+        let mut b = v;
+        for (b, &xc) in b.iter_mut().zip(&xc) {
+            *b = _mm256_fmadd_ps(_mm256_mul_ps(xc, xc), c(B1), c(B0));
+        }
         let magic = c(magic_for(0));
-        let t = _mm256_fmadd_ps(xc, b, magic);
-        let neg_n = _mm256_sub_ps(magic, t);
-        let f = _mm256_fmadd_ps(xc, b, neg_n);
+        let mut t = v;
+        for ((t, &xc), &b) in t.iter_mut().zip(&xc).zip(&b) {
+            *t = _mm256_fmadd_ps(xc, b, magic);
+        }
+        let mut f = v;
+        for (((f, &xc), &b), &t) in f.iter_mut().zip(&xc).zip(&b).zip(&t) {
+            *f = _mm256_fmadd_ps(xc, b, _mm256_sub_ps(magic, t));
+        }
         let [p0, p1, p2, p3, p4, p5] = EXP2_P;
-        let mut q = _mm256_fmadd_ps(f, c(p0), c(p1));
+        let mut q = v;
+        for (q, &f) in q.iter_mut().zip(&f) {
+            *q = _mm256_fmadd_ps(f, c(p0), c(p1));
+        }
         for k in [p2, p3, p4, p5] {
-            q = _mm256_fmadd_ps(q, f, c(k));
+            for (q, &f) in q.iter_mut().zip(&f) {
+                *q = _mm256_fmadd_ps(*q, f, c(k));
+            }
         }
         let one = c(1.0);
-        let p = _mm256_fmadd_ps(q, f, one);
-        let s = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_castps_si256(t)));
-        let d = _mm256_fmadd_ps(p, s, one);
-        _mm256_div_ps(x, d)
+        for (((q, &f), &t), &x) in q.iter_mut().zip(&f).zip(&t).zip(&x) {
+            let p = _mm256_fmadd_ps(*q, f, one);
+            let s = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_castps_si256(t)));
+            *q = _mm256_div_ps(x, _mm256_fmadd_ps(p, s, one));
+        }
+        q
     }
 
     /// All-ones in the first `n` lanes (`n <= 8`).
@@ -169,7 +189,40 @@ mod avx2 {
     unsafe fn gelu_part(x: *const f32, out: *mut f32, n: usize) {
         let m = first_lanes(n);
         // SAFETY: masked-off lanes are neither read nor written (no fault either).
-        unsafe { _mm256_maskstore_ps(out, m, gelu8(_mm256_maskload_ps(x, m))) };
+        unsafe { _mm256_maskstore_ps(out, m, gelu8([_mm256_maskload_ps(x, m)])[0]) };
+    }
+
+    /// The whole vectors of `[i, n)` (4 at a time, then single), each stored by
+    /// `store`; returns where they end.
+    ///
+    /// # Safety
+    /// `x` and `out` are valid for `n` elements; `store` may write 8 elements at
+    /// `out + i` and at every 8 elements after it.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn gelu_body(
+        x: *const f32,
+        out: *mut f32,
+        mut i: usize,
+        n: usize,
+        store: impl Fn(*mut f32, __m256),
+    ) -> usize {
+        while i + 32 <= n {
+            // SAFETY: `i + 32 <= n` elements of both.
+            unsafe {
+                let v = [0, 8, 16, 24].map(|k| _mm256_loadu_ps(x.add(i + k)));
+                for (k, y) in gelu8(v).into_iter().enumerate() {
+                    store(out.add(i + 8 * k), y);
+                }
+            }
+            i += 32;
+        }
+        while i + 8 <= n {
+            // SAFETY: `i + 8 <= n` elements of both.
+            unsafe { store(out.add(i), gelu8([_mm256_loadu_ps(x.add(i))])[0]) };
+            i += 8;
+        }
+        i
     }
 
     /// `out[i] = gelu(x[i])`; non-temporal stores from the first 32-byte aligned output
@@ -193,19 +246,12 @@ mod avx2 {
                 unsafe { gelu_part(xp, op, head) };
             }
             i = head;
-            while i + 8 <= n {
-                // SAFETY: `i + 8 <= n`; `op + i` is 32-byte aligned (from `head` on,
-                // in steps of 32 bytes).
-                unsafe { _mm256_stream_ps(op.add(i), gelu8(_mm256_loadu_ps(xp.add(i)))) };
-                i += 8;
-            }
+            // SAFETY: `op + head` is 32-byte aligned, and so every later 32 bytes.
+            i = unsafe { gelu_body(xp, op, i, n, |p, v| _mm256_stream_ps(p, v)) };
             _mm_sfence();
         } else {
-            while i + 8 <= n {
-                // SAFETY: `i + 8 <= n` elements of both slices.
-                unsafe { _mm256_storeu_ps(op.add(i), gelu8(_mm256_loadu_ps(xp.add(i)))) };
-                i += 8;
-            }
+            // SAFETY: unaligned stores.
+            i = unsafe { gelu_body(xp, op, i, n, |p, v| _mm256_storeu_ps(p, v)) };
         }
         if i < n {
             // SAFETY: the last `n - i < 8` elements of both slices.
