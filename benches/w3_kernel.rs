@@ -496,7 +496,15 @@ fn main() -> Result<(), kiln::Error> {
         measure("copy x*1", &copy_kernel(), &xs)?;
     }
     if only == "native" {
-        measure_native(&xs)?;
+        // `W3_NATIVE_MB`: another output size (the non-temporal store threshold).
+        let mb = std::env::var("W3_NATIVE_MB")
+            .ok()
+            .and_then(|m| m.parse().ok());
+        let big: Vec<f32> = mb.map_or(Vec::new(), |mb: usize| {
+            let n = mb << 18;
+            (0..n).map(|i| -4.0 + 8.0 * i as f32 / n as f32).collect()
+        });
+        measure_native(if big.is_empty() { &xs } else { &big })?;
     }
     if only == "small" {
         // Per-call overhead: 64k elements (one task; the threshold of splitting).

@@ -41,6 +41,7 @@ pub fn available() -> bool {
 
 /// `out[i] = gelu_tanh(x[i])`, with non-temporal stores when `stream`. Returns false,
 /// having written nothing, when the CPU lacks AVX2/FMA or the lengths differ.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 pub fn gelu_tanh(x: &[f32], out: &mut [f32], stream: bool) -> bool {
     if x.len() != out.len() || !available() {
         return false;
@@ -50,10 +51,7 @@ pub fn gelu_tanh(x: &[f32], out: &mut [f32], stream: bool) -> bool {
     unsafe {
         avx2::gelu_slice(x, out, stream)
     };
-    #[cfg(target_arch = "x86_64")]
-    return true;
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    cfg!(target_arch = "x86_64")
 }
 
 /// Whether `kernel` is one `GeluTanh` of a contiguous input stored contiguously, with

@@ -20,6 +20,10 @@
 //! error vs f64 is 3.5e-7. Results below 2^-122 in magnitude (x < -10) are flushed to a
 //! signed zero (`n = 128` makes `2^n` infinite), as eager's `1 + tanh(u) = 0` does from
 //! x < -9. NaN stays NaN, +inf gives +inf, -inf gives NaN (eager: -inf * 0).
+//!
+//! gelu_avx2.rs repeats these operations in this order on 8-lane AVX2 vectors (a lone
+//! GeluTanh kernel runs that where the CPU has AVX2+FMA): a change here must be made
+//! there too (tests/codegen_gelu_avx2.rs compares the bits).
 // Coefficients are written with all the digits of their f32 values.
 #![allow(clippy::excessive_precision)]
 
