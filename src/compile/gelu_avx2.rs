@@ -10,22 +10,19 @@
 //! rounding-constant FMA, `f`, the `EXP2_P` Horner chain in the same order, the exponent
 //! built from the rounding constant's bits, the final FMA and the division), so every
 //! lane's result has the bits the Cranelift kernel computes (tests/codegen_gelu_avx2.rs).
-//! Partial vectors (a head up to an aligned address, the tail) are masked loads and
-//! stores of the same 8-lane computation.
+//! Four vectors per iteration, each step done for all four before the next; the tail is
+//! a masked load and store of the same 8-lane computation.
 //!
-//! Outputs of at least [`STREAM_BYTES`] are written with non-temporal stores: they
-//! would not stay in the cache anyway, and streaming skips reading each output line
-//! before it is overwritten (W3: 32 MB of memory traffic instead of 48).
+//! Stores are ordinary: non-temporal stores (`vmovntps`, which skip reading each output
+//! line before overwriting it: W3's traffic 48 -> 32 MB) were measured slower on this
+//! VM class (Zen 3, 32 MB L3, W3's 16 MB output: minima 3-40% higher on 1 and 2
+//! threads, under load; no gain at 64 MB either).
 
 use super::kernel::{Access, Kernel, Op, Output, UnaryOp, ValueId};
 use super::mathfn::magic_for;
 use super::mathgelu::{B0, B1, EXP2_P, GELU_HI, GELU_LO};
 use super::parallel;
 use super::views::{BufView, BufViewMut};
-
-/// Outputs of at least this many bytes are stored non-temporally (see the module doc;
-/// the measurement is in benches/w3_kernel.rs `W3_KERNEL=native`).
-pub const STREAM_BYTES: usize = 8 << 20;
 
 /// Whether this CPU can run the routine (AVX2 and FMA; std caches the detection).
 pub fn available() -> bool {
@@ -39,17 +36,16 @@ pub fn available() -> bool {
     }
 }
 
-/// `out[i] = gelu_tanh(x[i])`, with non-temporal stores when `stream`. Returns false,
-/// having written nothing, when the CPU lacks AVX2/FMA or the lengths differ.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
-pub fn gelu_tanh(x: &[f32], out: &mut [f32], stream: bool) -> bool {
+/// `out[i] = gelu_tanh(x[i])`. Returns false, having written nothing, when the CPU
+/// lacks AVX2/FMA or the lengths differ.
+pub fn gelu_tanh(x: &[f32], out: &mut [f32]) -> bool {
     if x.len() != out.len() || !available() {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has AVX2 and FMA (checked above); the lengths are equal.
     unsafe {
-        avx2::gelu_slice(x, out, stream)
+        avx2::gelu_slice(x, out)
     };
     cfg!(target_arch = "x86_64")
 }
@@ -94,7 +90,7 @@ impl OutPtr {
 
 /// Runs a lone-`GeluTanh` kernel ([`is_lone_gelu`]) over `ext` natively when the CPU has
 /// AVX2+FMA and both views are dense, split into the tasks a compiled kernel's run uses
-/// (parallel.rs; boundaries on 64-byte lines). Returns false, having written nothing,
+/// (parallel.rs; task boundaries on 64-byte lines). Returns false, having written nothing,
 /// otherwise (the caller runs the compiled kernel).
 pub(crate) fn run_views(input: &BufView, output: &mut BufViewMut, ext: &[usize]) -> bool {
     let Some(total) = ext.iter().try_fold(1usize, |a, &e| a.checked_mul(e)) else {
@@ -103,21 +99,20 @@ pub(crate) fn run_views(input: &BufView, output: &mut BufViewMut, ext: &[usize])
     if !available() || !dense(input.strides, ext) || !dense(output.strides, ext) {
         return false;
     }
-    let end = |offset: usize| offset.checked_add(total).unwrap_or(usize::MAX);
+    let end = |offset: usize| offset.saturating_add(total);
     let Some(x) = input.data.get(input.offset..end(input.offset)) else {
         return false;
     };
     let Some(y) = output.data.get_mut(output.offset..end(output.offset)) else {
         return false;
     };
-    let stream = total.saturating_mul(4) >= STREAM_BYTES;
     let out = OutPtr(y.as_mut_ptr());
     parallel::for_ranges(total, 16, &|a, b| {
         if let Some(xs) = x.get(a..b.max(a)) {
             // SAFETY: `a <= b <= total` (for_ranges); tasks get disjoint ranges of `y`,
             // which stays mutably borrowed for this whole call.
             let ys = unsafe { std::slice::from_raw_parts_mut(out.at(a), xs.len()) };
-            gelu_tanh(xs, ys, stream);
+            gelu_tanh(xs, ys);
         }
     });
     true
@@ -190,66 +185,30 @@ mod avx2 {
         unsafe { _mm256_maskstore_ps(out, m, gelu8([_mm256_maskload_ps(x, m)])[0]) };
     }
 
-    /// The whole vectors of `[i, n)` (4 at a time, then single), each stored by
-    /// `store`; returns where they end.
+    /// `out[i] = gelu(x[i])`: 4 vectors at a time, then single ones, then a masked
+    /// partial one.
     ///
     /// # Safety
-    /// `x` and `out` are valid for `n` elements; `store` may write 8 elements at
-    /// `out + i` and at every 8 elements after it.
+    /// The CPU has AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    unsafe fn gelu_body(
-        x: *const f32,
-        out: *mut f32,
-        mut i: usize,
-        n: usize,
-        store: impl Fn(*mut f32, __m256),
-    ) -> usize {
+    pub(super) unsafe fn gelu_slice(x: &[f32], out: &mut [f32]) {
+        let n = x.len().min(out.len());
+        let (xp, op) = (x.as_ptr(), out.as_mut_ptr());
+        let mut i = 0;
         while i + 32 <= n {
-            // SAFETY: `i + 32 <= n` elements of both.
+            // SAFETY: `i + 32 <= n` elements of both slices.
             unsafe {
-                let v = [0, 8, 16, 24].map(|k| _mm256_loadu_ps(x.add(i + k)));
+                let v = [0, 8, 16, 24].map(|k| _mm256_loadu_ps(xp.add(i + k)));
                 for (k, y) in gelu8(v).into_iter().enumerate() {
-                    store(out.add(i + 8 * k), y);
+                    _mm256_storeu_ps(op.add(i + 8 * k), y);
                 }
             }
             i += 32;
         }
         while i + 8 <= n {
-            // SAFETY: `i + 8 <= n` elements of both.
-            unsafe { store(out.add(i), gelu8([_mm256_loadu_ps(x.add(i))])[0]) };
+            // SAFETY: `i + 8 <= n` elements of both slices.
+            unsafe { _mm256_storeu_ps(op.add(i), gelu8([_mm256_loadu_ps(xp.add(i))])[0]) };
             i += 8;
-        }
-        i
-    }
-
-    /// `out[i] = gelu(x[i])`; non-temporal stores from the first 32-byte aligned output
-    /// address when `stream` (then a store fence, so the stores are ordered before
-    /// whatever signals this call's completion).
-    ///
-    /// # Safety
-    /// The CPU has AVX2 and FMA; `x.len() == out.len()`.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn gelu_slice(x: &[f32], out: &mut [f32], stream: bool) {
-        let n = x.len().min(out.len());
-        let (xp, op) = (x.as_ptr(), out.as_mut_ptr());
-        let mut i = 0;
-        if stream {
-            // Elements before the first 32-byte aligned output address (0..=7: an f32
-            // address is a multiple of 4).
-            let head = ((32 - (op as usize & 31)) & 31) / 4;
-            let head = head.min(n);
-            if head > 0 {
-                // SAFETY: `head <= n` elements at the start of both slices.
-                unsafe { gelu_part(xp, op, head) };
-            }
-            i = head;
-            // SAFETY: `op + head` is 32-byte aligned, and so every later 32 bytes.
-            i = unsafe { gelu_body(xp, op, i, n, |p, v| _mm256_stream_ps(p, v)) };
-            _mm_sfence();
-        } else {
-            // SAFETY: unaligned stores.
-            i = unsafe { gelu_body(xp, op, i, n, |p, v| _mm256_storeu_ps(p, v)) };
         }
         if i < n {
             // SAFETY: the last `n - i < 8` elements of both slices.
