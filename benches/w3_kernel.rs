@@ -352,21 +352,32 @@ fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
             .build()
             .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
         let faults0 = minor_faults();
-        let (med, min) = pool.install(|| {
-            time_ms(reps, || {
+        let (med, min, cpu) = pool.install(|| {
+            let c0 = thread_cpu_ns();
+            let (med, min) = time_ms(reps, || {
                 xs.par_chunks(chunk)
                     .zip(out.par_chunks_mut(chunk))
                     .for_each(|(x, y)| {
                         gelu_tanh(x, y);
                     });
-            })
+            });
+            let cpu = thread_cpu_ns()
+                .zip(c0)
+                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
+            (med, min, cpu)
         });
         let faults = minor_faults()
             .zip(faults0)
             .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+        // On one thread all the work runs on the measuring thread (as in `measure`).
+        let cpu = if threads == 1 {
+            format!("  cpu {cpu:.3} ms/call")
+        } else {
+            String::new()
+        };
         println!(
-            "native gelu    {threads} thr: median {med:.3} ms  min {min:.3} ms  faults/call \
-             {faults:.2}"
+            "native gelu    {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  \
+             faults/call {faults:.2}"
         );
     }
     Ok(())
