@@ -7,8 +7,10 @@
 //! fused `GeluTanh` op the pass turns W3's formula into (`W3_KERNEL=tanh|sigmoid|op`
 //! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call, `cpv`
 //! single-thread CPU cycles per f32x4 (hot and streaming, GELU and copy), `fmaloop` the
-//! register FMA loop for the shared-core check; `W3_DISASM=1` prints the GELU loop's
-//! machine code). Then the whole graph path:
+//! register FMA loop for the shared-core check, `native` the 8-lane AVX2 routine of
+//! compile/gelu_avx2.rs (`W3_NATIVE_MB` sets another size); `W3_DISASM=1` prints the
+//! GELU loop's machine code). Then the whole graph path (which runs the native routine
+//! where the CPU has AVX2+FMA, `graph` runs only it):
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
@@ -310,6 +312,77 @@ fn per_vector_report(xs: &[f32]) -> Result<(), kiln::Error> {
     Ok(())
 }
 
+/// The native 8-lane routine (compile/gelu_avx2.rs) over `xs` on 1 thread and on 2
+/// (rayon, chunks of 64k elements as the compiled runs' tasks), and its single-thread
+/// cycles per f32x8 in L2.
+fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
+    use kiln::compile::gelu_avx2::gelu_tanh;
+    use rayon::prelude::*;
+    let mut out = vec![0.0f32; xs.len()];
+    if !gelu_tanh(xs, &mut out) {
+        println!("native gelu: no AVX2+FMA on this CPU");
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Hot: 16k elements (in L2), CPU time per 8-lane vector, clock from the FMA loop.
+        let cycle_ns = 2.0 * fma_loop_ns(5).0;
+        let hot = &xs[..1 << 14];
+        let best = (0..20)
+            .filter_map(|_| {
+                let c0 = thread_cpu_ns();
+                for _ in 0..64 {
+                    gelu_tanh(hot, &mut out[..1 << 14]);
+                }
+                let (a, b) = thread_cpu_ns().zip(c0)?;
+                Some((a - b) as f64 / (64 * hot.len() / 8) as f64 / cycle_ns)
+            })
+            .fold(f64::INFINITY, f64::min);
+        println!("native gelu    1 thr cycles/f32x8 hot: min {best:.2}");
+    }
+    let reps = std::env::var("W3_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(40usize)
+        .max(1);
+    let chunk = 1 << 16;
+    for threads in [2, 1] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
+        let faults0 = minor_faults();
+        let (med, min, cpu) = pool.install(|| {
+            let c0 = thread_cpu_ns();
+            let (med, min) = time_ms(reps, || {
+                xs.par_chunks(chunk)
+                    .zip(out.par_chunks_mut(chunk))
+                    .for_each(|(x, y)| {
+                        gelu_tanh(x, y);
+                    });
+            });
+            let cpu = thread_cpu_ns()
+                .zip(c0)
+                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
+            (med, min, cpu)
+        });
+        let faults = minor_faults()
+            .zip(faults0)
+            .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+        // On one thread all the work runs on the measuring thread (as in `measure`).
+        let cpu = if threads == 1 {
+            format!("  cpu {cpu:.3} ms/call")
+        } else {
+            String::new()
+        };
+        println!(
+            "native gelu    {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  \
+             faults/call {faults:.2}"
+        );
+    }
+    Ok(())
+}
+
 fn node(g: &mut Graph, op: IrOp, args: &[NodeId]) -> Result<NodeId, kiln::Error> {
     let types: Vec<ValueType> = args
         .iter()
@@ -431,6 +504,17 @@ fn main() -> Result<(), kiln::Error> {
     if only == "copy" {
         measure("copy x*1", &copy_kernel(), &xs)?;
     }
+    if only == "native" {
+        // `W3_NATIVE_MB`: another output size in MB.
+        let mb = std::env::var("W3_NATIVE_MB")
+            .ok()
+            .and_then(|m| m.parse().ok());
+        let big: Vec<f32> = mb.map_or(Vec::new(), |mb: usize| {
+            let n = mb << 18;
+            (0..n).map(|i| -4.0 + 8.0 * i as f32 / n as f32).collect()
+        });
+        measure_native(if big.is_empty() { &xs } else { &big })?;
+    }
     if only == "small" {
         // Per-call overhead: 64k elements (one task; the threshold of splitting).
         measure("gelu op 64k", &gelu_op(), &xs[..1 << 16])?;
@@ -444,7 +528,7 @@ fn main() -> Result<(), kiln::Error> {
     if only.is_empty() || only == "op" {
         measure("gelu op", &gelu_op(), &xs)?;
     }
-    if only.is_empty() {
+    if only.is_empty() || only == "graph" {
         measure_graph(&xs)?;
     }
     Ok(())

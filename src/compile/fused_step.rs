@@ -2,6 +2,7 @@
 //! strided views, and its output buffers (one per stored node, the reduction's last).
 //! Its output buffers are reused across runs (`out_pool`).
 
+use super::gelu_avx2;
 use super::ir::{Node, NodeId};
 use super::jit::CompiledKernel;
 use super::out_pool::OutputPool;
@@ -29,11 +30,16 @@ pub struct FusedStep {
     pub pool: OutputPool,
     /// Runs that took the inline path (`run_inline`), for tests and logs.
     inline_runs: Cell<usize>,
+    /// A lone `GeluTanh` on a CPU with AVX2+FMA: dense runs take the native 8-lane
+    /// routine (`gelu_avx2`), others the compiled kernel.
+    pub native_gelu: bool,
 }
 
 impl FusedStep {
     pub fn new(group: Group, kernel: CompiledKernel) -> FusedStep {
+        let native_gelu = gelu_avx2::available() && gelu_avx2::is_lone_gelu(kernel.kernel());
         FusedStep {
+            native_gelu,
             root: group.root,
             inputs: group.inputs,
             outputs: group.outputs,
@@ -186,7 +192,13 @@ impl FusedStep {
             let st = if o == last { &reduced } else { &full };
             outs.push(BufViewMut::new(data, st));
         }
-        self.kernel.run(views, &mut outs, ext)?;
+        let native = match (views, outs.as_mut_slice()) {
+            ([x], [y]) if self.native_gelu => gelu_avx2::run_views(x, y, ext),
+            _ => false,
+        };
+        if !native {
+            self.kernel.run(views, &mut outs, ext)?;
+        }
         if self.is_mean {
             // The reduced count of this call (symbolic sizes change it).
             let c = ext[outer..].iter().product::<usize>() as f32;

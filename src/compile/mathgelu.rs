@@ -20,6 +20,10 @@
 //! error vs f64 is 3.5e-7. Results below 2^-122 in magnitude (x < -10) are flushed to a
 //! signed zero (`n = 128` makes `2^n` infinite), as eager's `1 + tanh(u) = 0` does from
 //! x < -9. NaN stays NaN, +inf gives +inf, -inf gives NaN (eager: -inf * 0).
+//!
+//! gelu_avx2.rs repeats these operations in this order on 8-lane AVX2 vectors (a lone
+//! GeluTanh kernel runs that where the CPU has AVX2+FMA): a change here must be made
+//! there too (tests/codegen_gelu_avx2.rs compares the bits).
 // Coefficients are written with all the digits of their f32 values.
 #![allow(clippy::excessive_precision)]
 
@@ -31,13 +35,13 @@ use crate::tensor::kernels::unary::{GELU_C as GELU_C1, SQRT_2_OVER_PI as GELU_C0
 use std::f64::consts::LOG2_E;
 
 /// `w = -u log2 e = x (B0 + B1 x^2)`.
-const B0: f32 = (-2.0 * GELU_C0 as f64 * LOG2_E) as f32;
-const B1: f32 = (-2.0 * GELU_C0 as f64 * GELU_C1 as f64 * LOG2_E) as f32;
+pub(crate) const B0: f32 = (-2.0 * GELU_C0 as f64 * LOG2_E) as f32;
+pub(crate) const B1: f32 = (-2.0 * GELU_C0 as f64 * GELU_C1 as f64 * LOG2_E) as f32;
 
 /// `2^f = 1 + f P(f)` on `[-1/2, 1/2]`, `P` from degree 5 down: mathfn's minimax `e^r`
 /// polynomial on `[-ln2/2, ln2/2]` in the variable `f = r / ln2` (its degree-k
 /// coefficient times `ln2^(k+1)`, rounded to f32).
-const EXP2_P: [f32; 6] = [
+pub(crate) const EXP2_P: [f32; 6] = [
     1.535_329_9e-4,
     1.339_893_9e-3,
     9.618_438e-3,
@@ -48,9 +52,9 @@ const EXP2_P: [f32; 6] = [
 
 /// Where `-u log2 e` is 128.05: `n = 128` makes `2^n` infinite, so the result is a
 /// signed zero (NaN for -inf), never a wrapped exponent.
-const GELU_LO: f32 = -10.0625;
+pub(crate) const GELU_LO: f32 = -10.0625;
 /// Where `u` is 25: `1 / (1 + e^-u)` is 1 in f32, and `n = -36`.
-const GELU_HI: f32 = 6.0;
+pub(crate) const GELU_HI: f32 = 6.0;
 
 /// `x / (1 + 2^w)`, `w = x (B0 + B1 x^2)`, with `x` clamped for `w` only.
 pub(crate) fn gelu_tanh(v: &mut Vx, x: Value) -> Value {

@@ -24,6 +24,7 @@ pub mod exec;
 mod fastpath;
 mod for_scan;
 pub mod fused_step;
+pub mod gelu_avx2;
 pub mod gemm_step;
 pub mod grad_node;
 pub mod infer;

@@ -227,6 +227,24 @@ impl CompiledKernel {
     }
 }
 
+/// Runs `f(start, end)` over the ranges of `0..len` a kernel run over `len` rows splits
+/// into (the same threads and task count), with every inner boundary a multiple of
+/// `align` elements; on the calling thread alone below [`PARALLEL_THRESHOLD`].
+pub(crate) fn for_ranges(len: usize, align: usize, f: &(dyn Fn(usize, usize) + Sync)) {
+    let threads = team::threads().min(rayon::current_num_threads());
+    if len < PARALLEL_THRESHOLD || threads < 2 {
+        f(0, len);
+        return;
+    }
+    let tasks = task_count(len, len, threads);
+    let align = align.max(1);
+    let bound = |t: usize| match t {
+        t if t >= tasks => len,
+        t => split(len, t, tasks) / align * align,
+    };
+    team::for_each(tasks, &|t| f(bound(t), bound(t + 1)));
+}
+
 /// Runs `call(0..tasks)` on the team; the first nonzero code any task returned (0: all
 /// succeeded).
 fn in_tasks(tasks: usize, call: &(dyn Fn(usize) -> i32 + Sync)) -> i32 {
