@@ -317,21 +317,17 @@ pub fn finish(
 ) -> Result<(super::grad_node::AutoDiff, bool), GraphBreak> {
     let fail = |e: crate::error::Error| internal(e.message);
     let mut graph = p.graph;
-    let sym = if fwd.sym.is_some() {
-        {
-            let positions: Vec<usize> = p
-                .douts
-                .iter()
-                .copied()
-                .chain(p.saved_at..p.saved_at + p.n_saved)
-                .collect();
-            let info = super::sym_grad::settle(&graph, fwd, &positions);
-            let ok = info.is_some();
-            graph.sym = info.flatten().map(Box::new);
-            ok
-        }
-    } else {
-        true
+    let sym = fwd.sym.is_none() || {
+        let positions: Vec<usize> = p
+            .douts
+            .iter()
+            .copied()
+            .chain(p.saved_at..p.saved_at + p.n_saved)
+            .collect();
+        let info = super::sym_grad::settle(&graph, fwd, &positions);
+        let ok = info.is_some();
+        graph.sym = info.flatten().map(Box::new);
+        ok
     };
     let backward = super::lower::compile_graph(graph).map_err(fail)?;
     let ad = super::grad_node::AutoDiff {
