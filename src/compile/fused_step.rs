@@ -4,6 +4,7 @@
 
 use super::ir::{Node, NodeId};
 use super::jit::CompiledKernel;
+use super::opt_update::{self, Update};
 use super::out_pool::OutputPool;
 use super::passes::fuse::Group;
 use super::views::{BufView, BufViewMut};
@@ -26,11 +27,14 @@ pub struct FusedStep {
     is_mean: bool,
     /// The output buffers reused across runs.
     pub pool: OutputPool,
+    /// An optimizer update run by eager's fused routine instead of the kernel.
+    pub update: Option<Update>,
 }
 
 impl FusedStep {
-    pub fn new(group: Group, kernel: CompiledKernel) -> FusedStep {
+    pub fn new(group: Group, kernel: CompiledKernel, update: Option<Update>) -> FusedStep {
         FusedStep {
+            update,
             root: group.root,
             inputs: group.inputs,
             outputs: group.outputs,
@@ -71,6 +75,13 @@ impl FusedStep {
     pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<Vec<Tensor>> {
         let (ext_shape, root_shape) = self.shapes(node, args)?;
         let ext = extents(&ext_shape);
+        let results = self.output_tensors(&ext_shape, &root_shape)?;
+        if let Some(u) = &self.update {
+            if opt_update::run(u, args, &results)? {
+                self.pool.remember(&results);
+                return Ok(results);
+            }
+        }
         // Inputs whose innermost stride does not match the kernel's access are copied.
         // Inline up to four inputs: a small kernel's run allocates no argument lists.
         let mut owned: SmallVec<[(Tensor, Strides); 4]> = SmallVec::new();
@@ -84,7 +95,6 @@ impl FusedStep {
                 owned.push((c, st));
             }
         }
-        let results = self.output_tensors(&ext_shape, &root_shape)?;
         {
             // Every output's storage is unique, so it is none of the inputs' storages
             // and no other output's.

@@ -10,6 +10,7 @@ use super::fused_step::FusedStep;
 use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::compile;
+use super::opt_update;
 use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
@@ -83,7 +84,8 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         if let Some(s) = steps.get_mut(group.root.index()) {
             *s = Step::Kernel(fused.len());
         }
-        fused.push(FusedStep::new(group, kernel));
+        let update = opt_update::find(&graph, &group);
+        fused.push(FusedStep::new(group, kernel, update));
     }
     let mut controls = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -217,6 +219,9 @@ impl CompiledGraph {
                     .map(|a| format!("%{}", a.index()))
                     .collect();
                 out.push_str(&format!(" writes ({})", outs.join(", ")));
+            }
+            if let Some(u) = &step.update {
+                out.push_str(&format!(" ({})", u.name()));
             }
             out.push('\n');
         }
