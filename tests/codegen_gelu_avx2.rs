@@ -9,6 +9,7 @@ mod common;
 use codegen_common::*;
 use common::engine;
 use kiln::compile::cache::EntryKind;
+use kiln::compile::fused_step::Native;
 use kiln::compile::gelu_avx2;
 use kiln::compile::UnaryOp;
 use kiln::tensor::Tensor;
@@ -164,7 +165,12 @@ fn native_flags(e: &Engine) -> Vec<bool> {
     };
     let c = cf.cache.borrow();
     match c.entries.iter().map(|x| &x.kind).next_back() {
-        Some(EntryKind::Graph(g)) => g.compiled.fused.iter().map(|f| f.native_gelu).collect(),
+        Some(EntryKind::Graph(g)) => g
+            .compiled
+            .fused
+            .iter()
+            .map(|f| f.native == Some(Native::Gelu))
+            .collect(),
         _ => panic!("cgelu has no compiled graph"),
     }
 }

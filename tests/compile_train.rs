@@ -156,8 +156,22 @@ fn adam_and_adamw_update_each_parameter_in_one_kernel_matching_eager() {
         // Six parameters, each one kernel writing m, v and p.
         let triples = writes_per_kernel(&text).iter().filter(|&&w| w == 3).count();
         assert_eq!(triples, 6, "{opt}:\n{text}");
+        // Adam's kernels run eager's fused update (AdamW's decay is not part of it).
+        let fused = text.matches("(fused Adam update)").count();
+        assert_eq!(
+            fused,
+            if opt == "optim.Adam" { 6 } else { 0 },
+            "{opt}:\n{text}"
+        );
         assert_no_transposed_copy(&text);
     }
+}
+
+/// Plain SGD: each parameter's `p - lr * g` kernel runs eager's fused SGD update.
+#[test]
+fn sgd_updates_run_the_fused_routine_matching_eager() {
+    let text = train_against_eager("optim.SGD(ps, lr=0.05)");
+    assert_eq!(text.matches("(fused SGD update)").count(), 6, "{text}");
 }
 
 #[test]

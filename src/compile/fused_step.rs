@@ -5,6 +5,7 @@
 use super::gelu_avx2;
 use super::ir::{Node, NodeId};
 use super::jit::CompiledKernel;
+use super::opt_update::{self, Update};
 use super::out_pool::OutputPool;
 use super::passes::fuse::Group;
 use super::views::{BufView, BufViewMut};
@@ -30,16 +31,26 @@ pub struct FusedStep {
     pub pool: OutputPool,
     /// Runs that took the inline path (`run_inline`), for tests and logs.
     inline_runs: Cell<usize>,
-    /// A lone `GeluTanh` on a CPU with AVX2+FMA: dense runs take the native 8-lane
-    /// routine (`gelu_avx2`), others the compiled kernel.
-    pub native_gelu: bool,
+    /// A native routine that runs this group instead of the kernel where the layout
+    /// allows (same bits as the kernel).
+    pub native: Option<Native>,
+}
+
+/// The groups a native Rust routine runs (8-lane AVX2; the Cranelift kernels have 4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Native {
+    /// A lone `GeluTanh` on a CPU with AVX2+FMA (`gelu_avx2`): dense runs.
+    Gelu,
+    /// An optimizer update run by eager's fused routine (`opt_update`).
+    Update(Update),
 }
 
 impl FusedStep {
-    pub fn new(group: Group, kernel: CompiledKernel) -> FusedStep {
-        let native_gelu = gelu_avx2::available() && gelu_avx2::is_lone_gelu(kernel.kernel());
+    pub fn new(group: Group, kernel: CompiledKernel, update: Option<Update>) -> FusedStep {
+        let gelu = gelu_avx2::available() && gelu_avx2::is_lone_gelu(kernel.kernel());
+        let native = update.map(Native::Update).or(gelu.then_some(Native::Gelu));
         FusedStep {
-            native_gelu,
+            native,
             root: group.root,
             inputs: group.inputs,
             outputs: group.outputs,
@@ -90,6 +101,13 @@ impl FusedStep {
         }
         let (ext_shape, root_shape) = self.shapes(node, args)?;
         let ext = extents(&ext_shape);
+        let results = self.output_tensors(&ext_shape, &root_shape)?;
+        if let Some(Native::Update(u)) = &self.native {
+            if opt_update::run(u, args, &results)? {
+                self.pool.remember(&results);
+                return Ok(results);
+            }
+        }
         // Inputs whose innermost stride does not match the kernel's access are copied.
         // Inline up to four inputs: a small kernel's run allocates no argument lists.
         let mut owned: SmallVec<[(Tensor, Strides); 4]> = SmallVec::new();
@@ -103,7 +121,6 @@ impl FusedStep {
                 owned.push((c, st));
             }
         }
-        let results = self.output_tensors(&ext_shape, &root_shape)?;
         {
             // Every output's storage is unique, so it is none of the inputs' storages
             // and no other output's.
@@ -193,7 +210,7 @@ impl FusedStep {
             outs.push(BufViewMut::new(data, st));
         }
         let native = match (views, outs.as_mut_slice()) {
-            ([x], [y]) if self.native_gelu => gelu_avx2::run_views(x, y, ext),
+            ([x], [y]) if self.native == Some(Native::Gelu) => gelu_avx2::run_views(x, y, ext),
             _ => false,
         };
         if !native {

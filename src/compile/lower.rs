@@ -6,10 +6,11 @@
 //! sets them all; buffer planning is in `fused_step`.
 
 use super::exec::last_reads;
-use super::fused_step::FusedStep;
+use super::fused_step::{FusedStep, Native};
 use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::compile;
+use super::opt_update;
 use super::passes::fuse::find_groups;
 use super::run_control::{print_node, ControlStep};
 use super::sym::{SymInfo, SymShape};
@@ -83,7 +84,8 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         if let Some(s) = steps.get_mut(group.root.index()) {
             *s = Step::Kernel(fused.len());
         }
-        fused.push(FusedStep::new(group, kernel));
+        let update = opt_update::find(&graph, &group);
+        fused.push(FusedStep::new(group, kernel, update));
     }
     let mut controls = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -224,6 +226,10 @@ impl CompiledGraph {
                     .map(|a| format!("%{}", a.index()))
                     .collect();
                 out.push_str(&format!(" writes ({})", outs.join(", ")));
+            }
+            // (The native GELU is not named: the text would depend on the CPU.)
+            if let Some(Native::Update(u)) = &step.native {
+                out.push_str(&format!(" ({})", u.name()));
             }
             out.push('\n');
         }

@@ -38,6 +38,7 @@ mod loop_vjp;
 pub mod lower;
 mod mathfn;
 mod mathgelu;
+mod opt_update;
 mod out_pool;
 pub mod parallel;
 pub mod passes;

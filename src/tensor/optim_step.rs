@@ -50,8 +50,38 @@ pub fn sgd_update(p: &Tensor, g: &Tensor, lr: f32) -> Result<bool> {
     let (Some(mut pd), Some(gd)) = (p.f32_elems_mut(), g.f32_elems()) else {
         return Ok(false);
     };
-    super::kernels::elementwise::update(&mut pd, Some(&gd), lr, |x, v| x - v * lr);
+    super::kernels::elementwise::update(&mut pd, Some(&gd), lr, |x, v| sgd_elem(x, v, lr));
     Ok(true)
+}
+
+/// One element of the SGD update: `p - g * lr`, rounded after each operation.
+#[inline(always)]
+fn sgd_elem(p: f32, g: f32, lr: f32) -> f32 {
+    p - g * lr
+}
+
+/// The SGD update out of place: `out[i] = p[i] - g[i] * lr` (the same roundings as
+/// [`sgd_update`]; over the shortest slice).
+pub fn sgd_into(out: &mut [f32], p: &[f32], g: &[f32], lr: f32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { sgd_into_avx2(out, p, g, lr) };
+    }
+    sgd_into_body(out, p, g, lr)
+}
+
+#[inline(always)]
+fn sgd_into_body(out: &mut [f32], p: &[f32], g: &[f32], lr: f32) {
+    for ((o, &p), &g) in out.iter_mut().zip(p).zip(g) {
+        *o = sgd_elem(p, g, lr);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sgd_into_avx2(out: &mut [f32], p: &[f32], g: &[f32], lr: f32) {
+    sgd_into_body(out, p, g, lr)
 }
 
 /// optim.Adam's update of one parameter: `m += (g - m) * c1; v *= b2;
@@ -77,13 +107,60 @@ pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts
 fn adam_body(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
     let state = m.iter_mut().zip(v.iter_mut());
     for ((p, &g), (m, v)) in p.iter_mut().zip(g).zip(state) {
-        let mi = *m + (g - *m) * k.c1;
-        let vi = *v * k.b2 + g * k.c2 * g;
-        let denom = vi.sqrt() / k.bc2_sqrt + k.eps;
-        *p -= mi / denom * k.step_size;
-        *m = mi;
-        *v = vi;
+        (*p, *m, *v) = adam_elem(*p, g, *m, *v, &k);
     }
+}
+
+/// One element of the Adam update: the new (p, m, v), each operation rounded in the
+/// op chain's order.
+#[inline(always)]
+fn adam_elem(p: f32, g: f32, m: f32, v: f32, k: &AdamConsts) -> (f32, f32, f32) {
+    let mi = m + (g - m) * k.c1;
+    let vi = v * k.b2 + g * k.c2 * g;
+    let denom = vi.sqrt() / k.bc2_sqrt + k.eps;
+    (p - mi / denom * k.step_size, mi, vi)
+}
+
+/// The old values an out-of-place Adam update reads.
+#[derive(Clone, Copy)]
+pub struct AdamIn<'a> {
+    pub p: &'a [f32],
+    pub g: &'a [f32],
+    pub m: &'a [f32],
+    pub v: &'a [f32],
+}
+
+/// The buffers an out-of-place Adam update writes: new p, m and v.
+pub struct AdamOut<'a> {
+    pub p: &'a mut [f32],
+    pub m: &'a mut [f32],
+    pub v: &'a mut [f32],
+}
+
+/// The Adam update out of place (the same roundings as [`adam_update`]; over the
+/// shortest slice).
+pub fn adam_into(out: AdamOut, x: AdamIn, k: AdamConsts) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { adam_into_avx2(out, x, k) };
+    }
+    adam_into_body(out, x, k)
+}
+
+#[inline(always)]
+fn adam_into_body(out: AdamOut, x: AdamIn, k: AdamConsts) {
+    let ins = x.p.iter().zip(x.g).zip(x.m.iter().zip(x.v));
+    let outs = out.p.iter_mut().zip(out.m.iter_mut().zip(out.v.iter_mut()));
+    for (((&p, &g), (&m, &v)), (po, (mo, vo))) in ins.zip(outs) {
+        (*po, *mo, *vo) = adam_elem(p, g, m, v, &k);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn adam_into_avx2(out: AdamOut, x: AdamIn, k: AdamConsts) {
+    adam_into_body(out, x, k)
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -138,7 +138,8 @@ fn selects(g: &Graph, uses: &[usize]) -> (Vec<bool>, Vec<bool>) {
     (sel, mask)
 }
 
-fn scalar_f32(s: Scalar) -> Option<f32> {
+/// A kernel's f32 value of an op's scalar operand.
+pub(crate) fn scalar_f32(s: Scalar) -> Option<f32> {
     match s {
         Scalar::Float(f) => Some(f as f32),
         Scalar::Int(i) => Some(i as f32),

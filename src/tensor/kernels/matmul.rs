@@ -233,9 +233,18 @@ pub fn matmul_bias_into(dst: &mut [f32], a: &Tensor, b: &Tensor, bias: &Tensor) 
         let bb = bias.storage().borrow();
         let data = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
         let step = bias.strides()[0];
+        // A contiguous bias (every Linear's) is copied row by row.
+        let run = (step == 1)
+            .then(|| data.get(bias.offset()..bias.offset() + n))
+            .flatten();
         for row in dst.chunks_exact_mut(n.max(1)) {
-            for (j, d) in row.iter_mut().enumerate() {
-                *d = data.get(bias.offset() + j * step).copied().unwrap_or(0.0);
+            match run {
+                Some(src) => row.copy_from_slice(src),
+                None => {
+                    for (j, d) in row.iter_mut().enumerate() {
+                        *d = data.get(bias.offset() + j * step).copied().unwrap_or(0.0);
+                    }
+                }
             }
         }
     }
