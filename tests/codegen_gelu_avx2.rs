@@ -7,13 +7,12 @@ mod codegen_common;
 mod common;
 
 use codegen_common::*;
-use common::engine;
-use kiln::compile::cache::EntryKind;
+use common::{engine, with_last_graph};
 use kiln::compile::fused_step::Native;
 use kiln::compile::gelu_avx2;
 use kiln::compile::UnaryOp;
 use kiln::tensor::Tensor;
-use kiln::{Engine, Value};
+use kiln::Engine;
 
 /// `xs` through the native routine (`None` on a CPU without AVX2+FMA).
 fn native(xs: &[f32]) -> Option<Vec<f32>> {
@@ -159,20 +158,10 @@ y = cgelu(x)
 
 /// The fused steps of `cgelu`'s compiled graph: (lone-GELU native flag) per kernel.
 fn native_flags(e: &Engine) -> Vec<bool> {
-    let v = e.get_global("cgelu");
-    let Some(Value::Compiled(cf)) = &v else {
-        panic!("cgelu is not a compiled function");
-    };
-    let c = cf.cache.borrow();
-    match c.entries.iter().map(|x| &x.kind).next_back() {
-        Some(EntryKind::Graph(g)) => g
-            .compiled
-            .fused
-            .iter()
-            .map(|f| f.native == Some(Native::Gelu))
-            .collect(),
-        _ => panic!("cgelu has no compiled graph"),
-    }
+    with_last_graph(e, "cgelu", |g| {
+        let fused = g.compiled.fused.iter();
+        fused.map(|f| f.native == Some(Native::Gelu)).collect()
+    })
 }
 
 #[test]

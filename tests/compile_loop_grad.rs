@@ -5,9 +5,10 @@
 
 mod common;
 
-use common::{assert_close, eager_engine, engine, floats, grad_of, stats, text, FD_PRELUDE};
-use kiln::compile::cache::EntryKind;
-use kiln::{Engine, Value};
+use common::{
+    assert_close, eager_engine, engine, floats, grad_of, stats, text, with_last_graph, FD_PRELUDE,
+};
+use kiln::Engine;
 
 /// Every element's gradient (of a 2-d `name` with `cols` columns, or 1-d when 0)
 /// against the central difference of the eager loss expression `loss`.
@@ -82,18 +83,12 @@ fn rnn_over_symbolic_lengths_compiles_twice_and_matches() {
 /// The dumps of the forward and the compiled backward of the last version of the
 /// compiled global `name`.
 fn version_texts(e: &Engine, name: &str) -> (String, String) {
-    let v = e.get_global(name);
-    let Some(Value::Compiled(cf)) = &v else {
-        panic!("{name} is not a compiled function");
-    };
-    let c = cf.cache.borrow();
-    let Some(EntryKind::Graph(g)) = c.entries.iter().map(|x| &x.kind).next_back() else {
-        panic!("{name} has no compiled graph");
-    };
-    let Some(ad) = &g.autodiff else {
-        panic!("{name} has no compiled backward");
-    };
-    (g.compiled.to_text(None), ad.backward.to_text(None))
+    with_last_graph(e, name, |g| {
+        let Some(ad) = &g.autodiff else {
+            panic!("{name} has no compiled backward");
+        };
+        (g.compiled.to_text(None), ad.backward.to_text(None))
+    })
 }
 
 #[test]

@@ -6,13 +6,12 @@
 
 mod common;
 
-use common::engine;
-use kiln::compile::cache::EntryKind;
+use common::{engine, with_last_graph};
 use kiln::compile::lower::CompiledGraph;
 use kiln::compile::run_control::ControlStep;
 use kiln::compile::vecmat_kernel::vecmat_f32;
 use kiln::tensor::kernels::matmul::{gemm_f32, Mat};
-use kiln::{Engine, Value};
+use kiln::Engine;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -75,15 +74,7 @@ with no_grad():
 
 /// Runs `f(&graph)` on the one compiled version of global `rnn`.
 fn with_graph<T>(e: &Engine, f: impl FnOnce(&CompiledGraph) -> T) -> T {
-    let v = e.get_global("rnn");
-    let Some(Value::Compiled(cf)) = &v else {
-        panic!("rnn is not a compiled function");
-    };
-    let c = cf.cache.borrow();
-    match c.entries.iter().map(|x| &x.kind).next_back() {
-        Some(EntryKind::Graph(g)) => f(&g.compiled),
-        _ => panic!("rnn has no compiled graph"),
-    }
+    with_last_graph(e, "rnn", |g| f(&g.compiled))
 }
 
 /// Calls `rnn` on a sequence of length `n`; the previous result is dropped first (else
@@ -321,15 +312,9 @@ ok = ok and bool((cl(big) - large(big)).abs().max() <= 1e-6)
     let mut e = engine(src);
     assert!(e.eval_as::<bool>("ok").unwrap_or(false));
     for name in ["cb", "cl"] {
-        let v = e.get_global(name);
-        let Some(Value::Compiled(cf)) = &v else {
-            panic!("{name} is not a compiled function");
-        };
-        let c = cf.cache.borrow();
-        let Some(EntryKind::Graph(g)) = c.entries.iter().map(|x| &x.kind).next_back() else {
-            panic!("{name} has no compiled graph");
-        };
-        assert_eq!(g.compiled.fused_total(), 1, "{name}");
-        assert_eq!(g.compiled.inline_runs(), 0, "{name}");
+        let (fused, inline) = with_last_graph(&e, name, |g| {
+            (g.compiled.fused_total(), g.compiled.inline_runs())
+        });
+        assert_eq!((fused, inline), (1, 0), "{name}");
     }
 }

@@ -2,7 +2,8 @@
 //! typed evaluation that panics with the rendered Kiln error, and `compile_stats`.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use kiln::Engine;
+use kiln::compile::cache::{EntryKind, GraphEntry};
+use kiln::{Engine, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -15,6 +16,20 @@ pub fn engine(src: &str) -> Engine {
         panic!("{}", e.render_error(&err));
     }
     e
+}
+
+/// Runs `f` on the last compiled version of the compiled global `name` (panics when
+/// there is none).
+pub fn with_last_graph<T>(e: &Engine, name: &str, f: impl FnOnce(&GraphEntry) -> T) -> T {
+    let v = e.get_global(name);
+    let Some(Value::Compiled(cf)) = &v else {
+        panic!("{name} is not a compiled function");
+    };
+    let c = cf.cache.borrow();
+    match c.entries.iter().map(|x| &x.kind).next_back() {
+        Some(EntryKind::Graph(g)) => f(g),
+        _ => panic!("{name} has no compiled graph"),
+    }
 }
 
 /// Runs `src` (or, with `path`, that file) with compilation on or off; returns the
