@@ -6,7 +6,7 @@
 //! sets them all; buffer planning is in `fused_step`.
 
 use super::exec::last_reads;
-use super::fused_step::FusedStep;
+use super::fused_step::{FusedStep, GroupValues};
 use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::compile;
@@ -315,7 +315,7 @@ enum Produced {
     One(Tensor),
     Many(Vec<Tensor>),
     /// A fused kernel's values, one per node of its `outputs`.
-    Group(Vec<Tensor>),
+    Group(GroupValues),
     Nothing,
 }
 
@@ -385,7 +385,7 @@ impl CompiledGraph {
     fn store_group(
         &self,
         step: Option<&Step>,
-        ts: Vec<Tensor>,
+        ts: GroupValues,
         vals: &mut [Option<Tensor>],
     ) -> Result<()> {
         let Some(Step::Kernel(k)) = step else {
