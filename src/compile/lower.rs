@@ -245,6 +245,23 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
+        let mut outs = Vec::new();
+        self.run_into(inputs, eval, printed, &mut outs)?;
+        Ok(outs)
+    }
+
+    /// `run` with the outputs written to `outs` (emptied first; a loop reuses one list
+    /// for every iteration of its body).
+    pub fn run_into<F>(
+        &self,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+        outs: &mut Vec<Tensor>,
+    ) -> Result<()>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
         // The value table's allocation is kept between runs (a loop body runs once per
         // iteration); it is emptied before it is put back, so it holds no tensor.
         let mut vals = self.scratch.take();
@@ -297,16 +314,19 @@ impl CompiledGraph {
                 }
             }
         }
-        let outs = self
-            .graph
-            .outputs
-            .iter()
-            .map(|o| vals.get(o.index()).cloned().flatten())
-            .collect::<Option<Vec<Tensor>>>()
-            .ok_or_else(|| internal("an output was not computed"));
+        outs.clear();
+        outs.try_reserve(self.graph.outputs.len())
+            .map_err(|_| internal("out of memory for a graph's outputs"))?;
+        let mut done = Ok(());
+        for o in &self.graph.outputs {
+            match vals.get(o.index()).cloned().flatten() {
+                Some(t) => outs.push(t),
+                None => done = Err(internal("an output was not computed")),
+            }
+        }
         vals.clear();
         self.scratch.replace(vals);
-        outs
+        done
     }
 }
 
