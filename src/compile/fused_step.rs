@@ -16,6 +16,10 @@ use crate::tensor::{Buffer, Tensor};
 use smallvec::SmallVec;
 use std::cell::Cell;
 
+/// A fused step's values, one per stored node (inline up to four: a loop body's kernel
+/// call allocates no list).
+pub type GroupValues = SmallVec<[Tensor; 4]>;
+
 /// A compiled fused group: computes the nodes `outputs` (the root last) from `inputs`.
 pub struct FusedStep {
     pub root: NodeId,
@@ -95,7 +99,7 @@ impl FusedStep {
 
     /// Runs the kernel on `args` (its gathered inputs; `node` is the root) into
     /// contiguous f32 tensors, one per node of `outputs`.
-    pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<Vec<Tensor>> {
+    pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<GroupValues> {
         if let Some(results) = self.run_inline(args)? {
             return Ok(results);
         }
@@ -146,7 +150,7 @@ impl FusedStep {
     /// small (a loop body's kernel over one row): run on the calling thread over plain
     /// slices (`CompiledKernel::run_inline`), without broadcasting the inputs or
     /// planning views. None: the general path runs it.
-    fn run_inline(&self, args: &[Tensor]) -> Result<Option<Vec<Tensor>>> {
+    fn run_inline(&self, args: &[Tensor]) -> Result<Option<GroupValues>> {
         let Some(shape) = args.first().map(Tensor::shape) else {
             return Ok(None);
         };
@@ -182,7 +186,7 @@ impl FusedStep {
     }
 
     /// Output tensors: every stored member of the loop shape, the root of `root_shape`.
-    fn output_tensors(&self, ext_shape: &[usize], root_shape: &[usize]) -> Result<Vec<Tensor>> {
+    fn output_tensors(&self, ext_shape: &[usize], root_shape: &[usize]) -> Result<GroupValues> {
         let last = self.outputs.len().saturating_sub(1);
         (0..self.outputs.len())
             .map(|o| {

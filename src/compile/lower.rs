@@ -6,7 +6,7 @@
 //! sets them all; buffer planning is in `fused_step`.
 
 use super::exec::last_reads;
-use super::fused_step::{FusedStep, Native};
+use super::fused_step::{FusedStep, GroupValues, Native};
 use super::gemm_step::{self, GemmStep};
 use super::ir::{Graph, IrOp, Node, NodeId};
 use super::jit::compile;
@@ -251,6 +251,23 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
+        let mut outs = Vec::new();
+        self.run_into(inputs, eval, printed, &mut outs)?;
+        Ok(outs)
+    }
+
+    /// `run` with the outputs written to `outs` (emptied first; a loop reuses one list
+    /// for every iteration of its body).
+    pub fn run_into<F>(
+        &self,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+        outs: &mut Vec<Tensor>,
+    ) -> Result<()>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
         // The value table's allocation is kept between runs (a loop body runs once per
         // iteration); it is emptied before it is put back, so it holds no tensor.
         let mut vals = self.scratch.take();
@@ -303,16 +320,19 @@ impl CompiledGraph {
                 }
             }
         }
-        let outs = self
-            .graph
-            .outputs
-            .iter()
-            .map(|o| vals.get(o.index()).cloned().flatten())
-            .collect::<Option<Vec<Tensor>>>()
-            .ok_or_else(|| internal("an output was not computed"));
+        outs.clear();
+        outs.try_reserve(self.graph.outputs.len())
+            .map_err(|_| internal("out of memory for a graph's outputs"))?;
+        let mut done = Ok(());
+        for o in &self.graph.outputs {
+            match vals.get(o.index()).cloned().flatten() {
+                Some(t) => outs.push(t),
+                None => done = Err(internal("an output was not computed")),
+            }
+        }
         vals.clear();
         self.scratch.replace(vals);
-        outs
+        done
     }
 }
 
@@ -321,7 +341,7 @@ enum Produced {
     One(Tensor),
     Many(Vec<Tensor>),
     /// A fused kernel's values, one per node of its `outputs`.
-    Group(Vec<Tensor>),
+    Group(GroupValues),
     Nothing,
 }
 
@@ -391,7 +411,7 @@ impl CompiledGraph {
     fn store_group(
         &self,
         step: Option<&Step>,
-        ts: Vec<Tensor>,
+        ts: GroupValues,
         vals: &mut [Option<Tensor>],
     ) -> Result<()> {
         let Some(Step::Kernel(k)) = step else {

@@ -113,6 +113,7 @@ impl LoopStep {
         bound.push(index_tensor(self.start));
         bound.extend(args.iter().cloned());
         let mut scans: Vec<ScanRows> = (0..self.scan).map(|_| ScanRows::Kept(Vec::new())).collect();
+        let mut next = Vec::new();
         let mut k: usize = 0;
         while n.is_none_or(|n| k < n) {
             // Ctrl-C and the host's wall-time limit reach compiled loops too (the call
@@ -135,14 +136,14 @@ impl LoopStep {
                     break;
                 }
             }
-            let mut next = self.body.run(&bound, eval, printed)?;
+            self.body.run_into(&bound, eval, printed, &mut next)?;
             if next.len() != self.carried + self.scan {
                 return Err(internal("loop body returned the wrong number of values"));
             }
             for (acc, t) in scans.iter_mut().zip(next.drain(self.carried..)) {
                 acc.push(n, pos, t)?;
             }
-            for (v, t) in bound.iter_mut().skip(1).zip(next) {
+            for (v, t) in bound.iter_mut().skip(1).zip(next.drain(..)) {
                 *v = t;
             }
             k += 1;

@@ -67,23 +67,24 @@ impl ScanRows {
 
 /// Copies the contiguous f32 `t` (`row` elements) into row `pos` of `out`.
 fn copy_row(out: &Tensor, row: usize, pos: usize, t: &Tensor) -> Result<()> {
-    if !plain_f32(t) || t.numel() != row || out.shape().get(1..) != Some(t.shape()) {
+    if out.shape().get(1..) != Some(t.shape()) {
         return Err(internal(
             "a scan output changed its shape between iterations",
         ));
     }
-    if std::rc::Rc::ptr_eq(t.storage(), out.storage()) {
-        return Err(internal("a scan row is a view of its own stack"));
-    }
-    // Both contiguous f32 (`out` is made so), in different storages.
+    // `out` is contiguous f32 (made so); `t` has its row's shape. Both borrows succeed
+    // only for a contiguous f32 `t` in another storage (a view of `out` itself is
+    // borrowed already when `out` is borrowed for writing).
     let (Some(from), Some(mut d)) = (t.f32_elems(), out.f32_elems_mut()) else {
-        return Err(internal("a scan output is not float32"));
+        return Err(internal(
+            "a scan row is not a contiguous float32 tensor apart from its stack",
+        ));
     };
     match pos.checked_mul(row).and_then(|a| d.get_mut(a..a + row)) {
-        Some(at) => {
+        Some(at) if at.len() == from.len() => {
             at.copy_from_slice(&from);
             Ok(())
         }
-        None => Err(internal("a scan row is out of range")),
+        _ => Err(internal("a scan row is out of range")),
     }
 }
