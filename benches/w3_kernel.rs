@@ -166,38 +166,15 @@ fn measure(name: &str, kernel: &Kernel, xs: &[f32]) -> Result<(), kiln::Error> {
         .map(|(&x, &y)| (f64::from(y) - gelu64(f64::from(x))).abs())
         .fold(0.0, f64::max);
     for threads in [2, 1] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
-        let faults0 = minor_faults();
-        let reps = std::env::var("W3_REPS")
-            .ok()
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(40usize)
-            .max(1);
-        let (med, min, cpu) = pool.install(|| {
-            let c0 = thread_cpu_ns();
-            let (med, min) = time_ms(reps, || drop(call(&mut out)));
-            let cpu = thread_cpu_ns()
-                .zip(c0)
-                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
-            (med, min, cpu)
-        });
-        let faults = minor_faults()
-            .zip(faults0)
-            .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
-        // On one thread all the work runs on the measuring thread: its CPU time per call
-        // is the kernel's cost without the waits a loaded machine adds.
-        let cpu = if threads == 1 {
-            format!("  cpu {cpu:.3} ms/call")
-        } else {
-            String::new()
-        };
+        let t = timed(threads, reps(), &mut || drop(call(&mut out)))?;
         println!(
-            "{name:<14} {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  {:.1} GB/s  \
-             faults/call {faults:.2}  compile {compile_ms:.2} ms  max_abs_err {err:.2e}",
-            (8 * xs.len()) as f64 / (med * 1e-3) / 1e9
+            "{name:<14} {threads} thr: median {:.3} ms  min {:.3} ms{}  {:.1} GB/s  \
+             faults/call {:.2}  compile {compile_ms:.2} ms  max_abs_err {err:.2e}",
+            t.med,
+            t.min,
+            t.cpu_text(threads),
+            (8 * xs.len()) as f64 / (t.med * 1e-3) / 1e9,
+            t.faults
         );
     }
     Ok(())
@@ -340,47 +317,80 @@ fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
             .fold(f64::INFINITY, f64::min);
         println!("native gelu    1 thr cycles/f32x8 hot: min {best:.2}");
     }
-    let reps = std::env::var("W3_REPS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(40usize)
-        .max(1);
     let chunk = 1 << 16;
     for threads in [2, 1] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
-        let faults0 = minor_faults();
-        let (med, min, cpu) = pool.install(|| {
-            let c0 = thread_cpu_ns();
-            let (med, min) = time_ms(reps, || {
-                xs.par_chunks(chunk)
-                    .zip(out.par_chunks_mut(chunk))
-                    .for_each(|(x, y)| {
-                        gelu_tanh(x, y);
-                    });
-            });
-            let cpu = thread_cpu_ns()
-                .zip(c0)
-                .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
-            (med, min, cpu)
-        });
-        let faults = minor_faults()
-            .zip(faults0)
-            .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
-        // On one thread all the work runs on the measuring thread (as in `measure`).
-        let cpu = if threads == 1 {
-            format!("  cpu {cpu:.3} ms/call")
-        } else {
-            String::new()
-        };
+        let t = timed(threads, reps(), &mut || {
+            xs.par_chunks(chunk)
+                .zip(out.par_chunks_mut(chunk))
+                .for_each(|(x, y)| {
+                    gelu_tanh(x, y);
+                });
+        })?;
         println!(
-            "native gelu    {threads} thr: median {med:.3} ms  min {min:.3} ms{cpu}  \
-             faults/call {faults:.2}"
+            "native gelu    {threads} thr: median {:.3} ms  min {:.3} ms{}  faults/call {:.2}",
+            t.med,
+            t.min,
+            t.cpu_text(threads),
+            t.faults
         );
     }
     Ok(())
+}
+
+/// Timed runs: `W3_REPS` (default 40).
+fn reps() -> usize {
+    std::env::var("W3_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(40usize)
+        .max(1)
+}
+
+/// One timing: median and min ms, the measuring thread's CPU ms per call, page faults
+/// per call.
+struct Timing {
+    med: f64,
+    min: f64,
+    cpu: f64,
+    faults: f64,
+}
+
+impl Timing {
+    /// On one thread all the work runs on the measuring thread: its CPU time per call is
+    /// the kernel's cost without the waits a loaded machine adds (not shown otherwise).
+    fn cpu_text(&self, threads: usize) -> String {
+        if threads == 1 {
+            format!("  cpu {:.3} ms/call", self.cpu)
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Times `reps` calls of `f` (after `time_ms`'s warm-up) on a pool of `threads`.
+fn timed(threads: usize, reps: usize, f: &mut (dyn FnMut() + Send)) -> Result<Timing, kiln::Error> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| kiln::Error::new(kiln::ErrorKind::RuntimeError, e.to_string(), None))?;
+    let faults0 = minor_faults();
+    let (med, min, cpu) = pool.install(|| {
+        let c0 = thread_cpu_ns();
+        let (med, min) = time_ms(reps, &mut *f);
+        let cpu = thread_cpu_ns()
+            .zip(c0)
+            .map_or(f64::NAN, |(a, b)| (a - b) as f64 / 1e6 / (reps + 3) as f64);
+        (med, min, cpu)
+    });
+    let faults = minor_faults()
+        .zip(faults0)
+        .map_or(f64::NAN, |(a, b)| (a - b) as f64 / (reps + 3) as f64);
+    Ok(Timing {
+        med,
+        min,
+        cpu,
+        faults,
+    })
 }
 
 fn node(g: &mut Graph, op: IrOp, args: &[NodeId]) -> Result<NodeId, kiln::Error> {
