@@ -205,6 +205,10 @@ fn binary_scalar_eager(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Re
 fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tensor) {
     let (sa, sb, so) = saves(op);
     let (save_t, save_s) = if reverse { (sb, sa) } else { (sa, sb) };
+    // A product's tensor operand is read only for the scalar's gradient, which nothing
+    // needs (as PyTorch, which saves just the scalar: writing the tensor in place later
+    // leaves this node usable).
+    let save_t = save_t && op != BinaryOp::Mul;
     let t = save_t.then(|| Saved::new(a));
     let st = save_s.then(|| Saved::constant(Tensor::scalar(s)));
     let edge = Edge::of(a);

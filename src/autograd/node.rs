@@ -5,6 +5,7 @@ use crate::error::{ErrorKind, Result};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::shape::Dims;
+use crate::tensor::view_grad::ViewMap;
 use crate::tensor::{err, Tensor};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -203,6 +204,12 @@ pub enum BackwardOp {
         in_shape: Dims,
         indices: Vec<TensorIndex>,
     },
+    /// A view's history read from its base's after the base was modified in place:
+    /// the view's gradient placed into the base's shape.
+    AsStrided(ViewMap),
+    /// An in-place op on a view, recorded on its base (inputs: the base's old value,
+    /// the view's new value): the view region's gradient goes to the new value.
+    CopySlices(ViewMap),
     /// `x[indices] = value` recorded on x (inputs: old x, value).
     IndexPut {
         indices: Vec<TensorIndex>,
@@ -292,6 +299,8 @@ impl BackwardOp {
             BackwardOp::Permute { .. } => "PermuteBackward",
             BackwardOp::Expand { .. } => "ExpandBackward",
             BackwardOp::Index { .. } => "IndexBackward",
+            BackwardOp::AsStrided(_) => "AsStridedBackward",
+            BackwardOp::CopySlices(_) => "CopySlices",
             BackwardOp::IndexPut { .. } => "IndexPutBackward",
             BackwardOp::Gather { .. } => "GatherBackward",
             BackwardOp::ScatterAdd { .. } => "ScatterAddBackward",

@@ -306,6 +306,8 @@ fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
         B::Conv2d { .. } => "conv2d backward",
         B::MaxPool2d { .. } => "max_pool2d backward",
         B::AvgPool2d { .. } => "avg_pool2d backward",
+        B::AsStrided(_) => "a view's backward after an in-place op",
+        B::CopySlices(_) => "an in-place op on a view's backward",
         _ => return None,
     })
 }
@@ -319,6 +321,22 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
     }
     Ok(match op {
+        B::Binary {
+            op: BinaryOp::Mul,
+            a,
+            b,
+            a_shape,
+            b_shape,
+            ..
+        } if a.is_none() || b.is_none() => {
+            // A product with a scalar: only the tensor operand's gradient.
+            let grad = |s: &Option<Saved>, shape: &[usize]| -> Result<Option<Tensor>> {
+                s.as_ref()
+                    .map(|s| sum_to(&g.mul(&s.get()?)?, shape))
+                    .transpose()
+            };
+            vec![grad(b, &a_shape[..])?, grad(a, &b_shape[..])?]
+        }
         B::Binary {
             op,
             a,
@@ -476,6 +494,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
         B::Expand { in_shape } => vec![Some(sum_to(g, in_shape)?)],
         B::Index { in_shape, indices } => vec![Some(index_grad(in_shape, indices, g)?)],
+        B::AsStrided(map) => vec![Some(map.scatter(g)?)],
+        B::CopySlices(map) => {
+            let (rest, region) = map.split(g)?;
+            vec![Some(rest), Some(region)]
+        }
         B::IndexPut {
             indices,
             value_shape,

@@ -8,7 +8,7 @@ use super::kernels::index::{dim_offsets, put, take, view_offsets};
 use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
-use crate::autograd::{self, BackwardOp};
+use crate::autograd::{self, BackwardOp, Edge};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
@@ -254,7 +254,10 @@ impl Tensor {
 
     fn index_eager(&self, idx: &[TensorIndex]) -> Result<Tensor> {
         let out = match self.resolve(idx)? {
-            Resolved::View(v) => v,
+            Resolved::View(v) => {
+                v.mark_view_of(self);
+                v
+            }
             Resolved::Gather {
                 base,
                 offsets,
@@ -303,7 +306,7 @@ impl Tensor {
         trace::refuse_effect("an in-place op")?;
         let grad = autograd::needs_grad(&[self, value]);
         if grad {
-            check_inplace_leaf(self)?;
+            self.check_inplace()?;
         }
         self.index_put_raw(idx, value, false)?;
         if grad {
@@ -312,7 +315,8 @@ impl Tensor {
                 value_shape: value.shape().into(),
                 accumulate: false,
             };
-            autograd::record(self, node, &[self, value]);
+            let edges = [Edge::of(self), Edge::of(value)].into();
+            self.rebase_history(Some(autograd::new_node(node, edges)))?;
         }
         Ok(())
     }
@@ -505,17 +509,6 @@ fn check_dim_index(op: &str, x: &Tensor, index: &Tensor, d: usize) -> Result<()>
             fmt_shape(x.shape())
         ),
     ))
-}
-
-/// A leaf requiring grad may not be modified in place while grad mode is on.
-pub(crate) fn check_inplace_leaf(t: &Tensor) -> Result<()> {
-    if t.requires_grad() && t.is_leaf() {
-        return Err(err(
-            ErrorKind::RuntimeError,
-            "a leaf Variable that requires grad is being used in an in-place operation.",
-        ));
-    }
-    Ok(())
 }
 
 /// Advanced indexing over a basic view: broadcast the index tensors and compute the

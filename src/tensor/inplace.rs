@@ -3,7 +3,6 @@
 //! gets its history rebased onto the new value; a leaf requiring grad is refused.
 
 use super::dtype::{DType, Scalar};
-use super::indexing::check_inplace_leaf;
 use super::kernels::binary::{binary_raw, binary_scalar_raw};
 use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
@@ -66,12 +65,11 @@ impl Tensor {
             let r = f(self, false)?;
             return self.write_from(op, &r);
         }
-        check_inplace_leaf(self)?;
+        self.check_inplace()?;
         let base = ops::clone(self)?;
         let r = f(&base, true)?;
         self.write_from(op, &r)?;
-        self.set_grad_fn(r.grad_fn());
-        Ok(())
+        self.rebase_history(r.grad_fn())
     }
 
     /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).

@@ -16,6 +16,7 @@ pub mod random;
 pub mod reduce;
 pub mod shape;
 pub mod storage;
+pub mod view_grad;
 pub mod views;
 
 use crate::autograd::Node;
@@ -41,6 +42,8 @@ pub struct TensorImpl {
     grad_fn: RefCell<Option<Rc<Node>>>,
     /// Marked by `Parameter(t)` (what `nn` modules collect).
     param: Cell<bool>,
+    /// Set on views: their base, for autograd of in-place ops (view_grad.rs).
+    view: std::cell::OnceCell<Box<view_grad::ViewInfo>>,
 }
 
 /// An error of `kind` with no span (the interpreter attaches the call's span).
@@ -68,6 +71,7 @@ impl Tensor {
             grad: RefCell::new(None),
             grad_fn: RefCell::new(None),
             param: Cell::new(false),
+            view: std::cell::OnceCell::new(),
         }))
     }
 
@@ -236,6 +240,9 @@ impl Tensor {
     // ----- autograd metadata -----
 
     pub fn requires_grad(&self) -> bool {
+        if self.0.view.get().is_some() {
+            self.refresh_view_history();
+        }
         self.0.requires_grad.get()
     }
 
@@ -263,7 +270,7 @@ impl Tensor {
     }
 
     pub fn is_leaf(&self) -> bool {
-        self.0.grad_fn.borrow().is_none()
+        self.grad_fn().is_none()
     }
 
     pub fn grad(&self) -> Option<Tensor> {
@@ -277,6 +284,9 @@ impl Tensor {
     }
 
     pub fn grad_fn(&self) -> Option<Rc<Node>> {
+        if self.0.view.get().is_some() {
+            self.refresh_view_history();
+        }
         self.0.grad_fn.borrow().clone()
     }
 

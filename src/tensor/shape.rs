@@ -148,3 +148,48 @@ pub fn norm_dims(op: &str, dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
     }
     Ok(out)
 }
+
+/// Strides that read a tensor of (`shape`, `strides`) as `new` shape without copying,
+/// or None when some new dim would span two non-contiguous chunks of the old layout
+/// (PyTorch's `computeStride`: old dims are merged chunk by chunk, where a chunk is a
+/// run of dims each contiguous within the next, and the new dims must split each chunk
+/// exactly). Both shapes hold the same number of elements.
+pub fn view_strides(shape: &[usize], strides: &[usize], new: &[usize]) -> Option<Dims> {
+    if shape.is_empty() {
+        return Some(SmallVec::from_elem(1, new.len()));
+    }
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return Some(if shape == new {
+            strides.into()
+        } else {
+            contiguous_strides(new)
+        });
+    }
+    let mut out: Dims = SmallVec::from_elem(0, new.len());
+    let mut view_d = new.len();
+    let mut chunk_stride = strides[shape.len() - 1];
+    let (mut tensor_numel, mut view_numel) = (1usize, 1usize);
+    for d in (0..shape.len()).rev() {
+        tensor_numel *= shape[d];
+        let chunk_ends =
+            d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_stride);
+        if !chunk_ends {
+            continue;
+        }
+        while view_d > 0 && (view_numel < tensor_numel || new[view_d - 1] == 1) {
+            view_d -= 1;
+            out[view_d] = view_numel * chunk_stride;
+            view_numel *= new[view_d];
+        }
+        if view_numel != tensor_numel {
+            return None;
+        }
+        if d > 0 {
+            chunk_stride = strides[d - 1];
+            tensor_numel = 1;
+            view_numel = 1;
+        }
+    }
+    (view_d == 0).then_some(out)
+}

@@ -4,7 +4,9 @@
 
 use super::dtype::DType;
 use super::indexing::TensorIndex;
-use super::shape::{contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, Dims};
+use super::shape::{
+    contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, view_strides, Dims,
+};
 use super::storage::alloc_vec;
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp};
@@ -110,19 +112,37 @@ impl Tensor {
 
     fn reshape_eager(&self, req: &[i64]) -> Result<Tensor> {
         let shape = infer_shape("reshape", self.shape(), req)?;
-        let out = self.reshape_raw(&shape)?;
+        let out = match self.view_raw(&shape) {
+            Some(v) => {
+                v.mark_view_of(self);
+                v
+            }
+            None => self.reshape_raw(&shape)?,
+        };
         self.record_reshape(&out);
         Ok(out)
     }
 
+    /// A view of this tensor as `shape` (same element count) over its own strides, or
+    /// None when the layout cannot express it without a copy (see `view_strides`).
+    fn view_raw(&self, shape: &[usize]) -> Option<Tensor> {
+        if self.is_contiguous() {
+            let d = self.detach();
+            return Some(d.view_with(shape.into(), contiguous_strides(shape), d.offset()));
+        }
+        let st = view_strides(self.shape(), self.strides(), shape)?;
+        Some(self.view_with(shape.into(), st, self.offset()))
+    }
+
     /// `view(*shape)`: like reshape but never copies.
     pub fn view(&self, req: &[i64]) -> Result<Tensor> {
-        infer_shape("view", self.shape(), req)?;
-        if !self.is_contiguous() {
+        let shape = infer_shape("view", self.shape(), req)?;
+        if !self.is_contiguous() && view_strides(self.shape(), self.strides(), &shape).is_none() {
             return Err(err(
                 ErrorKind::RuntimeError,
-                "view: view size is not compatible with input tensor's size and stride; use \
-                 .reshape(...) instead",
+                "view size is not compatible with input tensor's size and stride (at least \
+                 one dimension spans across two contiguous subspaces). Use .reshape(...) \
+                 instead.",
             ));
         }
         self.reshape(req)
@@ -177,6 +197,7 @@ impl Tensor {
         let shape: Dims = keep.iter().map(|&i| self.shape()[i]).collect();
         let strides: Dims = keep.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
+        out.mark_view_of(self);
         self.record_reshape(&out);
         Ok(out)
     }
@@ -204,6 +225,7 @@ impl Tensor {
         shape.insert(d, 1);
         strides.insert(d, st);
         let out = self.view_with(shape, strides, self.offset());
+        out.mark_view_of(self);
         self.record_reshape(&out);
         Ok(out)
     }
@@ -242,6 +264,9 @@ impl Tensor {
         let shape: Dims = perm.iter().map(|&i| self.shape()[i]).collect();
         let strides: Dims = perm.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
+        if grad {
+            out.mark_view_of(self);
+        }
         if grad && autograd::needs_grad(&[self]) {
             let node = BackwardOp::Permute {
                 perm: perm.to_vec(),
@@ -344,6 +369,9 @@ impl Tensor {
             });
         }
         let out = self.expand_raw(&shape)?;
+        if !out.same(self) {
+            out.mark_view_of(self);
+        }
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Expand {
                 in_shape: self.shape().into(),

@@ -1,0 +1,196 @@
+//! Autograd of views under in-place ops, as PyTorch: every view remembers its base (the
+//! tensor that owns the layout it was cut from). An in-place op on a view rebases the
+//! base's history onto a `CopySlices` node (the modified region's gradient goes through
+//! the op, the rest passes through unchanged), and a view whose base's history changed
+//! since its own was recorded reads the base's new history (`AsStridedBackward`). The
+//! version counter is the storage's, so base and views already share it.
+
+use super::kernels::index::{put, take, view_offsets};
+use super::kernels::strided::for_each_offset;
+use super::shape::Dims;
+use super::{creation, err, DType, Tensor};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Node};
+use crate::error::{ErrorKind, Result};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// What a view knows of where it came from.
+pub(crate) struct ViewInfo {
+    /// The base: never itself a view.
+    base: Tensor,
+    /// The id of the base's node when this view's history was last derived from it
+    /// (`NO_NODE` for none): a different id means the base was modified in place.
+    base_fn: Cell<u64>,
+    /// Made with grad mode on (a view made under `no_grad` keeps no history).
+    grad_mode: bool,
+}
+
+const NO_NODE: u64 = u64::MAX;
+
+fn node_id(n: Option<&Rc<Node>>) -> u64 {
+    n.map_or(NO_NODE, |n| n.id)
+}
+
+/// How the elements of a view sit in its base: the base's row-major position of each
+/// view element, in the view's row-major order.
+#[derive(Clone)]
+pub struct ViewMap {
+    base_shape: Dims,
+    view_shape: Dims,
+    positions: Rc<[usize]>,
+}
+
+impl ViewMap {
+    fn of(base: &Tensor, view: &Tensor) -> Result<ViewMap> {
+        let len = base.storage().borrow().len();
+        let mut at = vec![usize::MAX; len];
+        let mut i = 0usize;
+        for_each_offset(base.shape(), base.strides(), base.offset(), |o| {
+            if let Some(slot) = at.get_mut(o) {
+                if *slot == usize::MAX {
+                    *slot = i;
+                }
+            }
+            i += 1;
+        });
+        let positions = view_offsets(view)
+            .into_iter()
+            .map(|o| match at.get(o) {
+                Some(&p) if p != usize::MAX => Ok(p),
+                _ => Err(err(
+                    ErrorKind::RuntimeError,
+                    "internal: a view reaches outside its base",
+                )),
+            })
+            .collect::<Result<Rc<[usize]>>>()?;
+        Ok(ViewMap {
+            base_shape: base.shape().into(),
+            view_shape: view.shape().into(),
+            positions,
+        })
+    }
+
+    /// True when two elements of the view are one element of the base.
+    fn overlaps(&self) -> bool {
+        let mut seen = vec![false; self.base_shape.iter().product()];
+        self.positions
+            .iter()
+            .any(|&p| std::mem::replace(&mut seen[p], true))
+    }
+
+    /// A base-shaped gradient's view region as a contiguous view-shaped tensor.
+    fn gather(&self, g: &Tensor) -> Result<Tensor> {
+        take(&g.contiguous_copy()?, &self.positions, &self.view_shape)
+    }
+
+    /// `AsStridedBackward`: a view's gradient placed into zeros of the base's shape.
+    pub(crate) fn scatter(&self, g: &Tensor) -> Result<Tensor> {
+        let out = creation::zeros(&self.base_shape, DType::F32)?;
+        put(&out, &self.positions, &g.cast(DType::F32)?, true)?;
+        Ok(out)
+    }
+
+    /// `CopySlices`: the base's gradient `g` splits into the gradient of the base's old
+    /// value (zero over the overwritten region) and of the new region's values.
+    pub(crate) fn split(&self, g: &Tensor) -> Result<(Tensor, Tensor)> {
+        let region = self.gather(g)?;
+        let rest = g.contiguous_copy()?;
+        let zero = creation::zeros(&[self.positions.len()], rest.dtype())?;
+        put(&rest, &self.positions, &zero, false)?;
+        Ok((rest, region))
+    }
+}
+
+impl Tensor {
+    /// Records that `self` is a view cut from `parent` (a view of a view shares the
+    /// first one's base).
+    pub(crate) fn mark_view_of(&self, parent: &Tensor) {
+        let base = match parent.0.view.get() {
+            Some(v) => v.base.clone(),
+            None => parent.clone(),
+        };
+        let base_fn = node_id(base.0.grad_fn.borrow().as_ref());
+        let _ = self.0.view.set(Box::new(ViewInfo {
+            base,
+            base_fn: Cell::new(base_fn),
+            grad_mode: autograd::is_grad_enabled(),
+        }));
+    }
+
+    /// For a view whose base was modified in place with autograd since the view's
+    /// history was recorded: the view's history becomes a view of the base's new one.
+    pub(super) fn refresh_view_history(&self) {
+        let Some(v) = self.0.view.get() else {
+            return;
+        };
+        let now = node_id(v.base.0.grad_fn.borrow().as_ref());
+        if !v.grad_mode || now == v.base_fn.get() {
+            return;
+        }
+        v.base_fn.set(now);
+        // A map that cannot be built (never for a real view) leaves the history as it is.
+        if let Ok(map) = ViewMap::of(&v.base, self) {
+            let edges: Edges = std::iter::once(Edge::of(&v.base)).collect();
+            let node = autograd::new_node(BackwardOp::AsStrided(map), edges);
+            *self.0.grad_fn.borrow_mut() = Some(node);
+            self.0.requires_grad.set(true);
+        }
+    }
+
+    /// The refusals of an in-place op with autograd on `self` (grad mode on and some
+    /// operand requiring grad): a leaf requiring grad, a view of one, a view made
+    /// under `no_grad` of a base requiring grad, a view whose elements overlap.
+    pub(crate) fn check_inplace(&self) -> Result<()> {
+        let refuse = |msg: &str| Err(err(ErrorKind::RuntimeError, msg));
+        if let Some(v) = self.0.view.get() {
+            if !v.grad_mode && v.base.requires_grad() {
+                return refuse(
+                    "A view was created in no_grad mode and is being modified inplace with grad \
+                     mode enabled. Given that this use case is ambiguous and error-prone, it is \
+                     forbidden. You can clarify your code by moving both the view and the \
+                     inplace either both inside the no_grad block (if you don't want the \
+                     inplace to be tracked) or both outside (if you want the inplace to be \
+                     tracked).",
+                );
+            }
+            if v.base.requires_grad() && v.base.is_leaf() {
+                return refuse(
+                    "a view of a leaf Variable that requires grad is being used in an in-place \
+                     operation.",
+                );
+            }
+            if ViewMap::of(&v.base, self)?.overlaps() {
+                return refuse(
+                    "unsupported operation: more than one element of the written-to tensor \
+                     refers to a single memory location. Please clone() the tensor before \
+                     performing the operation.",
+                );
+            }
+        }
+        if self.requires_grad() && self.is_leaf() {
+            return refuse(
+                "a leaf Variable that requires grad is being used in an in-place operation.",
+            );
+        }
+        Ok(())
+    }
+
+    /// After an in-place op with autograd: `node` (whose first edge is `self`'s old
+    /// history) produced `self`'s new value. A view's base takes a `CopySlices` node,
+    /// and the view reads its history from the base's.
+    pub(crate) fn rebase_history(&self, node: Option<Rc<Node>>) -> Result<()> {
+        let Some(v) = self.0.view.get() else {
+            self.set_grad_fn(node);
+            return Ok(());
+        };
+        let Some(node) = node else {
+            return Ok(());
+        };
+        let map = ViewMap::of(&v.base, self)?;
+        let edges: Edges = [Edge::of(&v.base), Edge::Node(node)].into();
+        v.base
+            .set_grad_fn(Some(autograd::new_node(BackwardOp::CopySlices(map), edges)));
+        self.refresh_view_history();
+        Ok(())
+    }
+}
