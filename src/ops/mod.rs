@@ -1,6 +1,9 @@
-//! The primitive elementwise ops as closed enums (`BinaryOp`, `UnaryOp`) and their
-//! public entry points: run the kernel, then record a graph node only when grad mode
-//! is on and an input requires grad. Gradient rules are in `autograd::rules`.
+//! The primitive elementwise ops as closed enums (`BinaryOp`, and `UnaryOp` from the
+//! op table in [`table`]) and their public entry points: run the kernel, then record a
+//! graph node only when grad mode is on and an input requires grad. Gradient rules are
+//! in `autograd::rules`.
+
+pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::compile::ir::IrOp;
@@ -11,6 +14,7 @@ use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
+pub use table::{Saves, UnaryOp};
 
 /// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,68 +77,6 @@ impl BinaryOp {
     /// Ops with a gradient (floor_divide/remainder get zero / pass-through grads).
     pub fn differentiable(self) -> bool {
         !self.is_comparison() && !self.is_logical()
-    }
-}
-
-/// Unary elementwise ops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Abs,
-    Sin,
-    Cos,
-    Tanh,
-    Sigmoid,
-    Relu,
-    /// Exact (erf) GELU.
-    Gelu,
-    /// `gelu(x, approximate="tanh")`.
-    GeluTanh,
-    Silu,
-    Softplus,
-    Sign,
-    Floor,
-    Round,
-    /// The error function (a primitive so GELU's gradient can be written with ops).
-    Erf,
-    /// `~x`: logical not on bool, bitwise not on int64.
-    Not,
-}
-
-impl UnaryOp {
-    pub fn name(self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Neg => "neg",
-            Exp => "exp",
-            Log => "log",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Abs => "abs",
-            Sin => "sin",
-            Cos => "cos",
-            Tanh => "tanh",
-            Sigmoid => "sigmoid",
-            Relu => "relu",
-            Gelu => "gelu",
-            GeluTanh => "gelu",
-            Silu => "silu",
-            Softplus => "softplus",
-            Sign => "sign",
-            Floor => "floor",
-            Round => "round",
-            Erf => "erf",
-            Not => "bitwise_not",
-        }
-    }
-
-    /// Ops whose output can carry a gradient.
-    pub fn differentiable(self) -> bool {
-        !matches!(self, UnaryOp::Not)
     }
 }
 
@@ -247,10 +189,7 @@ pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
 fn unary_eager(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let out = unary_raw(op, a)?;
     if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
-        let uses_out = matches!(
-            op,
-            UnaryOp::Exp | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Tanh | UnaryOp::Sigmoid
-        );
+        let uses_out = op.saves() == Saves::Out;
         let node = BackwardOp::Unary {
             op,
             x: (!uses_out).then(|| Saved::new(a)),
