@@ -59,6 +59,20 @@ macro_rules! unary_table {
                 reference: [(x) x.ln()],
                 onnx: ["Log"],
             }
+            Log1p {
+                name: "log1p", methods: ["log1p"], global: true, saves: X,
+                f32: [(x) x.ln_1p()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.add_s(1.0)?)],
+                jit: [(vx, x) mathfn::log1p(vx, x)],
+                reference: [(x) f64::from(x).ln_1p() as f32],
+                // No ONNX op: Log(1 + x) (loses precision for |x| < 1e-7).
+                onnx: [(l, n, x) {
+                    let one = l.b.const_scalar(Scalar::Float(1.0), DType::F32);
+                    let u = l.b.op("Add", &[x, &one], vec![]);
+                    l.b.op("Log", &[&u], vec![])
+                }],
+            }
             Sqrt {
                 name: "sqrt", methods: ["sqrt"], global: true, saves: Out,
                 f32: [(x) x.sqrt()],
