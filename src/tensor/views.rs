@@ -468,15 +468,12 @@ impl Tensor {
 
 /// `cat(tensors, dim)`.
 pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = cat_eager(ts, dim)?;
     let nd = ts.first().map_or(0, |t| t.ndim());
     let args: Vec<&Tensor> = ts.iter().collect();
-    let ir = || IrOp::Cat {
+    let ir = |_: &Tensor| IrOp::Cat {
         dim: trace::dim(dim, nd),
     };
-    sc.record(ir, &args, &out);
-    Ok(out)
+    record_op(&args, ir, || cat_eager(ts, dim))
 }
 
 fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -546,15 +543,12 @@ fn cat_typed<T: super::Elem>(
 
 /// `stack(tensors, dim)`: unsqueeze each, then cat.
 pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = stack_eager(ts, dim)?;
     let nd = ts.first().map_or(0, |t| t.ndim());
     let args: Vec<&Tensor> = ts.iter().collect();
-    let ir = || IrOp::Stack {
+    let ir = |_: &Tensor| IrOp::Stack {
         dim: trace::dim(dim, nd + 1),
     };
-    sc.record(ir, &args, &out);
-    Ok(out)
+    record_op(&args, ir, || stack_eager(ts, dim))
 }
 
 fn stack_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
