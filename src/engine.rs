@@ -606,7 +606,7 @@ fn builtin_method_names(v: &Value) -> &'static [&'static str] {
         Value::Dict(_) => seqmethods::DICT_METHODS,
         Value::Set(_) => seqmethods::SET_METHODS,
         Value::Tuple(_) => &["count", "index"],
-        Value::Tensor(_) => crate::interp::builtins::tensor_methods::TENSOR_METHODS,
+        Value::Tensor(_) => crate::interp::builtins::tensor_methods::TENSOR_METHODS.as_slice(),
         _ => &[],
     }
 }

@@ -479,3 +479,18 @@ fn hand_derived_grads() {
     backward(&s, None, false).unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![2.0; 3]);
 }
+
+/// The table ops with no older test: `Recip` (kernel-only, no surface name) and `log1p`.
+#[test]
+fn grad_recip_and_log1p() {
+    manual_seed(31);
+    for op in [UnaryOp::Recip, UnaryOp::Log1p] {
+        gradcheck(op.name(), &[pos(&[3, 4])], &move |x| ops::unary(op, &x[0]));
+    }
+    let x = from_f32(vec![2.0, -0.5, 0.0], &[3]).unwrap();
+    let r = ops::unary(UnaryOp::Recip, &x)
+        .unwrap()
+        .to_f32_vec()
+        .unwrap();
+    assert_eq!(r, [0.5, -2.0, f32::INFINITY]);
+}

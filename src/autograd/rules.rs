@@ -5,6 +5,7 @@ use super::node::{BackwardOp, Saved};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::Result;
+use crate::ops::table::unary_table;
 use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
@@ -131,59 +132,34 @@ fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
     where_(&x.cmp_s(BinaryOp::Gt, 0.0)?, g, &zeros(&[])?)
 }
 
-fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
-    use UnaryOp::*;
-    let x = &x.cast(DType::F32)?;
-    match op {
-        Neg => g.neg(),
-        Exp => g.mul(out),
-        Log => g.div(x),
-        Sqrt => g.div(out)?.mul_s(0.5),
-        Rsqrt => g.mul(&out.pow_s(3.0)?)?.mul_s(-0.5),
-        Abs => g.mul(&x.un(Sign)?),
-        Sin => g.mul(&x.un(Cos)?),
-        Cos => g.mul(&x.un(Sin)?).and_then(|t| t.neg()),
-        Tanh => g.mul(&out.mul(out)?.rsub_s(1.0)?),
-        Sigmoid => g.mul(&out.mul(&out.rsub_s(1.0)?)?),
-        Relu => relu_grad(x, g),
-        Gelu => {
-            // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-            let cdf = x
-                .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
-                .un(Erf)?
-                .add_s(1.0)?
-                .mul_s(0.5)?;
-            let pdf = x
-                .mul(x)?
-                .mul_s(-0.5)?
-                .un(Exp)?
-                .mul_s(0.398_942_280_401_432_7)?;
-            g.mul(&cdf.add(&x.mul(&pdf)?)?)
+/// `unary_grad` from the op table's `grad` field.
+macro_rules! unary_grads {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($gr:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        /// The input gradient of `op` for incoming gradient `g` (`x`/`out`: the saved
+        /// input and result; the one the op does not save is empty).
+        #[allow(unused_variables)]
+        fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
+            use UnaryOp::*;
+            let x = &x.cast(DType::F32)?;
+            match op {
+                $(UnaryOp::$V => unary_grads!(@grad g, x, out, $($gr)*),)*
+            }
         }
-        GeluTanh => {
-            // u = k(x + c x^3), t = tanh u: d = 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2)
-            let (k, c) = (0.797_884_560_802_865_4, 0.044_715);
-            let x2 = x.mul(x)?;
-            let t = x.add(&x2.mul(x)?.mul_s(c)?)?.mul_s(k)?.un(Tanh)?;
-            let left = t.add_s(1.0)?.mul_s(0.5)?;
-            let du = x2.mul_s(3.0 * c)?.add_s(1.0)?.mul_s(k)?;
-            let right = x.mul_s(0.5)?.mul(&t.mul(&t)?.rsub_s(1.0)?)?.mul(&du)?;
-            g.mul(&left.add(&right)?)
-        }
-        Silu => {
-            let s = x.un(Sigmoid)?;
-            g.mul(&s.mul(&x.mul(&s.rsub_s(1.0)?)?.add_s(1.0)?)?)
-        }
-        Softplus => g.mul(&x.un(Sigmoid)?),
-        Erf => g.mul(
-            &x.mul(x)?
-                .neg()?
-                .un(Exp)?
-                .mul_s(std::f64::consts::FRAC_2_SQRT_PI)?,
-        ),
-        Sign | Floor | Round | Not => g.mul_s(0.0),
-    }
+    };
+    (@grad $g:ident, $x:ident, $out:ident, none) => {
+        $g.mul_s(0.0)
+    };
+    (@grad $gg:ident, $xx:ident, $oo:ident, ($g:ident, $x:ident, $out:ident) $e:expr) => {{
+        let ($g, $x, $out) = ($gg, $xx, $oo);
+        $e
+    }};
 }
+
+unary_table!(unary_grads);
 
 /// For each element: the product of the other elements over `dims`.
 fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {

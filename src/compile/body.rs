@@ -4,6 +4,7 @@ use super::kernel::{BinaryOp, CmpOp, Kernel, Kind, Op, ReduceOp, UnaryOp};
 use super::lanefn::{self, per_lane};
 use super::mathfn::{self, Vx};
 use super::mathgelu;
+use crate::ops::table::unary_table;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -51,34 +52,31 @@ fn float_cc(c: CmpOp) -> FloatCC {
     }
 }
 
-fn unary(vx: &mut Vx, op: UnaryOp, x: Value) -> Value {
-    match op {
-        UnaryOp::Neg => vx.b.ins().fneg(x),
-        UnaryOp::Abs => vx.b.ins().fabs(x),
-        UnaryOp::Exp => mathfn::exp(vx, x),
-        UnaryOp::Log => mathfn::log(vx, x),
-        UnaryOp::Sqrt => vx.b.ins().sqrt(x),
-        UnaryOp::Rsqrt => {
-            let s = vx.b.ins().sqrt(x);
-            let one = vx.c(1.0);
-            vx.div(one, s)
+/// `unary` from the op table's `jit` field.
+macro_rules! unary_jit {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        /// The f32x4 code of `op` on `x` (`Kernel::validate` rejects ops that are not
+        /// `fusable`; they give NaN here).
+        fn unary(vx: &mut Vx, op: UnaryOp, x: Value) -> Value {
+            match op {
+                $(UnaryOp::$V => unary_jit!(@jit vx, x, $($j)*),)*
+            }
         }
-        UnaryOp::Tanh => mathfn::tanh(vx, x),
-        UnaryOp::Sigmoid => mathfn::sigmoid(vx, x),
-        UnaryOp::GeluTanh => mathgelu::gelu_tanh(vx, x),
-        UnaryOp::Relu => mathfn::relu(vx, x),
-        UnaryOp::Erf => mathfn::erf(vx, x),
-        UnaryOp::Sin => per_lane(vx.b, &[x], lanefn::sin),
-        UnaryOp::Cos => per_lane(vx.b, &[x], lanefn::cos),
-        UnaryOp::Floor => vx.b.ins().floor(x),
-        UnaryOp::Round => vx.b.ins().nearest(x),
-        UnaryOp::Sign => mathfn::sign(vx, x),
-        UnaryOp::Recip => {
-            let one = vx.c(1.0);
-            vx.div(one, x)
-        }
-    }
+    };
+    (@jit $vx:ident, $x:ident, none) => {
+        $vx.c(f32::NAN)
+    };
+    (@jit $vv:ident, $xx:ident, ($vx:ident, $x:ident) $e:expr) => {{
+        let ($vx, $x) = (&mut *$vv, $xx);
+        $e
+    }};
 }
+
+unary_table!(unary_jit);
 
 fn binary(vx: &mut Vx, op: BinaryOp, a: Value, b: Value) -> Value {
     match op {

@@ -49,15 +49,18 @@ fn full(dtype: DType, shape: Dims) -> Result<Derived> {
 
 /// The dtype `unary_raw` produces for `op` on `dt` (None: the op rejects it).
 pub fn unary_dtype(op: UnaryOp, dt: DType) -> Option<DType> {
-    use UnaryOp::*;
-    let int_kept = matches!(op, Neg | Abs | Sign | Relu | Floor | Round | Not);
+    let int_dt = if op.keeps_int() {
+        DType::I64
+    } else {
+        DType::F32
+    };
     match dt {
-        DType::F32 => (op != Not).then_some(DType::F32),
-        DType::I64 => Some(if int_kept { DType::I64 } else { DType::F32 }),
+        DType::F32 => op.takes_float().then_some(DType::F32),
+        DType::I64 => Some(int_dt),
         DType::Bool => match op {
-            Not => Some(DType::Bool),
-            Neg => None,
-            _ => Some(if int_kept { DType::I64 } else { DType::F32 }),
+            UnaryOp::Not => Some(DType::Bool),
+            UnaryOp::Neg => None,
+            _ => Some(int_dt),
         },
     }
 }

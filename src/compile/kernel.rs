@@ -12,30 +12,8 @@ pub const MAX_RANK: usize = 8;
 /// The most SSA ops a kernel body may have (bounds compile time).
 pub const MAX_BODY: usize = 4096;
 
-/// Elementwise unary float ops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg,
-    Abs,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Tanh,
-    Sigmoid,
-    Relu,
-    Erf,
-    Sin,
-    Cos,
-    Floor,
-    /// Round half to even (as `torch.round`).
-    Round,
-    /// -1, 0 or 1; NaN stays NaN.
-    Sign,
-    Recip,
-    /// `gelu(x, approximate='tanh')`: `0.5 x (1 + tanh(0.7978846 (x + 0.044715 x^3)))`.
-    GeluTanh,
-}
+/// Elementwise unary float ops: the op table's enum (a kernel holds the `fusable` ones).
+pub use crate::ops::UnaryOp;
 
 /// Elementwise binary float ops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -232,6 +210,10 @@ impl Kernel {
                 Err(invalid(format!("op {at} loads missing input {n}")))
             }
             Op::Load(_) | Op::Const(_) => Ok(Kind::F32),
+            Op::Unary(u, _) if !u.fusable() => Err(invalid(format!(
+                "op {at}: {} cannot be computed in a fused kernel",
+                u.name()
+            ))),
             Op::Unary(_, a) => float(a).map(|_| Kind::F32),
             Op::Binary(_, a, b) => float(a).and(float(b)).map(|_| Kind::F32),
             Op::Compare(_, a, b) => float(a).and(float(b)).map(|_| Kind::Mask),

@@ -268,6 +268,22 @@ pub(crate) fn log(v: &mut Vx, x: Value) -> Value {
     log_specials(v, x, r)
 }
 
+/// ln(1 + x) accurate for small x: with u = 1 + x rounded, `log(u) * x / (u - 1)`
+/// cancels the rounding error of u (Goldberg); x where u == 1 (x tiny, keeps -0.0)
+/// and where x is +inf.
+pub(crate) fn log1p(v: &mut Vx, x: Value) -> Value {
+    let one = v.c(1.0);
+    let u = v.add(x, one);
+    let d = v.sub(u, one);
+    let l = log(v, u);
+    let q = v.div(x, d);
+    let r = v.mul(l, q);
+    let exact = v.cmp_c(FloatCC::Equal, d, 0.0);
+    let r = v.sel(exact, x, r);
+    let inf = v.cmp_c(FloatCC::Equal, x, f32::INFINITY);
+    v.sel(inf, x, r)
+}
+
 fn log_specials(v: &mut Vx, x: Value, r: Value) -> Value {
     let inf = v.c(f32::INFINITY);
     let is_inf = v.cmp(FloatCC::Equal, x, inf);

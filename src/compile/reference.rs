@@ -6,6 +6,7 @@
 use super::kernel::{BinaryOp, CmpOp, Kernel, Op, ReduceOp, UnaryOp};
 use super::views::{check_run, BufView, BufViewMut};
 use crate::error::Result;
+use crate::ops::table::unary_table;
 
 /// Runs `kernel` over `extents` one element at a time. Reductions accumulate in f64 in
 /// index order; `magnitude`, when given, receives the sum of |terms| per reduction output
@@ -124,35 +125,31 @@ fn mask(b: bool) -> f32 {
     }
 }
 
-/// One unary op, scalar f32.
-pub fn unary(op: UnaryOp, x: f32) -> f32 {
-    match op {
-        UnaryOp::Neg => -x,
-        UnaryOp::Abs => x.abs(),
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Log => x.ln(),
-        UnaryOp::Sqrt => x.sqrt(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Tanh => x.tanh(),
-        UnaryOp::Sigmoid => (1.0 / (1.0 + (-(x as f64)).exp())) as f32,
-        UnaryOp::Relu => {
-            if x < 0.0 {
-                0.0
-            } else {
-                x
+/// `unary` from the op table's `reference` field.
+macro_rules! unary_reference {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        /// One unary op, scalar f32 (NaN for ops kernels cannot hold, which
+        /// `Kernel::validate` rejects).
+        pub fn unary(op: UnaryOp, x: f32) -> f32 {
+            match op {
+                $(UnaryOp::$V => unary_reference!(@reference x, $($r)*),)*
             }
         }
-        UnaryOp::Erf => erf64(x as f64) as f32,
-        UnaryOp::Sin => x.sin(),
-        UnaryOp::Cos => x.cos(),
-        UnaryOp::Floor => x.floor(),
-        UnaryOp::Round => x.round_ties_even(),
-        UnaryOp::Sign if x.is_nan() => x,
-        UnaryOp::Sign => mask(x > 0.0) - mask(x < 0.0),
-        UnaryOp::Recip => 1.0 / x,
-        UnaryOp::GeluTanh => gelu_tanh64(x as f64) as f32,
-    }
+    };
+    (@reference $x:ident, none) => {
+        f32::NAN
+    };
+    (@reference $xx:ident, ($x:ident) $e:expr) => {{
+        let $x = $xx;
+        $e
+    }};
 }
+
+unary_table!(unary_reference);
 
 /// One binary op, scalar f32 (FloorDiv/Mod follow CPython's float algorithm).
 pub fn binary(op: BinaryOp, x: f32, y: f32) -> f32 {

@@ -7,10 +7,37 @@ use super::dims::Syms;
 use super::reduce::Reduce;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
+use crate::ops::table::unary_table;
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;
+
+/// The ONNX nodes of unary `op` on input `x` (IR node `n`), from the op table's
+/// `onnx` field.
+macro_rules! unary_onnx {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        #[allow(unused_variables)]
+        fn unary_onnx(l: &mut Lower, n: &Node, op: UnaryOp, x: &str) -> String {
+            match op {
+                $(UnaryOp::$V => unary_onnx!(@onnx l, n, x, $($o)*),)*
+            }
+        }
+    };
+    (@onnx $l:ident, $n:ident, $x:ident, $ty:literal) => {
+        $l.b.op($ty, &[$x], vec![])
+    };
+    (@onnx $ll:ident, $nn:ident, $xx:ident, ($l:ident, $n:ident, $x:ident) $e:expr) => {{
+        let ($l, $n, $x) = (&mut *$ll, $nn, $xx);
+        $e
+    }};
+}
+
+unary_table!(unary_onnx);
 
 /// The lowering state: the builder and the ONNX value name of each lowered IR node.
 pub struct Lower<'g> {
@@ -115,36 +142,7 @@ impl<'g> Lower<'g> {
     fn unary(&mut self, n: &Node, op: UnaryOp) -> Result<String> {
         let a = self.arg(n, 0)?;
         let x = self.b.cast(&a.name, a.dtype, n.dtype);
-        let simple = match op {
-            UnaryOp::Neg => "Neg",
-            UnaryOp::Exp => "Exp",
-            UnaryOp::Log => "Log",
-            UnaryOp::Sqrt => "Sqrt",
-            UnaryOp::Abs => "Abs",
-            UnaryOp::Sin => "Sin",
-            UnaryOp::Cos => "Cos",
-            UnaryOp::Tanh => "Tanh",
-            UnaryOp::Sigmoid => "Sigmoid",
-            UnaryOp::Relu => "Relu",
-            UnaryOp::Softplus => "Softplus",
-            UnaryOp::Sign => "Sign",
-            UnaryOp::Floor => "Floor",
-            UnaryOp::Round => "Round",
-            UnaryOp::Erf => "Erf",
-            UnaryOp::Not if n.dtype == DType::Bool => "Not",
-            UnaryOp::Not => "BitwiseNot",
-            UnaryOp::Rsqrt => {
-                let s = self.b.op("Sqrt", &[&x], vec![]);
-                return Ok(self.b.op("Reciprocal", &[&s], vec![]));
-            }
-            UnaryOp::Silu => {
-                let s = self.b.op("Sigmoid", &[&x], vec![]);
-                return Ok(self.b.op("Mul", &[&x, &s], vec![]));
-            }
-            UnaryOp::Gelu => return Ok(self.gelu_erf(&x)),
-            UnaryOp::GeluTanh => return Ok(self.gelu_tanh(&x)),
-        };
-        Ok(self.b.op(simple, &[&x], vec![]))
+        Ok(unary_onnx(self, n, op, &x))
     }
 
     fn fconst(&mut self, v: f64) -> String {

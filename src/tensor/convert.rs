@@ -8,6 +8,7 @@ use super::{err, Tensor};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_op;
 
 /// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,10 +61,7 @@ impl Tensor {
     /// A tensor of `dtype` with the same values (the same tensor if the dtype matches;
     /// no autograd — see `ops::to_dtype`).
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.cast_eager(dtype)?;
-        sc.record(|| IrOp::Cast(dtype), &[self], &out);
-        Ok(out)
+        record_op(&[self], |_| IrOp::Cast(dtype), || self.cast_eager(dtype))
     }
 
     fn cast_eager(&self, dtype: DType) -> Result<Tensor> {

@@ -7,15 +7,12 @@ use super::random::with_rng;
 use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_const;
 
 /// A tensor of `shape` filled with `value` converted to `dtype`.
 pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = full_eager(shape, value, dtype)?;
-    sc.record_const(&out);
-    Ok(out)
+    record_const(|| full_eager(shape, value, dtype))
 }
 
 fn full_eager(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
@@ -83,10 +80,7 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
 
 /// `arange(start, end, step)`: int64 when all three are ints, else float32.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = arange_eager(start, end, step, dtype)?;
-    sc.record_const(&out);
-    Ok(out)
+    record_const(|| arange_eager(start, end, step, dtype))
 }
 
 fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
@@ -123,10 +117,7 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
 
 /// `linspace(start, end, steps)` float32 (endpoints included).
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = linspace_eager(start, end, steps)?;
-    sc.record_const(&out);
-    Ok(out)
+    record_const(|| linspace_eager(start, end, steps))
 }
 
 fn linspace_eager(start: f64, end: f64, steps: usize) -> Result<Tensor> {
@@ -150,10 +141,7 @@ fn linspace_eager(start: f64, end: f64, steps: usize) -> Result<Tensor> {
 
 /// `eye(n, m)`: ones on the diagonal.
 pub fn eye(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = eye_eager(n, m, dtype)?;
-    sc.record_const(&out);
-    Ok(out)
+    record_const(|| eye_eager(n, m, dtype))
 }
 
 fn eye_eager(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
@@ -185,10 +173,7 @@ pub fn infer_dtype(leaves: &[Scalar]) -> DType {
 
 /// `tensor(data)` from flattened leaves and the shape the interpreter measured.
 pub fn from_scalars(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = from_scalars_eager(leaves, shape, dtype)?;
-    sc.record_const(&out);
-    Ok(out)
+    record_const(|| from_scalars_eager(leaves, shape, dtype))
 }
 
 fn from_scalars_eager(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {

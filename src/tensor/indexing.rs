@@ -12,6 +12,7 @@ use crate::autograd::{self, BackwardOp, Edge};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_op;
 use smallvec::SmallVec;
 
 /// One entry of an index expression `x[a, b, ...]`.
@@ -328,13 +329,10 @@ impl Tensor {
 
     /// `index_select(dim, index)` with a 1-D int64 index.
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.index_select_eager(dim, index)?;
-        let ir = || IrOp::IndexSelect {
+        let ir = |_: &Tensor| IrOp::IndexSelect {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self, index], &out);
-        Ok(out)
+        record_op(&[self, index], ir, || self.index_select_eager(dim, index))
     }
 
     fn index_select_eager(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
@@ -352,13 +350,10 @@ impl Tensor {
 
     /// `gather(dim, index)`: `out[i][j] = x[index[i][j]][j]` (dim 0).
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.gather_eager(dim, index)?;
-        let ir = || IrOp::Gather {
+        let ir = |_: &Tensor| IrOp::Gather {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self, index], &out);
-        Ok(out)
+        record_op(&[self, index], ir, || self.gather_eager(dim, index))
     }
 
     fn gather_eager(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
@@ -386,13 +381,12 @@ impl Tensor {
 
     /// `scatter_add(dim, index, src)`: a copy of x with `src` added at `index` along dim.
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.scatter_add_eager(dim, index, src)?;
-        let ir = || IrOp::ScatterAdd {
+        let ir = |_: &Tensor| IrOp::ScatterAdd {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self, index, src], &out);
-        Ok(out)
+        record_op(&[self, index, src], ir, || {
+            self.scatter_add_eager(dim, index, src)
+        })
     }
 
     fn scatter_add_eager(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
@@ -436,10 +430,11 @@ impl Tensor {
 
     /// `masked_fill(mask, value)`: `value` where `mask` (broadcast to x's shape).
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.masked_fill_eager(mask, value)?;
-        sc.record(|| IrOp::MaskedFill { value }, &[self, mask], &out);
-        Ok(out)
+        record_op(
+            &[self, mask],
+            |_| IrOp::MaskedFill { value },
+            || self.masked_fill_eager(mask, value),
+        )
     }
 
     fn masked_fill_eager(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
@@ -569,13 +564,10 @@ fn advanced(view: Tensor, adv: Vec<(usize, Tensor)>) -> Result<Resolved> {
 
 /// `one_hot(t, num_classes=-1)`: int64 of shape `t.shape + (C,)`.
 pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = one_hot_eager(t, num_classes)?;
-    let ir = || IrOp::OneHot {
+    let ir = |out: &Tensor| IrOp::OneHot {
         num_classes: out.shape().last().copied().unwrap_or(0),
     };
-    sc.record(ir, &[t], &out);
-    Ok(out)
+    record_op(&[t], ir, || one_hot_eager(t, num_classes))
 }
 
 fn one_hot_eager(t: &Tensor, num_classes: i64) -> Result<Tensor> {

@@ -11,6 +11,7 @@ use crate::autograd::{self, BackwardOp, Saved};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_op;
 
 fn shape_err(msg: String) -> crate::error::Error {
     err(ErrorKind::ShapeError, msg)
@@ -136,16 +137,13 @@ fn geom(op: &str, x: &[usize], kh: usize, kw: usize, p: ConvParams) -> Result<Ge
 
 /// `conv2d(x [N,C,H,W], w [O,C,KH,KW], bias [O]?)`.
 pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = conv2d_eager(x, w, bias, p)?;
     let mut args = vec![x, w];
     args.extend(bias);
-    let ir = || IrOp::Conv2d {
+    let ir = |_: &Tensor| IrOp::Conv2d {
         params: p,
         bias: bias.is_some(),
     };
-    sc.record(ir, &args, &out);
-    Ok(out)
+    record_op(&args, ir, || conv2d_eager(x, w, bias, p))
 }
 
 fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
@@ -245,10 +243,11 @@ fn pool_geom(op: &str, x: &Tensor, p: PoolParams) -> Result<Geom> {
 
 /// `max_pool2d(x, kernel, stride, padding)` on `[N, C, H, W]` (or `[C, H, W]`).
 pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = max_pool2d_eager(x, p)?;
-    sc.record(|| IrOp::MaxPool2d { params: p }, &[x], &out);
-    Ok(out)
+    record_op(
+        &[x],
+        |_| IrOp::MaxPool2d { params: p },
+        || max_pool2d_eager(x, p),
+    )
 }
 
 fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
@@ -272,10 +271,11 @@ fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 
 /// `avg_pool2d(x, kernel, stride, padding)` (padding counted in the average).
 pub fn avg_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = avg_pool2d_eager(x, p)?;
-    sc.record(|| IrOp::AvgPool2d { params: p }, &[x], &out);
-    Ok(out)
+    record_op(
+        &[x],
+        |_| IrOp::AvgPool2d { params: p },
+        || avg_pool2d_eager(x, p),
+    )
 }
 
 fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {

@@ -11,6 +11,7 @@ use crate::autograd::{self, BackwardOp, Saved};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_op;
 
 /// The output shape of a reduction over `dims`.
 pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {
@@ -64,14 +65,11 @@ impl Tensor {
 
     /// `sum(dim, keepdim)`; `dims` empty = all. Ints and bools sum to int64.
     pub fn sum(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.sum_eager(dims, keepdim)?;
-        let ir = || IrOp::Sum {
+        let ir = |_: &Tensor| IrOp::Sum {
             dims: trace::dims(dims, self.ndim()),
             keepdim,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.sum_eager(dims, keepdim))
     }
 
     fn sum_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -103,14 +101,11 @@ impl Tensor {
 
     /// `mean(dim, keepdim)` (float tensors).
     pub fn mean(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.mean_eager(dims, keepdim)?;
-        let ir = || IrOp::Mean {
+        let ir = |_: &Tensor| IrOp::Mean {
             dims: trace::dims(dims, self.ndim()),
             keepdim,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.mean_eager(dims, keepdim))
     }
 
     fn mean_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -203,10 +198,11 @@ impl Tensor {
 
     /// `max()` / `min()` over all elements.
     pub fn extreme_all(&self, is_min: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.extreme_all_eager(is_min)?;
-        sc.record(|| IrOp::ExtremeAll { is_min }, &[self], &out);
-        Ok(out)
+        record_op(
+            &[self],
+            |_| IrOp::ExtremeAll { is_min },
+            || self.extreme_all_eager(is_min),
+        )
     }
 
     fn extreme_all_eager(&self, is_min: bool) -> Result<Tensor> {
@@ -232,15 +228,12 @@ impl Tensor {
 
     /// `argmax(dim=None, keepdim)` / `argmin`: flat index when `dim` is None.
     pub fn arg_extreme(&self, dim: Option<i64>, keepdim: bool, is_min: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.arg_extreme_eager(dim, keepdim, is_min)?;
-        let ir = || IrOp::ArgExtreme {
+        let ir = |_: &Tensor| IrOp::ArgExtreme {
             dim: dim.map(|d| trace::dim(d, self.ndim())),
             keepdim,
             is_min,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.arg_extreme_eager(dim, keepdim, is_min))
     }
 
     fn arg_extreme_eager(&self, dim: Option<i64>, keepdim: bool, is_min: bool) -> Result<Tensor> {
@@ -264,16 +257,15 @@ impl Tensor {
         keepdim: bool,
         take_sqrt: bool,
     ) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.var_std_eager(dims, correction, keepdim, take_sqrt)?;
-        let ir = || IrOp::Var {
+        let ir = |_: &Tensor| IrOp::Var {
             dims: trace::dims(dims, self.ndim()),
             correction,
             keepdim,
             std: take_sqrt,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || {
+            self.var_std_eager(dims, correction, keepdim, take_sqrt)
+        })
     }
 
     fn var_std_eager(
@@ -307,14 +299,11 @@ impl Tensor {
 
     /// `prod(dim, keepdim)`.
     pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.prod_eager(dims, keepdim)?;
-        let ir = || IrOp::Prod {
+        let ir = |_: &Tensor| IrOp::Prod {
             dims: trace::dims(dims, self.ndim()),
             keepdim,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.prod_eager(dims, keepdim))
     }
 
     fn prod_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -341,14 +330,11 @@ impl Tensor {
 
     /// `logsumexp(dim, keepdim)`.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.logsumexp_eager(dims, keepdim)?;
-        let ir = || IrOp::LogSumExp {
+        let ir = |_: &Tensor| IrOp::LogSumExp {
             dims: trace::dims(dims, self.ndim()),
             keepdim,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.logsumexp_eager(dims, keepdim))
     }
 
     fn logsumexp_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -369,15 +355,12 @@ impl Tensor {
 
     /// `norm(p=2, dim, keepdim)`: (sum |x|^p)^(1/p); p = inf gives max |x|.
     pub fn norm(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.norm_eager(p, dims, keepdim)?;
-        let ir = || IrOp::Norm {
+        let ir = |_: &Tensor| IrOp::Norm {
             p,
             dims: trace::dims(dims, self.ndim()),
             keepdim,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.norm_eager(p, dims, keepdim))
     }
 
     fn norm_eager(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
@@ -405,15 +388,12 @@ impl Tensor {
 
     /// `all(dim)` / `any(dim)` (bool result); `dims` empty = all elements.
     pub fn all_any(&self, dims: &[i64], keepdim: bool, any: bool) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.all_any_eager(dims, keepdim, any)?;
-        let ir = || IrOp::AllAny {
+        let ir = |_: &Tensor| IrOp::AllAny {
             dims: trace::dims(dims, self.ndim()),
             keepdim,
             any,
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.all_any_eager(dims, keepdim, any))
     }
 
     fn all_any_eager(&self, dims: &[i64], keepdim: bool, any: bool) -> Result<Tensor> {
@@ -468,13 +448,10 @@ impl Tensor {
 
     /// `softmax(dim)`.
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.softmax_eager(dim)?;
-        let ir = || IrOp::Softmax {
+        let ir = |_: &Tensor| IrOp::Softmax {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.softmax_eager(dim))
     }
 
     fn softmax_eager(&self, dim: i64) -> Result<Tensor> {
@@ -492,13 +469,10 @@ impl Tensor {
 
     /// `log_softmax(dim)`.
     pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.log_softmax_eager(dim)?;
-        let ir = || IrOp::LogSoftmax {
+        let ir = |_: &Tensor| IrOp::LogSoftmax {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.log_softmax_eager(dim))
     }
 
     fn log_softmax_eager(&self, dim: i64) -> Result<Tensor> {
@@ -516,13 +490,10 @@ impl Tensor {
 
     /// `cumsum(dim)` (float32 result for floats; int64 for ints and bools).
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.cumsum_eager(dim)?;
-        let ir = || IrOp::Cumsum {
+        let ir = |_: &Tensor| IrOp::Cumsum {
             dim: trace::dim(dim, self.ndim()),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.cumsum_eager(dim))
     }
 
     fn cumsum_eager(&self, dim: i64) -> Result<Tensor> {

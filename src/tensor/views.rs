@@ -13,6 +13,7 @@ use crate::autograd::{self, BackwardOp};
 use crate::compile::ir::IrOp;
 use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ops::record_op;
 use smallvec::SmallVec;
 
 fn shape_err(msg: String) -> crate::error::Error {
@@ -101,13 +102,10 @@ impl Tensor {
     /// `reshape` whose requested sizes are derived from the input's own shape (flatten):
     /// symbolic shapes follow the shapes, not the request.
     fn reshape_structural(&self, req: &[i64]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.reshape_eager(req)?;
-        let ir = || IrOp::Reshape {
+        let ir = |out: &Tensor| IrOp::Reshape {
             shape: out.shape().into(),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.reshape_eager(req))
     }
 
     fn reshape_eager(&self, req: &[i64]) -> Result<Tensor> {
@@ -172,13 +170,10 @@ impl Tensor {
 
     /// `squeeze(dim=None)`: drop size-1 dims (a view).
     pub fn squeeze(&self, dim: Option<i64>) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.squeeze_eager(dim)?;
-        let ir = || IrOp::Reshape {
+        let ir = |out: &Tensor| IrOp::Reshape {
             shape: out.shape().into(),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.squeeze_eager(dim))
     }
 
     fn squeeze_eager(&self, dim: Option<i64>) -> Result<Tensor> {
@@ -204,13 +199,10 @@ impl Tensor {
 
     /// `unsqueeze(dim)`: insert a size-1 dim (a view).
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.unsqueeze_eager(dim)?;
-        let ir = || IrOp::Reshape {
+        let ir = |out: &Tensor| IrOp::Reshape {
             shape: out.shape().into(),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.unsqueeze_eager(dim))
     }
 
     fn unsqueeze_eager(&self, dim: i64) -> Result<Tensor> {
@@ -232,13 +224,10 @@ impl Tensor {
 
     /// `permute(*dims)` (a view).
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.permute_eager(dims)?;
-        let ir = || IrOp::Permute {
+        let ir = |_: &Tensor| IrOp::Permute {
             perm: dims.iter().map(|&d| trace::dim(d, self.ndim())).collect(),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.permute_eager(dims))
     }
 
     fn permute_eager(&self, dims: &[i64]) -> Result<Tensor> {
@@ -278,17 +267,14 @@ impl Tensor {
 
     /// `transpose(d0, d1)` (a view).
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.transpose_eager(d0, d1)?;
-        let ir = || {
+        let ir = |_: &Tensor| {
             let mut perm: Vec<usize> = (0..self.ndim()).collect();
             if self.ndim() > 0 {
                 perm.swap(trace::dim(d0, self.ndim()), trace::dim(d1, self.ndim()));
             }
             IrOp::Permute { perm }
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.transpose_eager(d0, d1))
     }
 
     fn transpose_eager(&self, d0: i64, d1: i64) -> Result<Tensor> {
@@ -383,10 +369,7 @@ impl Tensor {
 
     /// `contiguous()`: self when already contiguous, else a differentiable copy.
     pub fn contiguous(&self) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.contiguous_eager()?;
-        sc.record(|| IrOp::Contiguous, &[self], &out);
-        Ok(out)
+        record_op(&[self], |_| IrOp::Contiguous, || self.contiguous_eager())
     }
 
     fn contiguous_eager(&self) -> Result<Tensor> {
@@ -398,9 +381,7 @@ impl Tensor {
 
     /// `narrow(dim, start, length)` (a view).
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.narrow_eager(dim, start, length)?;
-        let ir = || {
+        let ir = |_: &Tensor| {
             let d = trace::dim(dim, self.ndim());
             let size = self.shape().get(d).copied().unwrap_or(0) as i64;
             if start < 0 {
@@ -413,8 +394,7 @@ impl Tensor {
                 len: length.max(0) as usize,
             }
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.narrow_eager(dim, start, length))
     }
 
     fn narrow_eager(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
@@ -485,13 +465,10 @@ impl Tensor {
 
     /// `repeat(*reps)`: tile the tensor (expand + reshape, so the gradient is free).
     pub fn repeat(&self, reps: &[usize]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.repeat_eager(reps)?;
-        let ir = || IrOp::Repeat {
+        let ir = |_: &Tensor| IrOp::Repeat {
             reps: reps.to_vec(),
         };
-        sc.record(ir, &[self], &out);
-        Ok(out)
+        record_op(&[self], ir, || self.repeat_eager(reps))
     }
 
     fn repeat_eager(&self, reps: &[usize]) -> Result<Tensor> {
@@ -519,15 +496,12 @@ impl Tensor {
 
 /// `cat(tensors, dim)`.
 pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = cat_eager(ts, dim)?;
     let nd = ts.first().map_or(0, |t| t.ndim());
     let args: Vec<&Tensor> = ts.iter().collect();
-    let ir = || IrOp::Cat {
+    let ir = |_: &Tensor| IrOp::Cat {
         dim: trace::dim(dim, nd),
     };
-    sc.record(ir, &args, &out);
-    Ok(out)
+    record_op(&args, ir, || cat_eager(ts, dim))
 }
 
 fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -597,15 +571,12 @@ fn cat_typed<T: super::Elem>(
 
 /// `stack(tensors, dim)`: unsqueeze each, then cat.
 pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = stack_eager(ts, dim)?;
     let nd = ts.first().map_or(0, |t| t.ndim());
     let args: Vec<&Tensor> = ts.iter().collect();
-    let ir = || IrOp::Stack {
+    let ir = |_: &Tensor| IrOp::Stack {
         dim: trace::dim(dim, nd + 1),
     };
-    sc.record(ir, &args, &out);
-    Ok(out)
+    record_op(&args, ir, || stack_eager(ts, dim))
 }
 
 fn stack_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {

@@ -38,27 +38,8 @@ pub struct Group {
     pub kernel: Kernel,
 }
 
-fn unary(op: UnaryOp) -> Option<k::UnaryOp> {
-    Some(match op {
-        UnaryOp::Neg => k::UnaryOp::Neg,
-        UnaryOp::Abs => k::UnaryOp::Abs,
-        UnaryOp::Exp => k::UnaryOp::Exp,
-        UnaryOp::Log => k::UnaryOp::Log,
-        UnaryOp::Sqrt => k::UnaryOp::Sqrt,
-        UnaryOp::Rsqrt => k::UnaryOp::Rsqrt,
-        UnaryOp::Tanh => k::UnaryOp::Tanh,
-        UnaryOp::Sigmoid => k::UnaryOp::Sigmoid,
-        UnaryOp::Relu => k::UnaryOp::Relu,
-        UnaryOp::Erf => k::UnaryOp::Erf,
-        UnaryOp::Sin => k::UnaryOp::Sin,
-        UnaryOp::Cos => k::UnaryOp::Cos,
-        UnaryOp::Floor => k::UnaryOp::Floor,
-        UnaryOp::Round => k::UnaryOp::Round,
-        UnaryOp::Sign => k::UnaryOp::Sign,
-        UnaryOp::GeluTanh => k::UnaryOp::GeluTanh,
-        UnaryOp::Gelu | UnaryOp::Silu | UnaryOp::Softplus => return None,
-        UnaryOp::Not => return None,
-    })
+fn unary(op: UnaryOp) -> Option<UnaryOp> {
+    op.fusable().then_some(op)
 }
 
 fn binary(op: BinaryOp) -> Option<k::BinaryOp> {

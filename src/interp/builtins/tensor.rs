@@ -250,12 +250,13 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
     let all = super::tensor_create::GLOBALS
         .iter()
         .chain(super::tensor_grad::GLOBALS)
+        .copied()
         .chain(super::tensor_funcs::all_globals())
-        .chain(super::compile::GLOBALS)
-        .chain(super::export::GLOBALS)
-        .chain(super::optim_step::GLOBALS);
+        .chain(super::compile::GLOBALS.iter().copied())
+        .chain(super::export::GLOBALS.iter().copied())
+        .chain(super::optim_step::GLOBALS.iter().copied());
     for (n, f) in all {
-        names.insert((*n).into(), native(n, *f));
+        names.insert(n.into(), native(n, f));
     }
 }
 

@@ -7,6 +7,8 @@ use super::tensor_methods::tensor_method;
 use super::tensor_reduce::tensor_seq;
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{type_err, Interp, R};
+use crate::ops::table::unary_table;
+use crate::ops::UnaryOp;
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::{indexing, linalg, views, Tensor};
 
@@ -43,10 +45,7 @@ macro_rules! forwarders {
 }
 
 forwarders! {
-    "exp" => f_exp, "log" => f_log, "sqrt" => f_sqrt, "rsqrt" => f_rsqrt, "sin" => f_sin,
-    "cos" => f_cos, "tanh" => f_tanh, "sigmoid" => f_sigmoid, "relu" => f_relu,
-    "gelu" => f_gelu, "silu" => f_silu, "softplus" => f_softplus, "sign" => f_sign,
-    "floor" => f_floor, "erf" => f_erf, "pow" => f_pow, "clamp" => f_clamp, "clip" => f_clip,
+    "gelu" => f_gelu, "pow" => f_pow, "clamp" => f_clamp, "clip" => f_clip,
     "maximum" => f_maximum, "minimum" => f_minimum, "mean" => f_mean, "var" => f_var,
     "std" => f_std, "prod" => f_prod, "logsumexp" => f_logsumexp, "softmax" => f_softmax,
     "log_softmax" => f_log_softmax, "cumsum" => f_cumsum, "argmax" => f_argmax,
@@ -56,8 +55,26 @@ forwarders! {
     "matmul" => f_matmul, "mm" => f_mm, "dot" => f_dot, "outer" => f_outer,
     "index_select" => f_index_select, "gather" => f_gather, "scatter_add" => f_scatter_add,
     "masked_fill" => f_masked_fill, "numel" => f_numel, "clone" => f_clone,
-    "detach" => f_detach, "neg" => f_neg, "logical_not" => f_logical_not,
+    "detach" => f_detach,
 }
+
+/// A forwarder for every method name of the op table (registered where `global`).
+macro_rules! unary_forwarders {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        const UNARY_FORWARDED: &[(UnaryOp, &str, NativeImpl)] = &[$($((UnaryOp::$V, $m, {
+            fn f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+                forward($m, args, kw)
+            }
+            f
+        }),)*)*];
+    };
+}
+
+unary_table!(unary_forwarders);
 
 pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("cat", cat),
@@ -71,8 +88,12 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
 ];
 
 /// Every functional global (the forwarded ones and the multi-tensor ones).
-pub fn all_globals() -> impl Iterator<Item = &'static (&'static str, NativeImpl)> {
-    FORWARDED.iter().chain(GLOBALS.iter())
+pub fn all_globals() -> impl Iterator<Item = (&'static str, NativeImpl)> {
+    let unary = UNARY_FORWARDED
+        .iter()
+        .filter(|(op, _, _)| op.is_global())
+        .map(|&(_, name, f)| (name, f));
+    FORWARDED.iter().chain(GLOBALS.iter()).copied().chain(unary)
 }
 
 fn tv(r: crate::Result<Tensor>) -> R<Value> {

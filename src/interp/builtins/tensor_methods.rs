@@ -13,27 +13,20 @@ use crate::interp::{type_err, R};
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::tensor::inplace::Operand;
 use crate::tensor::{DType, Tensor};
+use std::sync::LazyLock;
 
-/// Every tensor method name (for `has_method` and REPL completion).
-pub const TENSOR_METHODS: &[&str] = &[
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "abs",
-    "sin",
-    "cos",
-    "tanh",
-    "sigmoid",
-    "relu",
+/// Every tensor method name (for `has_method` and REPL completion): the op table's
+/// unary methods and [`OTHER_METHODS`].
+pub static TENSOR_METHODS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let unary = UnaryOp::ALL
+        .iter()
+        .flat_map(|op| op.methods().iter().copied());
+    unary.chain(OTHER_METHODS.iter().copied()).collect()
+});
+
+/// The tensor methods that are not unary ops of the table.
+const OTHER_METHODS: &[&str] = &[
     "gelu",
-    "silu",
-    "softplus",
-    "sign",
-    "floor",
-    "round",
-    "neg",
-    "erf",
     "pow",
     "add",
     "sub",
@@ -52,7 +45,6 @@ pub const TENSOR_METHODS: &[&str] = &[
     "logical_and",
     "logical_or",
     "logical_xor",
-    "logical_not",
     "clamp",
     "clip",
     "where",
@@ -121,31 +113,6 @@ pub const TENSOR_METHODS: &[&str] = &[
     "backward",
 ];
 
-fn unary_of(name: &str) -> Option<UnaryOp> {
-    use UnaryOp::*;
-    Some(match name {
-        "exp" => Exp,
-        "log" => Log,
-        "sqrt" => Sqrt,
-        "rsqrt" => Rsqrt,
-        "abs" => Abs,
-        "sin" => Sin,
-        "cos" => Cos,
-        "tanh" => Tanh,
-        "sigmoid" => Sigmoid,
-        "relu" => Relu,
-        "silu" => Silu,
-        "softplus" => Softplus,
-        "sign" => Sign,
-        "floor" => Floor,
-        "round" => Round,
-        "neg" => Neg,
-        "erf" => Erf,
-        "logical_not" => Not,
-        _ => return None,
-    })
-}
-
 fn binary_of(name: &str) -> Option<BinaryOp> {
     use BinaryOp::*;
     Some(match name {
@@ -178,7 +145,7 @@ fn tv(r: crate::Result<Tensor>) -> R<Value> {
 /// Calls method `name` of tensor `t`.
 pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new(name, args, kw);
-    if let Some(op) = unary_of(name) {
+    if let Some(op) = UnaryOp::of_method(name) {
         a.check(0, &[])?;
         return tv(ops::unary(op, t));
     }

@@ -1,9 +1,11 @@
-//! Unary elementwise kernels: the per-op loops and their dtype rules (transcendental
-//! ops compute in float32; neg/abs/sign/relu keep int64; `~` needs bool or int64).
+//! Unary elementwise kernels: the per-op loops from the op table's `f32`/`int` fields
+//! (`ops::table`) and the helpers they call (transcendental ops compute in float32;
+//! ops with an `int` kernel keep int64; `~` needs bool or int64).
 
 use super::elementwise::map;
 use super::fastmath;
 use crate::error::{ErrorKind, Result};
+use crate::ops::table::unary_table;
 use crate::ops::UnaryOp;
 use crate::tensor::dtype::DType;
 use crate::tensor::{err, Tensor};
@@ -43,53 +45,48 @@ fn sign_f(x: f32) -> f32 {
     }
 }
 
-fn float_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
-    use UnaryOp::*;
-    let a = a.cast(DType::F32)?;
-    match op {
-        Neg => map(&a, |x: f32| -x),
-        Exp => map(&a, |x: f32| x.exp()),
-        Log => map(&a, |x: f32| x.ln()),
-        Sqrt => map(&a, |x: f32| x.sqrt()),
-        Rsqrt => map(&a, |x: f32| 1.0 / x.sqrt()),
-        Abs => map(&a, |x: f32| x.abs()),
-        Sin => map(&a, |x: f32| x.sin()),
-        Cos => map(&a, |x: f32| x.cos()),
-        Tanh => map(&a, fastmath::tanh),
-        Sigmoid => map(&a, sigmoid),
-        Relu => map(&a, |x: f32| if x > 0.0 { x } else { 0.0 }),
-        Gelu => map(&a, |x: f32| {
-            0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
-        }),
-        GeluTanh => map(&a, |x: f32| {
-            0.5 * x * (1.0 + fastmath::tanh(SQRT_2_OVER_PI * (x + GELU_C * x * x * x)))
-        }),
-        Silu => map(&a, |x: f32| x * sigmoid(x)),
-        Softplus => map(&a, softplus),
-        Sign => map(&a, sign_f),
-        Floor => map(&a, |x: f32| x.floor()),
-        Round => map(&a, |x: f32| x.round_ties_even()),
-        Erf => map(&a, libm::erff),
-        Not => Err(err(
+/// `float_op` and `int_op` from the op table's `f32` and `int` fields.
+macro_rules! unary_kernels {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
+        jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
+    })*) => {
+        fn float_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
+            let a = a.cast(DType::F32)?;
+            match op {
+                $(UnaryOp::$V => unary_kernels!(@f32 op, a, $($f)*),)*
+            }
+        }
+
+        fn int_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
+            let a = a.cast(DType::I64)?;
+            match op {
+                $(UnaryOp::$V => unary_kernels!(@int op, a, $($i)*),)*
+            }
+        }
+    };
+    (@f32 $op:ident, $a:ident, none) => {
+        Err(err(
             ErrorKind::TypeError,
-            "bitwise_not: not supported for float32 tensors (use bool or int64)",
-        )),
-    }
+            format!(
+                "{}: not supported for float32 tensors (use bool or int64)",
+                $op.name()
+            ),
+        ))
+    };
+    (@f32 $op:ident, $a:ident, ($x:ident) $e:expr) => {
+        map(&$a, |$x: f32| $e)
+    };
+    (@int $op:ident, $a:ident, float) => {
+        float_op($op, &$a)
+    };
+    (@int $op:ident, $a:ident, keep ($x:ident) $e:expr) => {
+        map(&$a, |$x: i64| $e)
+    };
 }
 
-fn int_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
-    use UnaryOp::*;
-    let a = a.cast(DType::I64)?;
-    match op {
-        Neg => map(&a, |x: i64| x.wrapping_neg()),
-        Abs => map(&a, |x: i64| x.wrapping_abs()),
-        Sign => map(&a, |x: i64| x.signum()),
-        Relu => map(&a, |x: i64| x.max(0)),
-        Floor | Round => map(&a, |x: i64| x),
-        Not => map(&a, |x: i64| !x),
-        _ => float_op(op, &a),
-    }
-}
+unary_table!(unary_kernels);
 
 /// `op(a)` with no autograd.
 pub fn unary_raw(op: UnaryOp, a: &Tensor) -> Result<Tensor> {

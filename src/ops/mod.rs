@@ -1,16 +1,21 @@
-//! The primitive elementwise ops as closed enums (`BinaryOp`, `UnaryOp`) and their
-//! public entry points: run the kernel, then record a graph node only when grad mode
-//! is on and an input requires grad. Gradient rules are in `autograd::rules`.
+//! The primitive elementwise ops as closed enums (`BinaryOp`, and `UnaryOp` from the
+//! op table in [`table`]) and their public entry points: run the kernel, then record a
+//! graph node only when grad mode is on and an input requires grad. Gradient rules are
+//! in `autograd::rules`.
+
+mod record;
+pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
+pub use record::{grad_node, record_const, record_op};
+pub use table::{Saves, UnaryOp};
 
 /// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,68 +81,6 @@ impl BinaryOp {
     }
 }
 
-/// Unary elementwise ops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Abs,
-    Sin,
-    Cos,
-    Tanh,
-    Sigmoid,
-    Relu,
-    /// Exact (erf) GELU.
-    Gelu,
-    /// `gelu(x, approximate="tanh")`.
-    GeluTanh,
-    Silu,
-    Softplus,
-    Sign,
-    Floor,
-    Round,
-    /// The error function (a primitive so GELU's gradient can be written with ops).
-    Erf,
-    /// `~x`: logical not on bool, bitwise not on int64.
-    Not,
-}
-
-impl UnaryOp {
-    pub fn name(self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Neg => "neg",
-            Exp => "exp",
-            Log => "log",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Abs => "abs",
-            Sin => "sin",
-            Cos => "cos",
-            Tanh => "tanh",
-            Sigmoid => "sigmoid",
-            Relu => "relu",
-            Gelu => "gelu",
-            GeluTanh => "gelu",
-            Silu => "silu",
-            Softplus => "softplus",
-            Sign => "sign",
-            Floor => "floor",
-            Round => "round",
-            Erf => "erf",
-            Not => "bitwise_not",
-        }
-    }
-
-    /// Ops whose output can carry a gradient.
-    pub fn differentiable(self) -> bool {
-        !matches!(self, UnaryOp::Not)
-    }
-}
-
 /// Which of (a, b, out) the gradient rule of `op` reads: only those are saved (so
 /// unrelated in-place writes stay legal).
 fn saves(op: BinaryOp) -> (bool, bool, bool) {
@@ -165,10 +108,7 @@ fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
 
 /// `a op b` with broadcasting, type promotion and autograd.
 pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = binary_eager(op, a, b)?;
-    sc.record(|| IrOp::Binary(op), &[a, b], &out);
-    Ok(out)
+    record_op(&[a, b], |_| IrOp::Binary(op), || binary_eager(op, a, b))
 }
 
 fn binary_eager(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -181,15 +121,12 @@ fn binary_eager(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `a op s`, or `s op a` when `reverse` (e.g. `1 - x`), without materialising `s`.
 pub fn binary_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = binary_scalar_eager(op, a, s, reverse)?;
-    let ir = || IrOp::BinaryScalar {
+    let ir = |_: &Tensor| IrOp::BinaryScalar {
         op,
         scalar: s,
         reverse,
     };
-    sc.record(ir, &[a], &out);
-    Ok(out)
+    record_op(&[a], ir, || binary_scalar_eager(op, a, s, reverse))
 }
 
 fn binary_scalar_eager(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
@@ -242,35 +179,30 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
 
 /// `op(a)` with autograd.
 pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = unary_eager(op, a)?;
-    sc.record(|| IrOp::Unary(op), &[a], &out);
-    Ok(out)
+    record_op(&[a], |_| IrOp::Unary(op), || unary_eager(op, a))
 }
 
 fn unary_eager(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let out = unary_raw(op, a)?;
-    if op.differentiable() && out.dtype().is_float() && autograd::needs_grad(&[a]) {
-        let uses_out = matches!(
-            op,
-            UnaryOp::Exp | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Tanh | UnaryOp::Sigmoid
-        );
-        let node = BackwardOp::Unary {
+    if op.differentiable() && out.dtype().is_float() {
+        let uses_out = op.saves() == Saves::Out;
+        let node = || BackwardOp::Unary {
             op,
             x: (!uses_out).then(|| Saved::new(a)),
             out: uses_out.then(|| Saved::new(&out)),
         };
-        autograd::record(&out, node, &[a]);
+        grad_node(&out, &[a], node);
     }
     Ok(out)
 }
 
 /// `clamp(x, min, max)` (either bound optional).
 pub fn clamp(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = clamp_eager(x, min, max)?;
-    sc.record(|| IrOp::Clamp { min, max }, &[x], &out);
-    Ok(out)
+    record_op(
+        &[x],
+        |_| IrOp::Clamp { min, max },
+        || clamp_eager(x, min, max),
+    )
 }
 
 fn clamp_eager(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
@@ -287,13 +219,13 @@ fn clamp_eager(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor>
             "clamp: at least one of min and max must be given",
         ));
     }
-    if out.dtype().is_float() && autograd::needs_grad(&[x]) {
-        let node = BackwardOp::Clamp {
+    if out.dtype().is_float() {
+        let node = || BackwardOp::Clamp {
             x: Saved::new(x),
             min,
             max,
         };
-        autograd::record(&out, node, &[x]);
+        grad_node(&out, &[x], node);
     }
     Ok(out)
 }
@@ -309,10 +241,7 @@ fn num(dt: DType, v: f64) -> Scalar {
 
 /// `where(cond, a, b)`: elements of `a` where `cond`, else of `b` (broadcasting).
 pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = where_impl(cond, a, b)?;
-    sc.record(|| IrOp::Where, &[cond, a, b], &out);
-    Ok(out)
+    record_op(&[cond, a, b], |_| IrOp::Where, || where_impl(cond, a, b))
 }
 
 fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -336,13 +265,13 @@ fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::I64 => select(&c, &va.to_vec::<i64>()?, &vb.to_vec::<i64>()?, &shape),
         DType::Bool => select(&c, &va.to_vec::<bool>()?, &vb.to_vec::<bool>()?, &shape),
     }?;
-    if dt.is_float() && autograd::needs_grad(&[a, b]) {
-        let node = BackwardOp::Where {
+    if dt.is_float() {
+        let node = || BackwardOp::Where {
             cond: Saved::new(cond),
             a_shape: Dims::from_slice(a.shape()),
             b_shape: Dims::from_slice(b.shape()),
         };
-        autograd::record(&out, node, &[a, b]);
+        grad_node(&out, &[a, b], node);
     }
     Ok(out)
 }
@@ -364,17 +293,12 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// `x.clone()`: a differentiable copy.
 pub fn clone(x: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
-    let out = clone_eager(x)?;
-    sc.record(|| IrOp::Clone, &[x], &out);
-    Ok(out)
+    record_op(&[x], |_| IrOp::Clone, || clone_eager(x))
 }
 
 fn clone_eager(x: &Tensor) -> Result<Tensor> {
     let out = x.contiguous_copy()?;
-    if autograd::needs_grad(&[x]) {
-        autograd::record(&out, BackwardOp::Identity, &[x]);
-    }
+    grad_node(&out, &[x], || BackwardOp::Identity);
     Ok(out)
 }
 

@@ -1,0 +1,212 @@
+//! The op table (`kiln::ops::table`): the layers derived from it agree with it, a fused
+//! kernel refuses the ops the table marks unfusable, and `log1p` (added through the
+//! table and one mathfn routine) is right eagerly (values from CPython's math.log1p),
+//! in gradients (finite differences), in fused kernels (f64 truth) and in ONNX export.
+// Truth values are pasted with the digits CPython printed (ln 2 among them).
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
+mod codegen_common;
+mod common;
+
+use codegen_common::{jit_unary, sweep, ulp_error};
+use common::{eager_engine, floats, text};
+use kiln::autograd::backward;
+use kiln::compile::{compile, run_reference, Access, Kernel, Op, Output};
+use kiln::ops::{self, UnaryOp};
+use kiln::tensor::creation::from_f32;
+use kiln::Engine;
+
+#[test]
+fn every_method_name_names_its_op_and_globals_agree() {
+    let mut e = eager_engine("t = tensor([0.25, -0.5, 2.0])\nb = tensor([True, False])\n");
+    let t = from_f32(vec![0.25, -0.5, 2.0], &[3]).unwrap();
+    for &op in UnaryOp::ALL {
+        for &m in op.methods() {
+            assert_eq!(UnaryOp::of_method(m), Some(op), "{m}");
+            let arg = if op.takes_float() { "t" } else { "b" };
+            let method = text(&mut e, &format!("str({arg}.{m}().tolist())"));
+            if op.takes_float() {
+                let direct = f32s(&ops::unary(op, &t).unwrap());
+                let shown = floats(&method);
+                assert_eq!(shown.len(), 3, "{m}: {method}");
+                for (s, d) in shown.iter().zip(&direct) {
+                    assert!(
+                        *s == f64::from(*d) || (s.is_nan() && d.is_nan()),
+                        "{m}: {s} vs {d}"
+                    );
+                }
+            } else {
+                assert_eq!(method, "[False, True]", "{m}");
+            }
+            let global = e.eval_as::<String>(&format!("str({m}({arg}).tolist())"));
+            // Non-global names may still be Python builtins (`abs(t)`, `round(t)`).
+            match global {
+                Ok(g) => assert_eq!(g, method, "{m}()"),
+                Err(err) => assert!(!op.is_global(), "{m}(): {}", err.message),
+            }
+        }
+    }
+    assert_eq!(UnaryOp::of_method("nope"), None);
+}
+
+fn one_op_kernel(op: UnaryOp) -> Kernel {
+    let mut k = Kernel::new(1, vec![Access::Contiguous]);
+    let x = k.push(Op::Load(0));
+    let y = k.push(Op::Unary(op, x));
+    k.outputs.push(Output {
+        value: y,
+        access: Access::Contiguous,
+    });
+    k
+}
+
+#[test]
+fn kernels_hold_exactly_the_fusable_ops() {
+    let xs = [0.5f32, -0.25, 3.0, 0.0];
+    for &op in UnaryOp::ALL {
+        let k = one_op_kernel(op);
+        if op.fusable() {
+            let got = jit_unary(op, &xs);
+            for (&x, &g) in xs.iter().zip(&got) {
+                let want = kiln::compile::reference::unary(op, x);
+                let close = (g - want).abs() <= 1e-5 * want.abs().max(1.0) || g == want;
+                assert!(
+                    close || (g.is_nan() && want.is_nan()),
+                    "{op:?}({x}): {g} vs {want}"
+                );
+            }
+        } else {
+            let err = compile(&k).expect_err("an unfusable op is refused");
+            assert!(err.message.contains(op.name()), "{}", err.message);
+            assert!(k.validate().is_err());
+            let mut out = [0.0f32; 1];
+            let st = [1isize];
+            let r = run_reference(
+                &k,
+                &[kiln::compile::BufView::new(&[1.0], &st)],
+                &mut [kiln::compile::BufViewMut::new(&mut out, &st)],
+                &[1],
+                None,
+            );
+            assert!(r.is_err(), "{op:?}: reference refuses it too");
+        }
+    }
+}
+
+fn f32s(t: &kiln::Tensor) -> Vec<f32> {
+    t.to_f32_vec().unwrap()
+}
+
+#[test]
+fn log1p_eager_values_match_cpython() {
+    // f32 inputs and float32(math.log1p(float(x))) from CPython 3.11.
+    let cases: [(f32, f32); 9] = [
+        (1e-8, 9.99999993922529e-09),
+        (-1e-8, -9.99999993922529e-09),
+        (1e-4, 9.999499889090657e-05),
+        (0.5, 0.405_465_1),
+        (-0.5, -0.693_147_2),
+        (1.0, 0.693_147_2),
+        (3.0, 1.386_294_4),
+        (100.0, 4.615_120_4),
+        (-0.999, -6.907_768),
+    ];
+    let x = from_f32(cases.iter().map(|c| c.0).collect(), &[9]).unwrap();
+    let got = f32s(&ops::unary(UnaryOp::Log1p, &x).unwrap());
+    for ((x, want), g) in cases.iter().zip(&got) {
+        let ulps = (g.to_bits() as i64 - want.to_bits() as i64).abs();
+        assert!(ulps <= 1, "log1p({x}) = {g}, want {want}");
+    }
+    let special = from_f32(vec![-1.0, -2.0, f32::INFINITY, -0.0], &[4]).unwrap();
+    let s = f32s(&ops::unary(UnaryOp::Log1p, &special).unwrap());
+    assert_eq!(s[0], f32::NEG_INFINITY);
+    assert!(s[1].is_nan());
+    assert_eq!(s[2], f32::INFINITY);
+    assert!(
+        s[3] == 0.0 && s[3].is_sign_negative(),
+        "log1p(-0.0) is -0.0"
+    );
+    // int64 in, float32 out; method and global spellings.
+    let mut e = eager_engine("a = log1p(tensor([0, 1]))\nb = tensor([3.0]).log1p()\n");
+    assert_eq!(text(&mut e, "str(a.dtype)"), "float32");
+    assert_eq!(text(&mut e, "str(a.tolist())"), "[0.0, 0.6931471824645996]");
+    assert_eq!(text(&mut e, "str(b.tolist())"), "[1.3862943649291992]");
+}
+
+#[test]
+fn log1p_gradient_matches_finite_differences() {
+    let xs = vec![-0.9f32, -0.3, 0.0, 1e-3, 0.7, 2.5, 40.0];
+    let x = from_f32(xs.clone(), &[7]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    let y = ops::unary(UnaryOp::Log1p, &x).unwrap();
+    let loss = y.sum(&[], false).unwrap();
+    backward(&loss, None, false).unwrap();
+    let g = f32s(&x.grad().expect("a gradient"));
+    let eps = 1e-3f64;
+    for (i, &x0) in xs.iter().enumerate() {
+        let f = |d: f64| {
+            let t = from_f32(vec![(f64::from(x0) + d) as f32], &[1]).unwrap();
+            f64::from(f32s(&ops::unary(UnaryOp::Log1p, &t).unwrap())[0])
+        };
+        let fd = (f(eps) - f(-eps)) / (2.0 * eps);
+        let ana = f64::from(g[i]);
+        assert!(
+            (fd - ana).abs() <= 1e-2 * (1.0 + fd.abs()),
+            "d log1p at {x0}: autograd {ana} vs finite difference {fd}"
+        );
+    }
+}
+
+#[test]
+fn log1p_fused_kernel_within_4_ulp_of_f64() {
+    let mut xs = sweep(997);
+    xs.retain(|&x| x >= -1.0 || x.is_nan());
+    xs.extend(codegen_common::linspace(-0.999, 2.0, 100_001));
+    xs.extend([
+        1e-8,
+        -1e-8,
+        1e-30,
+        -1e-40,
+        -0.0,
+        0.0,
+        -1.0,
+        -2.0,
+        f32::INFINITY,
+    ]);
+    let got = jit_unary(UnaryOp::Log1p, &xs);
+    let mut worst = (0.0f64, 0.0f32);
+    for (&x, &g) in xs.iter().zip(&got) {
+        let e = ulp_error(g, f64::from(x).ln_1p());
+        if e > worst.0 || e.is_nan() {
+            worst = (e, x);
+        }
+    }
+    assert!(worst.0 <= 4.0, "log1p: {} ulp at {:e}", worst.0, worst.1);
+    let tail = &got[got.len() - 9..];
+    assert_eq!(tail[..4], [1e-8, -1e-8, 1e-30, -1e-40]);
+    assert!(tail[4] == 0.0 && tail[4].is_sign_negative());
+    assert_eq!(tail[6], f32::NEG_INFINITY);
+    assert!(tail[7].is_nan());
+    assert_eq!(tail[8], f32::INFINITY);
+}
+
+#[test]
+fn log1p_exports_to_onnx_as_log_of_add() {
+    let dir = std::env::temp_dir().join(format!("kiln_ops_table_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.onnx");
+    let mut e = Engine::new();
+    e.set_output(Box::new(|_| {}));
+    e.set("out", path.display().to_string());
+    let src = "def f(x):\n    return log1p(x) * 2.0\nexport_onnx(f, (randn(4),), out)\n";
+    if let Err(err) = e.run_source(src, "t.dl") {
+        panic!("{}", e.render_error(&err));
+    }
+    let m = kiln::onnx::decode(&std::fs::read(&path).unwrap()).unwrap();
+    let g = m.graph.as_ref().expect("a graph");
+    let types: Vec<&str> = g.node.iter().map(|n| n.op_type.as_str()).collect();
+    assert_eq!(types, ["Add", "Log", "Mul", "Identity"], "{types:?}");
+    assert_eq!(g.node[1].input, g.node[0].output, "Log reads the Add");
+    assert!(g.node[0].input.contains(&g.input[0].name), "Add reads x");
+    let _ = std::fs::remove_dir_all(&dir);
+}
