@@ -85,13 +85,25 @@ impl ViewMap {
         })
     }
 
-    /// A base-shaped gradient's view region as a contiguous view-shaped tensor.
-    fn gather(&self, g: &Tensor) -> Result<Tensor> {
-        take(&g.contiguous_copy()?, &self.positions, &self.view_shape)
+    /// `g` when it has `shape` (a gradient the engine passes this node), else an error
+    /// rather than an out-of-range read.
+    fn expect<'a>(g: &'a Tensor, shape: &[usize]) -> Result<&'a Tensor> {
+        if g.shape() == shape {
+            return Ok(g);
+        }
+        Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "internal: a view's gradient of shape {} where {} was expected",
+                super::shape::fmt_shape(g.shape()),
+                super::shape::fmt_shape(shape)
+            ),
+        ))
     }
 
     /// `AsStridedBackward`: a view's gradient placed into zeros of the base's shape.
     pub(crate) fn scatter(&self, g: &Tensor) -> Result<Tensor> {
+        let g = Self::expect(g, &self.view_shape)?;
         let out = creation::zeros(&self.base_shape, DType::F32)?;
         put(&out, &self.positions, &g.cast(DType::F32)?, true)?;
         Ok(out)
@@ -100,8 +112,8 @@ impl ViewMap {
     /// `CopySlices`: the base's gradient `g` splits into the gradient of the base's old
     /// value (zero over the overwritten region) and of the new region's values.
     pub(crate) fn split(&self, g: &Tensor) -> Result<(Tensor, Tensor)> {
-        let region = self.gather(g)?;
-        let rest = g.contiguous_copy()?;
+        let rest = Self::expect(g, &self.base_shape)?.contiguous_copy()?;
+        let region = take(&rest, &self.positions, &self.view_shape)?;
         let zero = creation::zeros(&[self.positions.len()], rest.dtype())?;
         put(&rest, &self.positions, &zero, false)?;
         Ok((rest, region))
