@@ -43,7 +43,7 @@ pub struct TensorImpl {
     /// Marked by `Parameter(t)` (what `nn` modules collect).
     param: Cell<bool>,
     /// Set on views: their base, for autograd of in-place ops (view_grad.rs).
-    view: std::cell::OnceCell<Box<view_grad::ViewInfo>>,
+    view: std::cell::OnceCell<view_grad::ViewInfo>,
 }
 
 /// An error of `kind` with no span (the interpreter attaches the call's span).
@@ -270,7 +270,10 @@ impl Tensor {
     }
 
     pub fn is_leaf(&self) -> bool {
-        self.grad_fn().is_none()
+        if self.0.view.get().is_some() {
+            self.refresh_view_history();
+        }
+        self.0.grad_fn.borrow().is_none()
     }
 
     pub fn grad(&self) -> Option<Tensor> {

@@ -42,27 +42,42 @@ pub struct ViewMap {
 
 impl ViewMap {
     fn of(base: &Tensor, view: &Tensor) -> Result<ViewMap> {
-        let len = base.storage().borrow().len();
-        let mut at = vec![usize::MAX; len];
-        let mut i = 0usize;
-        for_each_offset(base.shape(), base.strides(), base.offset(), |o| {
-            if let Some(slot) = at.get_mut(o) {
-                if *slot == usize::MAX {
-                    *slot = i;
+        let outside = || {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: a view reaches outside its base",
+            )
+        };
+        let offsets = view_offsets(view);
+        let positions = if base.is_contiguous() {
+            // Row-major: an element's position is its distance from the base's start.
+            let (start, n) = (base.offset(), base.numel());
+            offsets
+                .into_iter()
+                .map(|o| o.checked_sub(start).filter(|&p| p < n).ok_or_else(outside))
+                .collect::<Result<Rc<[usize]>>>()?
+        } else {
+            let len = base.storage().borrow().len();
+            let mut at = vec![usize::MAX; len];
+            let mut i = 0usize;
+            for_each_offset(base.shape(), base.strides(), base.offset(), |o| {
+                if let Some(slot) = at.get_mut(o) {
+                    if *slot == usize::MAX {
+                        *slot = i;
+                    }
                 }
-            }
-            i += 1;
-        });
-        let positions = view_offsets(view)
-            .into_iter()
-            .map(|o| match at.get(o) {
-                Some(&p) if p != usize::MAX => Ok(p),
-                _ => Err(err(
-                    ErrorKind::RuntimeError,
-                    "internal: a view reaches outside its base",
-                )),
-            })
-            .collect::<Result<Rc<[usize]>>>()?;
+                i += 1;
+            });
+            offsets
+                .into_iter()
+                .map(|o| {
+                    at.get(o)
+                        .copied()
+                        .filter(|&p| p != usize::MAX)
+                        .ok_or_else(outside)
+                })
+                .collect::<Result<Rc<[usize]>>>()?
+        };
         Ok(ViewMap {
             base_shape: base.shape().into(),
             view_shape: view.shape().into(),
@@ -70,21 +85,25 @@ impl ViewMap {
         })
     }
 
-    /// True when two elements of the view are one element of the base.
-    fn overlaps(&self) -> bool {
-        let mut seen = vec![false; self.base_shape.iter().product()];
-        self.positions
-            .iter()
-            .any(|&p| std::mem::replace(&mut seen[p], true))
-    }
-
-    /// A base-shaped gradient's view region as a contiguous view-shaped tensor.
-    fn gather(&self, g: &Tensor) -> Result<Tensor> {
-        take(&g.contiguous_copy()?, &self.positions, &self.view_shape)
+    /// `g` when it has `shape` (a gradient the engine passes this node), else an error
+    /// rather than an out-of-range read.
+    fn expect<'a>(g: &'a Tensor, shape: &[usize]) -> Result<&'a Tensor> {
+        if g.shape() == shape {
+            return Ok(g);
+        }
+        Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "internal: a view's gradient of shape {} where {} was expected",
+                super::shape::fmt_shape(g.shape()),
+                super::shape::fmt_shape(shape)
+            ),
+        ))
     }
 
     /// `AsStridedBackward`: a view's gradient placed into zeros of the base's shape.
     pub(crate) fn scatter(&self, g: &Tensor) -> Result<Tensor> {
+        let g = Self::expect(g, &self.view_shape)?;
         let out = creation::zeros(&self.base_shape, DType::F32)?;
         put(&out, &self.positions, &g.cast(DType::F32)?, true)?;
         Ok(out)
@@ -93,8 +112,8 @@ impl ViewMap {
     /// `CopySlices`: the base's gradient `g` splits into the gradient of the base's old
     /// value (zero over the overwritten region) and of the new region's values.
     pub(crate) fn split(&self, g: &Tensor) -> Result<(Tensor, Tensor)> {
-        let region = self.gather(g)?;
-        let rest = g.contiguous_copy()?;
+        let rest = Self::expect(g, &self.base_shape)?.contiguous_copy()?;
+        let region = take(&rest, &self.positions, &self.view_shape)?;
         let zero = creation::zeros(&[self.positions.len()], rest.dtype())?;
         put(&rest, &self.positions, &zero, false)?;
         Ok((rest, region))
@@ -110,11 +129,11 @@ impl Tensor {
             None => parent.clone(),
         };
         let base_fn = node_id(base.0.grad_fn.borrow().as_ref());
-        let _ = self.0.view.set(Box::new(ViewInfo {
+        let _ = self.0.view.set(ViewInfo {
             base,
             base_fn: Cell::new(base_fn),
             grad_mode: autograd::is_grad_enabled(),
-        }));
+        });
     }
 
     /// For a view whose base was modified in place with autograd since the view's
@@ -139,11 +158,11 @@ impl Tensor {
 
     /// The refusals of an in-place op with autograd on `self` (grad mode on and some
     /// operand requiring grad): a leaf requiring grad, a view of one, a view made
-    /// under `no_grad` of a base requiring grad, a view whose elements overlap.
+    /// under `no_grad`, a view whose elements overlap.
     pub(crate) fn check_inplace(&self) -> Result<()> {
         let refuse = |msg: &str| Err(err(ErrorKind::RuntimeError, msg));
         if let Some(v) = self.0.view.get() {
-            if !v.grad_mode && v.base.requires_grad() {
+            if !v.grad_mode {
                 return refuse(
                     "A view was created in no_grad mode and is being modified inplace with grad \
                      mode enabled. Given that this use case is ambiguous and error-prone, it is \
@@ -159,7 +178,7 @@ impl Tensor {
                      operation.",
                 );
             }
-            if ViewMap::of(&v.base, self)?.overlaps() {
+            if self.repeats_elements() || v.base.repeats_elements() {
                 return refuse(
                     "unsupported operation: more than one element of the written-to tensor \
                      refers to a single memory location. Please clone() the tensor before \
@@ -173,6 +192,12 @@ impl Tensor {
             );
         }
         Ok(())
+    }
+
+    /// Some element is stored at the same place as another (a broadcast dim: views
+    /// can only repeat elements through `expand`'s zero strides).
+    fn repeats_elements(&self) -> bool {
+        (self.shape().iter().zip(self.strides())).any(|(&n, &s)| n > 1 && s == 0)
     }
 
     /// After an in-place op with autograd: `node` (whose first edge is `self`'s old
