@@ -114,6 +114,70 @@ pub fn gather_strided<T: Copy>(
     for_each_offset(shape, strides, offset, |o| out.push(src[o]));
 }
 
+/// Elements gathered between two polls of the engine's interrupt flag and deadline.
+const POLL_CHUNK: usize = 1 << 22;
+
+/// [`gather_strided`] of a large view in chunks of [`POLL_CHUNK`] elements, polling the
+/// running engine's interrupt and deadline between chunks (a copy of a huge expanded
+/// view must stop under a wall-time limit).
+pub fn gather_strided_polled<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+    out: &mut Vec<T>,
+) -> crate::error::Result<()> {
+    let n: usize = shape.iter().product();
+    // a transposed matrix keeps its blocked copy (memory-bound: fast at any size)
+    let transposed = matches!((shape, strides), ([_, _], [1, cs]) if *cs != 1);
+    if n <= POLL_CHUNK || transposed {
+        gather_strided(src, shape, strides, offset, out);
+        return Ok(());
+    }
+    let mut start = 0;
+    while start < n {
+        crate::interp::limits::poll_kernel()?;
+        let len = POLL_CHUNK.min(n - start);
+        gather_range(src, shape, strides, offset, start, len, out);
+        start += len;
+    }
+    Ok(())
+}
+
+/// Appends the elements `start..start + len` (row-major) of a strided view to `out`.
+fn gather_range<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+    start: usize,
+    len: usize,
+    out: &mut Vec<T>,
+) {
+    let nd = shape.len();
+    let mut idx = vec![0usize; nd];
+    let (mut rem, mut o) = (start, offset);
+    for d in (0..nd).rev() {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+        o += idx[d] * strides[d];
+    }
+    for _ in 0..len {
+        out.push(src[o]);
+        let mut d = nd;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            o += strides[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            o -= strides[d] * shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 /// Tile edge of the blocked transpose (a 32x32 f32 tile is 4 KiB: both the rows read
 /// and the rows written stay in L1).
 const TILE: usize = 32;

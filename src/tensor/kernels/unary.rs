@@ -57,7 +57,7 @@ fn float_op(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         Cos => map(&a, |x: f32| x.cos()),
         Tanh => map(&a, fastmath::tanh),
         Sigmoid => map(&a, sigmoid),
-        Relu => map(&a, |x: f32| if x > 0.0 { x } else { 0.0 }),
+        Relu => map(&a, |x: f32| if x > 0.0 || x.is_nan() { x } else { 0.0 }),
         Gelu => map(&a, |x: f32| {
             0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
         }),
