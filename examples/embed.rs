@@ -56,6 +56,7 @@ fn run() -> Result<(), String> {
         max_call_depth: 100,
         max_tensor_bytes: Some(64 << 20),
         max_total_tensor_bytes: Some(256 << 20),
+        max_memory: Some(512 << 20),
         wall_time: Some(Duration::from_secs(30)),
         max_container_len: 1 << 20,
     });

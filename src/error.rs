@@ -27,6 +27,8 @@ pub enum ErrorKind {
     StopIteration,
     /// A file-system or operating-system failure (open, read, write, rename).
     OSError,
+    /// A file access refused (a sandboxed engine); a subclass of `OSError`.
+    PermissionError,
     /// Ctrl-C or a host's interrupt handle.
     KeyboardInterrupt,
     /// A safety limit set by the embedding host was exceeded (operations, time, memory).
@@ -58,6 +60,7 @@ impl ErrorKind {
             ErrorKind::ImportError => "ImportError",
             ErrorKind::StopIteration => "StopIteration",
             ErrorKind::OSError => "OSError",
+            ErrorKind::PermissionError => "PermissionError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::LimitExceeded => "LimitExceeded",
             ErrorKind::Exception => "Exception",

@@ -113,6 +113,7 @@ fn limited_engine() -> Engine {
         max_call_depth: 60,
         max_tensor_bytes: Some(1 << 20),
         max_total_tensor_bytes: Some(8 << 20),
+        max_memory: None,
         wall_time: Some(Duration::from_secs(2)),
         max_container_len: 100_000,
     });

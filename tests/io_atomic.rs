@@ -95,3 +95,35 @@ fn unwritable_targets_are_os_errors() {
     assert!(target.is_dir());
     assert_eq!(entries(dir.path()), vec!["is_a_dir".to_string()]);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_save_removes_only_stale_temporaries_of_the_same_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.npy");
+    let at = |name: &str| dir.path().join(name);
+    // a process that died mid-save (PIDs above 2^22 never exist on Linux)
+    let dead = [at(".w.npy.4194999.0.tmp"), at(".w.npy.4194998.12.tmp")];
+    let kept = [
+        // a live process's save in progress (PID 1 always exists), and our own
+        at(".w.npy.1.3.tmp"),
+        at(&format!(".w.npy.{}.7.tmp", std::process::id())),
+        // another target, and names that are not ours
+        at(".x.npy.4194999.0.tmp"),
+        at(".w.npy.4194999.tmp"),
+        at(".w.npy.4194999.x.tmp"),
+        at("w.npy.4194999.0.tmp"),
+    ];
+    for p in dead.iter().chain(&kept) {
+        std::fs::write(p, b"junk").unwrap();
+    }
+    let a = Array::from_f32(vec![2], vec![1.0, 2.0]).unwrap();
+    save_npy(&path, &a).unwrap();
+    for p in &dead {
+        assert!(!p.exists(), "{} should be removed", p.display());
+    }
+    for p in &kept {
+        assert!(p.exists(), "{} must stay", p.display());
+    }
+    assert_eq!(load_npy(&path).unwrap(), a);
+}

@@ -106,6 +106,34 @@ impl Node {
     }
 }
 
+/// Moves the producers this node alone keeps alive onto `stack`.
+fn take_sole_producers(edges: &mut Edges, stack: &mut Vec<Rc<Node>>) {
+    for e in edges.drain(..) {
+        if let Edge::Node(n) = e {
+            if Rc::strong_count(&n) == 1 {
+                stack.push(n);
+            }
+        }
+    }
+}
+
+impl Drop for Node {
+    /// Frees the chain of producers iteratively: a graph of a million ops (a loss summed
+    /// in a loop) must not recurse once per node on the native stack.
+    fn drop(&mut self) {
+        if !self.edges.iter().any(|e| matches!(e, Edge::Node(_))) {
+            return;
+        }
+        let mut stack = Vec::new();
+        take_sole_producers(&mut self.edges, &mut stack);
+        while let Some(n) = stack.pop() {
+            if let Ok(mut node) = Rc::try_unwrap(n) {
+                take_sole_producers(&mut node.edges, &mut stack);
+            }
+        }
+    }
+}
+
 /// The closed set of backward ops, one per differentiable primitive.
 pub enum BackwardOp {
     /// `a op b` (a scalar operand is saved as a 0-d tensor).

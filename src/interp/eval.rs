@@ -443,7 +443,7 @@ impl Interp {
 
     /// Wraps a value as a dict key, raising TypeError for unhashable values.
     pub fn key(&self, v: Value) -> R<Key> {
-        Key::new(v).map_err(|t| type_err(format!("unhashable type: '{t}'")))
+        Key::new(v)
     }
 
     fn eval_items(&mut self, xs: &[Ex]) -> R<Vec<Value>> {
@@ -496,14 +496,7 @@ impl Interp {
                 let kv = self.eval(k)?;
                 let vv = self.eval(v)?;
                 let key = self.key(kv).map_err(|x| at(x, k.span))?;
-                if m.len() >= containers::max_len() && !m.contains_key(&key) {
-                    containers::checked_total(m.len(), 1, "dict")?;
-                }
-                if m.len() == m.capacity() {
-                    m.try_reserve(1)
-                        .map_err(|_| err(ErrorKind::MemoryError, "out of memory growing a dict"))?;
-                }
-                m.insert(key, vv);
+                containers::map_insert(m, key, vv, "dict")?;
             }
         }
         Ok(())

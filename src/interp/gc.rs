@@ -250,6 +250,61 @@ pub fn live_objects() -> usize {
     })
 }
 
+/// Approximate bytes held by the live tracked containers, for the memory limit (a walk
+/// over the registry, run only when the growth counter passes the cap): list buffers,
+/// dict and set entries, and the strings and tuples they hold (each counted once). A
+/// container borrowed right now (the one being grown) is skipped; the caller adds it,
+/// and `extra` (the items of a list under construction) is counted with the rest.
+pub fn live_container_bytes(extra: &[Value]) -> usize {
+    use super::containers::MAP_ENTRY_BYTES;
+    const SLOT: usize = std::mem::size_of::<Value>();
+    let mut seen = std::collections::HashSet::new();
+    let mut held = |v: &Value| -> usize {
+        match v {
+            Value::Str(s) if s.len() >= 16 && seen.insert(s.as_ptr() as usize) => s.len(),
+            Value::Tuple(t) if !t.is_empty() && seen.insert(t.as_ptr() as usize) => {
+                t.len() * SLOT
+                    + t.iter()
+                        .map(|x| match x {
+                            Value::Str(s) => s.len(),
+                            _ => 0,
+                        })
+                        .sum::<usize>()
+            }
+            _ => 0,
+        }
+    };
+    GC.with(|g| {
+        let Ok(g) = g.try_borrow() else {
+            return 0;
+        };
+        let mut total: usize = extra.iter().map(&mut held).sum();
+        for t in g.gens.iter().flatten() {
+            total += match t {
+                Tracked::List(w) => w.upgrade().map_or(0, |l| match l.try_borrow() {
+                    Ok(v) => v.capacity() * SLOT + v.iter().map(&mut held).sum::<usize>(),
+                    Err(_) => 0,
+                }),
+                Tracked::Dict(w) | Tracked::Set(w) => {
+                    w.upgrade().map_or(0, |d| match d.try_borrow() {
+                        Ok(m) => {
+                            m.capacity() * MAP_ENTRY_BYTES
+                                + m.iter().map(|(k, x)| held(&k.0) + held(x)).sum::<usize>()
+                        }
+                        Err(_) => 0,
+                    })
+                }
+                Tracked::Instance(w) => w
+                    .upgrade()
+                    .and_then(|i| i.dict.try_borrow().ok().map(|m| m.len() * MAP_ENTRY_BYTES))
+                    .unwrap_or(0),
+                _ => 0,
+            };
+        }
+        total
+    })
+}
+
 impl Gc {
     /// Drops the registry entries of dead objects once the containers freed since the
     /// last pruning are more than half the entries (and more than `THRESHOLD0`): a dead

@@ -181,8 +181,7 @@ impl Interp {
             }
             (Value::Dict(d), _) => {
                 let k = self.key(idx.clone())?;
-                d.borrow_mut().insert(k, v);
-                Ok(())
+                super::containers::map_insert(&mut d.borrow_mut(), k, v, "dict")
             }
             (Value::Tensor(t), _) => super::builtins::tensor_index::set(t, idx, &v),
             (Value::Instance(_), _) => {

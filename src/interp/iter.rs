@@ -91,7 +91,15 @@ impl Interp {
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Tuple(t) => Ok(t.to_vec()),
             _ => {
-                let mut out = Vec::new();
+                // a range's size is known: refuse a too large one before any work
+                // (unless the operation budget stops the loop first, as it would)
+                let n = match it {
+                    Value::Range(r) if !self.ops_budget_below(r.len()) => {
+                        usize::try_from(r.len()).unwrap_or(usize::MAX)
+                    }
+                    _ => 0,
+                };
+                let mut out = containers::vec_with_capacity(n, "list")?;
                 self.for_each(it, |_, v| {
                     containers::push(&mut out, v, "list")?;
                     Ok(true)

@@ -24,6 +24,7 @@ const TICK_BATCH: u32 = 256;
 ///     max_call_depth: 50,
 ///     max_tensor_bytes: Some(1 << 20),
 ///     max_total_tensor_bytes: Some(8 << 20),
+///     max_memory: Some(64 << 20),
 ///     wall_time: Some(Duration::from_secs(1)),
 ///     max_container_len: 1_000_000,
 /// });
@@ -43,6 +44,10 @@ pub struct Limits {
     /// Bytes of tensor storage alive at once on the engine's thread; an allocation
     /// that would pass it raises `MemoryError`.
     pub max_total_tensor_bytes: Option<usize>,
+    /// Bytes alive at once on the engine's thread, tensors and Python containers and
+    /// strings together (approximate for containers: their buffers and the strings they
+    /// hold); growing past it raises `MemoryError`.
+    pub max_memory: Option<usize>,
     /// Wall-clock time per run; exceeding it raises `LimitExceeded`.
     pub wall_time: Option<Duration>,
     /// The most elements one list, tuple or dict may hold (bytes for a str); growing
@@ -60,6 +65,7 @@ impl Default for Limits {
             max_call_depth: 1000,
             max_tensor_bytes: None,
             max_total_tensor_bytes: None,
+            max_memory: None,
             wall_time: None,
             max_container_len: super::containers::DEFAULT_MAX_CONTAINER_LEN,
         }
@@ -138,6 +144,8 @@ pub struct RunGuard {
     cancel: Option<KernelCancel>,
     max_depth: usize,
     max_container_len: usize,
+    max_memory: usize,
+    sandboxed: bool,
 }
 
 /// Native modules that touch the host (files); not importable in sandbox mode.
@@ -153,6 +161,22 @@ impl Interp {
             ));
         }
         Ok(())
+    }
+
+    /// Runs `f` one level deeper into nested data (comparison, `repr`/`str`): past the
+    /// call-depth limit `RecursionError` (as CPython: "maximum recursion depth exceeded
+    /// {what}"), and the native stack is grown on the heap when it runs low.
+    pub fn nested<T>(&mut self, what: &str, f: impl FnOnce(&mut Interp) -> R<T>) -> R<T> {
+        if self.depth >= self.max_depth {
+            return Err(err(
+                ErrorKind::RecursionError,
+                format!("maximum recursion depth exceeded{what}"),
+            ));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || f(self));
+        self.depth -= 1;
+        r
     }
 
     /// The full check, every `TICK_BATCH` ticks (or at once after a limit fired).
@@ -183,6 +207,15 @@ impl Interp {
         Ok(())
     }
 
+    /// Whether the operation budget left in this run is below `n` (a loop of `n`
+    /// iterations would stop at the limit).
+    pub fn ops_budget_below(&self, n: i64) -> bool {
+        let st = &self.limits;
+        let spent = st.used + u64::from(st.batch.saturating_sub(st.ticks_left));
+        st.max_ops
+            .is_some_and(|m| u64::try_from(n).is_ok_and(|n| n > m.saturating_sub(spent)))
+    }
+
     /// Checks interrupt, deadline and budget now, without waiting for the tick batch
     /// (for natives that block, such as `time.sleep`).
     pub fn poll_limits(&mut self) -> R<()> {
@@ -209,7 +242,10 @@ impl Interp {
             max_bytes: limits
                 .max_tensor_bytes
                 .unwrap_or(crate::tensor::storage::DEFAULT_MAX_BYTES),
-            max_live_bytes: limits.max_total_tensor_bytes.unwrap_or(usize::MAX),
+            max_live_bytes: limits
+                .max_total_tensor_bytes
+                .unwrap_or(usize::MAX)
+                .min(limits.max_memory.unwrap_or(usize::MAX)),
         });
         let flag = self.interrupt.clone();
         let cancel = KERNEL_CANCEL.with(|c| c.replace(Some(KernelCancel { flag, deadline })));
@@ -219,6 +255,8 @@ impl Interp {
             cancel,
             max_depth,
             max_container_len: super::containers::set_max_len(limits.max_container_len),
+            max_memory: super::containers::set_max_memory(limits.max_memory.unwrap_or(usize::MAX)),
+            sandboxed: crate::io::fs_gate::set_sandboxed(self.sandbox),
         }
     }
 
@@ -229,6 +267,8 @@ impl Interp {
         self.limits = LimitState::default();
         self.max_depth = g.max_depth;
         super::containers::set_max_len(g.max_container_len);
+        crate::io::fs_gate::set_sandboxed(g.sandboxed);
+        super::containers::set_max_memory(g.max_memory);
         // cached tensor buffers do not outlive the host's call
         crate::tensor::pool::clear();
         crate::tensor::storage::set_alloc_limits(g.alloc);

@@ -24,6 +24,7 @@ pub mod resolve;
 pub mod scope;
 pub mod tree;
 pub mod value;
+mod value_drop;
 
 use crate::error::{Error, ErrorKind, TraceFrame};
 use crate::source::{SourceMap, Span};

@@ -43,7 +43,9 @@ impl Interp {
                 .or_else(|| std::env::current_dir().ok());
             if let Some(dir) = dir {
                 let file = dir.join(&rel);
-                if file.is_file() {
+                // a sandboxed run never looks at the disk (not even a stat)
+                let gate = crate::io::fs_gate::check(&file, crate::io::fs_gate::Access::Read);
+                if gate.is_ok() && file.is_file() {
                     let bytes = std::fs::read(&file).map_err(|e| {
                         err(
                             ErrorKind::ImportError,

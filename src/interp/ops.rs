@@ -172,20 +172,33 @@ pub fn inplace_dunder(op: BinOp) -> &'static str {
 }
 
 /// `items * n` (sequence repetition) under the container cap.
-fn repeat<T: Clone>(items: &[T], n: i64, what: &str) -> R<Vec<T>> {
+fn repeat(items: &[Value], n: i64, what: &str) -> R<Vec<Value>> {
     let n = n.max(0) as usize;
-    let Some(total) = items.len().checked_mul(n) else {
-        return Err(err(
-            ErrorKind::MemoryError,
-            "repeated sequence is too large",
-        ));
-    };
-    let mut out = containers::vec_with_capacity(total, what)?;
+    let mut out = containers::vec_with_capacity(repeat_len(items.len(), n)?, what)?;
     for _ in 0..n {
         out.extend_from_slice(items);
     }
     Ok(out)
 }
+
+/// The length of a sequence of `len` repeated `n` times, `MemoryError` on overflow.
+fn repeat_len(len: usize, n: usize) -> R<usize> {
+    len.checked_mul(n)
+        .ok_or_else(|| err(ErrorKind::MemoryError, "repeated sequence is too large"))
+}
+
+/// `s * n` under the container and memory caps.
+fn repeat_str(s: &str, n: i64) -> R<String> {
+    let n = n.max(0) as usize;
+    let mut out = containers::string_with_capacity(repeat_len(s.len(), n)?)?;
+    for _ in 0..n {
+        out.push_str(s);
+    }
+    Ok(out)
+}
+
+/// The tail of the `RecursionError` message of a comparison nested too deeply.
+const CMP: &str = " in comparison";
 
 impl Interp {
     #[inline]
@@ -237,8 +250,7 @@ impl Interp {
                 return Ok(Value::tuple(v));
             }
             (BinOp::Mul, Str(s), Int(n)) | (BinOp::Mul, Int(n), Str(s)) => {
-                let bytes = repeat(s.as_bytes(), *n, "str")?;
-                return Ok(Value::Str(String::from_utf8_lossy(&bytes).into()));
+                return Ok(Value::Str(repeat_str(s, *n)?.into()));
             }
             (BinOp::Mul, List(x), Int(n)) | (BinOp::Mul, Int(n), List(x)) => {
                 let v = repeat(&x.borrow(), *n, "list")?;
@@ -409,25 +421,27 @@ impl Interp {
                     return Ok(true);
                 }
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
-                self.seq_eq(&x, &y)
+                self.nested(CMP, |me| me.seq_eq(&x, &y))
             }
-            (Tuple(x), Tuple(y)) => self.seq_eq(x, y),
+            (Tuple(x), Tuple(y)) => self.nested(CMP, |me| me.seq_eq(x, y)),
             (Dict(x), Dict(y)) => {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
                 if x.len() != y.len() {
                     return Ok(false);
                 }
-                for (k, v) in x.iter() {
-                    match y.get(k) {
-                        Some(w) => {
-                            if !self.eq(v, w)? {
-                                return Ok(false);
+                self.nested(CMP, |me| {
+                    for (k, v) in x.iter() {
+                        match y.get(k) {
+                            Some(w) => {
+                                if !me.eq(v, w)? {
+                                    return Ok(false);
+                                }
                             }
+                            Option::None => return Ok(false),
                         }
-                        Option::None => return Ok(false),
                     }
-                }
-                Ok(true)
+                    Ok(true)
+                })
             }
             (Set(x), Set(y)) => {
                 let (x, y) = (x.borrow(), y.borrow());
@@ -477,9 +491,12 @@ impl Interp {
             (Str(x), Str(y)) => Some(x.cmp(y)),
             (List(x), List(y)) => {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
-                return self.seq_order(op, &x, &y);
+                return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
-            (Tuple(x), Tuple(y)) => return self.seq_order(op, &x.clone(), &y.clone()),
+            (Tuple(x), Tuple(y)) => {
+                let (x, y) = (x.clone(), y.clone());
+                return self.nested(CMP, |me| me.seq_order(op, &x, &y));
+            }
             (Instance(_), _) | (_, Instance(_)) => return self.order_dunder(op, a, b),
             (Tensor(_), _) | (_, Tensor(_)) => return self.tensor_cmp_bool(op, a, b),
             _ => {
@@ -575,8 +592,7 @@ impl Interp {
             }
             Tuple(t) => self.any_eq(&t.clone(), item),
             Dict(d) | Set(d) => {
-                let k = Key::new(item.clone())
-                    .map_err(|t| type_err(format!("unhashable type: '{t}'")))?;
+                let k = Key::new(item.clone())?;
                 Ok(d.borrow().contains_key(&k))
             }
             Range(r) => Ok(match item {

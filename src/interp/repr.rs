@@ -50,7 +50,9 @@ impl Interp {
             });
             return Ok(());
         }
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.repr_into(x, out, true))
+        self.nested(" while getting the repr of an object", |me| {
+            me.repr_into(x, out, true)
+        })
     }
 
     fn repr_into(&mut self, v: &Value, out: &mut String, is_repr: bool) -> R<()> {

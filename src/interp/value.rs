@@ -3,6 +3,7 @@
 pub use super::attrs::AttrMap;
 use super::gc::GcHeader;
 use super::tree::FuncProto;
+pub use super::value_drop::discard;
 use crate::error::ErrorKind;
 use indexmap::IndexMap;
 use std::cell::RefCell;
@@ -410,21 +411,31 @@ pub enum IterObj {
 #[derive(Clone, Debug)]
 pub struct Key(pub Value);
 
+/// Tuples nested deeper than this are not hashable (`RecursionError`), so hashing and
+/// comparing keys (which recurse) stay shallow on the native stack.
+pub const MAX_KEY_DEPTH: usize = 1000;
+
 impl Key {
-    /// Wraps a value as a key, or returns the type name if it is unhashable.
-    pub fn new(v: Value) -> Result<Key, &'static str> {
-        match &v {
-            Value::List(_) => Err("list"),
-            Value::Dict(_) => Err("dict"),
-            Value::Set(_) => Err("set"),
-            Value::Slice(_) => Err("slice"),
-            Value::Tuple(t) => {
-                for x in t.iter() {
-                    Key::new(x.clone())?;
-                }
-                Ok(Key(v))
-            }
-            _ => Ok(Key(v)),
+    /// Wraps a value as a key: `TypeError` if it is unhashable, `RecursionError` for
+    /// tuples nested deeper than [`MAX_KEY_DEPTH`].
+    pub fn new(v: Value) -> super::R<Key> {
+        Key::check(&v, 0)?;
+        Ok(Key(v))
+    }
+
+    fn check(v: &Value, depth: usize) -> super::R<()> {
+        let unhashable = |t: &str| super::type_err(format!("unhashable type: '{t}'"));
+        match v {
+            Value::List(_) => Err(unhashable("list")),
+            Value::Dict(_) => Err(unhashable("dict")),
+            Value::Set(_) => Err(unhashable("set")),
+            Value::Slice(_) => Err(unhashable("slice")),
+            Value::Tuple(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded while getting the hash of a tuple",
+            )),
+            Value::Tuple(t) => t.iter().try_for_each(|x| Key::check(x, depth + 1)),
+            _ => Ok(()),
         }
     }
 }
@@ -645,138 +656,6 @@ impl Value {
     pub fn set_slot(slot: &mut Value, v: Value) {
         discard(std::mem::replace(slot, v));
     }
-}
-
-/// Drops a value, skipping the out-of-line drop glue for plain scalars.
-#[inline(always)]
-pub fn discard(v: Value) {
-    if v.is_plain() {
-        std::mem::forget(v);
-    } else {
-        drop(v);
-    }
-}
-
-thread_local! {
-    /// Children of dropped containers waiting to be released (iterative drop).
-    static DROP_QUEUE: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
-    static DROPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// How many containers are being freed recursively on the native stack right now.
-    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
-
-/// Containers nested at most this deep are freed by plain recursion (no allocation);
-/// deeper ones go through the queue, so the native stack use stays bounded.
-const MAX_DROP_DEPTH: u32 = 32;
-
-/// Takes the children out of a container that is about to be freed and hands each to
-/// `f`; does nothing when the container is still shared.
-fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
-    match v {
-        Value::List(rc) if Rc::strong_count(rc) == 1 => {
-            let items = match rc.try_borrow_mut() {
-                Ok(mut items) => std::mem::take(&mut *items),
-                Err(_) => return,
-            };
-            items.into_iter().for_each(f);
-        }
-        Value::Tuple(rc) => {
-            if let Some(items) = Rc::get_mut(rc) {
-                items.iter_mut().for_each(|x| f(std::mem::take(x)));
-            }
-        }
-        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
-            let m = match rc.try_borrow_mut() {
-                Ok(mut m) => std::mem::take(&mut *m),
-                Err(_) => return,
-            };
-            for (k, x) in m {
-                f(k.0);
-                f(x);
-            }
-        }
-        Value::Instance(rc) if Rc::strong_count(rc) == 1 => {
-            let m = match rc.dict.try_borrow_mut() {
-                Ok(mut m) => std::mem::take(&mut *m),
-                Err(_) => return,
-            };
-            m.into_values().for_each(f);
-        }
-        Value::Cell(rc) if Rc::strong_count(rc) == 1 => {
-            if let Ok(mut x) = rc.try_borrow_mut() {
-                let x = std::mem::take(&mut *x);
-                f(x);
-            }
-        }
-        Value::Func(rc) => {
-            if let Some(func) = Rc::get_mut(rc) {
-                std::mem::take(&mut func.defaults)
-                    .into_iter()
-                    .for_each(&mut f);
-                std::mem::take(&mut func.kwdefaults)
-                    .into_iter()
-                    .flatten()
-                    .for_each(&mut f);
-                std::mem::take(&mut func.closure)
-                    .into_iter()
-                    .for_each(&mut f);
-            }
-        }
-        Value::BoundMethod(rc) => {
-            if let Some(pair) = Rc::get_mut(rc) {
-                f(std::mem::take(&mut pair.0));
-                f(std::mem::take(&mut pair.1));
-            }
-        }
-        _ => {}
-    }
-}
-
-impl Drop for Value {
-    #[inline]
-    fn drop(&mut self) {
-        // Only the last reference frees the children; dropping a shared clone is just
-        // the refcount decrement of the drop glue.
-        let last = match self {
-            Value::List(rc) => Rc::strong_count(rc) == 1,
-            Value::Tuple(rc) => Rc::strong_count(rc) == 1,
-            Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc) == 1,
-            Value::Instance(rc) => Rc::strong_count(rc) == 1,
-            Value::Cell(rc) => Rc::strong_count(rc) == 1,
-            Value::Func(rc) => Rc::strong_count(rc) == 1,
-            Value::BoundMethod(rc) => Rc::strong_count(rc) == 1,
-            _ => false,
-        };
-        if last {
-            drop_container(self);
-        }
-    }
-}
-
-/// The slow path of `drop`: free the children of a container that is being freed, by
-/// recursion while shallow, else through a queue released iteratively.
-#[inline(never)]
-fn drop_container(v: &mut Value) {
-    super::gc::note_freed();
-    let depth = DROP_DEPTH.with(|d| d.get());
-    if depth < MAX_DROP_DEPTH {
-        DROP_DEPTH.with(|d| d.set(depth + 1));
-        take_children(v, drop);
-        DROP_DEPTH.with(|d| d.set(depth));
-        return;
-    }
-    let mut queued = false;
-    take_children(v, |x| {
-        queued = true;
-        DROP_QUEUE.with(|q| q.borrow_mut().push(x));
-    });
-    if !queued || DROPPING.with(|d| d.replace(true)) {
-        return;
-    }
-    while let Some(next) = DROP_QUEUE.with(|q| q.borrow_mut().pop()) {
-        drop(next);
-    }
-    DROPPING.with(|d| d.set(false));
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! untouched, so an interrupted save never destroys the previous file. The new file
 //! keeps the permissions of the file it replaces. If the target is a symbolic link,
 //! the link itself is replaced. The directory is fsynced after the rename on Unix
-//! (best effort: a failure there is ignored, the rename has already happened).
+//! (best effort: a failure there is ignored, the rename has already happened). A save
+//! also removes the temporaries of the same target that a killed process left behind.
 
 use super::os_error;
 use crate::error::Result;
@@ -55,6 +56,7 @@ pub fn write_atomic_with<F>(path: &Path, fill: F) -> Result<()>
 where
     F: FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 {
+    super::fs_gate::check(path, super::fs_gate::Access::Write)?;
     let name = path
         .file_name()
         .ok_or_else(|| super::value_error(format!("invalid file name '{}'", path.display())))?;
@@ -70,7 +72,53 @@ where
         return Err(os_error("write", path, &e));
     }
     sync_dir(dir);
+    clean_stale(dir, name);
     Ok(())
+}
+
+/// Removes temporaries of earlier saves of the same target that a process left behind
+/// when it died mid-save (`.NAME.PID.N.tmp`): only those whose process is gone (on
+/// Linux, no `/proc/PID`; elsewhere, files a day old), never this process's own.
+fn clean_stale(dir: &Path, name: &OsStr) {
+    let Some(name) = name.to_str() else { return };
+    let prefix = format!(".{name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = std::process::id();
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some((pid, n)) = rest.split_once('.') else {
+            continue;
+        };
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if numeric(n) && pid != me && process_gone(pid, &e) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether the process that made a temporary file has exited.
+fn process_gone(pid: u32, entry: &std::fs::DirEntry) -> bool {
+    if Path::new("/proc/self").exists() {
+        return !Path::new(&format!("/proc/{pid}")).exists();
+    }
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age.as_secs() > 24 * 3600)
 }
 
 /// Replaces `path` with `bytes` atomically.

@@ -7,6 +7,7 @@
 mod array;
 mod atomic;
 mod csv;
+pub mod fs_gate;
 mod npy;
 mod npy_header;
 mod safetensors;
@@ -45,5 +46,6 @@ fn in_file(path: &Path, mut err: Error) -> Error {
 
 /// Reads a whole file (its size bounds every later allocation).
 fn read_file(path: &Path) -> crate::error::Result<Vec<u8>> {
+    fs_gate::check(path, fs_gate::Access::Read)?;
     std::fs::read(path).map_err(|e| os_error("read", path, &e))
 }

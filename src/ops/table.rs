@@ -157,7 +157,7 @@ macro_rules! unary_table {
             }
             Relu {
                 name: "relu", methods: ["relu"], global: true, saves: X,
-                f32: [(x) if x > 0.0 { x } else { 0.0 }],
+                f32: [(x) if x > 0.0 || x.is_nan() { x } else { 0.0 }],
                 int: [keep (x) x.max(0)],
                 grad: [(g, x, out) relu_grad(x, g)],
                 jit: [(vx, x) mathfn::relu(vx, x)],

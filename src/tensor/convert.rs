@@ -2,7 +2,7 @@
 //! `.item()` and `.tolist()`.
 
 use super::dtype::{DType, Elem, Scalar};
-use super::kernels::strided::gather_strided;
+use super::kernels::strided::gather_strided_polled;
 use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
 use crate::compile::ir::IrOp;
@@ -37,7 +37,7 @@ impl Tensor {
             return Ok(f(s));
         }
         let mut v = alloc_vec(n)?;
-        gather_strided(src, self.shape(), self.strides(), self.offset(), &mut v);
+        gather_strided_polled(src, self.shape(), self.strides(), self.offset(), &mut v)?;
         drop(buf);
         Ok(f(&v))
     }

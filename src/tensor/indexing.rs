@@ -343,6 +343,20 @@ impl Tensor {
                 "index_select: index must be 1-D",
             ));
         }
+        if index.dtype() == DType::I64 {
+            // as PyTorch: no wrapping of negative indices here (unlike `x[idx]`)
+            let size = self.shape()[d] as i64;
+            if let Some(i) = index
+                .to_vec::<i64>()?
+                .into_iter()
+                .find(|&i| i < 0 || i >= size)
+            {
+                return Err(err(
+                    ErrorKind::IndexError,
+                    format!("index {i} is out of bounds for dimension {d} with size {size}"),
+                ));
+            }
+        }
         let mut idx = vec![TensorIndex::full(); d];
         idx.push(TensorIndex::Indices(index.reshape_raw(&[index.numel()])?));
         self.index(&idx)

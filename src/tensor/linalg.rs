@@ -205,13 +205,22 @@ pub fn conv1d(
     if x.ndim() == 2 {
         return conv1d(&x.unsqueeze(0)?, w, bias, stride, padding, dilation)?.squeeze(Some(0));
     }
-    if x.ndim() != 3 || w.ndim() != 3 {
+    // checked here so the errors name conv1d, not the conv2d it runs as
+    if x.ndim() != 3 || w.ndim() != 3 || x.shape()[1] != w.shape()[1] {
         return Err(shape_err(format!(
             "conv1d: input {} and weight {} do not match (expected [N, C, L] and [O, C, K])",
             fmt_shape(x.shape()),
             fmt_shape(w.shape())
         )));
     }
+    conv::out_size(
+        "conv1d",
+        x.shape()[2],
+        w.shape()[2],
+        stride,
+        padding,
+        dilation,
+    )?;
     let p = ConvParams {
         stride: (1, stride),
         padding: (0, padding),

@@ -145,10 +145,7 @@ pub fn int_arg(v: &Value, what: &str) -> R<i64> {
 /// Builds a dict from a mapping or an iterable of pairs.
 pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
     if let Value::Dict(d) = v {
-        for (k, x) in d.borrow().iter() {
-            m.insert(k.clone(), x.clone());
-        }
-        return Ok(());
+        return crate::interp::containers::map_extend(m, d.borrow().clone(), "dict");
     }
     let items = me.collect(v)?;
     for (i, it) in items.iter().enumerate() {
@@ -161,7 +158,7 @@ pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
             )));
         }
         let k = me.key(pair[0].clone())?;
-        m.insert(k, pair[1].clone());
+        crate::interp::containers::map_insert(m, k, pair[1].clone(), "dict")?;
     }
     Ok(())
 }

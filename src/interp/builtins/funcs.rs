@@ -233,10 +233,11 @@ fn sum(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             "sum() can't sum strings [use ''.join(seq) instead]",
         ));
     }
-    let items = me.collect(&args[0])?;
-    for x in items {
+    // streamed, as Python: `sum(range(n))` builds no list
+    me.for_each(&args[0], |me, x| {
         acc = me.binop(crate::syntax::ast::BinOp::Add, &acc, &x)?;
-    }
+        Ok(true)
+    })?;
     Ok(acc)
 }
 

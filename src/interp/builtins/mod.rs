@@ -120,6 +120,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("ShapeError", ErrorKind::ShapeError, "Exception"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
     ("OSError", ErrorKind::OSError, "Exception"),
+    ("PermissionError", ErrorKind::PermissionError, "OSError"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
 ];
 

@@ -18,7 +18,7 @@ const REDRAW: Duration = Duration::from_millis(100);
 /// The state of one `progress(...)` iterator.
 #[derive(Debug)]
 pub struct ProgressState {
-    inner: Value,
+    pub(crate) inner: Value,
     desc: String,
     total: Option<u64>,
     count: u64,

@@ -231,14 +231,20 @@ pub fn dict_method(
             arity(name, &args, 1, 2)?;
             let k = me.key(args[0].clone())?;
             let def = args.get(1).cloned().unwrap_or(Value::None);
-            d.borrow_mut().entry(k).or_insert(def).clone()
+            let mut m = d.borrow_mut();
+            if let Some(v) = m.get(&k) {
+                v.clone()
+            } else {
+                containers::map_insert(&mut m, k, def.clone(), "dict")?;
+                def
+            }
         }
         "update" => {
             arity(name, &args, 0, 1)?;
             if let Some(v) = args.first() {
                 let mut m = DictMap::default();
                 dict_from(me, v, &mut m)?;
-                d.borrow_mut().extend(m);
+                containers::map_extend(&mut d.borrow_mut(), m, "dict")?;
             }
             Value::None
         }
@@ -262,7 +268,7 @@ pub fn set_method(
         "add" => {
             arity(name, &args, 1, 1)?;
             let k = me.key(args[0].clone())?;
-            d.borrow_mut().insert(k, Value::None);
+            containers::map_insert(&mut d.borrow_mut(), k, Value::None, "set")?;
             Value::None
         }
         "remove" | "discard" => {
@@ -287,12 +293,12 @@ pub fn set_method(
             arity(name, &args, 1, 1)?;
             let mut other = DictMap::default();
             for x in me.collect(&args[0])? {
-                other.insert(me.key(x)?, Value::None);
+                containers::map_insert(&mut other, me.key(x)?, Value::None, "set")?;
             }
             let cur = d.borrow().clone();
             match name {
                 "update" => {
-                    d.borrow_mut().extend(other);
+                    containers::map_extend(&mut d.borrow_mut(), other, "set")?;
                     Value::None
                 }
                 "union" => {

@@ -62,11 +62,23 @@ fn fmin_nan(x: f32, y: f32) -> f32 {
     }
 }
 
+/// PyTorch's error for `-` on bools (`operands`: "two bool tensors" or "a bool tensor").
+fn bool_sub_err(operands: &str) -> crate::error::Error {
+    err(
+        ErrorKind::TypeError,
+        format!(
+            "Subtraction, the `-` operator, with {operands} is not supported. If you are \
+             trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        ),
+    )
+}
+
 /// The dtype an op computes in (its inputs are cast to it).
 pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
     use BinaryOp::*;
     Ok(match op {
         Div => DType::F32,
+        Sub if p == DType::Bool => return Err(bool_sub_err("two bool tensors")),
         Add | Sub | Mul | FloorDiv | Rem | Pow | Maximum | Minimum => {
             if p == DType::Bool {
                 DType::I64
@@ -212,7 +224,11 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `a op s` (or `s op a` when `reverse`) with a Rust scalar; no autograd.
 pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
-    let dt = compute_dtype(op, s.promote_with(a.dtype()))?;
+    let p = s.promote_with(a.dtype());
+    if op == BinaryOp::Sub && p == DType::Bool {
+        return Err(bool_sub_err("a bool tensor"));
+    }
+    let dt = compute_dtype(op, p)?;
     if dt == DType::I64 {
         let rhs = if reverse {
             a.clone()

@@ -24,8 +24,21 @@ pub struct PoolParams {
 
 /// Output size of a sliding window, or a ShapeError.
 pub fn out_size(op: &str, input: usize, k: usize, s: usize, p: usize, d: usize) -> Result<usize> {
+    if s == 0 {
+        // PyTorch's message (its check comes before any size check)
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("{op}: non-positive stride is not supported"),
+        ));
+    }
+    if d == 0 {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("{op}: dilation should be greater than zero"),
+        ));
+    }
     let span = d * (k.max(1) - 1) + 1;
-    if s == 0 || input + 2 * p < span {
+    if input + 2 * p < span {
         return Err(err(
             ErrorKind::ShapeError,
             format!(

@@ -82,12 +82,12 @@ pub fn dim_offsets(
     let mut coord = vec![0usize; nd];
     let mut out = Vec::with_capacity(idx.len());
     let size = shape.get(dim).copied().unwrap_or(1) as i64;
-    for &iv in &idx {
-        let i = if iv < 0 { iv + size } else { iv };
+    for &i in &idx {
+        // as PyTorch's gather/scatter_add: negative indices are errors, not wrapped
         if i < 0 || i >= size {
             return Err(err(
                 ErrorKind::IndexError,
-                format!("{op}: index {iv} is out of bounds for dimension {dim} with size {size}"),
+                format!("{op}: index {i} is out of bounds for dimension {dim} with size {size}"),
             ));
         }
         let mut o = offset;

@@ -41,7 +41,8 @@ pub fn per_row<T: Elem, O: Elem>(
 
 /// Sum of f32 values accumulated in f64 (parallel for long rows).
 pub fn sum_f32(r: &[f32]) -> f64 {
-    let seq = |c: &[f32]| c.iter().map(|&v| f64::from(v)).sum::<f64>();
+    // from +0.0 (as PyTorch): `Iterator::sum` starts from -0.0, so an empty sum was -0.0
+    let seq = |c: &[f32]| c.iter().fold(0.0f64, |a, &v| a + f64::from(v));
     if r.len() >= PAR_THRESHOLD {
         r.par_chunks(16 * 1024).map(seq).sum()
     } else {

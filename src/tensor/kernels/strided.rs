@@ -114,6 +114,82 @@ pub fn gather_strided<T: Copy>(
     for_each_offset(shape, strides, offset, |o| out.push(src[o]));
 }
 
+/// Elements gathered between two polls of the engine's interrupt flag and deadline.
+const POLL_CHUNK: usize = 1 << 22;
+
+/// [`gather_strided`] of a large view in chunks of [`POLL_CHUNK`] elements, polling the
+/// running engine's interrupt and deadline between chunks (a copy of a huge expanded
+/// view must stop under a wall-time limit).
+pub fn gather_strided_polled<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+    out: &mut Vec<T>,
+) -> crate::error::Result<()> {
+    let n: usize = shape.iter().product();
+    // a transposed matrix keeps its blocked copy (memory-bound: fast at any size)
+    let transposed = matches!((shape, strides), ([_, _], [1, cs]) if *cs != 1);
+    if n <= POLL_CHUNK || transposed {
+        gather_strided(src, shape, strides, offset, out);
+        return Ok(());
+    }
+    let mut start = 0;
+    while start < n {
+        crate::interp::limits::poll_kernel()?;
+        let len = POLL_CHUNK.min(n - start);
+        gather_range(src, shape, strides, offset, start, len, out);
+        start += len;
+    }
+    Ok(())
+}
+
+/// Appends the elements `start..start + len` (row-major) of a strided view to `out`,
+/// a run along the innermost dimension at a time.
+fn gather_range<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+    start: usize,
+    len: usize,
+    out: &mut Vec<T>,
+) {
+    let nd = shape.len();
+    let mut idx = vec![0usize; nd];
+    let (mut rem, mut o) = (start, offset);
+    for d in (0..nd).rev() {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+        o += idx[d] * strides[d];
+    }
+    let (inner, step) = (shape[nd - 1], strides[nd - 1]);
+    let mut left = len;
+    while left > 0 {
+        let run = (inner - idx[nd - 1]).min(left);
+        for _ in 0..run {
+            out.push(src[o]);
+            o += step;
+        }
+        left -= run;
+        idx[nd - 1] += run;
+        if idx[nd - 1] < inner {
+            continue;
+        }
+        o -= step * inner;
+        idx[nd - 1] = 0;
+        for d in (0..nd - 1).rev() {
+            idx[d] += 1;
+            o += strides[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            o -= strides[d] * shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 /// Tile edge of the blocked transpose (a 32x32 f32 tile is 4 KiB: both the rows read
 /// and the rows written stay in L1).
 const TILE: usize = 32;
@@ -155,7 +231,33 @@ fn gather_transposed<T: Copy>(
 
 #[cfg(test)]
 mod tests {
-    use super::gather_strided;
+    use super::{gather_range, gather_strided};
+
+    /// Chunked gathers (chunk edges inside rows, across rows and planes, broadcast
+    /// strides) give exactly the elements of the one-pass walk.
+    #[test]
+    fn chunked_gather_matches_the_one_pass_walk() {
+        let src: Vec<i64> = (0..1000).collect();
+        for (shape, strides, offset) in [
+            (vec![3, 4, 5], vec![100, 1, 7], 3),
+            (vec![2, 7, 1, 3], vec![0, 11, 5, 2], 1),
+            (vec![5, 6], vec![0, 0], 9),
+            (vec![9], vec![3], 0),
+        ] {
+            let mut want = Vec::new();
+            gather_strided(&src, &shape, &strides, offset, &mut want);
+            for chunk in [1, 2, 3, 4, 5, 7, 13, 64] {
+                let mut got = Vec::new();
+                let mut start = 0;
+                while start < want.len() {
+                    let len = chunk.min(want.len() - start);
+                    gather_range(&src, &shape, &strides, offset, start, len, &mut got);
+                    start += len;
+                }
+                assert_eq!(got, want, "{shape:?} {strides:?} chunk {chunk}");
+            }
+        }
+    }
 
     /// The blocked transpose agrees with the plain odometer walk, on sizes around the
     /// tile edge, with an offset, and on a view that is not a plain transpose.

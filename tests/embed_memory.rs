@@ -1,0 +1,128 @@
+//! Limits that must limit (issue 29 item 6): the total memory cap counts Python
+//! containers and strings (not only tensors), the element cap covers every dict and set
+//! growth, sizes are checked before work starts, and long native operations stop at the
+//! wall-time limit.
+
+use kiln::{Engine, ErrorKind, Limits};
+use std::time::{Duration, Instant};
+
+fn quiet(limits: Limits) -> Engine {
+    let mut e = Engine::with_limits(limits);
+    e.set_output(Box::new(|_| {}));
+    e
+}
+
+fn assert_usable(e: &mut Engine) {
+    e.eval("__probe = 40").unwrap();
+    assert_eq!(e.eval_as::<i64>("__probe + 2").unwrap(), 42);
+}
+
+/// The issue's limits: operations 10k, tensors 8 MB, and a 64 MB memory cap.
+fn issue_limits() -> Limits {
+    Limits {
+        max_operations: Some(10_000),
+        max_total_tensor_bytes: Some(8 << 20),
+        max_memory: Some(64 << 20),
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn memory_cap_counts_lists_and_strings() {
+    let mut e = quiet(issue_limits());
+    for src in [
+        // 300 lists of 24 MB each (was 7 GB of RSS)
+        "x = [[0.5] * 1000000 for i in range(300)]",
+        // strings (in a list) and dict values
+        "x = []\nfor i in range(300):\n    x.append('ab' * 1000000)",
+        "d = {}\nfor i in range(300):\n    d[i] = [0] * 1000000",
+        "s = set()\nfor i in range(300):\n    s.add('k' * 1000000 + str(i))",
+        "x = []\nfor i in range(300):\n    x.append((0,) * 1000000)",
+    ] {
+        let t = Instant::now();
+        let err = e.eval(src).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
+        assert!(err.message.contains("memory limit"), "{}", err.message);
+        assert!(t.elapsed() < Duration::from_secs(20), "{src}");
+        e.eval("x = None\nd = None\ns = None").unwrap();
+        assert_usable(&mut e);
+    }
+    // tensors and containers share the cap: 59.5 MiB of lists fit alone, not beside 8 MiB
+    // of tensors
+    let lists = "x = [[0.0] * 1300000 for i in range(2)]";
+    e.eval(lists).unwrap();
+    e.eval("x = None\nt = zeros(2 << 20)").unwrap();
+    assert_eq!(e.eval(lists).unwrap_err().kind, ErrorKind::MemoryError);
+}
+
+#[test]
+fn memory_cap_has_no_false_positives_on_churn() {
+    // 200 lists of 24 MB built and dropped one after another: 4.8 GB allocated in all,
+    // never more than two alive at once (48 MB < 64 MB)
+    let mut e = quiet(issue_limits());
+    e.eval("for i in range(200):\n    xs = [0.0] * 1000000\n    s = 'x' * 1000000")
+        .unwrap();
+    e.eval("d = {}\nfor i in range(5000):\n    d[i % 50] = [i] * 1000")
+        .unwrap();
+    // the cap is per run: a new run starts from what is alive
+    e.eval("keep = [0] * 1000000").unwrap();
+    e.eval("keep2 = [1] * 1000000").unwrap();
+}
+
+#[test]
+fn container_cap_covers_dict_and_set_growth() {
+    let mut e = quiet(Limits {
+        max_container_len: 1000,
+        ..Limits::default()
+    });
+    for src in [
+        "d = {}\nfor i in range(1001):\n    d[i] = i",
+        "s = set()\nfor i in range(1001):\n    s.add(i)",
+        "d = {}\nd.update({i: i for i in range(600)})\nd.update([(i, i) for i in range(600, 1200)])",
+        "d = {}\nfor i in range(1001):\n    d.setdefault(i, 0)",
+        "s = set(range(600))\ns.update(range(600, 1200))",
+        "d = dict([(i, i) for i in range(500)] + [(i, i) for i in range(500, 1001)])",
+    ] {
+        let err = e.eval(src).map(|_| panic!("{src} should fail")).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
+        assert_usable(&mut e);
+    }
+    // replacing existing keys at the cap is fine
+    e.eval("d = {i: i for i in range(1000)}\nd[5] = 6\nd.setdefault(7, 0)\nd.update({1: 2})")
+        .unwrap();
+}
+
+#[test]
+fn sizes_are_checked_before_work_starts() {
+    // default limits (as the CLI): refused at once instead of after 6 GB and a minute
+    let mut e = quiet(Limits::default());
+    let t = Instant::now();
+    let err = e.eval("list(range(1 << 40))").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::MemoryError);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_usable(&mut e);
+}
+
+#[test]
+fn wall_time_stops_long_native_operations() {
+    let limits = Limits {
+        wall_time: Some(Duration::from_millis(300)),
+        ..Limits::default()
+    };
+    let mut e = quiet(limits);
+    // a copy of a 2^26-element expanded view: chunked, polled between chunks
+    let t = Instant::now();
+    let err = e.eval("ones(1).expand(1 << 26).repeat(2)").unwrap_err();
+    assert_eq!(err.kind, ErrorKind::LimitExceeded, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_usable(&mut e);
+    // str() of deeply nested data: RecursionError at the depth limit, not quadratic time
+    e.eval("a = []\nfor i in range(20000):\n    a = [a]")
+        .unwrap();
+    let t = Instant::now();
+    assert_eq!(
+        e.eval("str(a)").unwrap_err().kind,
+        ErrorKind::RecursionError
+    );
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+}
