@@ -168,12 +168,25 @@ impl Engine {
 
     /// Runs `f` as one limited run: fresh budget and deadline, caps installed, and the
     /// exception turned into an [`Error`] with its traceback.
+    ///
+    /// A panic inside (always a bug in Kiln) does not cross into the host: it is caught
+    /// here, the interpreter's run state is put back as it was, and it comes back as a
+    /// `RuntimeError` "internal error: ... (this is a bug in Kiln)"; the engine stays
+    /// usable.
     fn run<T>(&mut self, f: impl FnOnce(&mut Interp) -> R<T>) -> Result<T> {
         let depth = self.interp.depth;
         let guard = self.interp.begin_run(&self.limits);
-        let r = f(&mut self.interp);
+        let saved = RunState::save(&self.interp);
+        let interp = &mut self.interp;
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(interp)));
         self.interp.depth = depth;
-        let r = r.map_err(|e| self.interp.finish_error(e));
+        let r = match caught {
+            Ok(r) => r.map_err(|e| self.interp.finish_error(e)),
+            Err(payload) => {
+                saved.restore(&mut self.interp);
+                Err(panic_error(payload.as_ref()))
+            }
+        };
         self.interp.end_run(guard);
         r
     }
@@ -212,9 +225,12 @@ impl Engine {
     /// ```
     pub fn run_source(&mut self, src: &str, name: &str) -> Result<Value> {
         let file = self.add_source(name, src);
-        let ast = crate::syntax::parse_module(src, file).map_err(first_error)?;
         let main = self.interp.main.clone();
-        let code = resolve_module(&ast, &main)?;
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let ast = crate::syntax::parse_module(src, file).map_err(first_error)?;
+            resolve_module(&ast, &main)
+        }))
+        .unwrap_or_else(|p| Err(panic_error(p.as_ref())))?;
         self.run(|me| me.run_code(&code, main))
     }
 
@@ -625,4 +641,64 @@ fn first_error(mut es: Vec<Error>) -> Error {
     } else {
         es.swap_remove(0)
     }
+}
+
+/// The interpreter state a run changes and puts back itself when it ends normally;
+/// after a caught panic it is restored from here.
+struct RunState {
+    stack: usize,
+    fp: usize,
+    globals: Rc<crate::interp::value::ModuleObj>,
+    cur_func: Option<Rc<crate::interp::value::Function>>,
+    class_ns: usize,
+    handling: usize,
+    repr_guard: usize,
+    grad: bool,
+    capturing: bool,
+}
+
+impl RunState {
+    fn save(i: &Interp) -> RunState {
+        RunState {
+            stack: i.stack.len(),
+            fp: i.fp,
+            globals: i.globals.clone(),
+            cur_func: i.cur_func.clone(),
+            class_ns: i.class_ns.len(),
+            handling: i.handling.len(),
+            repr_guard: i.repr_guard.len(),
+            grad: crate::autograd::is_grad_enabled(),
+            capturing: crate::compile::trace::capturing(),
+        }
+    }
+
+    fn restore(self, i: &mut Interp) {
+        i.stack.truncate(self.stack);
+        i.fp = self.fp;
+        i.globals = self.globals;
+        i.cur_func = self.cur_func;
+        i.class_ns.truncate(self.class_ns);
+        i.handling.truncate(self.handling);
+        i.repr_guard.truncate(self.repr_guard);
+        i.ret = Value::None;
+        crate::autograd::set_grad_enabled(self.grad);
+        if !self.capturing {
+            // A capture the panic interrupted: its tracer is dropped.
+            drop(crate::compile::trace::finish());
+        }
+    }
+}
+
+/// The error a caught panic becomes (its message kept: it names the bug).
+fn panic_error(payload: &(dyn std::any::Any + Send)) -> Error {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string());
+    Error::new(
+        ErrorKind::RuntimeError,
+        format!("internal error: {msg} (this is a bug in Kiln)"),
+        None,
+    )
 }

@@ -389,3 +389,43 @@ fn script_matmul_is_interrupted_by_the_deadline() {
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     assert!(e.get_global("b").is_none());
 }
+
+/// A panic inside a run (always a Kiln bug; planted here in the output callback, as
+/// host functions catch their own) does not unwind into the host: every entry returns a
+/// RuntimeError naming it as an internal error, and the engine stays usable (globals
+/// kept, grad mode restored, new runs and calls work).
+#[test]
+fn a_panic_inside_a_run_comes_back_as_an_internal_error() {
+    let mut e = Engine::new();
+    e.set_output(Box::new(|s| {
+        if let Some(n) = s.strip_prefix("boom") {
+            panic!("planted panic {}", n.trim())
+        }
+    }));
+    e.eval("kept = 41\ndef f(n):\n    print('boom', n)\n    return n + 1")
+        .unwrap();
+    let err = e
+        .eval("with no_grad():\n    [print('boom', 1) for _ in range(3)]")
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::RuntimeError);
+    assert!(
+        err.message.starts_with("internal error: planted panic 1"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.ends_with("(this is a bug in Kiln)"),
+        "{}",
+        err.message
+    );
+    let err = e.call::<_, i64>("f", (2i64,)).unwrap_err();
+    assert!(err.message.contains("planted panic 2"), "{}", err.message);
+    let f = e.get_global("f").unwrap();
+    assert!(e.call_value::<_, i64>(&f, (3i64,)).is_err());
+    assert_eq!(e.eval_as::<i64>("kept + 1").unwrap(), 42);
+    assert!(e.eval_as::<bool>("is_grad_enabled()").unwrap());
+    let y: f64 = e
+        .eval_as("x = ones(3, requires_grad=True)\n(x * 2).sum().backward()\nx.grad.sum().item()")
+        .unwrap();
+    assert_eq!(y, 6.0);
+}

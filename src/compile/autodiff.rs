@@ -324,7 +324,7 @@ pub fn finish(
             .copied()
             .chain(p.saved_at..p.saved_at + p.n_saved)
             .collect();
-        let info = super::sym_grad::settle(&graph, fwd, &positions);
+        let info = super::sym_grad::settle(&graph, fwd, &positions, &p.slots);
         let ok = info.is_some();
         graph.sym = info.flatten().map(Box::new);
         ok

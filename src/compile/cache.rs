@@ -25,6 +25,9 @@ pub enum KeyPart {
         dtype: DType,
         shape: Dims,
         requires_grad: bool,
+        /// Row-major contiguous: `view` succeeds or raises by layout, so a version
+        /// captured on one layout does not run the other.
+        contiguous: bool,
         /// The index (among tensor parts) of the first argument tensor that is this
         /// very tensor (its own index when it is not an alias).
         alias: usize,
@@ -116,6 +119,7 @@ impl CallKey {
             dtype: t.dtype(),
             shape: t.shape().into(),
             requires_grad: t.requires_grad(),
+            contiguous: t.is_contiguous(),
             alias,
         });
         if alias == idx {
@@ -256,12 +260,14 @@ pub fn key_change(old: &[KeyPart], new: &[KeyPart]) -> String {
                 shape: a,
                 dtype: da,
                 requires_grad: ra,
+                contiguous: ca,
                 ..
             },
             KeyPart::Tensor {
                 shape: b,
                 dtype: db,
                 requires_grad: rb,
+                contiguous: cb,
                 ..
             },
         )) => {
@@ -271,6 +277,8 @@ pub fn key_change(old: &[KeyPart], new: &[KeyPart]) -> String {
                 format!("tensor dtype {da} -> {db}")
             } else if ra != rb {
                 "requires_grad changed".into()
+            } else if ca != cb {
+                "tensor layout (contiguous) changed".into()
             } else {
                 "argument aliasing changed".into()
             }

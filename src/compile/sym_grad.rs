@@ -5,7 +5,10 @@
 //! least size. A forward symbol the backward fixes or ties to another (e.g. a class
 //! count a gradient's constant shape names, under `dynamic=True` where every dim starts
 //! symbolic) is specialised in the forward too and the backward analysed again
-//! ([`settle`]); the other symbols stay symbolic.
+//! ([`settle`]); the other symbols stay symbolic. The backward's outputs (the input
+//! gradients) must have their inputs' symbolic shapes too: a forward symbol an input
+//! gradient does not follow (e.g. `a.sum()`, whose backward only sees a 0-d gradient
+//! and expands it to a constant shape) is specialised likewise.
 
 use super::ir::Graph;
 use super::sym::{self, InputSpec, SymId, SymInfo};
@@ -22,16 +25,21 @@ enum Follow {
 }
 
 /// The symbolic sizes of backward `bwd` whose input `k` is output `positions[k]` of the
-/// forward graph `fwd`. When the backward cannot follow some of the forward's symbols,
+/// forward graph `fwd` and whose output `k` is the gradient of forward input `slots[k]`. When the backward cannot follow some of the forward's symbols,
 /// those are specialised in `fwd.sym` (re-analysed; `None` when no symbol is left) and
 /// the backward analysed again. None: the backward cannot follow the sizes at all (the
 /// caller specialises the whole version); Some(None): its inputs have no symbolic size.
-pub fn settle(bwd: &Graph, fwd: &mut Graph, positions: &[usize]) -> Option<Option<SymInfo>> {
+pub fn settle(
+    bwd: &Graph,
+    fwd: &mut Graph,
+    positions: &[usize],
+    slots: &[usize],
+) -> Option<Option<SymInfo>> {
     loop {
         let Some(info) = fwd.sym.as_deref() else {
             return Some(None);
         };
-        match follow(bwd, info, fwd, positions)? {
+        match follow(bwd, info, fwd, positions, slots)? {
             Follow::Fixed => return Some(None),
             Follow::All(out) => return Some(Some(out)),
             Follow::Pins(pins) => {
@@ -53,13 +61,36 @@ pub fn settle(bwd: &Graph, fwd: &mut Graph, positions: &[usize]) -> Option<Optio
 }
 
 /// How backward `bwd` follows the symbols `info` of `fwd` (None: not at all).
-fn follow(bwd: &Graph, info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Option<Follow> {
+fn follow(
+    bwd: &Graph,
+    info: &SymInfo,
+    fwd: &Graph,
+    positions: &[usize],
+    slots: &[usize],
+) -> Option<Follow> {
     let spec = backward_spec(info, fwd, positions)?;
-    if spec.dims.len() != bwd.inputs.len() {
+    if spec.dims.len() != bwd.inputs.len() || slots.len() != bwd.outputs.len() {
         return None;
     }
+    // The forward symbols each input gradient's shape must follow, by output.
+    let wanted: Vec<&[Option<SymId>]> = slots
+        .iter()
+        .map(|&s| info.inputs.get(s).map_or(&[][..], Vec::as_slice))
+        .collect();
     if spec.dims.iter().flatten().all(Option::is_none) {
-        return Some(Follow::Fixed);
+        // Nothing symbolic reaches the backward: its outputs have fixed shapes.
+        let pins: Vec<SymId> = wanted
+            .iter()
+            .copied()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        return Some(if pins.is_empty() {
+            Follow::Fixed
+        } else {
+            Follow::Pins(dedup(pins))
+        });
     }
     let out = sym::analyze(bwd, &spec, None).ok()?;
     let mut map: HashMap<SymId, SymId> = HashMap::new();
@@ -70,6 +101,17 @@ fn follow(bwd: &Graph, info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Opti
                 (None, _) => {}
                 (Some(w), Some(g)) if *map.entry(*w).or_insert(*g) == *g => {}
                 (Some(w), _) => pins.push(*w),
+            }
+        }
+    }
+    // An input gradient whose shape is not its input's (a dim it fixes).
+    for (want, &o) in wanted.iter().zip(&bwd.outputs) {
+        let got = out.shapes.get(o.index())?;
+        for (w, e) in want.iter().zip(got) {
+            if let Some(w) = w {
+                if e.as_sym().is_none() || map.get(w) != e.as_sym().as_ref() {
+                    pins.push(*w);
+                }
             }
         }
     }
@@ -87,9 +129,14 @@ fn follow(bwd: &Graph, info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Opti
     if pins.is_empty() {
         return Some(Follow::All(out));
     }
+    Some(Follow::Pins(dedup(pins)))
+}
+
+/// `pins` without repeats, in first-seen order.
+fn dedup(mut pins: Vec<SymId>) -> Vec<SymId> {
     let mut seen = HashSet::new();
     pins.retain(|s| seen.insert(*s));
-    Some(Follow::Pins(pins))
+    pins
 }
 
 /// The backward's input spec: input `k` the symbolic shape of forward output

@@ -88,16 +88,23 @@ fn argument_shapes<'a>(old: &'a [KeyPart], new: &'a [KeyPart]) -> Option<Vec<Sha
                     dtype,
                     shape,
                     requires_grad,
+                    contiguous,
                     alias,
                 },
                 KeyPart::Tensor {
                     dtype: d2,
                     shape: s2,
                     requires_grad: r2,
+                    contiguous: c2,
                     alias: a2,
                 },
             ) => {
-                if dtype != d2 || requires_grad != r2 || alias != a2 || shape.len() != s2.len() {
+                if dtype != d2
+                    || requires_grad != r2
+                    || contiguous != c2
+                    || alias != a2
+                    || shape.len() != s2.len()
+                {
                     return None;
                 }
                 if *alias == tensor {

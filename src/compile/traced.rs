@@ -78,12 +78,14 @@ fn normalized(parts: &[KeyPart]) -> Vec<KeyPart> {
             KeyPart::Tensor {
                 dtype,
                 shape,
+                contiguous,
                 alias,
                 ..
             } => KeyPart::Tensor {
                 dtype: *dtype,
                 shape: shape.clone(),
                 requires_grad: false,
+                contiguous: *contiguous,
                 alias: *alias,
             },
             KeyPart::GradMode(_) => KeyPart::GradMode(false),

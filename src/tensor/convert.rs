@@ -3,6 +3,7 @@
 
 use super::dtype::{DType, Elem, Scalar};
 use super::kernels::strided::gather_strided_polled;
+use super::shape::fmt_shape;
 use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
 use crate::compile::ir::IrOp;
@@ -31,13 +32,32 @@ impl Tensor {
         let n = self.numel();
         let buf = self.storage().borrow();
         let src = T::slice(&buf).ok_or_else(|| dtype_mismatch(T::DTYPE, self.dtype()))?;
+        let malformed = || {
+            err(
+                ErrorKind::RuntimeError,
+                format!(
+                    "internal error: a tensor of shape {} does not fit its storage of {} \
+                     elements (this is a bug in Kiln)",
+                    fmt_shape(self.shape()),
+                    src.len()
+                ),
+            )
+        };
+        if n == 0 {
+            return Ok(f(&[]));
+        }
         if self.is_contiguous() {
             let start = self.offset();
-            let s = src.get(start..start + n).unwrap_or(&[]);
+            let s = start
+                .checked_add(n)
+                .and_then(|end| src.get(start..end))
+                .ok_or_else(malformed)?;
             return Ok(f(s));
         }
         let mut v = alloc_vec(n)?;
-        gather_strided_polled(src, self.shape(), self.strides(), self.offset(), &mut v)?;
+        if !gather_strided_polled(src, self.shape(), self.strides(), self.offset(), &mut v)? {
+            return Err(malformed());
+        }
         drop(buf);
         Ok(f(&v))
     }

@@ -82,8 +82,20 @@ impl Tensor {
         }
     }
 
-    /// Reshape without autograd (view when contiguous, else copy).
+    /// Reshape without autograd (view when contiguous, else copy). The element counts
+    /// must agree (a mismatch is an internal error, never a malformed view).
     pub(crate) fn reshape_raw(&self, shape: &[usize]) -> Result<Tensor> {
+        if numel(shape)? != self.numel() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!(
+                    "internal error: reshape of {} elements {} to {} (this is a bug in Kiln)",
+                    self.numel(),
+                    fmt_shape(self.shape()),
+                    fmt_shape(shape)
+                ),
+            ));
+        }
         let base = if self.is_contiguous() {
             self.detach()
         } else {

@@ -44,19 +44,34 @@ fn ipow(x: i64, y: i64) -> i64 {
     x.wrapping_pow(y.clamp(0, i64::from(u32::MAX)) as u32)
 }
 
+/// `maximum` on floats as PyTorch (and IEEE 754-2019 `maximum`, Cranelift's `fmax`,
+/// which compiled kernels use): NaN propagates and -0.0 < +0.0.
 #[inline]
-fn fmax_nan(x: f32, y: f32) -> f32 {
+pub fn fmax_nan(x: f32, y: f32) -> f32 {
     if x.is_nan() || y.is_nan() {
         f32::NAN
+    } else if x == y {
+        if x.is_sign_negative() {
+            y
+        } else {
+            x
+        }
     } else {
         x.max(y)
     }
 }
 
+/// `minimum` on floats: NaN propagates and -0.0 < +0.0 (see [`fmax_nan`]).
 #[inline]
-fn fmin_nan(x: f32, y: f32) -> f32 {
+pub fn fmin_nan(x: f32, y: f32) -> f32 {
     if x.is_nan() || y.is_nan() {
         f32::NAN
+    } else if x == y {
+        if x.is_sign_negative() {
+            x
+        } else {
+            y
+        }
     } else {
         x.min(y)
     }

@@ -98,20 +98,41 @@ pub fn for_each_offset2(
     }
 }
 
-/// Gather the elements of a strided view into a new row-major Vec.
+/// True when every element of the (shape, strides, offset) view lies inside a storage
+/// of `len` elements (strides and shape of the same rank).
+pub fn view_fits(shape: &[usize], strides: &[usize], offset: usize, len: usize) -> bool {
+    if shape.len() != strides.len() {
+        return false;
+    }
+    if shape.contains(&0) {
+        return true;
+    }
+    let last = shape.iter().zip(strides).try_fold(offset, |acc, (&n, &s)| {
+        (n - 1).checked_mul(s).and_then(|x| acc.checked_add(x))
+    });
+    last.is_some_and(|l| l < len)
+}
+
+/// Gather the elements of a strided view into a new row-major Vec. False (nothing
+/// written) when the view does not fit in `src` (a malformed tensor: a bug elsewhere).
+#[must_use]
 pub fn gather_strided<T: Copy>(
     src: &[T],
     shape: &[usize],
     strides: &[usize],
     offset: usize,
     out: &mut Vec<T>,
-) {
+) -> bool {
+    if !view_fits(shape, strides, offset, src.len()) {
+        return false;
+    }
     if let ([rows, cols], [1, cs]) = (shape, strides) {
         if *cs != 1 && gather_transposed(src, (*rows, *cols), *cs, offset, out) {
-            return;
+            return true;
         }
     }
     for_each_offset(shape, strides, offset, |o| out.push(src[o]));
+    true
 }
 
 /// Elements gathered between two polls of the engine's interrupt flag and deadline.
@@ -119,20 +140,23 @@ const POLL_CHUNK: usize = 1 << 22;
 
 /// [`gather_strided`] of a large view in chunks of [`POLL_CHUNK`] elements, polling the
 /// running engine's interrupt and deadline between chunks (a copy of a huge expanded
-/// view must stop under a wall-time limit).
+/// view must stop under a wall-time limit). `Ok(false)` (nothing gathered) for a view
+/// that does not fit its storage, as [`gather_strided`].
 pub fn gather_strided_polled<T: Copy>(
     src: &[T],
     shape: &[usize],
     strides: &[usize],
     offset: usize,
     out: &mut Vec<T>,
-) -> crate::error::Result<()> {
+) -> crate::error::Result<bool> {
+    if !view_fits(shape, strides, offset, src.len()) {
+        return Ok(false);
+    }
     let n: usize = shape.iter().product();
     // a transposed matrix keeps its blocked copy (memory-bound: fast at any size)
     let transposed = matches!((shape, strides), ([_, _], [1, cs]) if *cs != 1);
     if n <= POLL_CHUNK || transposed {
-        gather_strided(src, shape, strides, offset, out);
-        return Ok(());
+        return Ok(gather_strided(src, shape, strides, offset, out));
     }
     let mut start = 0;
     while start < n {
@@ -141,7 +165,7 @@ pub fn gather_strided_polled<T: Copy>(
         gather_range(src, shape, strides, offset, start, len, out);
         start += len;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Appends the elements `start..start + len` (row-major) of a strided view to `out`,
@@ -275,7 +299,13 @@ mod tests {
             let offset = 5;
             let src: Vec<f32> = (0..offset + cols * cs).map(|i| i as f32).collect();
             let mut fast = Vec::new();
-            gather_strided(&src, &[rows, cols], &[1, cs], offset, &mut fast);
+            assert!(gather_strided(
+                &src,
+                &[rows, cols],
+                &[1, cs],
+                offset,
+                &mut fast
+            ));
             let mut want = Vec::new();
             for r in 0..rows {
                 for c in 0..cols {
@@ -284,5 +314,27 @@ mod tests {
             }
             assert_eq!(fast, want, "{rows}x{cols}");
         }
+    }
+
+    /// A view reaching past its storage (or an empty storage) gathers nothing and says
+    /// so instead of indexing out of bounds.
+    #[test]
+    fn malformed_views_are_refused() {
+        let src = [1.0f32, 2.0, 3.0, 4.0];
+        let mut out = Vec::new();
+        assert!(!gather_strided(&src[..0], &[9, 2], &[1, 9], 0, &mut out));
+        assert!(!gather_strided(&src, &[2, 2], &[1, 2], 1, &mut out));
+        assert!(!gather_strided(&src, &[2, 2], &[1], 0, &mut out));
+        assert!(!gather_strided(
+            &src,
+            &[2, 2],
+            &[usize::MAX, 1],
+            0,
+            &mut out
+        ));
+        assert!(out.is_empty());
+        assert!(gather_strided(&src, &[2, 2], &[1, 2], 0, &mut out));
+        assert_eq!(out, [1.0, 3.0, 2.0, 4.0]);
+        assert!(gather_strided(&src[..0], &[0, 2], &[2, 1], 0, &mut out));
     }
 }
