@@ -91,6 +91,7 @@ impl Interp {
                 value: None,
                 pending: None,
                 frames: Vec::new(),
+                missing: None,
             })
         })?;
         let m = Rc::new(ModuleObj::new(name, dir));
@@ -102,6 +103,7 @@ impl Interp {
                 value: None,
                 pending: None,
                 frames: Vec::new(),
+                missing: None,
             })
         })?;
         self.modules.insert(name.into(), m.clone());
