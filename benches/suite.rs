@@ -421,6 +421,17 @@ impl Peers {
             .unwrap_or_else(|| root.join("../shared/bench/peers"));
         let scratch = root.join("target/bench-peers");
         let _ = std::fs::remove_dir_all(&scratch);
+        if !src.is_dir() {
+            eprintln!(
+                "peers: no peer programs at {} (set KILN_PEERS_DIR to a copy of the \
+                 benchmark peers, docs/BENCHMARKS.md); only Kiln's own figures are shown",
+                src.display()
+            );
+            return Peers {
+                dir: None,
+                recorded: src.join("results"),
+            };
+        }
         let copied = Command::new("cp")
             .arg("-r")
             .arg(&src)

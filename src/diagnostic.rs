@@ -103,7 +103,22 @@ fn snippet(e: &Error, span: Span, map: &SourceMap, color: bool) -> Option<String
         .write(ariadne::sources(vec![(name, f.text.to_string())]), &mut buf)
         .ok()?;
     let text = String::from_utf8(buf).ok()?;
-    Some(if color { text } else { strip_ansi(&text) })
+    let text = if color { text } else { strip_ansi(&text) };
+    Some(if e.message.is_empty() {
+        bare_header(&text, &e.type_name)
+    } else {
+        text
+    })
+}
+
+/// An error without a message reads `KeyboardInterrupt`, as Python prints it, not
+/// ariadne's `KeyboardInterrupt: ` header.
+fn bare_header(text: &str, type_name: &str) -> String {
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let first = first
+        .trim_end()
+        .replacen(&format!("{type_name}:"), type_name, 1);
+    format!("{first}\n{rest}")
 }
 
 /// Removes ANSI color sequences (ariadne colors custom report kinds unconditionally).

@@ -558,22 +558,7 @@ impl Engine {
     /// assert!(names.contains(&"upper".to_string()));
     /// ```
     pub fn attr_names(&self, v: &Value) -> Vec<String> {
-        let mut names: Vec<String> = match v {
-            Value::Instance(inst) => {
-                let mut n: Vec<String> = inst.dict.borrow().keys().map(|k| k.to_string()).collect();
-                n.extend(class_names(&inst.class));
-                n
-            }
-            Value::Class(c) => class_names(c),
-            Value::Module(m) => m.items().into_iter().map(|(k, _)| k.to_string()).collect(),
-            other => builtin_method_names(other)
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        };
-        names.sort();
-        names.dedup();
-        names
+        crate::interp::suggest::attr_names(v)
     }
 
     /// `v.name` looked up without running script code (no `__getattr__`, no binding of
@@ -595,35 +580,6 @@ impl Engine {
             Value::Module(m) => m.get(name),
             _ => None,
         }
-    }
-}
-
-fn map_keys(m: &crate::interp::value::NameMap) -> Vec<String> {
-    m.keys().map(|k| k.to_string()).collect()
-}
-
-/// The member names of a class and its bases.
-fn class_names(c: &Rc<crate::interp::value::Class>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut cur = Some(c.clone());
-    while let Some(k) = cur {
-        names.extend(map_keys(&k.dict.borrow()));
-        cur = k.base.clone();
-    }
-    names
-}
-
-/// The methods of a built-in type's values (`"s".upper`, `xs.append`).
-fn builtin_method_names(v: &Value) -> &'static [&'static str] {
-    use crate::interp::builtins::{methods, seqmethods};
-    match v {
-        Value::Str(_) => methods::STR_METHODS,
-        Value::List(_) => seqmethods::LIST_METHODS,
-        Value::Dict(_) => seqmethods::DICT_METHODS,
-        Value::Set(_) => seqmethods::SET_METHODS,
-        Value::Tuple(_) => &["count", "index"],
-        Value::Tensor(_) => crate::interp::builtins::tensor_methods::TENSOR_METHODS.as_slice(),
-        _ => &[],
     }
 }
 

@@ -343,6 +343,12 @@ fn incomplete_inputs() {
         "try:\n  pass\n",
         "for i in x:\n  if i:\n    pass\n",
         "f(a,\n  b",
+        "if True:\n    if True:\n",
+        "for i in x:\n    if i:\n",
+        "def f(x):\n    while x:\n",
+        "class A:\n    def f(self):\n",
+        "if True:\n    if True:",
+        "if a:\n    pass\nelse:\n    for i in x:\n        with y:\n",
     ] {
         assert!(is_incomplete(src), "{src:?} should be incomplete");
     }
@@ -358,6 +364,8 @@ fn incomplete_inputs() {
         "if x: pass\n\n",
         "x = 1  # comment \\\n",
         "s = 'a\\\\'\n",
+        "if True:\n    if True:\n\n",
+        "if a:\n    x = 1 +\n",
     ] {
         assert!(!is_incomplete(src), "{src:?} should be complete");
     }

@@ -4,10 +4,11 @@ mod repl;
 
 use kiln::Engine;
 use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx]\n";
+    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx | --version]\n";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os()
@@ -27,14 +28,30 @@ fn main() -> ExitCode {
         Some("check") if rest.len() >= 2 => check(&rest[1..]),
         Some("graph") if rest.len() == 3 => graph(&rest[1], &rest[2]),
         Some("export") if rest.len() == 4 => export(&rest[1], &rest[2], &rest[3]),
+        Some(cmd @ ("check" | "graph" | "export")) if !Path::new(cmd).is_file() => {
+            usage(&format!("{cmd}: expected {}", command_args(cmd)))
+        }
         Some("-h") | Some("--help") => {
             print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some("-V") | Some("--version") => {
+            println!("kiln {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         Some(flag) if flag.starts_with('-') && flag != "-" => {
             usage(&format!("unknown option {flag}"))
         }
         Some(file) => run_file(file, rest.to_vec()),
+    }
+}
+
+/// The arguments a subcommand takes, for its usage error.
+fn command_args(cmd: &str) -> &'static str {
+    match cmd {
+        "check" => "FILE.dl...",
+        "graph" => "FILE.dl FUNC",
+        _ => "FILE.dl NAME OUT.onnx",
     }
 }
 

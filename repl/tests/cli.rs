@@ -118,3 +118,58 @@ fn stdin_script_runs() {
     assert_eq!(text(&o.stdout), "0\n1\n2\n");
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn version_flag_prints_the_version() {
+    for flag in ["--version", "-V"] {
+        let o = kiln(&[flag]);
+        assert_eq!(o.status.code(), Some(0), "{flag}: {}", text(&o.stderr));
+        assert_eq!(
+            text(&o.stdout),
+            format!("kiln {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn subcommands_with_missing_arguments_say_what_they_take() {
+    let model = temp_file("export_args.dl", b"x = 1\n");
+    let model = model.to_str().expect("utf-8 temp path");
+    for (args, want) in [
+        (
+            vec!["export", model],
+            "export: expected FILE.dl NAME OUT.onnx",
+        ),
+        (vec!["export"], "export: expected FILE.dl NAME OUT.onnx"),
+        (vec!["graph", model], "graph: expected FILE.dl FUNC"),
+        (vec!["check"], "check: expected FILE.dl..."),
+    ] {
+        let o = kiln(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("can't open file"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn explain_and_graph_say_compilation_is_off_under_kiln_eager() {
+    let src =
+        "@compile\ndef f(x):\n    return x * 2\nprint(explain(f, ones(3)))\ngraph(f, ones(3))\n";
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["-c", src])
+        .env("KILN_EAGER", "1")
+        .output()
+        .expect("run kiln");
+    let out = text(&o.stdout);
+    let err = text(&o.stderr);
+    assert_eq!(
+        out,
+        "f runs eagerly: compilation is off (KILN_EAGER=1 or Engine::set_compile(false))\n"
+    );
+    assert!(
+        err.contains("ValueError: graph: compilation is off"),
+        "{err}"
+    );
+    assert!(!out.contains("graph:"), "{out}");
+}

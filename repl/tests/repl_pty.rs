@@ -325,3 +325,84 @@ fn unusable_history_path_is_silent() {
     quit(s);
     assert!(!blocker.join("sub").exists());
 }
+
+#[test]
+fn nested_blocks_at_the_prompt() {
+    let dir = temp_dir("nested");
+    let mut s = start(&dir.join("h"));
+    more(&mut s, "if True:");
+    more(&mut s, "    if True:");
+    more(&mut s, "        print(6 * 7)");
+    check(&mut s, "", "42");
+    for text in [
+        "class Acc:",
+        "    def total(self, xs):",
+        "        t = 0",
+        "        for x in xs:",
+        "            while x > 30:",
+        "                x -= 10",
+        "            t += x",
+        "        return t",
+    ] {
+        more(&mut s, text);
+    }
+    check(&mut s, "", "");
+    check(&mut s, "Acc().total([12, 50])", "42");
+    quit(s);
+}
+
+#[test]
+fn keys_sent_in_one_burst_are_all_read() {
+    let dir = temp_dir("burst");
+    let mut s = start(&dir.join("h"));
+    // Every key at once, without waiting for a prompt: the body, the blank line that
+    // ends the block and the call must all arrive.
+    s.send("def f(x):\r    return x * 2\r\rf(20 + 1)\r")
+        .expect("send");
+    s.flush().expect("flush");
+    expect(&mut s, "42");
+    // Lines typed while a statement still runs are kept for the next prompts.
+    s.send("n = 0\rfor i in range(300000):\r    n += 1\r\rprint(n // 10000 + 12)\r")
+        .expect("send");
+    s.flush().expect("flush");
+    expect(&mut s, "42");
+    quit(s);
+}
+
+#[test]
+fn graph_command_forms_and_interrupt_line() {
+    let dir = temp_dir("graphforms");
+    let mut s = start(&dir.join("h"));
+    for text in ["@compile", "def gf(a, b):", "    return (a * b).relu()"] {
+        more(&mut s, text);
+    }
+    check(&mut s, "", "");
+    let (out, _) = line(&mut s, ":graph gf");
+    assert!(
+        out.contains("gf has no compiled version yet") && !out.contains("TypeError"),
+        "{out:?}"
+    );
+    check(&mut s, "u = ones(2, 3)", "");
+    for form in [":graph gf u u", ":graph gf(u, u)", ":graph gf u, u"] {
+        let out = check(&mut s, form, "relu(");
+        assert!(out.contains("f32[2, 3]"), "{form}: {out:?}");
+        assert!(!out.contains("Error"), "{form}: {out:?}");
+    }
+    // A block comes back whole with one Up and runs on Enter.
+    more(&mut s, "for k in range(2):");
+    more(&mut s, "    print('k' + str(k * 21))");
+    check(&mut s, "", "k21");
+    s.send("\x1b[A\r").expect("send up, enter");
+    s.flush().expect("flush");
+    expect(&mut s, "k21");
+    expect(&mut s, ">>> ");
+    // An interrupted statement prints `KeyboardInterrupt` as Python does (no colon).
+    s.send("while True: pass\r").expect("send");
+    s.flush().expect("flush");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    s.send_control('c').expect("send ctrl-c");
+    let (out, _) = s.exp_regex(PROMPT).expect("prompt after Ctrl-C");
+    assert!(out.contains("KeyboardInterrupt"), "{out:?}");
+    assert!(!out.contains("KeyboardInterrupt:"), "{out:?}");
+    quit(s);
+}

@@ -43,6 +43,7 @@ fn exc(e: Error) -> crate::interp::Exc {
         value: None,
         pending: None,
         frames: Vec::new(),
+        missing: None,
     })
 }
 

@@ -99,7 +99,13 @@ impl Interp {
         self.store(&c.store, v)
     }
 
+    #[inline]
     pub fn get_attr(&mut self, obj: &Value, name: &str) -> R<Value> {
+        self.find_attr(obj, name)
+            .map_err(|e| super::suggest::note_attr(e, obj, name))
+    }
+
+    fn find_attr(&mut self, obj: &Value, name: &str) -> R<Value> {
         match obj {
             Value::Instance(inst) => {
                 if let Some(v) = inst.dict.borrow().get(name) {

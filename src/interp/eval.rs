@@ -2,6 +2,7 @@
 
 use super::containers;
 use super::num::{int_add_sub, num_cmp, num_op, Num};
+use super::suggest::{self, Missing};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
@@ -77,7 +78,10 @@ impl Interp {
                         return Ok(v.clone());
                     }
                 }
-                self.b.names.get(n).cloned().ok_or_else(|| name_error(n))
+                self.b.names.get(n).cloned().ok_or_else(|| {
+                    let missing = Missing::Name(self.globals.clone(), n.clone());
+                    suggest::note(name_error(n), missing)
+                })
             }
             Place::ClassNs(n, fallback) => {
                 if let Some(ns) = self.class_ns.last() {

@@ -78,6 +78,7 @@ impl Interp {
             value: Some(v),
             pending: None,
             frames: Vec::new(),
+            missing: None,
         }))
     }
 
@@ -210,6 +211,9 @@ impl Interp {
             });
         }
         let mut error = e.error;
+        if let Some(m) = &e.missing {
+            self.add_suggestion(&mut error, m);
+        }
         if error.span.is_none() {
             error.span = e.frames.first().map(|f| f.span);
         }

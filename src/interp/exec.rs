@@ -207,10 +207,12 @@ impl Interp {
                 let m = self.import(path)?;
                 for (n, target) in names {
                     let v = m.get(n).ok_or_else(|| {
-                        err(
+                        let e = err(
                             ErrorKind::ImportError,
                             format!("cannot import name '{}' from '{}'", n, m.name),
-                        )
+                        );
+                        let missing = super::suggest::Missing::Import(m.clone(), n.clone());
+                        super::suggest::note(e, missing)
                     })?;
                     self.store(target, v)?;
                 }

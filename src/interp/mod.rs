@@ -22,6 +22,7 @@ pub mod ops;
 pub mod repr;
 pub mod resolve;
 pub mod scope;
+pub mod suggest;
 pub mod tree;
 pub mod value;
 mod value_drop;
@@ -44,6 +45,9 @@ pub struct ExcInner {
     /// The span in the current frame where the error passed, not yet turned into a frame.
     pub pending: Option<Span>,
     pub frames: Vec<TraceFrame>,
+    /// For a NameError/AttributeError/ImportError: what was missing, for the "Did you
+    /// mean" its traceback gets if it is not caught (`suggest`).
+    pub missing: Option<suggest::Missing>,
 }
 
 pub type Exc = Box<ExcInner>;
@@ -56,6 +60,7 @@ pub fn err(kind: ErrorKind, msg: impl Into<String>) -> Exc {
         value: None,
         pending: None,
         frames: Vec::new(),
+        missing: None,
     })
 }
 

@@ -93,6 +93,7 @@ impl Interp {
                 value: None,
                 pending: None,
                 frames: Vec::new(),
+                missing: None,
             })
         })?;
         let m = Rc::new(ModuleObj::new(name, dir));
@@ -104,6 +105,7 @@ impl Interp {
                 value: None,
                 pending: None,
                 frames: Vec::new(),
+                missing: None,
             })
         })?;
         self.modules.insert(name.into(), m.clone());

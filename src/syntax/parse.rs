@@ -158,8 +158,19 @@ pub fn is_incomplete(src: &str) -> bool {
     match grammar::TopParser::new().parse(&cx, laid.toks.iter().cloned()) {
         Ok(_) => laid.open_block,
         Err(ParseError::UnrecognizedEof { .. }) => true,
+        Err(ParseError::UnrecognizedToken {
+            token: (l, Tok::Dedent, _),
+            ..
+        }) => only_closing_dedents(&laid.toks, l),
         Err(_) => false,
     }
+}
+
+/// Whether the parser stopped at the DEDENTs the layout pass adds at end of input (a
+/// nested block opener such as `if a:\n    if b:\n` still waits for its body). Those sit
+/// at the end offset, after every real token, so the last token is one at byte `at`.
+fn only_closing_dedents(toks: &[Spanned], at: usize) -> bool {
+    toks.last().is_some_and(|t| t.1 == Tok::Dedent && t.0 == at)
 }
 
 /// A final backslash + newline that the lexer reads as a line continuation (not inside a

@@ -19,7 +19,7 @@ Ctrl-C interrupts the running statement, Ctrl-D exits.
 Commands:
   :help            this text
   :vars            your global variables with their type and value
-  :graph f args    print the compiled graph of f called with args
+  :graph f x y     print the compiled graph of f called with x, y (or f(x, y))
   :time expr       run expr (any statement) and print the wall time
   :load file.dl    run a script file into this session
   :reset           start over with a fresh engine
@@ -83,32 +83,59 @@ fn shorten(s: &str) -> String {
     }
 }
 
-/// `:graph f args` prints the optimized IR of `@compile` function `f` for those
-/// arguments (the script-level `graph(f, args...)`); `:graph f` alone prints the version
-/// used last.
+/// `:graph f x y` (also `:graph f(x, y)` and `:graph f x, y`) prints the optimized IR of
+/// `@compile` function `f` for those arguments (the script-level `graph(f, x, y)`);
+/// `:graph f` alone prints the version used last.
 fn graph(session: &mut Session, arg: &str) {
-    if arg.is_empty() {
-        eprintln!("usage: :graph f args");
+    let Some((f, args)) = graph_call(arg) else {
+        eprintln!("usage: :graph f x y   (or :graph f(x, y))");
+        return;
+    };
+    if args.is_empty() {
+        match session.engine.borrow().last_graph(&f) {
+            Some(text) => print!("{text}"),
+            None => eprintln!(
+                "{f} has no compiled version yet: call it first, or give arguments (:graph {f} x y)"
+            ),
+        }
         return;
     }
-    let (f, args) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
-    if args.trim().is_empty() {
-        if let Some(text) = session.engine.borrow().last_graph(f) {
-            print!("{text}");
-            return;
-        }
-    }
-    let call = if args.trim().is_empty() {
-        format!("graph({f})")
-    } else {
-        format!("graph({f}, {})", args.trim())
-    };
-    match session.guarded(|e| e.run_source(&call, "<graph>")) {
+    let call = graph_source(&f, &args);
+    match session.guarded(|e| e.run_source(&call, "<stdin>")) {
         Ok(Value::None) => {}
         Ok(Value::Str(ref s)) => println!("{s}"),
         Ok(v) => session.echo(&v),
         Err(err) => session.report(&err),
     }
+}
+
+/// Splits `f x y`, `f(x, y)` or `f x, y` into the function and its argument text.
+fn graph_call(arg: &str) -> Option<(String, String)> {
+    let arg = arg.trim();
+    let end = arg
+        .find(|c: char| c.is_whitespace() || c == '(')
+        .unwrap_or(arg.len());
+    let (f, rest) = arg.split_at(end);
+    if f.is_empty() {
+        return None;
+    }
+    let rest = rest.trim();
+    let args = match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        Some(inner) => inner.trim(),
+        None => rest,
+    };
+    Some((f.to_string(), args.to_string()))
+}
+
+/// `graph(f, args)`: the arguments as typed when they are valid Python (`x, y`,
+/// `ones(2, 3)`), else read as space-separated (`x y`).
+fn graph_source(f: &str, args: &str) -> String {
+    let typed = format!("graph({f}, {args})");
+    if kiln::syntax::parse_module(&typed, kiln::source::FileId::default()).is_ok() {
+        return typed;
+    }
+    let spaced: Vec<&str> = args.split_whitespace().collect();
+    format!("graph({f}, {})", spaced.join(", "))
 }
 
 /// `:time code` runs the code like an input line and prints the wall time it took.
@@ -150,6 +177,22 @@ mod tests {
         let long = "x".repeat(100);
         assert_eq!(shorten(&long), format!("{}...", "x".repeat(VARS_WIDTH)));
         assert_eq!(shorten("[1, 2]"), "[1, 2]");
+    }
+
+    #[test]
+    fn graph_arguments_in_every_form() {
+        let split = |a: &str| graph_call(a).map(|(f, args)| format!("{f}|{args}"));
+        assert_eq!(split("f a b").as_deref(), Some("f|a b"));
+        assert_eq!(split("f(a, b)").as_deref(), Some("f|a, b"));
+        assert_eq!(split("f (a, b)").as_deref(), Some("f|a, b"));
+        assert_eq!(split("f a, b").as_deref(), Some("f|a, b"));
+        assert_eq!(split("f").as_deref(), Some("f|"));
+        assert_eq!(split("f ones(2, 3)").as_deref(), Some("f|ones(2, 3)"));
+        assert_eq!(split("(x)"), None);
+        assert_eq!(graph_source("f", "a b"), "graph(f, a, b)");
+        assert_eq!(graph_source("f", "a, b"), "graph(f, a, b)");
+        assert_eq!(graph_source("f", "ones(2, 3)"), "graph(f, ones(2, 3))");
+        assert_eq!(graph_source("f", "a + 1, b"), "graph(f, a + 1, b)");
     }
 
     #[test]

@@ -75,7 +75,9 @@ pub fn run() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads a `>>> ` line and, while the source is incomplete, `... ` lines.
+/// Reads a `>>> ` line and, while the source is incomplete, `... ` lines. A block goes
+/// into the history as one entry, so Up recalls it whole (as IPython does); a recalled
+/// block (a line holding newlines) runs as soon as Enter is pressed.
 fn read_input(editor: &mut Ed) -> Input {
     let mut src = String::new();
     loop {
@@ -85,19 +87,22 @@ fn read_input(editor: &mut Ed) -> Input {
             Err(ReadlineError::Interrupted) => return Input::Interrupted,
             Err(_) => return Input::Eof,
         };
-        if !line.trim().is_empty() {
-            let _ = editor.add_history_entry(line.as_str());
-        }
         if src.is_empty() {
             if line.trim().is_empty() {
                 continue;
             }
             if line.starts_with(':') {
+                let _ = editor.add_history_entry(line.as_str());
                 return Input::Command(line);
+            }
+            if line.contains('\n') && !kiln::syntax::is_incomplete(&format!("{line}\n\n")) {
+                let _ = editor.add_history_entry(line.trim_end());
+                return Input::Source(format!("{line}\n\n"));
             }
         }
         src.push_str(&line);
         if !continues(&src, &line) {
+            let _ = editor.add_history_entry(src.trim_end());
             src.push('\n');
             return Input::Source(src);
         }

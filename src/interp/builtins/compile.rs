@@ -83,8 +83,15 @@ fn compiled_of(me: &mut Interp, f: &Value) -> R<Rc<CompiledFn>> {
     }
 }
 
-/// Selects (capturing if needed) the version `args` pick; returns its entry index.
-fn select(me: &mut Interp, cf: &Rc<CompiledFn>, args: &[Value]) -> R<usize> {
+/// Why no version is captured while compilation is off.
+const COMPILE_OFF: &str = "compilation is off (KILN_EAGER=1 or Engine::set_compile(false))";
+
+/// Selects (capturing if needed) the version `args` pick; returns its entry index. `who`
+/// (`graph`, `explain`) names the caller in the error.
+fn select(me: &mut Interp, cf: &Rc<CompiledFn>, args: &[Value], who: &str) -> R<usize> {
+    if !me.compile_enabled {
+        return Err(value_err(format!("{who}: {COMPILE_OFF}")));
+    }
     let key = CallKey::new(args, &[]);
     if let Ok(i) = cf.cache.borrow().lookup(&key.parts) {
         return Ok(i);
@@ -93,9 +100,7 @@ fn select(me: &mut Interp, cf: &Rc<CompiledFn>, args: &[Value]) -> R<usize> {
     let c = cf.cache.borrow();
     c.lookup(&key.parts)
         .or_else(|_| c.last.ok_or(()))
-        .map_err(|_| {
-            value_err("graph: no captured version (compilation is off or the cache is full)")
-        })
+        .map_err(|_| value_err(format!("{who}: no captured version (the cache is full)")))
 }
 
 /// `graph(f, *args, format="text")`: the IR of the version `args` select.
@@ -111,7 +116,7 @@ fn graph(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .split_first()
         .ok_or_else(|| type_err("graph() needs a function"))?;
     let cf = compiled_of(me, f)?;
-    let i = select(me, &cf, rest)?;
+    let i = select(me, &cf, rest, "graph")?;
     Ok(Value::str(&entry_text(me, &cf, i, dot)))
 }
 
@@ -137,7 +142,13 @@ fn explain(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .split_first()
         .ok_or_else(|| type_err("explain() needs a function"))?;
     let cf = compiled_of(me, f)?;
-    let i = select(me, &cf, rest)?;
+    if !me.compile_enabled {
+        return Ok(Value::str(&format!(
+            "{} runs eagerly: {COMPILE_OFF}",
+            cf.name
+        )));
+    }
+    let i = select(me, &cf, rest, "explain")?;
     let c = cf.cache.borrow();
     let text = match c.entries.get(i).map(|e| &e.kind) {
         Some(EntryKind::Eager(r)) => {

@@ -223,7 +223,7 @@ impl Interp {
         args: Vec<Value>,
         kw: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
-        match obj {
+        let r = match obj {
             Value::Str(s) => methods::str_method(self, s, name, &args, &kw),
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
             Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
@@ -236,7 +236,8 @@ impl Interp {
                 let f = self.get_attr(obj, name)?;
                 self.call_value(&f, args, kw)
             }
-        }
+        };
+        r.map_err(|e| crate::interp::suggest::note_attr(e, obj, name))
     }
 
     /// Data attributes of built-in values (`range.start`, `slice.stop`, ...).
