@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod interp;
 pub mod io;
+pub mod ir;
 pub mod onnx;
 pub mod ops;
 pub mod source;

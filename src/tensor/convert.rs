@@ -5,9 +5,9 @@ use super::dtype::{DType, Elem, Scalar};
 use super::kernels::strided::gather_strided;
 use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 
 /// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.
 #[derive(Debug, Clone, PartialEq)]

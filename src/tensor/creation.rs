@@ -7,8 +7,8 @@ use super::random::with_rng;
 use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
 
 /// A tensor of `shape` filled with `value` converted to `dtype`.
 pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {

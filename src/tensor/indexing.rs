@@ -9,9 +9,9 @@ use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
 use crate::autograd::{self, BackwardOp};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use smallvec::SmallVec;
 
 /// One entry of an index expression `x[a, b, ...]`.

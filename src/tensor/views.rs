@@ -8,9 +8,9 @@ use super::shape::{contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, num
 use super::storage::alloc_vec;
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use smallvec::SmallVec;
 
 fn shape_err(msg: String) -> crate::error::Error {
