@@ -3,9 +3,9 @@
 //! is on and an input requires grad. Gradient rules are in `autograd::rules`.
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
