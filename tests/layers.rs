@@ -1,7 +1,8 @@
 //! The layer check (docs/ARCHITECTURE.md "Layers"): scans every `crate::<module>` path
-//! in src/**.rs and fails when a module imports one of a higher layer. The few imports
-//! that still point up are listed in `ALLOWED` (file, module); an entry that no longer
-//! occurs fails the test too, so the list can only shrink.
+//! (and `super::` chain reaching the crate root) in src/**.rs and fails when a module
+//! imports one of a higher layer. The few imports that still point up are listed in
+//! `ALLOWED` (file, module); an entry that no longer occurs fails the test too, so the
+//! list can only shrink.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -107,6 +108,41 @@ fn crate_refs(line: &str) -> Vec<String> {
     out
 }
 
+/// The top-level modules a line of a file `depth` modules below the crate root names
+/// through a chain of `super::` that reaches the root (`super::super::x` in
+/// src/compile/trace.rs, depth 2).
+fn super_refs(line: &str, depth: usize) -> Vec<String> {
+    let code = line.split("//").next().unwrap_or("");
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("super::") {
+        let preceded = rest[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        rest = &rest[i..];
+        let mut k = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            rest = r;
+            k += 1;
+        }
+        if !preceded && k == depth {
+            out.push(head(rest));
+        }
+    }
+    out.retain(|m| !m.is_empty());
+    out
+}
+
+/// How many modules below the crate root the file at `rel` (under src/) is.
+fn depth(rel: &str) -> usize {
+    let parts: Vec<&str> = rel.split('/').collect();
+    match parts.last() {
+        Some(&"mod.rs") => parts.len() - 1,
+        _ => parts.len(),
+    }
+}
+
 /// The leading identifier of `s`.
 fn head(s: &str) -> String {
     s.trim_start()
@@ -136,7 +172,10 @@ fn violations(src: &Path) -> BTreeSet<(String, String)> {
         };
         let text = fs::read_to_string(&f).expect("read source");
         for line in text.lines() {
-            for m in crate_refs(line) {
+            for m in crate_refs(line)
+                .into_iter()
+                .chain(super_refs(line, depth(&rel)))
+            {
                 let Some(l) = layer_of(&m) else {
                     continue; // a crate-root item (a re-export), not a module
                 };
@@ -181,6 +220,19 @@ fn the_scan_sees_grouped_and_commented_paths() {
     );
     assert!(crate_refs("$crate::tensor::Tensor").is_empty());
     assert!(crate_refs("/// see crate::compile").is_empty());
+}
+
+#[test]
+fn the_scan_sees_super_chains_that_reach_the_root() {
+    assert_eq!(depth("compile/trace.rs"), 2);
+    assert_eq!(depth("compile/mod.rs"), 1);
+    assert_eq!(
+        super_refs("use super::super::interp::value::Value;", 2),
+        ["interp"]
+    );
+    assert!(super_refs("use super::ir::Graph;", 2).is_empty());
+    assert!(super_refs("use super::super::super::x;", 2).is_empty());
+    assert!(super_refs("use super::super::x;", 1).is_empty());
 }
 
 #[test]
