@@ -5,6 +5,11 @@ use std::fmt;
 use std::rc::Rc;
 
 /// The class of an error, named as the Python exception a script sees.
+///
+/// ```
+/// let e = kiln::Engine::new().eval("{}['k']").unwrap_err();
+/// assert_eq!(e.kind, kiln::ErrorKind::KeyError);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     SyntaxError,
@@ -39,6 +44,10 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// The Python-visible name of the class.
+    ///
+    /// ```
+    /// assert_eq!(kiln::ErrorKind::ZeroDivisionError.name(), "ZeroDivisionError");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::SyntaxError => "SyntaxError",
@@ -69,6 +78,13 @@ impl ErrorKind {
 }
 
 /// One frame of a traceback: the function's name and the span being executed in it.
+///
+/// ```
+/// let mut engine = kiln::Engine::new();
+/// let e = engine.eval("def f():\n    return 1 / 0\nf()").unwrap_err();
+/// let names: Vec<&str> = e.traceback.iter().map(|t| &*t.func).collect();
+/// assert_eq!(names, ["<module>", "f"]);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceFrame {
     pub func: Rc<str>,
@@ -77,6 +93,13 @@ pub struct TraceFrame {
 
 /// An error with its source location. Runtime errors also carry the traceback
 /// (outermost frame first, innermost last, as Python prints it).
+///
+/// ```
+/// let e = kiln::Engine::new().eval("raise ValueError('bad lr')").unwrap_err();
+/// assert_eq!(e.kind, kiln::ErrorKind::ValueError);
+/// assert_eq!(e.message, "bad lr");
+/// assert_eq!(e.to_string(), "ValueError: bad lr");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
     pub kind: ErrorKind,
@@ -88,6 +111,13 @@ pub struct Error {
 }
 
 impl Error {
+    /// An error of class `kind` (what a host function returns to raise it in the script).
+    ///
+    /// ```
+    /// use kiln::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::ValueError, "negative input", None);
+    /// assert_eq!(e.to_string(), "ValueError: negative input");
+    /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>, span: Option<Span>) -> Error {
         Error {
             kind,
@@ -99,6 +129,11 @@ impl Error {
     }
 
     /// A `SyntaxError` at `span`.
+    ///
+    /// ```
+    /// let span = kiln::Span::new(kiln::FileId(0), 0, 1);
+    /// assert_eq!(kiln::Error::syntax("bad", span).kind, kiln::ErrorKind::SyntaxError);
+    /// ```
     pub fn syntax(message: impl Into<String>, span: Span) -> Error {
         Error::new(ErrorKind::SyntaxError, message, Some(span))
     }
@@ -116,4 +151,12 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The result of every fallible embedding call.
+///
+/// ```
+/// fn area(engine: &mut kiln::Engine) -> kiln::Result<f64> {
+///     engine.eval_as("3.0 * 2.0 ** 2")
+/// }
+/// assert_eq!(area(&mut kiln::Engine::new()).unwrap(), 12.0);
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

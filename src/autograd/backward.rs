@@ -4,9 +4,9 @@
 use super::node::{BackwardOp, Edge, Edges, Node};
 use super::rules::Grads;
 use super::{no_grad, rules};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::tensor::shape::fmt_shape;
 use crate::tensor::{creation, err, Tensor};
 use foldhash::fast::FixedState;

@@ -6,7 +6,7 @@ pub mod node;
 pub mod rules;
 
 pub use backward::{backward, grad_of};
-pub use node::{BackwardOp, Edge, Edges, Node, Saved};
+pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
 
 use crate::tensor::Tensor;
 use std::cell::Cell;

@@ -21,7 +21,7 @@ pub struct Saved {
 impl Saved {
     pub fn new(t: &Tensor) -> Saved {
         let d = t.detach();
-        crate::compile::trace::note_alias(&d, t);
+        crate::ir::record::note_alias(&d, t);
         Saved {
             t: d,
             version: t.version(),
@@ -31,7 +31,7 @@ impl Saved {
     /// Saves a tensor made for this node alone (a scalar operand as a 0-d tensor): it
     /// has no history and nothing else can reach it, so it needs no detached copy.
     pub(crate) fn constant(t: Tensor) -> Saved {
-        crate::compile::trace::note_constant(&t);
+        crate::ir::record::note_constant(&t);
         Saved {
             version: t.version(),
             t,
@@ -280,21 +280,35 @@ pub enum BackwardOp {
         params: crate::tensor::kernels::conv::PoolParams,
     },
     /// A compiled function's recorded backward (one node for all its outputs).
-    Compiled(Rc<crate::compile::grad_node::CompiledBackward>),
+    Compiled(Rc<dyn SharedBackward>),
     /// Differentiable output `index` of a compiled function with several: stashes its
     /// gradient for the shared `Compiled` node (its one edge).
     CompiledOut {
-        shared: Rc<crate::compile::grad_node::CompiledBackward>,
+        shared: Rc<dyn SharedBackward>,
         index: usize,
     },
     /// A loop captured by a compiled function (its backward is a reverse loop); reached
     /// through its results' `LoopOut` nodes.
-    Loop(Rc<crate::compile::loop_grad::LoopGrad>),
+    Loop(Rc<dyn SharedBackward>),
     /// Result `index` of a captured loop: stashes its gradient for the `Loop` node.
     LoopOut {
-        shared: Rc<crate::compile::loop_grad::LoopGrad>,
+        shared: Rc<dyn SharedBackward>,
         index: usize,
     },
+}
+
+/// The backward of a compiled function or of a loop it captured, shared by the nodes of
+/// its outputs (`compile` implements it; autograd only runs it).
+pub trait SharedBackward {
+    /// Runs the backward: `g` is the gradient of the node's output (a compiled function
+    /// with one differentiable output); a shared node reads the gradients its outputs'
+    /// nodes stashed instead.
+    fn apply(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>>;
+    /// Stashes the gradient `g` of output `index` for the shared node (its outputs'
+    /// nodes run this).
+    fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>>;
+    /// False when the node lives while any of its outputs' nodes does.
+    fn freed_by_backward(&self) -> bool;
 }
 
 impl BackwardOp {
@@ -302,8 +316,10 @@ impl BackwardOp {
     /// outputs: it lives while any output's node does (each of those is freed, so a
     /// second backward through the same output errors as eager).
     pub fn freed_by_backward(&self) -> bool {
-        !matches!(self, BackwardOp::Compiled(c) if c.is_shared())
-            && !matches!(self, BackwardOp::Loop(_))
+        match self {
+            BackwardOp::Compiled(c) | BackwardOp::Loop(c) => c.freed_by_backward(),
+            _ => true,
+        }
     }
 
     pub fn name(&self) -> &'static str {

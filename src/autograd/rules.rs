@@ -2,9 +2,9 @@
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
 use super::node::{BackwardOp, Saved};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::Result;
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::table::unary_table;
 use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
@@ -547,7 +547,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
         B::Compiled(c) => c.apply(g)?,
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
-        B::Loop(l) => l.apply()?,
+        B::Loop(l) => l.apply(g)?,
         B::LoopOut { shared, index } => shared.stash(*index, g)?,
     })
 }

@@ -49,7 +49,7 @@ fn log_on() -> bool {
     })
 }
 
-pub(super) fn log(msg: &str) {
+pub(crate) fn log(msg: &str) {
     if log_on() {
         eprintln!("compile: {msg}");
     }
@@ -232,7 +232,7 @@ fn finish_capture(
     args: &[crate::tensor::Tensor],
     spec: Option<&InputSpec>,
 ) -> (EntryKind, Option<SymGuard>) {
-    if super::capture_print::unprinted_templates(t) {
+    if crate::interp::capture::capture_print::unprinted_templates(t) {
         t.breaks.push(GraphBreak {
             reason: BreakReason::TensorToPython(
                 "an f-string with a tensor used other than in print",

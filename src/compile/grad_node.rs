@@ -9,7 +9,7 @@
 use super::exec;
 use super::lower::CompiledGraph;
 use super::trace::{self, BreakReason};
-use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
 use crate::compile::internal;
 use crate::error::Result;
 use crate::tensor::dtype::DType;
@@ -93,10 +93,10 @@ fn fresh(outs: &mut [Tensor], d: usize) -> Result<Tensor> {
     Ok(y.clone())
 }
 
-impl CompiledBackward {
+impl SharedBackward for CompiledBackward {
     /// The gradients of the inputs (one per edge), given the output gradient `g` (with
     /// several differentiable outputs, the stashed ones are used instead).
-    pub fn apply(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         // Inside a capture this run is not recordable: the capture falls back to eager.
         trace::graph_break(BreakReason::Autograd("backward of a compiled function"));
         let mut inputs = Vec::with_capacity(self.outs.len() + self.saved.len());
@@ -119,14 +119,14 @@ impl CompiledBackward {
         Ok(grads.into_iter().map(Some).collect())
     }
 
-    /// True with several differentiable outputs (the node is reached through theirs).
-    pub fn is_shared(&self) -> bool {
-        self.outs.len() > 1
+    /// False with several differentiable outputs (the node is reached through theirs).
+    fn freed_by_backward(&self) -> bool {
+        self.outs.len() <= 1
     }
 
     /// Keeps the gradient of differentiable output `index` for `apply`; the per-output
     /// node passes a 0-d zero on to the shared node.
-    pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         stash_grad(&self.stash, index, g)
     }
 }

@@ -21,7 +21,7 @@ use super::loop_vjp::{self, brk};
 use super::run_control;
 use super::scan_rows::ScanRows;
 use super::trace::{self, BreakReason, GraphBreak};
-use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
 use crate::compile::internal;
 use crate::error::{Error, Result};
 use crate::source::Span;
@@ -150,7 +150,7 @@ fn run_eager(
     let mut vals = args.to_vec();
     let mut rows: Vec<ScanRows> = (0..l.scan).map(|_| ScanRows::Kept(Vec::new())).collect();
     for k in 0..n {
-        crate::interp::limits::poll_kernel()?;
+        crate::tensor::cancel::poll_kernel()?;
         let pos = if l.reverse { n - 1 - k } else { k };
         let idx = l.start + (pos as i64) * l.step;
         let mut bound = vec![Tensor::scalar(Scalar::Int(idx))];
@@ -191,15 +191,21 @@ pub fn attach(grad: &Rc<LoopGrad>, args: &[Tensor], outs: &[Option<Tensor>]) {
     }
 }
 
-impl LoopGrad {
+impl SharedBackward for LoopGrad {
     /// Keeps the gradient of result `index` for `apply`; passes a 0-d zero on.
-    pub fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    fn stash(&self, index: usize, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         stash_grad(&self.stash, index, g)
     }
 
-    /// The gradients of the loop's args from the stashed gradients of its results: the
+    /// The node lives while any of its results' nodes does.
+    fn freed_by_backward(&self) -> bool {
+        false
+    }
+
+    /// The gradients of the loop's args from the stashed gradients of its results (`_g`,
+    /// the `Loop` node's own gradient, is unused: its results' nodes stash theirs): the
     /// backward loop, run (and recorded when a capture records this backward).
-    pub fn apply(&self) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&self, _g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         let stash: Vec<Option<Tensor>> = self
             .stash
             .borrow_mut()
@@ -245,7 +251,9 @@ impl LoopGrad {
         }
         Ok(grads)
     }
+}
 
+impl LoopGrad {
     /// Runs the backward loop node by node: its carried results, then its stacks.
     fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
         let n = trips(&self.spec, args)?;

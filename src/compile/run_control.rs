@@ -118,7 +118,7 @@ impl LoopStep {
         while n.is_none_or(|n| k < n) {
             // Ctrl-C and the host's wall-time limit reach compiled loops too (the call
             // then reruns eagerly, where the same flag stops it at once).
-            crate::interp::limits::poll_kernel()?;
+            crate::tensor::cancel::poll_kernel()?;
             let pos = match (self.reverse, n) {
                 (true, Some(n)) => n - 1 - k,
                 _ => k,

@@ -5,18 +5,22 @@
 //! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
 
 use super::effects::Recorded;
-use super::ir::{Graph, InputKind, IrIndex, IrOp, NodeId};
+use super::ir::{Graph, InputKind, IrOp, NodeId};
 use super::sym::SymHints;
 use crate::interp::value::{CellRef, Instance, ModuleObj, Value};
+use crate::ir::record::{set_active, Recorder};
 use crate::source::Span;
-use crate::tensor::indexing::TensorIndex;
 use crate::tensor::Tensor;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 pub use super::breaks::{BreakReason, GraphBreak};
-pub use super::trace_effects::{note_set_grad, record_inplace};
+pub use crate::ir::record::{
+    active, dim, dims, graph_break, in_speculation, index_op, note_alias, note_backward,
+    note_constant, note_request, note_set_grad, note_size_read, paused, record_after,
+    record_inplace, refuse_effect, scope, set_speculating, speculation_error, Scope,
+};
 
 /// Where a loaded value came from: re-read at every call to check it is unchanged.
 #[derive(Debug, Clone)]
@@ -172,16 +176,14 @@ pub struct Tracer {
 }
 
 thread_local! {
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
-    static SPECULATING: Cell<u32> = const { Cell::new(0) };
     static TRACER: RefCell<Option<Box<Tracer>>> = const { RefCell::new(None) };
 }
 
-/// True while a capture is recording (the one check every hook makes).
-#[inline]
-pub fn active() -> bool {
-    ACTIVE.with(|a| a.get())
-}
+/// The recorder a capture installs: the tensor library's hooks (`crate::ir::record`)
+/// report to the thread's `Tracer` through it.
+struct TraceRecorder;
+
+static TRACE_RECORDER: TraceRecorder = TraceRecorder;
 
 /// True while a capture is in progress, even after a graph break stopped its recording
 /// (compiled functions called meanwhile run inline, eagerly).
@@ -201,14 +203,14 @@ pub fn start(t: Tracer) {
             *s = Some(Box::new(t));
         }
     });
-    ACTIVE.with(|a| a.set(true));
+    crate::ir::record::start(&TRACE_RECORDER);
 }
 
 /// Runs `f` recording into `t` (an active capture, if any, is set aside meanwhile and
 /// restored after); returns `f`'s result and `t` as `f` left it.
 pub fn isolated<R>(t: Tracer, f: impl FnOnce() -> R) -> (R, Option<Box<Tracer>>) {
     let outer = TRACER.with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()));
-    let was = ACTIVE.with(|a| a.get());
+    let was = active();
     start(t);
     let r = f();
     let inner = finish();
@@ -217,33 +219,14 @@ pub fn isolated<R>(t: Tracer, f: impl FnOnce() -> R) -> (R, Option<Box<Tracer>>)
             *s = outer;
         }
     });
-    ACTIVE.with(|a| a.set(was));
+    set_active(was);
     (r, inner)
 }
 
 /// Stops recording and returns the tracer.
 pub fn finish() -> Option<Box<Tracer>> {
-    ACTIVE.with(|a| a.set(false));
+    set_active(false);
     TRACER.with(|slot| slot.try_borrow_mut().ok()?.take())
-}
-
-/// Records a graph break and stops recording ops (the run itself goes on eagerly).
-pub fn graph_break(reason: BreakReason) {
-    if !active() {
-        return;
-    }
-    let outer = with(|t| {
-        if t.depth == 0 {
-            t.breaks.push(GraphBreak {
-                reason: reason.clone(),
-                span: t.span,
-            });
-        }
-        t.depth == 0
-    });
-    if outer == Some(true) {
-        ACTIVE.with(|a| a.set(false));
-    }
 }
 
 /// Sets the span later recorded ops and breaks are attributed to.
@@ -251,70 +234,6 @@ pub fn graph_break(reason: BreakReason) {
 pub fn set_span(span: Span) {
     if active() {
         with(|t| t.span = Some(span));
-    }
-}
-
-/// A tensor-library call in progress: only the outermost one records (library functions
-/// call each other; their internal ops are part of the outer op).
-pub struct Scope(bool);
-
-/// Enters a tensor-library entry point.
-#[inline]
-pub fn scope() -> Scope {
-    if !active() {
-        return Scope(false);
-    }
-    with(|t| t.depth += 1);
-    Scope(true)
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        if self.0 {
-            with(|t| t.depth = t.depth.saturating_sub(1));
-        }
-    }
-}
-
-impl Scope {
-    /// Records `out = op(args)` when this is the outermost library call of a capture.
-    #[inline]
-    pub fn record(&self, op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
-        if self.0 && active() {
-            record_slow(op(), args, out);
-        }
-    }
-
-    /// Records a tensor created from Python data as a constant.
-    #[inline]
-    pub fn record_const(&self, out: &Tensor) {
-        if self.0 && active() {
-            record_slow(IrOp::Const(out.clone()), &[], out);
-        }
-    }
-}
-
-fn record_slow(op: IrOp, args: &[&Tensor], out: &Tensor) {
-    let ok = with(|t| {
-        if t.depth != 1 {
-            return true;
-        }
-        let Some(ids) = t.nodes_of(args) else {
-            return false;
-        };
-        let node = super::ir::Node {
-            op,
-            args: ids,
-            dtype: out.dtype(),
-            shape: out.shape().into(),
-            span: t.span,
-        };
-        t.push_bound(node, out);
-        true
-    });
-    if ok == Some(false) {
-        with(|t| t.depth = 0);
-        graph_break(BreakReason::UntracedTensor);
     }
 }
 
@@ -539,30 +458,6 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     }
 }
 
-/// Python code read the size of `t`'s dim `dim` (all dims when None): under symbolic
-/// shapes that size is specialised (guarded), since the int may steer control flow or
-/// become an op attribute.
-pub fn note_size_read(t: &Tensor, dim: Option<usize>) {
-    if active() {
-        with(|tr| {
-            if let Some((_, id)) = tr.known.get(&t.id()) {
-                tr.hints.size_reads.push((*id, dim));
-            }
-        });
-    }
-}
-
-/// A reshape/expand producing `out` was asked for the sizes `req` (a `-1` inferred).
-pub fn note_request(out: &Tensor, req: &[i64]) {
-    if active() {
-        with(|tr| {
-            if let Some((_, id)) = tr.known.get(&out.id()) {
-                tr.hints.requests.insert(*id, req.to_vec());
-            }
-        });
-    }
-}
-
 /// A container (instance, list, dict, cell) was created: mutating it is local.
 #[inline]
 pub fn note_created(addr: usize) {
@@ -598,120 +493,9 @@ pub fn note_mutation(addr: usize, what: &'static str) -> bool {
     in_speculation()
 }
 
-/// True while an untaken branch runs speculatively (even after a break stopped recording).
-#[inline]
-pub fn in_speculation() -> bool {
-    SPECULATING.with(|s| s.get() > 0)
-}
-
-/// Enters (`true`) or leaves a speculative run of an untaken branch.
-pub fn set_speculating(on: bool) {
-    SPECULATING.with(|s| {
-        s.set(if on {
-            s.get() + 1
-        } else {
-            s.get().saturating_sub(1)
-        })
-    });
-}
-
-/// Refuses an effect (an in-place tensor op) while an untaken branch runs speculatively.
-pub fn refuse_effect(what: &'static str) -> crate::error::Result<()> {
-    if in_speculation() {
-        return Err(speculation_error(what));
-    }
-    Ok(())
-}
-
-/// The error that stops a speculative run before an effect (never shown: the capture
-/// then falls back to eager).
-pub fn speculation_error(what: &str) -> crate::error::Error {
-    crate::error::Error::new(
-        crate::error::ErrorKind::RuntimeError,
-        format!("{what} in the branch not taken"),
-        None,
-    )
-}
-
-/// A normalised dim of a call that succeeded (so it is in range).
-pub fn dim(d: i64, ndim: usize) -> usize {
-    crate::tensor::shape::norm_dim("", d, ndim).unwrap_or(0)
-}
-
-/// Normalised dims of a reduction that succeeded (empty = all dims).
-pub fn dims(d: &[i64], ndim: usize) -> Vec<usize> {
-    crate::tensor::shape::norm_dims("", d, ndim).unwrap_or_default()
-}
-
-/// An `Index` op for a tensor-library index list and its tensor args (in arg order 1..).
-pub fn index_op(idx: &[TensorIndex]) -> (IrOp, Vec<Tensor>) {
-    let mut tensors = Vec::new();
-    let indices = idx
-        .iter()
-        .map(|i| match i {
-            TensorIndex::Int(v) => IrIndex::Int(*v),
-            TensorIndex::Slice { start, stop, step } => IrIndex::Slice {
-                start: *start,
-                stop: *stop,
-                step: *step,
-            },
-            TensorIndex::NewAxis => IrIndex::NewAxis,
-            TensorIndex::Ellipsis => IrIndex::Ellipsis,
-            TensorIndex::Mask(t) => {
-                tensors.push(t.clone());
-                IrIndex::Mask { arg: tensors.len() }
-            }
-            TensorIndex::Indices(t) => {
-                tensors.push(t.clone());
-                IrIndex::Indices { arg: tensors.len() }
-            }
-        })
-        .collect();
-    (IrOp::Index { indices }, tensors)
-}
-
-/// `alias` is a detached handle on `src`'s data (a saved tensor): it reads as `src`.
-#[inline]
-pub fn note_alias(alias: &Tensor, src: &Tensor) {
-    if active() {
-        with(|t| {
-            let src = match t.aliases.get(&src.id()) {
-                Some((_, s)) => s.clone(),
-                None => src.clone(),
-            };
-            t.aliases.insert(alias.id(), (alias.clone(), src));
-        });
-    }
-}
-
-/// Records `out = op(args)` for a computation that has no entry point of its own (the
-/// raw reshapes and views gradient rules use); nested inside a library call it is part
-/// of that call and records nothing.
-#[inline]
-pub fn record_after(op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
-    if active() {
-        scope().record(op, args, out);
-    }
-}
-
-/// `backward()` runs inside a capture: its gradient rules record into the graph.
-pub fn note_backward() {
-    if active() {
-        with(|t| t.backward_seen = true);
-    }
-}
-
 /// Runs `f` on the active capture's tracer (None when there is none).
 pub fn with_tracer<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
     with(f)
-}
-
-/// Runs `f` with recording paused: its tensor ops are neither recorded nor breaks.
-pub fn paused<R>(f: impl FnOnce() -> R) -> R {
-    let was = ACTIVE.with(|a| a.replace(false));
-    let r = f();
-    ACTIVE.with(|a| a.set(was));
-    r
 }
 
 /// True while a control-flow region records.
@@ -729,10 +513,99 @@ pub fn exit_region() -> Option<RegionScope> {
     with(|t| t.regions.pop()).flatten()
 }
 
-/// `t` is a constant an op made for its backward alone (a scalar operand).
-#[inline]
-pub fn note_constant(t: &Tensor) {
-    if active() {
+/// Stops recording after a break at the outermost library level (the run goes on
+/// eagerly); a break inside a library call is the outer op's, which records nothing.
+fn break_now(reason: BreakReason) {
+    let outer = with(|t| {
+        if t.depth == 0 {
+            t.breaks.push(GraphBreak {
+                reason: reason.clone(),
+                span: t.span,
+            });
+        }
+        t.depth == 0
+    });
+    if outer == Some(true) {
+        set_active(false);
+    }
+}
+
+impl Recorder for TraceRecorder {
+    fn enter(&self) {
+        with(|t| t.depth += 1);
+    }
+
+    fn exit(&self) {
+        with(|t| t.depth = t.depth.saturating_sub(1));
+    }
+
+    fn record(&self, op: IrOp, args: &[&Tensor], out: &Tensor) {
+        let ok = with(|t| {
+            if t.depth != 1 {
+                return true;
+            }
+            let Some(ids) = t.nodes_of(args) else {
+                return false;
+            };
+            let node = super::ir::Node {
+                op,
+                args: ids,
+                dtype: out.dtype(),
+                shape: out.shape().into(),
+                span: t.span,
+            };
+            t.push_bound(node, out);
+            true
+        });
+        if ok == Some(false) {
+            with(|t| t.depth = 0);
+            graph_break(BreakReason::UntracedTensor);
+        }
+    }
+
+    fn graph_break(&self, reason: BreakReason) {
+        break_now(reason);
+    }
+
+    fn record_inplace(&self, op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
+        super::trace_effects::record_inplace(op, args, target, what);
+    }
+
+    fn note_set_grad(&self, target: &Tensor, g: Option<&Tensor>) {
+        super::trace_effects::note_set_grad(target, g);
+    }
+
+    fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&t.id()) {
+                tr.hints.size_reads.push((*id, dim));
+            }
+        });
+    }
+
+    fn note_request(&self, out: &Tensor, req: &[i64]) {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&out.id()) {
+                tr.hints.requests.insert(*id, req.to_vec());
+            }
+        });
+    }
+
+    fn note_alias(&self, alias: &Tensor, src: &Tensor) {
+        with(|t| {
+            let src = match t.aliases.get(&src.id()) {
+                Some((_, s)) => s.clone(),
+                None => src.clone(),
+            };
+            t.aliases.insert(alias.id(), (alias.clone(), src));
+        });
+    }
+
+    fn note_constant(&self, t: &Tensor) {
         with(|tr| tr.constants.insert(t.id(), t.clone()));
+    }
+
+    fn note_backward(&self) {
+        with(|t| t.backward_seen = true);
     }
 }

@@ -31,7 +31,7 @@ fn target_of(tr: &Tracer, t: &Tensor) -> Target {
 /// An in-place op `target = op(args)` (args[0] is the target's old value) ran in a
 /// capture: the target now reads as the new node, and a target the function did not
 /// create is written back after each run. Views and untraced values break the capture.
-pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
+pub(super) fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
     if !active() {
         return;
     }
@@ -83,7 +83,7 @@ pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'stati
 }
 
 /// `t.grad = g` (or cleared) during a capture: replayed after each run.
-pub fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
+pub(super) fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
     if !active() {
         return;
     }

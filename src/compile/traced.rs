@@ -2,14 +2,13 @@
 //! its `@compile` cache, with its parameter handles and interface metadata (names,
 //! dtypes, shapes, named dynamic axes). Calling it replays the compiled graph on
 //! arguments of the traced shapes (any size >= 2 along a dynamic axis); `to_onnx`
-//! exports it.
+//! (in `crate::onnx::export`, above compile) exports it.
 
 use super::cache::{GraphEntry, KeyPart};
 use super::exec;
 use super::symguard::SymGuard;
 use crate::error::{Error, ErrorKind, Result};
 use crate::interp::value::Value;
-use crate::onnx::{self, proto::ModelProto, ExportSpec};
 use crate::source::SourceMap;
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::{fmt_shape, Dims};
@@ -151,25 +150,6 @@ impl TracedGraph {
             .map(|x| format!("{} {}{}", x.name, x.dtype.name(), x.shape_text()))
             .collect();
         format!("({})", parts.join(", "))
-    }
-
-    /// The ONNX model of the graph.
-    pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
-        let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();
-        let output_names: Vec<String> = self.outputs.iter().map(|x| x.name.clone()).collect();
-        let input_axes: Vec<_> = self.inputs.iter().map(|x| x.axes.clone()).collect();
-        let output_axes: Vec<_> = self.outputs.iter().map(|x| x.axes.clone()).collect();
-        let spec = ExportSpec {
-            name: &self.name,
-            graph: &self.entry.compiled.graph,
-            externals: &self.entry.externals,
-            input_names: &input_names,
-            param_names: &self.params,
-            output_names: &output_names,
-            input_axes: &input_axes,
-            output_axes: &output_axes,
-        };
-        onnx::export(&spec, sources)
     }
 }
 

@@ -2,15 +2,30 @@
 //! ([`HostFunction`]), grouped into importable [`NativeModule`]s.
 
 use super::convert::{mismatch, FromValue, IntoValue};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::interp::value::{HostImpl, ModuleObj, NativeCode, NativeFn, Value};
-use crate::interp::{err, type_err, ExcInner, R};
+use crate::interp::{type_err, ExcInner, R};
 use std::cell::RefCell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
 /// What a host function may return: any [`IntoValue`], or `Result<T, kiln::Error>`
 /// (an `Err` is raised in the script as that exception and can be caught there).
+///
+/// ```
+/// use kiln::{Engine, Error, ErrorKind};
+/// let mut engine = Engine::new();
+/// engine.register_fn("root", |x: f64| {
+///     if x < 0.0 {
+///         return Err(Error::new(ErrorKind::ValueError, "negative input", None));
+///     }
+///     Ok(x.sqrt())
+/// });
+/// assert_eq!(engine.eval_as::<f64>("root(9.0)").unwrap(), 3.0);
+/// let caught: String = engine
+///     .eval_as("try:\n    root(-1.0)\nexcept ValueError as e:\n    r = str(e)\nr")
+///     .unwrap();
+/// assert_eq!(caught, "negative input");
+/// ```
 pub trait IntoReturn {
     /// The returned value, or the error to raise.
     fn into_return(self) -> Result<Value, Error>;
@@ -31,6 +46,18 @@ impl<T: IntoValue> IntoReturn for Result<T, Error> {
 /// A Rust closure callable from scripts: `FnMut(A, B, ...) -> R` with up to six
 /// arguments of [`FromValue`] types. Implemented for every such closure; `Args` is the
 /// tuple of argument types (inferred).
+///
+/// ```
+/// let mut engine = kiln::Engine::new();
+/// let mut calls = 0i64;
+/// engine.register_fn("tick", move || {
+///     calls += 1;
+///     calls
+/// });
+/// engine.register_fn("join", |a: String, b: String, n: i64| format!("{a}{b}").repeat(n as usize));
+/// assert_eq!(engine.eval_as::<i64>("tick()\ntick()").unwrap(), 2);
+/// assert_eq!(engine.eval_as::<String>("join('a', 'b', 2)").unwrap(), "abab");
+/// ```
 pub trait HostFunction<Args>: 'static {
     /// Wraps the closure: arity and argument types are checked on each call and a
     /// mismatch raises `TypeError` naming the function and the argument.
@@ -94,38 +121,12 @@ host_fn!(5; A 0, B 1, C 2, D 3, E 4);
 host_fn!(6; A 0, B 1, C 2, D 3, E 4, F 5);
 
 /// Wraps a host closure as a Kiln function value named `name`.
-pub fn host_value<Args, F: HostFunction<Args>>(name: &str, f: F) -> Value {
+pub(crate) fn host_value<Args, F: HostFunction<Args>>(name: &str, f: F) -> Value {
     let name: Rc<str> = name.into();
     Value::Native(Rc::new(NativeFn {
         name: name.clone(),
         code: NativeCode::Host(RefCell::new(f.into_host(name))),
     }))
-}
-
-/// Runs a host closure from a script call. Keyword arguments, re-entry and a panic in
-/// the closure become exceptions instead of reaching the host.
-pub fn call_host(
-    name: &str,
-    h: &RefCell<HostImpl>,
-    args: &[Value],
-    kw: &[(Rc<str>, Value)],
-) -> R<Value> {
-    if !kw.is_empty() {
-        return Err(type_err(format!("{name}() takes no keyword arguments")));
-    }
-    let Ok(mut f) = h.try_borrow_mut() else {
-        return Err(err(
-            ErrorKind::RuntimeError,
-            format!("host function {name}() called while it is running"),
-        ));
-    };
-    match catch_unwind(AssertUnwindSafe(|| f(args))) {
-        Ok(r) => r,
-        Err(_) => Err(err(
-            ErrorKind::RuntimeError,
-            format!("host function {name}() panicked"),
-        )),
-    }
 }
 
 /// A module of host functions and constants that scripts can `import`.

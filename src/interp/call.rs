@@ -191,7 +191,7 @@ impl Interp {
                     if trace::active() {
                         trace::graph_break(trace::BreakReason::HostFunction(n.name.clone()));
                     }
-                    crate::embed::native::call_host(&n.name, h, &args, &kw)
+                    call_host(&n.name, h, &args, &kw)
                 }
             },
             Value::Compiled(cf) => self.call_compiled(cf, args, kw),
@@ -549,4 +549,30 @@ fn missing_args(fname: &str, what: &str, names: &[String]) -> super::Exc {
         if names.len() == 1 { "" } else { "s" },
         list
     ))
+}
+
+/// Runs a host closure from a script call. Keyword arguments, re-entry and a panic in
+/// the closure become exceptions instead of reaching the host.
+fn call_host(
+    name: &str,
+    h: &RefCell<super::value::HostImpl>,
+    args: &[Value],
+    kw: &[(Rc<str>, Value)],
+) -> R<Value> {
+    if !kw.is_empty() {
+        return Err(type_err(format!("{name}() takes no keyword arguments")));
+    }
+    let Ok(mut f) = h.try_borrow_mut() else {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("host function {name}() called while it is running"),
+        ));
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args))) {
+        Ok(r) => r,
+        Err(_) => Err(err(
+            ErrorKind::RuntimeError,
+            format!("host function {name}() panicked"),
+        )),
+    }
 }

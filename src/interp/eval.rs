@@ -301,7 +301,7 @@ impl Interp {
                 let mut i = self.eval(idx)?;
                 trace::set_span(e.span);
                 if trace::active() && !matches!(o, Value::Tensor(_)) {
-                    i = crate::compile::capture_for::python_index(i);
+                    i = super::capture::capture_for::python_index(i);
                 }
                 self.get_item(&o, &i).map_err(|x| at(x, e.span))
             }

@@ -1,12 +1,10 @@
 //! Safety limits for untrusted scripts: the operation budget, wall-clock deadline and
-//! interrupt polling behind `Interp::check_interrupt`, plus the thread-local cancel state
-//! long native kernels poll between chunks.
+//! interrupt polling behind `Interp::check_interrupt`; each run installs the cancel state
+//! long native kernels poll (`tensor::cancel`).
 
 use super::{err, Interp, R};
-use crate::error::{Error, ErrorKind};
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use crate::error::ErrorKind;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// How many ticks pass between two full checks (deadline, interrupt, budget refill).
@@ -110,32 +108,8 @@ impl LimitState {
     }
 }
 
-/// What a running kernel polls: the engine's interrupt flag and deadline.
-struct KernelCancel {
-    flag: Arc<AtomicBool>,
-    deadline: Option<Instant>,
-}
+use crate::tensor::cancel::{KernelCancel, TIME_MSG};
 
-thread_local! {
-    static KERNEL_CANCEL: RefCell<Option<KernelCancel>> = const { RefCell::new(None) };
-}
-
-/// Called by long native kernels between chunks of their outer loop: `Err` when the
-/// running engine was interrupted (`KeyboardInterrupt`) or ran out of wall time
-/// (`LimitExceeded`). Outside an engine run it always succeeds.
-pub fn poll_kernel() -> crate::error::Result<()> {
-    KERNEL_CANCEL.with(|c| match &*c.borrow() {
-        Some(k) if k.flag.load(Ordering::Relaxed) => {
-            Err(Error::new(ErrorKind::KeyboardInterrupt, "", None))
-        }
-        Some(KernelCancel {
-            deadline: Some(d), ..
-        }) if Instant::now() >= *d => Err(Error::new(ErrorKind::LimitExceeded, TIME_MSG, None)),
-        _ => Ok(()),
-    })
-}
-
-const TIME_MSG: &str = "wall-time limit exceeded";
 const OPS_MSG: &str = "operation limit exceeded";
 
 /// What [`Interp::begin_run`] replaced, restored by [`Interp::end_run`].
@@ -248,7 +222,7 @@ impl Interp {
                 .min(limits.max_memory.unwrap_or(usize::MAX)),
         });
         let flag = self.interrupt.clone();
-        let cancel = KERNEL_CANCEL.with(|c| c.replace(Some(KernelCancel { flag, deadline })));
+        let cancel = crate::tensor::cancel::replace(Some(KernelCancel { flag, deadline }));
         let max_depth = std::mem::replace(&mut self.max_depth, limits.max_call_depth);
         RunGuard {
             alloc,
@@ -272,6 +246,6 @@ impl Interp {
         // cached tensor buffers do not outlive the host's call
         crate::tensor::pool::clear();
         crate::tensor::storage::set_alloc_limits(g.alloc);
-        KERNEL_CANCEL.with(|c| *c.borrow_mut() = g.cancel);
+        crate::tensor::cancel::replace(g.cancel);
     }
 }

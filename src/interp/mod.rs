@@ -4,6 +4,7 @@ pub mod attrs;
 mod body;
 pub mod builtins;
 pub mod call;
+pub mod capture;
 pub mod class;
 pub mod containers;
 pub mod eval;

@@ -242,3 +242,24 @@ pub fn decode(bytes: &[u8]) -> Result<ModelProto> {
 pub fn save(m: &ModelProto, path: &Path) -> Result<()> {
     crate::io::write_atomic(path, &encode(m))
 }
+
+impl crate::compile::traced::TracedGraph {
+    /// The ONNX model of the graph.
+    pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
+        let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();
+        let output_names: Vec<String> = self.outputs.iter().map(|x| x.name.clone()).collect();
+        let input_axes: Vec<_> = self.inputs.iter().map(|x| x.axes.clone()).collect();
+        let output_axes: Vec<_> = self.outputs.iter().map(|x| x.axes.clone()).collect();
+        let spec = ExportSpec {
+            name: &self.name,
+            graph: &self.entry.compiled.graph,
+            externals: &self.entry.externals,
+            input_names: &input_names,
+            param_names: &self.params,
+            output_names: &output_names,
+            input_axes: &input_axes,
+            output_axes: &output_axes,
+        };
+        export(&spec, sources)
+    }
+}

@@ -7,8 +7,8 @@ mod record;
 pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
-use crate::compile::ir::IrOp;
 use crate::error::{ErrorKind, Result};
+use crate::ir::IrOp;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;

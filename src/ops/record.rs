@@ -3,9 +3,9 @@
 //! "record an autograd node when an input needs a gradient" step of its eager part.
 
 use crate::autograd::{self, BackwardOp};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::Result;
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::tensor::Tensor;
 
 /// Runs `eager` (the op's kernel and autograd node) and, when this is the outermost

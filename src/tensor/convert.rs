@@ -6,9 +6,9 @@ use super::kernels::strided::gather_strided_polled;
 use super::shape::fmt_shape;
 use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::record_op;
 
 /// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.

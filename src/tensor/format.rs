@@ -189,7 +189,7 @@ fn render(g: &Grid, dim: usize, start: usize, indent: usize, width: usize, out: 
 
 /// `print(t)` / `repr(t)`.
 pub fn format_tensor(t: &Tensor) -> String {
-    crate::compile::trace::graph_break(crate::compile::trace::BreakReason::TensorToPython("str"));
+    crate::ir::record::graph_break(crate::ir::record::BreakReason::TensorToPython("str"));
     let mut body = String::from("tensor(");
     let mut suffix = Vec::new();
     if t.numel() == 0 {

@@ -9,9 +9,9 @@ use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
 use crate::autograd::{self, BackwardOp, Edge};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::record_op;
 use smallvec::SmallVec;
 

@@ -8,9 +8,9 @@ use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
 use super::{err, Tensor};
 use crate::autograd;
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::{self, BinaryOp};
 
 /// The right-hand side of an in-place op.
@@ -74,7 +74,7 @@ impl Tensor {
 
     /// `x op= rhs` in place (`add_`, `sub_`, `mul_`, `div_`, ...).
     pub fn binary_(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
-        crate::compile::trace::refuse_effect("an in-place op")?;
+        crate::ir::record::refuse_effect("an in-place op")?;
         let name = op.name();
         let direct = match rhs {
             Operand::Tensor(t) => !autograd::needs_grad(&[self, t]),
@@ -178,7 +178,7 @@ impl Tensor {
 
     /// `clamp_(min, max)`.
     pub fn clamp_(&self, min: Option<f64>, max: Option<f64>) -> Result<()> {
-        crate::compile::trace::refuse_effect("an in-place op")?;
+        crate::ir::record::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.inplace_with("clamp_", None, |x, _| ops::clamp(x, min, max))?;
@@ -189,7 +189,7 @@ impl Tensor {
 
     /// `fill_(value)`.
     pub fn fill_(&self, s: Scalar) -> Result<()> {
-        crate::compile::trace::refuse_effect("an in-place op")?;
+        crate::ir::record::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.index_put_scalar_(&[], s)?;
@@ -208,7 +208,7 @@ impl Tensor {
 
     /// `copy_(src)`: src broadcast to this shape and cast to this dtype.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        crate::compile::trace::refuse_effect("an in-place op")?;
+        crate::ir::record::refuse_effect("an in-place op")?;
         {
             let _inner = trace::scope();
             self.index_put_(&[], src)?;

@@ -8,9 +8,9 @@ use super::kernels::matmul::bmm;
 use super::shape::{broadcast_shapes, fmt_shape};
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::record_op;
 
 fn shape_err(msg: String) -> crate::error::Error {

@@ -2,6 +2,7 @@
 //! autograd metadata. Submodules hold creation, views, indexing, reductions, printing
 //! and the kernels; elementwise ops and their autograd recording live in `crate::ops`.
 
+pub mod cancel;
 pub mod convert;
 pub mod creation;
 pub mod dtype;
@@ -110,7 +111,7 @@ impl Tensor {
 
     /// A 0-d tensor holding `s`.
     pub fn scalar(s: Scalar) -> Tensor {
-        let sc = crate::compile::trace::scope();
+        let sc = crate::ir::record::scope();
         let out = match s {
             Scalar::Bool(b) => Tensor::from_vec(vec![b], &[]),
             Scalar::Int(i) => Tensor::from_vec(vec![i], &[]),
@@ -249,10 +250,8 @@ impl Tensor {
     /// `x.requires_grad_(flag)`: only leaves may change it; only float tensors may
     /// require grad.
     pub fn set_requires_grad(&self, flag: bool) -> Result<()> {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::InPlace(
-            "requires_grad_",
-        ));
-        crate::compile::trace::refuse_effect("requires_grad_")?;
+        crate::ir::record::graph_break(crate::ir::record::BreakReason::InPlace("requires_grad_"));
+        crate::ir::record::refuse_effect("requires_grad_")?;
         if flag && !self.dtype().is_float() {
             return Err(err(
                 ErrorKind::RuntimeError,
@@ -282,7 +281,7 @@ impl Tensor {
 
     /// Set or clear `.grad` (`x.grad = None`).
     pub fn set_grad(&self, g: Option<Tensor>) {
-        crate::compile::trace::note_set_grad(self, g.as_ref());
+        crate::ir::record::note_set_grad(self, g.as_ref());
         *self.0.grad.borrow_mut() = g;
     }
 

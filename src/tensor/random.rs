@@ -90,8 +90,6 @@ pub fn restore_rng(state: Rng) {
 
 /// Run `f` with this thread's generator.
 pub fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
-    crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Random(
-        "random numbers",
-    ));
+    crate::ir::record::graph_break(crate::ir::record::BreakReason::Random("random numbers"));
     RNG.with(|r| f(&mut r.borrow_mut()))
 }

@@ -8,9 +8,9 @@ use super::kernels::reduce::{
 use super::shape::{norm_dim, norm_dims, Dims};
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::record_op;
 
 /// The output shape of a reduction over `dims`.

@@ -10,9 +10,9 @@ use super::shape::{
 use super::storage::alloc_vec;
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp};
-use crate::compile::ir::IrOp;
-use crate::compile::trace;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::IrOp;
 use crate::ops::record_op;
 use smallvec::SmallVec;
 

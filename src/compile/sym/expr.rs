@@ -5,15 +5,7 @@
 use smallvec::SmallVec;
 use std::fmt;
 
-/// A symbol: one symbolic size, numbered `s0, s1, ...` in a graph's `SymInfo`.
-pub type SymId = u32;
-
-/// `Σ coef * symbol + k`; terms sorted by symbol, no zero coefficient.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct SymExpr {
-    pub terms: SmallVec<[(SymId, i64); 2]>,
-    pub k: i64,
-}
+pub use crate::ir::sym::{SymExpr, SymId, SymShape};
 
 impl SymExpr {
     /// The constant `n`.
@@ -145,9 +137,6 @@ impl fmt::Display for SymExpr {
         }
     }
 }
-
-/// A symbolic shape: one expression per dim.
-pub type SymShape = Vec<SymExpr>;
 
 /// `[s0, 32]`.
 pub fn shape_text(s: &[SymExpr]) -> String {

@@ -34,15 +34,7 @@ pub struct SymHints {
     pub requests: HashMap<NodeId, Vec<i64>>,
 }
 
-/// A graph's symbolic sizes (see the module docs).
-#[derive(Debug, Clone, Default)]
-pub struct SymInfo {
-    pub inputs: Vec<Vec<Option<SymId>>>,
-    pub example: Vec<i64>,
-    pub min: Vec<i64>,
-    pub shapes: Vec<SymShape>,
-    pub targets: Vec<(NodeId, SymShape)>,
-}
+pub use crate::ir::sym::SymInfo;
 
 impl SymInfo {
     pub fn num_symbols(&self) -> usize {

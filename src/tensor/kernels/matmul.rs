@@ -199,7 +199,7 @@ unsafe fn gemm_into(
     while r0 < m {
         let r1 = m.min(r0 + rows);
         if r0 > 0 {
-            crate::interp::limits::poll_kernel()?;
+            crate::tensor::cancel::poll_kernel()?;
         }
         // SAFETY: every address gemm touches is inside the buffers: rows r0..r1 (< m),
         // cols 0..n of dst with strides (n, 1) (the caller's guarantee); lhs/rhs are
@@ -386,7 +386,7 @@ fn bmm_i64(
         for i in 0..m {
             // The plain loop polls the engine's interrupt and deadline once per row.
             if res.is_ok() {
-                res = crate::interp::limits::poll_kernel();
+                res = crate::tensor::cancel::poll_kernel();
             }
             if res.is_err() {
                 return;

@@ -160,7 +160,7 @@ pub fn gather_strided_polled<T: Copy>(
     }
     let mut start = 0;
     while start < n {
-        crate::interp::limits::poll_kernel()?;
+        crate::tensor::cancel::poll_kernel()?;
         let len = POLL_CHUNK.min(n - start);
         gather_range(src, shape, strides, offset, start, len, out);
         start += len;

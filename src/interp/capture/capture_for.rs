@@ -13,7 +13,7 @@
 //! next call recaptures with that loop unrolled (the retry is logged).
 
 use super::capture_loop::{bind_aliases, ForTrip, LoopHead};
-use super::trace::{self, BreakReason};
+use crate::compile::trace::{self, BreakReason};
 use crate::interp::tree::{CArg, Ex, ExKind, Place, St, StKind, Target};
 use crate::interp::value::{ClassKind, NativeCode, TypeTag, Value};
 use crate::interp::{at, Flow, Interp, R};
@@ -105,9 +105,9 @@ impl Interp {
         } else {
             return Some(*slot as usize);
         };
-        super::compiled::log(&format!(
+        crate::compile::compiled::log(&format!(
             "the `for` loop at {} is unrolled: its variable {why}",
-            super::compiled::where_text(&self.sources, Some(s.span))
+            crate::compile::compiled::where_text(&self.sources, Some(s.span))
         ));
         None
     }
@@ -195,7 +195,7 @@ impl Interp {
     }
 
     /// The node of `x` in the scope enclosing the loop.
-    fn outer_node(&self, x: &Tensor) -> Option<super::ir::NodeId> {
+    fn outer_node(&self, x: &Tensor) -> Option<crate::compile::ir::NodeId> {
         trace::with_tracer(|t| t.node_of(x)).flatten()
     }
 
@@ -417,9 +417,9 @@ impl Interp {
     /// After a capture: when a `for` loop captured as an IR loop needed Python values,
     /// the next capture unrolls it (logged); true when that happened (the call ran
     /// eagerly and no version is cached).
-    pub(super) fn retry_unrolled(
+    pub(crate) fn retry_unrolled(
         &mut self,
-        cf: &super::compiled::CompiledFn,
+        cf: &crate::compile::compiled::CompiledFn,
         t: &mut trace::Tracer,
     ) -> bool {
         if t.retry.is_empty() {
@@ -432,11 +432,11 @@ impl Interp {
                 continue;
             }
             c.unroll.push(span);
-            super::compiled::log(&format!(
+            crate::compile::compiled::log(&format!(
                 "{}: the `for` loop at {} could not be captured as a loop (its index is \
                  needed as a Python int, or its body broke the graph); recapturing it unrolled",
                 cf.name,
-                super::compiled::where_text(&self.sources, Some(span))
+                crate::compile::compiled::where_text(&self.sources, Some(span))
             ));
         }
         true

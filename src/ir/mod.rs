@@ -1,0 +1,446 @@
+//! The tensor-level IR of `@compile`: a typed SSA `Graph` of primitive tensor ops with
+//! static shapes, dtypes and the source span each node came from.
+//!
+//! Layering: this module holds the IR's data types and the capture recorder interface
+//! (`record`) only, at the level of the tensor library that records into them; what
+//! builds, checks, optimizes and runs graphs is `crate::compile` (which re-exports these
+//! types as `compile::ir`).
+//!
+//! Nodes are appended in execution order; a node's args always precede it (checked by
+//! `verify`). Each `IrOp` mirrors one tensor-library entry point, so the executor runs a
+//! node by calling the same function eager code calls. Passes (fold, CSE, DCE, fusion)
+//! rewrite graphs and re-run `verify::verify` after each step. Control flow (`If`,
+//! `Loop`) nests graphs as regions; see `control`.
+
+pub mod breaks;
+pub mod control;
+pub mod record;
+pub mod sym;
+
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::source::Span;
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::kernels::conv::{ConvParams, PoolParams};
+use crate::tensor::shape::Dims;
+use crate::tensor::Tensor;
+use control::{Branch, LoopSpec, PrintSpec};
+use std::fmt;
+
+/// The index of a node in `Graph::nodes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// One step from an argument to a tensor nested inside it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathStep {
+    /// Position in the argument list, a list or a tuple.
+    Index(usize),
+    /// A dict key (its repr).
+    Key(String),
+}
+
+/// Where an `Input` node's tensor comes from at each call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputKind {
+    /// A tensor argument, or one nested in a list/tuple/dict argument, by position path
+    /// (the first step is the argument's position).
+    Arg(Vec<PathStep>),
+    /// A tensor the function read that it did not receive nor create: a module
+    /// parameter, a global, a closed-over tensor. Read by handle at every call (never a
+    /// baked constant); `name` describes its origin for dumps (`self.w`, `W`).
+    External { name: String },
+    /// Input `slot` of a region (a nested graph of a control node): bound to a value the
+    /// enclosing node passes (see `control`).
+    Bound,
+}
+
+/// One entry of an `Index` node's index list; tensor indices refer to the node's args
+/// (`arg` is a position in `Node::args`, always >= 1 since arg 0 is the indexed tensor).
+#[derive(Debug, Clone, PartialEq)]
+pub enum IrIndex {
+    Int(i64),
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
+    NewAxis,
+    Ellipsis,
+    /// A bool mask tensor.
+    Mask {
+        arg: usize,
+    },
+    /// An int64 index tensor.
+    Indices {
+        arg: usize,
+    },
+}
+
+/// A primitive tensor op. Dims are normalised (non-negative, sorted where a set).
+#[derive(Debug, Clone)]
+pub enum IrOp {
+    /// Graph input number `slot` (its position in `Graph::inputs`).
+    Input {
+        slot: usize,
+        kind: InputKind,
+    },
+    /// A tensor created from Python data during capture (deterministic given guards).
+    Const(Tensor),
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    /// `a op s`, or `s op a` when `reverse`.
+    BinaryScalar {
+        op: BinaryOp,
+        scalar: Scalar,
+        reverse: bool,
+    },
+    Clamp {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    /// `where(cond, a, b)`.
+    Where,
+    Cast(DType),
+    /// A differentiable contiguous copy (`clone`).
+    Clone,
+    /// Contiguous layout (a copy only when the input is not contiguous).
+    Contiguous,
+    Sum {
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    Mean {
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    Prod {
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    /// Max or min over all elements (a 0-d result).
+    ExtremeAll {
+        is_min: bool,
+    },
+    /// The values of max/min along `dim`.
+    ExtremeDim {
+        dim: usize,
+        keepdim: bool,
+        is_min: bool,
+    },
+    /// argmax/argmin along `dim`, or of the flattened tensor when `dim` is None.
+    ArgExtreme {
+        dim: Option<usize>,
+        keepdim: bool,
+        is_min: bool,
+    },
+    /// var, or std when `std`.
+    Var {
+        dims: Vec<usize>,
+        correction: f64,
+        keepdim: bool,
+        std: bool,
+    },
+    LogSumExp {
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    Norm {
+        p: f64,
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    /// all / any.
+    AllAny {
+        dims: Vec<usize>,
+        keepdim: bool,
+        any: bool,
+    },
+    Softmax {
+        dim: usize,
+    },
+    LogSoftmax {
+        dim: usize,
+    },
+    Cumsum {
+        dim: usize,
+    },
+    /// Reshape (view when possible) to a fully known shape (also squeeze/unsqueeze/
+    /// flatten/view).
+    Reshape {
+        shape: Dims,
+    },
+    Permute {
+        perm: Vec<usize>,
+    },
+    Expand {
+        shape: Dims,
+    },
+    Narrow {
+        dim: usize,
+        start: usize,
+        len: usize,
+    },
+    Repeat {
+        reps: Vec<usize>,
+    },
+    /// Basic and advanced indexing; tensor indices are args after the indexed tensor.
+    Index {
+        indices: Vec<IrIndex>,
+    },
+    /// The gradient of an `Index` of a tensor of shape `shape`: zeros with the gradient
+    /// (arg 0) accumulated at `indices` (tensor indices are the args after it).
+    IndexGrad {
+        shape: Dims,
+        indices: Vec<IrIndex>,
+    },
+    Matmul,
+    /// conv2d(x, w) or conv2d(x, w, bias) when `bias`.
+    Conv2d {
+        params: ConvParams,
+        bias: bool,
+    },
+    MaxPool2d {
+        params: PoolParams,
+    },
+    AvgPool2d {
+        params: PoolParams,
+    },
+    Cat {
+        dim: usize,
+    },
+    Stack {
+        dim: usize,
+    },
+    IndexSelect {
+        dim: usize,
+    },
+    Gather {
+        dim: usize,
+    },
+    ScatterAdd {
+        dim: usize,
+    },
+    OneHot {
+        num_classes: usize,
+    },
+    MaskedFill {
+        value: Scalar,
+    },
+    /// A branch: only the taken side runs (see `control::Branch`).
+    If(Box<Branch>),
+    /// A loop with loop-carried values (see `control::LoopSpec`).
+    Loop(Box<LoopSpec>),
+    /// Result `index` of the control node that is arg 0.
+    Out {
+        index: usize,
+    },
+    /// Writes text with tensor holes at run time (see `control::PrintSpec`).
+    Print(Box<PrintSpec>),
+}
+
+impl IrOp {
+    /// The op's name in dumps (PyTorch-like function names).
+    pub fn name(&self) -> &'static str {
+        match self {
+            IrOp::Input { .. } => "input",
+            IrOp::Const(_) => "const",
+            IrOp::Unary(op) => op.name(),
+            IrOp::Binary(op) | IrOp::BinaryScalar { op, .. } => op.name(),
+            IrOp::Clamp { .. } => "clamp",
+            IrOp::Where => "where",
+            IrOp::Cast(_) => "cast",
+            IrOp::Clone => "clone",
+            IrOp::Contiguous => "contiguous",
+            IrOp::Sum { .. } => "sum",
+            IrOp::Mean { .. } => "mean",
+            IrOp::Prod { .. } => "prod",
+            IrOp::ExtremeAll { is_min } | IrOp::ExtremeDim { is_min, .. } => {
+                if *is_min {
+                    "min"
+                } else {
+                    "max"
+                }
+            }
+            IrOp::ArgExtreme { is_min, .. } => {
+                if *is_min {
+                    "argmin"
+                } else {
+                    "argmax"
+                }
+            }
+            IrOp::Var { std, .. } => {
+                if *std {
+                    "std"
+                } else {
+                    "var"
+                }
+            }
+            IrOp::LogSumExp { .. } => "logsumexp",
+            IrOp::Norm { .. } => "norm",
+            IrOp::AllAny { any, .. } => {
+                if *any {
+                    "any"
+                } else {
+                    "all"
+                }
+            }
+            IrOp::Softmax { .. } => "softmax",
+            IrOp::LogSoftmax { .. } => "log_softmax",
+            IrOp::Cumsum { .. } => "cumsum",
+            IrOp::Reshape { .. } => "reshape",
+            IrOp::Permute { .. } => "permute",
+            IrOp::Expand { .. } => "expand",
+            IrOp::Narrow { .. } => "narrow",
+            IrOp::Repeat { .. } => "repeat",
+            IrOp::Index { .. } => "index",
+            IrOp::IndexGrad { .. } => "index_backward",
+            IrOp::Matmul => "matmul",
+            IrOp::Conv2d { .. } => "conv2d",
+            IrOp::MaxPool2d { .. } => "max_pool2d",
+            IrOp::AvgPool2d { .. } => "avg_pool2d",
+            IrOp::Cat { .. } => "cat",
+            IrOp::Stack { .. } => "stack",
+            IrOp::IndexSelect { .. } => "index_select",
+            IrOp::Gather { .. } => "gather",
+            IrOp::ScatterAdd { .. } => "scatter_add",
+            IrOp::OneHot { .. } => "one_hot",
+            IrOp::MaskedFill { .. } => "masked_fill",
+            IrOp::If(_) => "if",
+            IrOp::Loop(_) => "loop",
+            IrOp::Out { .. } => "out",
+            IrOp::Print(_) => "print",
+        }
+    }
+
+    /// The number of args the op takes, or None when variadic (cat, stack, index).
+    pub fn arity(&self) -> Option<usize> {
+        match self {
+            IrOp::Input { .. } | IrOp::Const(_) => Some(0),
+            IrOp::Binary(_)
+            | IrOp::Matmul
+            | IrOp::IndexSelect { .. }
+            | IrOp::Gather { .. }
+            | IrOp::MaskedFill { .. } => Some(2),
+            IrOp::Where | IrOp::ScatterAdd { .. } => Some(3),
+            IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
+            IrOp::Cat { .. }
+            | IrOp::Stack { .. }
+            | IrOp::Index { .. }
+            | IrOp::IndexGrad { .. }
+            | IrOp::If(_)
+            | IrOp::Loop(_)
+            | IrOp::Print(_) => None,
+            _ => Some(1),
+        }
+    }
+
+    /// True for ops that only compute from their args (no input, no constant).
+    pub fn is_compute(&self) -> bool {
+        !matches!(self, IrOp::Input { .. } | IrOp::Const(_))
+    }
+
+    /// True for control nodes (`If`, `Loop`): several results, read with `Out`.
+    pub fn is_control(&self) -> bool {
+        matches!(self, IrOp::If(_) | IrOp::Loop(_))
+    }
+}
+
+/// One SSA value: an op applied to earlier nodes, with its static result type.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub op: IrOp,
+    pub args: Vec<NodeId>,
+    pub dtype: DType,
+    pub shape: Dims,
+    /// The source expression that produced it (None for inputs read by handle).
+    pub span: Option<Span>,
+}
+
+/// A captured function body: nodes in execution order, its inputs (the `Input`
+/// nodes, in slot order) and its tensor outputs (a node may appear several times).
+///
+/// Symbolic sizes: `sym` is set on a graph compiled with symbolic dims (by
+/// `@compile(dynamic=True)` or an automatic dynamic recompile). Then `Node::shape` is
+/// the capture-time example and `sym.shapes[i]` node `i`'s shape as affine expressions
+/// over symbols `s0, s1, ...`; `sym.inputs[slot][dim]` says which input dims are
+/// symbolic (an ONNX export names those axes), `sym.min[s]` the least size accepted,
+/// and `sym.targets` the reshape/expand nodes whose target shape is symbolic (the
+/// runtime evaluates them per call). See `compile::sym`. Passes drop `sym` (they
+/// rebuild the graph); it is recomputed on the optimized graph.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub inputs: Vec<NodeId>,
+    pub outputs: Vec<NodeId>,
+    pub sym: Option<Box<sym::SymInfo>>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    /// Appends a node and returns its id.
+    pub fn push(&mut self, node: Node) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(node);
+        id
+    }
+
+    /// Appends an `Input` node at the next slot.
+    pub fn add_input(
+        &mut self,
+        kind: InputKind,
+        dtype: DType,
+        shape: Dims,
+        span: Option<Span>,
+    ) -> NodeId {
+        let slot = self.inputs.len();
+        let id = self.push(Node {
+            op: IrOp::Input { slot, kind },
+            args: Vec::new(),
+            dtype,
+            shape,
+            span,
+        });
+        self.inputs.push(id);
+        id
+    }
+
+    /// The node `id`, or None when out of range.
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index())
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// How many times each node is used (as an arg or an output).
+    pub fn use_counts(&self) -> Vec<usize> {
+        let mut uses = vec![0usize; self.nodes.len()];
+        let all = self.nodes.iter().flat_map(|n| n.args.iter());
+        for id in all.chain(self.outputs.iter()) {
+            if let Some(u) = uses.get_mut(id.index()) {
+                *u += 1;
+            }
+        }
+        uses
+    }
+}
