@@ -588,11 +588,9 @@ fn map_keys(m: &crate::interp::value::NameMap) -> Vec<String> {
 
 /// The member names of a class and its bases.
 fn class_names(c: &Rc<crate::interp::value::Class>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut cur = Some(c.clone());
-    while let Some(k) = cur {
+    let mut names = map_keys(&c.dict.borrow());
+    for k in &c.mro {
         names.extend(map_keys(&k.dict.borrow()));
-        cur = k.base.clone();
     }
     names
 }

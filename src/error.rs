@@ -25,6 +25,8 @@ pub enum ErrorKind {
     NotImplementedError,
     ImportError,
     StopIteration,
+    /// Raised inside a generator by `close()`.
+    GeneratorExit,
     /// A file-system or operating-system failure (open, read, write, rename).
     OSError,
     /// Ctrl-C or a host's interrupt handle.
@@ -57,6 +59,7 @@ impl ErrorKind {
             ErrorKind::NotImplementedError => "NotImplementedError",
             ErrorKind::ImportError => "ImportError",
             ErrorKind::StopIteration => "StopIteration",
+            ErrorKind::GeneratorExit => "GeneratorExit",
             ErrorKind::OSError => "OSError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::LimitExceeded => "LimitExceeded",

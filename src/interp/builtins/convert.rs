@@ -337,5 +337,6 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Tensor => "Tensor",
         TypeTag::DType => "dtype",
         TypeTag::GradMode => "no_grad",
+        TypeTag::Generator => "generator",
     }
 }
