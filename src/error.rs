@@ -30,6 +30,8 @@ pub enum ErrorKind {
     NotImplementedError,
     ImportError,
     StopIteration,
+    /// Raised inside a generator by `close()`.
+    GeneratorExit,
     /// A file-system or operating-system failure (open, read, write, rename).
     OSError,
     /// A file access refused (a sandboxed engine); a subclass of `OSError`.
@@ -68,6 +70,7 @@ impl ErrorKind {
             ErrorKind::NotImplementedError => "NotImplementedError",
             ErrorKind::ImportError => "ImportError",
             ErrorKind::StopIteration => "StopIteration",
+            ErrorKind::GeneratorExit => "GeneratorExit",
             ErrorKind::OSError => "OSError",
             ErrorKind::PermissionError => "PermissionError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",

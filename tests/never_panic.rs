@@ -87,6 +87,11 @@ const TOKENS: &[&str] = &[
     "x.y",
     "1e308",
     "9223372036854775807",
+    "yield",
+    "yield from",
+    ":=",
+    "{1, 2}",
+    "{**x}",
 ];
 
 const PROGRAMS: &[&str] = &[
@@ -95,6 +100,8 @@ const PROGRAMS: &[&str] = &[
     "xs = [i * i for i in range(20)]\nd = {k: v for k, v in enumerate(xs)}\nprint(sum(d.values()), xs[::-3])\n",
     "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    print(e)\nfinally:\n    print('done')\n",
     "x = 0\nwhile x < 100:\n    x += 7\n    if x % 5 == 0:\n        continue\nprint(x)\n",
+    "def g(n):\n    for i in range(n):\n        try:\n            x = yield i\n        finally:\n            pass\n    return n\nprint(sum(g(5)), list(x * 2 for x in g(3)))\n",
+    "s = {1, 2}\nd = {**{1: 2}, 3: 4}\nprint(sorted(s | {3}), d, [*s], (n := 4))\n",
 ];
 
 /// Runs `src` with a watchdog that interrupts it after a short time.
@@ -155,4 +162,8 @@ fn deep_recursion_and_nesting_do_not_overflow() {
     assert!(r.is_ok() || r.is_err());
     let r = e.eval(&format!("y = {}1{}", "(".repeat(5000), ")".repeat(5000)));
     assert!(r.is_ok() || r.is_err());
+    // nested generators resume through every level: deep, but no native overflow
+    let src = "def d(n):\n    if n:\n        yield from d(n - 1)\n    else:\n        yield 7\nprint(list(d(3000)))";
+    let r = e.eval(src);
+    assert!(r.is_ok(), "{:?}", r.err());
 }

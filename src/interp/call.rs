@@ -323,6 +323,9 @@ impl Interp {
 
     /// Runs a function whose bound parameters start at `base` on the stack.
     pub fn invoke(&mut self, func: Rc<Function>, base: usize) -> R<Value> {
+        if func.proto.is_gen {
+            return self.new_generator(func, base);
+        }
         self.run_frame(func, base)
     }
 
@@ -374,7 +377,7 @@ impl Interp {
 
     /// Wraps captured parameters into cells and installs fresh and captured cells.
     #[inline(never)]
-    fn init_cells(&mut self, func: &Function, base: usize) {
+    pub(crate) fn init_cells(&mut self, func: &Function, base: usize) {
         let proto = &func.proto;
         for s in &proto.cell_params {
             let i = base + *s as usize;
@@ -527,7 +530,7 @@ fn check_init_result(r: &Value) -> R<()> {
 /// Adds the frame of the function `proto` to a propagating exception's traceback.
 #[cold]
 #[inline(never)]
-fn add_frame(mut e: super::Exc, proto: &super::tree::FuncProto) -> super::Exc {
+pub(crate) fn add_frame(mut e: super::Exc, proto: &super::tree::FuncProto) -> super::Exc {
     let span = e.pending.take().unwrap_or(proto.span);
     e.frames.push(TraceFrame {
         func: proto.name.clone(),

@@ -42,10 +42,11 @@ impl Interp {
         for d in &c.decorators {
             decs.push(self.eval(d)?);
         }
-        let base = match &c.base {
-            Some(b) => match &self.eval(b)? {
+        let mut bases = Vec::with_capacity(c.bases.len());
+        for b in &c.bases {
+            match &self.eval(b)? {
                 Value::Class(k) => match k.kind {
-                    ClassKind::Builtin(TypeTag::Object) => None,
+                    ClassKind::Builtin(TypeTag::Object) => {}
                     ClassKind::Builtin(_) => {
                         return Err(at(
                             type_err(format!(
@@ -55,7 +56,7 @@ impl Interp {
                             b.span,
                         ))
                     }
-                    _ => Some(k.clone()),
+                    _ => bases.push(k.clone()),
                 },
                 other => {
                     return Err(at(
@@ -66,9 +67,14 @@ impl Interp {
                         b.span,
                     ))
                 }
-            },
-            None => None,
-        };
+            }
+        }
+        let span = c.bases.first().map(|b| b.span);
+        let mro = super::mro::c3(&bases).map_err(|e| match span {
+            Some(s) => at(e, s),
+            None => e,
+        })?;
+        let base = bases.first().cloned();
         let ns = Rc::new(RefCell::new(super::value::NameMap::default()));
         self.class_ns.push(ns.clone());
         let r = self.exec_block(&c.body);
@@ -78,6 +84,7 @@ impl Interp {
         let cls = Rc::new(Class {
             name: c.name.clone(),
             base,
+            mro,
             dict: RefCell::new(dict),
             kind: ClassKind::User,
             gc: Default::default(),
@@ -86,8 +93,17 @@ impl Interp {
         super::method_cache::classes_changed();
         super::gc::track_class(&cls);
         for v in cls.dict.borrow().values() {
-            if let Value::Func(f) = v {
-                *f.owner.borrow_mut() = Some(Rc::downgrade(&cls));
+            match v {
+                Value::Func(f) => *f.owner.borrow_mut() = Some(Rc::downgrade(&cls)),
+                // the functions of a property/staticmethod/classmethod (for `super()`)
+                Value::Instance(i) if self.b.descr.kind(v).is_some() => {
+                    for x in i.dict.borrow().values() {
+                        if let Value::Func(f) = x {
+                            *f.owner.borrow_mut() = Some(Rc::downgrade(&cls));
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         let mut v = Value::Class(cls);
@@ -119,6 +135,10 @@ impl Interp {
                     crate::compile::trace::note_absent(inst, name);
                 }
                 if let Some(v) = inst.class.lookup(name) {
+                    if let Some(d) = self.b.descr.kind(&v) {
+                        let c = inst.class.clone();
+                        return self.descr_get(d, &v, Some(obj), &c, name);
+                    }
                     return Ok(bind(obj, v));
                 }
                 if name == "__class__" {
@@ -139,11 +159,15 @@ impl Interp {
             }
             Value::Class(c) => {
                 if let Some(v) = c.lookup(name) {
+                    if let Some(d) = self.b.descr.kind(&v) {
+                        return self.descr_get(d, &v, None, c, name);
+                    }
                     return Ok(v);
                 }
                 match name {
                     "__name__" => Ok(Value::Str(c.name.clone())),
                     "__base__" => Ok(c.base.clone().map(Value::Class).unwrap_or(Value::None)),
+                    "__mro__" => Ok(super::mro::mro_tuple(c, &self.b.object)),
                     _ => Err(err(
                         ErrorKind::AttributeError,
                         format!("type object '{}' has no attribute '{}'", c.name, name),
@@ -157,8 +181,22 @@ impl Interp {
                 )
             }),
             Value::Super(s) => {
-                let found = s.0.base.as_ref().and_then(|b| b.lookup(name));
+                let start = match &s.1 {
+                    Value::Instance(i) => i.class.clone(),
+                    Value::Class(c) => c.clone(),
+                    _ => s.0.clone(),
+                };
+                let found = super::mro::super_lookup(&s.0, &start, name);
                 match found {
+                    Some(v) if self.b.descr.kind(&v).is_some() => {
+                        let (obj, cls) = match &s.1 {
+                            Value::Instance(i) => (Some(&s.1), i.class.clone()),
+                            Value::Class(c) => (None, c.clone()),
+                            _ => (None, s.0.clone()),
+                        };
+                        let d = self.b.descr.kind(&v).unwrap_or(super::descr::Descr::Static);
+                        self.descr_get(d, &v, obj, &cls, name)
+                    }
                     Some(v) => Ok(bind(&s.1, v)),
                     None if name == "__init__" => Ok(bind(
                         &s.1,
@@ -209,6 +247,10 @@ impl Interp {
                 return Ok(());
             }
         }
+        if d.get(name).is_none() && inst.class.lookup(name).is_some() {
+            drop(d);
+            return self.set_attr(obj, name, v);
+        }
         let (i, old) = d.insert_full(name.clone(), v);
         drop(d);
         hint.set(u32::try_from(i).unwrap_or(0));
@@ -227,6 +269,11 @@ impl Interp {
                         ErrorKind::RuntimeError,
                         "attribute store in the branch not taken",
                     ));
+                }
+                if inst.dict.borrow().get(name).is_none()
+                    && self.property_set(obj, name, Some(v.clone()))?
+                {
+                    return Ok(());
                 }
                 let mut d = inst.dict.borrow_mut();
                 match d.get_mut(name) {
@@ -262,6 +309,9 @@ impl Interp {
     }
 
     pub fn del_attr(&mut self, obj: &Value, name: &str) -> R<()> {
+        if self.property_set(obj, name, None)? {
+            return Ok(());
+        }
         let removed = match obj {
             Value::Instance(inst) => inst.dict.borrow_mut().shift_remove(name).is_some(),
             Value::Class(c) if c.kind == ClassKind::User => {
@@ -306,6 +356,7 @@ impl Interp {
             Value::BoundMethod(_) | Value::BuiltinMethod(_) => TypeTag::Method,
             Value::Class(_) => TypeTag::Type,
             Value::Module(_) => TypeTag::Module,
+            Value::Iter(_) if super::gen::as_gen(v).is_some() => TypeTag::Generator,
             Value::Iter(_) => TypeTag::Iterator,
             Value::Super(_) => TypeTag::Super,
             Value::Tensor(_) => TypeTag::Tensor,

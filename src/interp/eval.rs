@@ -413,6 +413,44 @@ impl Interp {
                 }
                 Ok(new_dict(m))
             }
+            ExKind::DictUnpack(kv) => {
+                let mut m = super::value::DictMap::default();
+                for (k, v) in kv {
+                    let Some(k) = k else {
+                        let vv = self.eval(v)?;
+                        self.dict_splat(&mut m, vv).map_err(|x| at(x, v.span))?;
+                        continue;
+                    };
+                    let kv = self.eval(k)?;
+                    let vv = self.eval(v)?;
+                    m.insert(self.key(kv).map_err(|x| at(x, k.span))?, vv);
+                }
+                Ok(new_dict(m))
+            }
+            ExKind::Named(p, x) => {
+                let v = self.eval(x)?;
+                self.store_place(p, v.clone()).map_err(|x| at(x, e.span))?;
+                Ok(v)
+            }
+            ExKind::Set(xs) => {
+                let mut m = super::value::DictMap::default();
+                for x in self.eval_items(xs)? {
+                    m.insert(self.key(x).map_err(|x| at(x, e.span))?, Value::None);
+                }
+                Ok(Value::set(m))
+            }
+            ExKind::GenExp(proto, it) => {
+                let func = self.make_func(proto)?;
+                let src = self.eval(it)?;
+                let iter = self.get_iter(&src).map_err(|x| at(x, it.span))?;
+                let Value::Func(f) = &func else {
+                    return Ok(Value::None);
+                };
+                let f = f.clone();
+                let base = self.stack.len();
+                self.stack.push(iter);
+                self.new_generator(f, base)
+            }
             ExKind::FString(parts) if crate::compile::trace::active() => self.fstring_traced(parts),
             ExKind::FString(parts) => Ok(Value::str(&self.fstring(parts)?)),
             ExKind::MakeFunc(proto) => self.make_func(proto),
@@ -461,6 +499,30 @@ impl Interp {
             }
         }
         Ok(out)
+    }
+
+    /// `**m` in a dict display: `m`'s items, through `keys()` and `[]` for a non-dict.
+    fn dict_splat(&mut self, m: &mut super::value::DictMap, v: Value) -> R<()> {
+        if let Value::Dict(d) = &v {
+            for (k, x) in d.borrow().iter() {
+                m.insert(k.clone(), x.clone());
+            }
+            return Ok(());
+        }
+        let keys = match self.get_attr(&v, "keys") {
+            Ok(f) => self.call_value(&f, vec![], vec![])?,
+            Err(_) => {
+                return Err(type_err(format!(
+                    "'{}' object is not a mapping",
+                    v.type_name()
+                )))
+            }
+        };
+        for k in self.collect(&keys)? {
+            let x = self.get_item(&v, &k)?;
+            m.insert(self.key(k)?, x);
+        }
+        Ok(())
     }
 
     fn fresh_cells(&mut self, cells: &[u32]) {

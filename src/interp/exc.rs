@@ -82,7 +82,7 @@ impl Interp {
         }))
     }
 
-    fn handler_matches(&mut self, typ: &Value, cls: &Rc<Class>) -> R<bool> {
+    pub(crate) fn handler_matches(&mut self, typ: &Value, cls: &Rc<Class>) -> R<bool> {
         match typ {
             Value::Class(c) => Ok(c.exc_kind().is_some() && cls.is_subclass(c)),
             Value::Tuple(ts) => {

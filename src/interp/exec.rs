@@ -237,6 +237,10 @@ impl Interp {
                 for t in ts {
                     self.delete(t)?;
                 }
+                self.close_dropped_generators();
+            }
+            StKind::Yield(..) => {
+                return Err(err(ErrorKind::SyntaxError, "'yield' outside function"));
             }
             _ => {
                 return Err(err(
@@ -260,6 +264,10 @@ impl Interp {
                 return Ok(cur);
             }
         }
+        if let Some(r) = self.set_inplace(op, &cur, rhs) {
+            r?;
+            return Ok(cur);
+        }
         if let Value::Instance(_) = cur {
             let iname = super::ops::inplace_dunder(op);
             if let Some(r) = self.call_dunder(&cur, iname, std::slice::from_ref(rhs))? {
@@ -270,10 +278,20 @@ impl Interp {
     }
 
     fn aug_assign(&mut self, t: &Target, op: BinOp, e: &super::tree::Ex) -> R<()> {
+        self.aug_assign_with(t, op, |me| me.eval(e))
+    }
+
+    /// `t op= rhs`, the right-hand side computed by `rhs` after `t` is loaded.
+    pub(crate) fn aug_assign_with(
+        &mut self,
+        t: &Target,
+        op: BinOp,
+        rhs: impl FnOnce(&mut Interp) -> R<Value>,
+    ) -> R<()> {
         match t {
             Target::Place(p) => {
                 let cur = self.load(p)?;
-                let rhs = self.eval(e)?;
+                let rhs = rhs(self)?;
                 let new = self.inplace(op, cur, &rhs)?;
                 self.store_place(p, new)
             }
@@ -289,7 +307,7 @@ impl Interp {
                     Some(v) => v,
                     None => self.get_attr(&o, name).map_err(|x| at(x, obj.span))?,
                 };
-                let rhs = self.eval(e)?;
+                let rhs = rhs(self)?;
                 let new = self.inplace(op, cur, &rhs)?;
                 self.store_attr(&o, name, new, hint)
             }
@@ -299,7 +317,7 @@ impl Interp {
                 let cur = self
                     .get_item(&o, &i)
                     .map_err(|x| at(x, obj.span.to(idx.span)))?;
-                let rhs = self.eval(e)?;
+                let rhs = rhs(self)?;
                 let new = self.inplace(op, cur, &rhs)?;
                 self.set_item(&o, &i, new)
             }
@@ -367,7 +385,9 @@ impl Interp {
                     return self.eval(e).map_err(|x| at(x, s.span));
                 }
             }
-            match self.exec(s)? {
+            let f = self.exec(s)?;
+            self.close_dropped_generators();
+            match f {
                 Flow::Normal => {}
                 Flow::Return => {
                     return Err(at(

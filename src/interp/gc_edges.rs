@@ -119,6 +119,9 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             if let Some(b) = &c.base {
                 f(Child::Class(b));
             }
+            for k in &c.mro {
+                f(Child::Class(k));
+            }
             match (c.dict.try_borrow(), c.methods.values()) {
                 (Ok(d), Some(memo)) => {
                     d.values().for_each(|x| report(x, f));

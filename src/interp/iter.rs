@@ -191,6 +191,9 @@ impl Interp {
                 it.type_name()
             )));
         };
+        if let Some(g) = super::gen::as_gen(it) {
+            return self.gen_next(&g);
+        }
         // Simple states advance under a short borrow; composite ones call back out.
         let composite = {
             let mut st = cell.borrow_mut();
@@ -303,6 +306,9 @@ impl Interp {
 
     /// `next(it)` raising StopIteration at the end.
     pub fn next_or_stop(&mut self, it: &Value) -> R<Value> {
+        if let Some(g) = super::gen::as_gen(it) {
+            return self.gen_next_or_stop(&g, super::gen::Resume::Send(Value::None));
+        }
         self.next_of(it)?
             .ok_or_else(|| err(ErrorKind::StopIteration, ""))
     }

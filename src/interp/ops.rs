@@ -226,6 +226,9 @@ impl Interp {
                 return Ok(r);
             }
         }
+        if let Some(r) = self.set_binop(op, a, b) {
+            return Ok(r);
+        }
         match (op, a, b) {
             (_, Bool(x), _) => return self.binop_bool(op, Int(*x as i64), b, a),
             (_, _, Bool(y)) if !matches!(a, Instance(_)) => {
@@ -497,6 +500,10 @@ impl Interp {
                 let (x, y) = (x.clone(), y.clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
+            (Set(x), Set(y)) => {
+                let r = super::builtins::setops::compare(&x.borrow(), &y.borrow(), op);
+                return Ok(r.unwrap_or(false));
+            }
             (Instance(_), _) | (_, Instance(_)) => return self.order_dunder(op, a, b),
             (Tensor(_), _) | (_, Tensor(_)) => return self.tensor_cmp_bool(op, a, b),
             _ => {
@@ -606,6 +613,15 @@ impl Interp {
                 _ => false,
             }),
             Tensor(t) => super::builtins::tensor_ops::tensor_contains(t, item),
+            // an iterator (a generator) is consumed up to the first equal item
+            Iter(_) => {
+                while let Some(v) = self.next_of(container)? {
+                    if v.is(item) || self.eq(&v, item)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
             Instance(_) => {
                 if let Some(r) =
                     self.call_dunder(container, "__contains__", std::slice::from_ref(item))?

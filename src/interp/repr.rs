@@ -201,7 +201,14 @@ impl Interp {
                 }
             }
             Module(m) => out.push_str(&format!("<module '{}'>", m.name)),
-            Iter(_) => out.push_str(&format!("<iterator object at {:#x}>", v.ptr_id())),
+            Iter(_) => match super::gen::as_gen(v) {
+                Some(g) => out.push_str(&format!(
+                    "<generator object {} at {:#x}>",
+                    g.func.proto.name,
+                    v.ptr_id()
+                )),
+                _ => out.push_str(&format!("<iterator object at {:#x}>", v.ptr_id())),
+            },
             Super(s) => out.push_str(&format!("<super: <class '{}'>>", s.0.name)),
             Cell(_) | Unbound => out.push_str("<cell>"),
         }

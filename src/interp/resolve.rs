@@ -161,9 +161,29 @@ impl Resolver<'_> {
             ExprKind::Dict(kv) => {
                 let mut out = Vec::with_capacity(kv.len());
                 for (k, v) in kv {
-                    out.push((self.ex(k)?, self.ex(v)?));
+                    let k = match k {
+                        Some(k) => Some(self.ex(k)?),
+                        None => None,
+                    };
+                    out.push((k, self.ex(v)?));
                 }
-                ExKind::Dict(out)
+                if out.iter().all(|(k, _)| k.is_some()) {
+                    ExKind::Dict(out.into_iter().filter_map(|(k, v)| Some((k?, v))).collect())
+                } else {
+                    ExKind::DictUnpack(out)
+                }
+            }
+            ExprKind::Set(xs) => ExKind::Set(self.exs(xs)?),
+            ExprKind::SetComp(x, gens) => {
+                let (gens, cells, saved) = self.comp_enter(e, gens)?;
+                let elt = self.ex(x);
+                self.sid = saved;
+                let comp = Ex::new(ExKind::ListComp(Box::new(elt?), gens, cells), e.span);
+                ExKind::Set(vec![Ex::new(ExKind::Starred(Box::new(comp)), e.span)])
+            }
+            ExprKind::GenExp(f, first) => {
+                let it = self.ex(first)?;
+                ExKind::GenExp(self.func(f)?, Box::new(it))
             }
             ExprKind::Starred(x) => ExKind::Starred(Box::new(self.ex(x)?)),
             ExprKind::Attr(x, n) => ExKind::Attr(Box::new(self.ex(x)?), self.attr_name(n)),
@@ -193,6 +213,7 @@ impl Resolver<'_> {
                 Box::new(self.ex(orelse)?),
             ),
             ExprKind::Lambda(f) => ExKind::MakeFunc(self.func(f)?),
+            ExprKind::Named(n, v) => ExKind::Named(self.place(n), Box::new(self.ex(v)?)),
             ExprKind::ListComp(x, gens) => {
                 let (gens, cells, saved) = self.comp_enter(e, gens)?;
                 let elt = self.ex(x);
@@ -531,6 +552,24 @@ impl Resolver<'_> {
                 }
                 StKind::Del(out)
             }
+            StmtKind::Yield { value, from, store } => {
+                let value = match value {
+                    Some(v) => Some(self.ex(v)?),
+                    None => None,
+                };
+                let store = match store {
+                    ast::YieldStore::Discard => YieldTarget::Discard,
+                    ast::YieldStore::Assign(ts) => {
+                        let mut out = Vec::with_capacity(ts.len());
+                        for t in ts {
+                            out.push(self.target(t)?);
+                        }
+                        YieldTarget::Assign(out)
+                    }
+                    ast::YieldStore::Aug(t, op) => YieldTarget::Aug(self.target(t)?, *op),
+                };
+                StKind::Yield(value, *from, store)
+            }
         };
         Ok(St { kind, span: s.span })
     }
@@ -552,10 +591,7 @@ impl Resolver<'_> {
 
     fn class(&mut self, c: &Rc<ast::ClassDef>) -> Result<Rc<ClassProto>> {
         let decorators = self.exs(&c.decorators)?;
-        let base = match &c.base {
-            Some(b) => Some(self.ex(b)?),
-            None => None,
-        };
+        let bases = self.exs(&c.bases)?;
         let store = Target::Place(self.place(&c.name));
         let Some(&cid) = self.t.by_node.get(&node_key(Rc::as_ptr(c))) else {
             return Err(unsupported("internal error: class scope not found", c.span));
@@ -566,7 +602,7 @@ impl Resolver<'_> {
         self.sid = saved;
         Ok(Rc::new(ClassProto {
             name: c.name.clone(),
-            base,
+            bases,
             body: body?,
             decorators,
             store,
@@ -655,7 +691,8 @@ impl Resolver<'_> {
         let fr = self.frames.pop();
         let body = body?;
         let n_slots = fr.map(|f| f.n_slots).unwrap_or(0);
-        let simple = vararg.is_none() && kwarg.is_none() && kwonly.is_empty();
+        let is_gen = has_yield(&f.body);
+        let simple = vararg.is_none() && kwarg.is_none() && kwonly.is_empty() && !is_gen;
         let has_cells =
             !(cell_params.is_empty() && cell_locals.is_empty() && free_slots.is_empty());
         Ok(Rc::new(FuncProto {
@@ -674,9 +711,33 @@ impl Resolver<'_> {
             kwdefaults,
             body,
             is_lambda: f.is_lambda,
+            is_gen,
             simple,
             has_cells,
             span: f.span,
         }))
     }
+}
+
+/// Whether a function body contains `yield` (outside nested functions and classes).
+fn has_yield(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Yield { .. } => true,
+        StmtKind::If { body, orelse, .. }
+        | StmtKind::While { body, orelse, .. }
+        | StmtKind::For { body, orelse, .. } => has_yield(body) || has_yield(orelse),
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+        } => {
+            has_yield(body)
+                || handlers.iter().any(|h| has_yield(&h.body))
+                || has_yield(orelse)
+                || has_yield(finalbody)
+        }
+        StmtKind::With { body, .. } => has_yield(body),
+        _ => false,
+    })
 }

@@ -211,6 +211,21 @@ impl Analyzer {
                 }
                 self.target(target);
             }
+            StmtKind::Yield { value, store, .. } => {
+                if let Some(v) = value {
+                    self.expr(v);
+                }
+                match store {
+                    YieldStore::Discard => {}
+                    YieldStore::Assign(ts) => ts.iter().for_each(|t| self.target(t)),
+                    YieldStore::Aug(t, _) => {
+                        if let ExprKind::Name(n) = &t.kind {
+                            self.scope().uses.insert(n.clone());
+                        }
+                        self.target(t);
+                    }
+                }
+            }
             StmtKind::If { cond, body, orelse } | StmtKind::While { cond, body, orelse } => {
                 self.expr(cond);
                 self.stmts(body);
@@ -244,7 +259,7 @@ impl Analyzer {
                 for d in &c.decorators {
                     self.expr(d);
                 }
-                if let Some(b) = &c.base {
+                for b in &c.bases {
                     self.expr(b);
                 }
                 self.bind(&c.name);
@@ -399,14 +414,16 @@ impl Analyzer {
             ExprKind::Name(n) => {
                 self.scope().uses.insert(n.clone());
             }
-            ExprKind::List(xs) | ExprKind::Tuple(xs) => {
+            ExprKind::List(xs) | ExprKind::Tuple(xs) | ExprKind::Set(xs) => {
                 for x in xs {
                     self.expr(x);
                 }
             }
             ExprKind::Dict(kv) => {
                 for (k, v) in kv {
-                    self.expr(k);
+                    if let Some(k) = k {
+                        self.expr(k);
+                    }
                     self.expr(v);
                 }
             }
@@ -442,8 +459,27 @@ impl Analyzer {
                 self.expr(orelse);
             }
             ExprKind::Lambda(f) => self.func(f),
+            ExprKind::Named(n, v) => {
+                self.expr(v);
+                // binds in the nearest enclosing scope that is not a comprehension
+                let here = self.cur;
+                while self.t.scopes[self.cur].kind == ScopeKind::Comp {
+                    match self.t.scopes[self.cur].parent {
+                        Some(p) => self.cur = p,
+                        None => break,
+                    }
+                }
+                self.bind(n);
+                self.cur = here;
+                self.scope().uses.insert(n.clone());
+            }
             ExprKind::ListComp(x, gens) => self.comp(e, gens, &[x]),
             ExprKind::DictComp(k, v, gens) => self.comp(e, gens, &[k, v]),
+            ExprKind::SetComp(x, gens) => self.comp(e, gens, &[x]),
+            ExprKind::GenExp(f, first) => {
+                self.expr(first);
+                self.func(f);
+            }
         }
     }
 

@@ -228,11 +228,9 @@ pub fn attr_names(v: &Value) -> Vec<String> {
 
 /// The member names of a class and its bases.
 fn class_names(c: &Rc<Class>) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut cur = Some(c.clone());
-    while let Some(k) = cur {
+    let mut names: Vec<String> = c.dict.borrow().keys().map(|k| k.to_string()).collect();
+    for k in &c.mro {
         names.extend(k.dict.borrow().keys().map(|k| k.to_string()));
-        cur = k.base.clone();
     }
     names
 }

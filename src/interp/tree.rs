@@ -66,8 +66,16 @@ pub enum ExKind {
     /// `*x` inside a list/tuple display.
     Starred(Box<Ex>),
     Dict(Vec<(Ex, Ex)>),
+    /// A dict display with `**m` items (a `None` key): `{**a, 'k': 1}`.
+    DictUnpack(Vec<(Option<Ex>, Ex)>),
+    /// `{a, *b}` (a set comprehension is a `Set` of one starred `ListComp`).
+    Set(Vec<Ex>),
+    /// `(e for x in it)`: the generator function and the first iterable.
+    GenExp(Rc<FuncProto>, Box<Ex>),
     FString(Vec<FPart>),
     MakeFunc(Rc<FuncProto>),
+    /// `name := value`.
+    Named(Place, Box<Ex>),
     ListComp(Box<Ex>, Vec<Gen>, Vec<u32>),
     DictComp(Box<Ex>, Box<Ex>, Vec<Gen>, Vec<u32>),
 }
@@ -142,6 +150,16 @@ pub enum StKind {
     Try(Box<TryBlock>),
     With(Vec<(Ex, Option<Target>)>, Vec<St>),
     Del(Vec<Target>),
+    /// `yield x` / `yield from it` (the bool) in a generator, and where the sent value goes.
+    Yield(Option<Ex>, bool, YieldTarget),
+}
+
+/// Where the value sent into a `yield` statement goes.
+#[derive(Debug)]
+pub enum YieldTarget {
+    Discard,
+    Assign(Vec<Target>),
+    Aug(Target, BinOp),
 }
 
 #[derive(Debug)]
@@ -163,7 +181,7 @@ pub struct Handler {
 #[derive(Debug)]
 pub struct ClassProto {
     pub name: Name,
-    pub base: Option<Ex>,
+    pub bases: Vec<Ex>,
     pub body: Vec<St>,
     pub decorators: Vec<Ex>,
     pub store: Target,
@@ -194,6 +212,8 @@ pub struct FuncProto {
     pub kwdefaults: Vec<Option<Ex>>,
     pub body: Vec<St>,
     pub is_lambda: bool,
+    /// True when the body contains `yield`: a call makes a generator (never `simple`).
+    pub is_gen: bool,
     /// True when a positional call with exactly `params.len()` args needs no extra work.
     pub simple: bool,
     /// True when the frame needs cells set up at entry (`cell_params`, `cell_locals` or

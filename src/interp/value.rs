@@ -229,12 +229,17 @@ pub enum TypeTag {
     Tensor,
     DType,
     GradMode,
+    Generator,
 }
 
 #[derive(Debug)]
 pub struct Class {
     pub name: Rc<str>,
+    /// The first base class (`None`: `object`).
     pub base: Option<Rc<Class>>,
+    /// The method resolution order after this class (C3 over all bases), without
+    /// `object`: `C.__mro__` is `(C, *mro, object)`.
+    pub mro: Vec<Rc<Class>>,
     pub dict: RefCell<NameMap>,
     pub kind: ClassKind,
     pub gc: GcHeader,
@@ -248,12 +253,10 @@ impl Class {
         if let Some(v) = self.dict.borrow().get(name) {
             return Some(v.clone());
         }
-        let mut c = self.base.clone();
-        while let Some(k) = c {
+        for k in &self.mro {
             if let Some(v) = k.dict.borrow().get(name) {
                 return Some(v.clone());
             }
-            c = k.base.clone();
         }
         None
     }
@@ -275,14 +278,7 @@ impl Class {
         if other.kind == ClassKind::Builtin(TypeTag::Object) {
             return true;
         }
-        let mut c = Some(self.clone());
-        while let Some(k) = c {
-            if Rc::ptr_eq(&k, other) {
-                return true;
-            }
-            c = k.base.clone();
-        }
-        false
+        Rc::ptr_eq(self, other) || self.mro.iter().any(|k| Rc::ptr_eq(k, other))
     }
 
     /// The built-in exception kind this class is or derives from.
@@ -290,14 +286,10 @@ impl Class {
         if let ClassKind::Exc(k) = self.kind {
             return Some(k);
         }
-        let mut c = self.base.clone();
-        while let Some(k) = c {
-            if let ClassKind::Exc(e) = k.kind {
-                return Some(e);
-            }
-            c = k.base.clone();
-        }
-        None
+        self.mro.iter().find_map(|k| match k.kind {
+            ClassKind::Exc(e) => Some(e),
+            _ => None,
+        })
     }
 }
 
@@ -402,6 +394,8 @@ pub enum IterObj {
     },
     /// An instance with `__next__`.
     User(Value),
+    /// A generator (its state lives in the `Generator`).
+    Gen(Rc<super::gen::Generator>),
     /// `progress(iterable)`: the inner iterator and its bar.
     Progress(Box<super::builtins::progress::ProgressState>),
     Done,
@@ -605,7 +599,10 @@ impl Value {
             Class(_) => "type",
             Instance(i) => return i.class.name.clone(),
             Module(_) => "module",
-            Iter(_) => "iterator",
+            Iter(it) => match it.try_borrow().as_deref() {
+                Ok(IterObj::Gen(_)) => "generator",
+                _ => "iterator",
+            },
             Super(_) => "super",
             Tensor(_) => "Tensor",
             Graph(_) => "Graph",

@@ -108,6 +108,7 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
                 IterObj::Seq { .. }
                 | IterObj::List { .. }
                 | IterObj::Range { .. }
+                | IterObj::Gen(_)
                 | IterObj::Done => {}
             }
         }

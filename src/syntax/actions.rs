@@ -200,23 +200,101 @@ impl Cx<'_> {
         }
     }
 
-    /// `{k: v, ...}`; a `**mapping` item is `None` (unsupported).
-    pub fn dict_items(
+    /// `{k: v, **m, ...}`; a `**m` item is `(None, m)`.
+    pub fn dict(&self, items: Vec<(Option<Node>, Node)>, l: usize, r: usize) -> PResult<Node> {
+        let d = items
+            .iter()
+            .map(|(k, v)| k.as_ref().map_or(0, |k| k.d).max(v.d))
+            .max()
+            .unwrap_or(0);
+        let items = items
+            .into_iter()
+            .map(|(k, v)| (k.map(|k| k.e), v.e))
+            .collect();
+        self.node(ExprKind::Dict(items), self.span(l, r), d)
+    }
+
+    /// `name := value`.
+    pub fn named(&self, n: Rc<str>, v: Node, l: usize, r: usize) -> PResult<Node> {
+        let d = v.d;
+        self.node(ExprKind::Named(n, bx(v)), self.span(l, r), d)
+    }
+
+    /// `{a, *b}`.
+    pub fn set(&self, items: Vec<Node>, l: usize, r: usize) -> PResult<Node> {
+        let d = depth(&items);
+        let items = items.into_iter().map(|n| n.e).collect();
+        self.node(ExprKind::Set(items), self.span(l, r), d)
+    }
+
+    pub fn setcomp(
         &self,
-        items: Vec<Option<(Node, Node)>>,
+        elt: Node,
+        clauses: Vec<CompClause>,
         l: usize,
         r: usize,
     ) -> PResult<Node> {
-        match items.into_iter().collect::<Option<Vec<_>>>() {
-            Some(items) => self.dict(items, l, r),
-            None => self.unsupported("'**' unpackings in dict literals", l, r),
-        }
+        let (comps, d) = self.comps(clauses)?;
+        let d = d.max(elt.d);
+        self.node(ExprKind::SetComp(bx(elt), comps), self.span(l, r), d)
     }
 
-    pub fn dict(&self, items: Vec<(Node, Node)>, l: usize, r: usize) -> PResult<Node> {
-        let d = items.iter().map(|(k, v)| k.d.max(v.d)).max().unwrap_or(0);
-        let items = items.into_iter().map(|(k, v)| (k.e, v.e)).collect();
-        self.node(ExprKind::Dict(items), self.span(l, r), d)
+    /// `(e for t in it if c ...)`: a generator function over the first iterable, as
+    /// CPython compiles it (the first iterable is evaluated in the enclosing scope).
+    pub fn genexp(&self, elt: Node, clauses: Vec<CompClause>, l: usize, r: usize) -> PResult<Node> {
+        let span = self.span(l, r);
+        let (mut comps, d) = self.comps(clauses)?;
+        let d = d.max(elt.d) + 1;
+        let first = std::mem::replace(
+            &mut comps[0].iter,
+            Expr {
+                kind: ExprKind::Name(".0".into()),
+                span,
+            },
+        );
+        let elt = elt.e;
+        let mut body = vec![Stmt {
+            span: elt.span,
+            kind: StmtKind::Yield {
+                value: Some(elt),
+                from: false,
+                store: YieldStore::Discard,
+            },
+        }];
+        for c in comps.into_iter().rev() {
+            for cond in c.ifs.into_iter().rev() {
+                let kind = StmtKind::If {
+                    cond,
+                    body,
+                    orelse: Vec::new(),
+                };
+                body = vec![Stmt { kind, span }];
+            }
+            let kind = StmtKind::For {
+                target: c.target,
+                iter: c.iter,
+                body,
+                orelse: Vec::new(),
+            };
+            body = vec![Stmt { kind, span }];
+        }
+        let param = Param {
+            name: ".0".into(),
+            default: None,
+            span,
+        };
+        let def = FuncDef {
+            name: "<genexpr>".into(),
+            params: Params {
+                params: vec![param],
+                ..Params::default()
+            },
+            body,
+            decorators: Vec::new(),
+            is_lambda: false,
+            span,
+        };
+        self.node(ExprKind::GenExp(Rc::new(def), Box::new(first)), span, d)
     }
 
     fn comps(&self, clauses: Vec<CompClause>) -> PResult<(Vec<Comprehension>, usize)> {
@@ -264,11 +342,6 @@ impl Cx<'_> {
         let d = f.d.max(args.iter().map(|a| a.d).max().unwrap_or(0));
         let args = args.into_iter().map(|a| a.arg).collect();
         self.node(ExprKind::Call(bx(f), args), span, d)
-    }
-
-    /// A "... is not supported" error over `l..r`.
-    pub fn unsupported<T>(&self, what: &str, l: usize, r: usize) -> PResult<T> {
-        self.err(format!("{what} are not supported"), l, r)
     }
 }
 

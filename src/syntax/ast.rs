@@ -90,6 +90,24 @@ pub enum StmtKind {
     },
     /// `del a, b[k], c.attr`.
     Del(Vec<Expr>),
+    /// `yield x`, `yield from it`, `t = yield x`, `t op= yield x`: `yield` is supported in
+    /// statement positions only (the generator's resumable executor suspends between
+    /// statements).
+    Yield {
+        value: Option<Expr>,
+        from: bool,
+        store: YieldStore,
+    },
+}
+
+/// Where the value sent into a suspended `yield` goes.
+#[derive(Debug, Clone)]
+pub enum YieldStore {
+    Discard,
+    /// `a = b = yield x`: assignment targets, left to right.
+    Assign(Vec<Expr>),
+    /// `t op= yield x`.
+    Aug(Expr, BinOp),
 }
 
 #[derive(Debug, Clone)]
@@ -143,8 +161,8 @@ pub struct Param {
 #[derive(Debug, Clone)]
 pub struct ClassDef {
     pub name: Name,
-    /// Single inheritance only; `None` means `object`.
-    pub base: Option<Expr>,
+    /// The base class expressions (none means `object`).
+    pub bases: Vec<Expr>,
     pub body: Vec<Stmt>,
     pub decorators: Vec<Expr>,
     pub span: Span,
@@ -170,7 +188,10 @@ pub enum ExprKind {
     Name(Name),
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
-    Dict(Vec<(Expr, Expr)>),
+    /// `{k: v, **m}`: a `None` key is a `**m` unpacking (as in CPython's `ast.Dict`).
+    Dict(Vec<(Option<Expr>, Expr)>),
+    /// `{a, *b}`.
+    Set(Vec<Expr>),
     /// `*x` in a call's arguments is `Arg::Star`; this is `*x` in a list/tuple display or
     /// an assignment target.
     Starred(Box<Expr>),
@@ -193,8 +214,15 @@ pub enum ExprKind {
         orelse: Box<Expr>,
     },
     Lambda(Rc<FuncDef>),
+    /// `name := value` (binds in the enclosing function, not in a comprehension).
+    Named(Name, Box<Expr>),
     ListComp(Box<Expr>, Vec<Comprehension>),
     DictComp(Box<Expr>, Box<Expr>, Vec<Comprehension>),
+    SetComp(Box<Expr>, Vec<Comprehension>),
+    /// `(e for x in xs if c)`: the generator function the parser builds (one parameter,
+    /// `.0`, the iterator; body `for x in .0: if c: yield e`) and the first iterable,
+    /// evaluated eagerly in the enclosing scope as in CPython.
+    GenExp(Rc<FuncDef>, Box<Expr>),
 }
 
 #[derive(Debug, Clone)]

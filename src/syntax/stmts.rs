@@ -79,6 +79,32 @@ impl Cx<'_> {
         Ok(self.stmt(kind, l, r))
     }
 
+    /// A `yield` statement: `yield x`, `ts = yield x` (targets `ts`), `t op= yield x`.
+    pub fn yield_stmt(
+        &self,
+        targets: Vec<Node>,
+        aug: Option<BinOp>,
+        (from, value): (bool, Option<Node>),
+        l: usize,
+        r: usize,
+    ) -> PResult<Stmt> {
+        let store = match aug {
+            Some(op) => match targets.into_iter().next() {
+                Some(t) => YieldStore::Aug(self.aug_target(t)?, op),
+                None => YieldStore::Discard,
+            },
+            None if targets.is_empty() => YieldStore::Discard,
+            None => YieldStore::Assign(
+                targets
+                    .into_iter()
+                    .map(|t| self.target(t, Ctx::Assign))
+                    .collect::<PResult<Vec<_>>>()?,
+            ),
+        };
+        let value = value.map(|n| n.e);
+        Ok(self.stmt(StmtKind::Yield { value, from, store }, l, r))
+    }
+
     /// `if c: ... elif c2: ... else: ...`; each `elif` becomes a nested `If`.
     pub fn if_chain(
         &self,
@@ -224,7 +250,7 @@ impl Cx<'_> {
         self.node(ExprKind::Lambda(Rc::new(def)), span, d)
     }
 
-    /// `class Name(Base):`, rejecting multiple inheritance, metaclasses and other keywords.
+    /// `class Name(A, B):`, rejecting metaclasses and other keywords.
     pub fn classdef(
         &self,
         name: Rc<str>,
@@ -233,11 +259,10 @@ impl Cx<'_> {
         l: usize,
         r: usize,
     ) -> PResult<Def> {
-        let mut base = None;
+        let mut bases = Vec::new();
         for a in args {
             match a.arg {
-                Arg::Pos(e) if base.is_none() => base = Some(e),
-                Arg::Pos(_) => return self.err_at("multiple inheritance is not supported", a.span),
+                Arg::Pos(e) => bases.push(e),
                 Arg::Kw(k, _) if &*k == "metaclass" => {
                     return self.err_at("metaclasses are not supported", a.span)
                 }
@@ -254,7 +279,7 @@ impl Cx<'_> {
         let end = block_end(&body, r as u32) as usize;
         Ok(Def::Class(ClassDef {
             name,
-            base,
+            bases,
             body,
             decorators: Vec::new(),
             span: self.span(l, end),

@@ -471,10 +471,8 @@ fn shift(tok: Tok, base: usize) -> Tok {
 
 fn unsupported(tok: &Tok) -> Option<&'static str> {
     match tok {
-        Tok::Yield => Some("'yield' is not supported (generators are not supported)"),
         Tok::Async => Some("'async' is not supported"),
         Tok::Await => Some("'await' is not supported"),
-        Tok::Walrus => Some("walrus operator ':=' is not supported"),
         _ => None,
     }
 }

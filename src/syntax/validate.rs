@@ -42,6 +42,9 @@ fn stmt(s: &Stmt, scope: Scope, errors: &mut Vec<Error>) {
         StmtKind::Return(_) if !scope.in_func => {
             errors.push(Error::syntax("'return' outside function", s.span));
         }
+        StmtKind::Yield { .. } if !scope.in_func => {
+            errors.push(Error::syntax("'yield' outside function", s.span));
+        }
         StmtKind::Nonlocal(_) if scope.at_module => {
             let msg = "nonlocal declaration not allowed at module level";
             errors.push(Error::syntax(msg, s.span));

@@ -101,7 +101,11 @@ pub fn stmt(s: &Stmt) -> String {
         StmtKind::ClassDef(c) => format!(
             "(class {} {} ({}) {})",
             c.name,
-            opt(&c.base),
+            if c.bases.is_empty() {
+                "_".to_string()
+            } else {
+                list(&c.bases, expr)
+            },
             list(&c.decorators, expr),
             block(&c.body)
         ),
@@ -147,6 +151,15 @@ pub fn stmt(s: &Stmt) -> String {
             block(body)
         ),
         StmtKind::Del(t) => format!("(del {})", list(t, expr)),
+        StmtKind::Yield { value, from, store } => {
+            let v = value.as_ref().map_or("_".into(), expr);
+            let y = if *from { "yield-from" } else { "yield" };
+            match store {
+                YieldStore::Discard => format!("({y} {v})"),
+                YieldStore::Assign(ts) => format!("(= {} ({y} {v}))", list(ts, expr)),
+                YieldStore::Aug(t, op) => format!("({}= {} ({y} {v}))", op.symbol(), expr(t)),
+            }
+        }
     }
 }
 
@@ -224,9 +237,16 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Tuple(v) => format!("(tuple {})", list(v, expr)).replace("(tuple )", "(tuple)"),
         ExprKind::Dict(v) => format!(
             "(dict {})",
-            list(v, |(k, x)| format!("({} {})", expr(k), expr(x)))
+            list(v, |(k, x)| match k {
+                Some(k) => format!("({} {})", expr(k), expr(x)),
+                None => format!("(** {})", expr(x)),
+            })
         )
         .replace("(dict )", "(dict)"),
+        ExprKind::Named(n, v) => format!("(:= {n} {})", expr(v)),
+        ExprKind::Set(v) => format!("(set {})", list(v, expr)),
+        ExprKind::SetComp(x, c) => format!("(setcomp {} {})", expr(x), comps(c)),
+        ExprKind::GenExp(f, first) => format!("(genexp {} {})", expr(first), block(&f.body)),
         ExprKind::Starred(x) => format!("(* {})", expr(x)),
         ExprKind::Attr(x, n) => format!("(. {} {n})", expr(x)),
         ExprKind::Subscript(x, i) => format!("([] {} {})", expr(x), expr(i)),

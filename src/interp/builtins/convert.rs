@@ -334,5 +334,6 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Tensor => "Tensor",
         TypeTag::DType => "dtype",
         TypeTag::GradMode => "no_grad",
+        TypeTag::Generator => "generator",
     }
 }

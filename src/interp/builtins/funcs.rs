@@ -546,6 +546,9 @@ fn iter(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 
 fn next(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("next", args, 1, 2)?;
+    if let (Some(g), None) = (crate::interp::gen::as_gen(&args[0]), args.get(1)) {
+        return me.gen_next_or_stop(&g, crate::interp::gen::Resume::Send(Value::None));
+    }
     match me.next_of(&args[0])? {
         Some(v) => Ok(v),
         None => match args.get(1) {

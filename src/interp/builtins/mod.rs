@@ -14,6 +14,7 @@ pub mod progress;
 pub mod pyrandom;
 pub mod randmod;
 pub mod seqmethods;
+pub mod setops;
 pub mod tensor;
 pub mod tensor_create;
 pub mod tensor_funcs;
@@ -36,11 +37,14 @@ pub struct Builtins {
     types: Vec<(TypeTag, Rc<Class>)>,
     excs: Vec<(ErrorKind, Rc<Class>)>,
     pub object: Rc<Class>,
+    /// `property`, `staticmethod`, `classmethod`.
+    pub descr: crate::interp::descr::Descriptors,
 }
 
 fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
     Rc::new(Class {
         name: name.into(),
+        mro: crate::interp::mro::single(&base),
         base,
         dict: RefCell::new(Default::default()),
         kind,
@@ -122,6 +126,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("OSError", ErrorKind::OSError, "Exception"),
     ("PermissionError", ErrorKind::PermissionError, "OSError"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
+    ("GeneratorExit", ErrorKind::GeneratorExit, "BaseException"),
 ];
 
 impl Builtins {
@@ -163,10 +168,16 @@ impl Builtins {
         names.insert("progress".into(), native("progress", progress::progress));
         tensor::register(&mut names);
         // classes of the dtype and grad-mode values (not globals)
-        for (tag, name) in [(TypeTag::DType, "dtype"), (TypeTag::GradMode, "no_grad")] {
+        for (tag, name) in [
+            (TypeTag::DType, "dtype"),
+            (TypeTag::GradMode, "no_grad"),
+            (TypeTag::Generator, "generator"),
+        ] {
             types.push((tag, class(name, None, ClassKind::Builtin(tag))));
         }
+        let descr = crate::interp::descr::Descriptors::new(&mut names);
         Builtins {
+            descr,
             names,
             types,
             excs,
@@ -210,6 +221,10 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
         Value::Graph(_) => export::GRAPH_METHODS.contains(&name),
+        Value::Iter(_) => {
+            crate::interp::gen::as_gen(obj).is_some()
+                && crate::interp::gen::GEN_METHODS.contains(&name)
+        }
         _ => false,
     }
 }
@@ -232,6 +247,12 @@ impl Interp {
             Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw),
             Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
             Value::Graph(g) => export::graph_method(self, g, name, &args),
+            Value::Iter(_) if crate::interp::gen::as_gen(obj).is_some() => {
+                match crate::interp::gen::as_gen(obj) {
+                    Some(g) => self.gen_method(&g, name, &args),
+                    None => Ok(Value::None),
+                }
+            }
             _ => {
                 let f = self.get_attr(obj, name)?;
                 self.call_value(&f, args, kw)

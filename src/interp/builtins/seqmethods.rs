@@ -35,6 +35,13 @@ pub const SET_METHODS: &[&str] = &[
     "union",
     "intersection",
     "difference",
+    "symmetric_difference",
+    "intersection_update",
+    "difference_update",
+    "symmetric_difference_update",
+    "issubset",
+    "issuperset",
+    "isdisjoint",
 ];
 
 fn no_attr(t: &str, name: &str) -> crate::interp::Exc {
@@ -264,6 +271,9 @@ pub fn set_method(
     args: Vec<Value>,
 ) -> R<Value> {
     let new_set = Value::set;
+    if let Some(v) = me.set_algebra_method(d, name, &args)? {
+        return Ok(v);
+    }
     Ok(match name {
         "add" => {
             arity(name, &args, 1, 1)?;
@@ -289,35 +299,6 @@ pub fn set_method(
             Value::None
         }
         "copy" => new_set(d.borrow().clone()),
-        "update" | "union" | "intersection" | "difference" => {
-            arity(name, &args, 1, 1)?;
-            let mut other = DictMap::default();
-            for x in me.collect(&args[0])? {
-                containers::map_insert(&mut other, me.key(x)?, Value::None, "set")?;
-            }
-            let cur = d.borrow().clone();
-            match name {
-                "update" => {
-                    containers::map_extend(&mut d.borrow_mut(), other, "set")?;
-                    Value::None
-                }
-                "union" => {
-                    let mut m = cur;
-                    m.extend(other);
-                    new_set(m)
-                }
-                "intersection" => new_set(
-                    cur.into_iter()
-                        .filter(|(k, _)| other.contains_key(k))
-                        .collect(),
-                ),
-                _ => new_set(
-                    cur.into_iter()
-                        .filter(|(k, _)| !other.contains_key(k))
-                        .collect(),
-                ),
-            }
-        }
         _ => return Err(no_attr("set", name)),
     })
 }

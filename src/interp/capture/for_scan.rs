@@ -54,10 +54,15 @@ impl Scan {
             }
             ExKind::Compare(a, rest) => self.ex(a, false) || self.any_ex(rest.iter().map(|r| &r.1)),
             ExKind::IfExp(a, b, c) => self.any_ex([&**a, &**b, &**c]),
-            ExKind::List(xs) | ExKind::Tuple(xs) => self.any_ex(xs),
+            ExKind::List(xs) | ExKind::Tuple(xs) | ExKind::Set(xs) => self.any_ex(xs),
             ExKind::Dict(kv) => kv
                 .iter()
                 .any(|(k, v)| self.ex(k, false) || self.ex(v, false)),
+            ExKind::DictUnpack(kv) => kv
+                .iter()
+                .any(|(k, v)| k.as_ref().is_some_and(|k| self.ex(k, false)) || self.ex(v, false)),
+            // the generator function is not looked into (as `MakeFunc`)
+            ExKind::GenExp(..) | ExKind::Named(..) => true,
             ExKind::FString(parts) => self.fparts(parts),
             // Defaults and closures are evaluated elsewhere: not looked into.
             ExKind::MakeFunc(_) => true,
@@ -128,6 +133,8 @@ impl Scan {
                 .iter()
                 .any(|x| x.as_ref().is_some_and(|x| self.ex(x, false))),
             StKind::Del(ts) => ts.iter().any(|t| self.target(t)),
+            // generators are not captured: conservatively a use
+            StKind::Yield(..) => true,
             StKind::With(items, body) => {
                 items
                     .iter()

@@ -1,0 +1,165 @@
+//! Set algebra: the operators `& | - ^`, `<= < >= >` and their in-place forms, and the
+//! set methods built on them (`union`, `issubset`, `symmetric_difference_update`, ...).
+
+use crate::interp::value::{DictMap, Value};
+use crate::interp::{type_err, Interp, R};
+use crate::syntax::ast::{BinOp, CmpOp};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The set operator a method or operator stands for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersection,
+    Difference,
+    SymmetricDifference,
+}
+
+impl SetOp {
+    pub fn of_binop(op: BinOp) -> Option<SetOp> {
+        match op {
+            BinOp::BitOr => Some(SetOp::Union),
+            BinOp::BitAnd => Some(SetOp::Intersection),
+            BinOp::Sub => Some(SetOp::Difference),
+            BinOp::BitXor => Some(SetOp::SymmetricDifference),
+            _ => None,
+        }
+    }
+}
+
+/// `a op b` as a new map, in CPython's result order where it has one (insertion order).
+pub fn combine(a: &DictMap, b: &DictMap, op: SetOp) -> DictMap {
+    match op {
+        SetOp::Union => {
+            let mut m = a.clone();
+            for k in b.keys() {
+                if !m.contains_key(k) {
+                    m.insert(k.clone(), Value::None);
+                }
+            }
+            m
+        }
+        SetOp::Intersection => a
+            .keys()
+            .filter(|k| b.contains_key(*k))
+            .map(|k| (k.clone(), Value::None))
+            .collect(),
+        SetOp::Difference => a
+            .keys()
+            .filter(|k| !b.contains_key(*k))
+            .map(|k| (k.clone(), Value::None))
+            .collect(),
+        SetOp::SymmetricDifference => a
+            .keys()
+            .filter(|k| !b.contains_key(*k))
+            .chain(b.keys().filter(|k| !a.contains_key(*k)))
+            .map(|k| (k.clone(), Value::None))
+            .collect(),
+    }
+}
+
+/// `a <= b` and friends between two sets (subset order).
+pub fn compare(a: &DictMap, b: &DictMap, op: CmpOp) -> Option<bool> {
+    let sub = |x: &DictMap, y: &DictMap| x.keys().all(|k| y.contains_key(k));
+    Some(match op {
+        CmpOp::LtE => sub(a, b),
+        CmpOp::Lt => a.len() < b.len() && sub(a, b),
+        CmpOp::GtE => sub(b, a),
+        CmpOp::Gt => a.len() > b.len() && sub(b, a),
+        _ => return None,
+    })
+}
+
+fn new_set(m: DictMap) -> Value {
+    Value::Set(Rc::new(RefCell::new(m)))
+}
+
+impl Interp {
+    /// The items of any iterable as a set map (for the methods taking iterables).
+    pub fn set_map(&mut self, v: &Value) -> R<DictMap> {
+        if let Value::Set(d) = v {
+            return Ok(d.borrow().clone());
+        }
+        let mut m = DictMap::default();
+        for x in self.collect(v)? {
+            crate::interp::containers::map_insert(&mut m, self.key(x)?, Value::None, "set")?;
+        }
+        Ok(m)
+    }
+
+    /// `a op b` for two sets, `None` when an operand is not a set.
+    pub fn set_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+        let (Value::Set(x), Value::Set(y), Some(op)) = (a, b, SetOp::of_binop(op)) else {
+            return None;
+        };
+        let m = combine(&x.borrow(), &y.borrow(), op);
+        Some(new_set(m))
+    }
+
+    /// `a op= b` for sets: updates `a` in place.
+    pub fn set_inplace(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<R<()>> {
+        let (Value::Set(x), Value::Set(y), Some(op)) = (a, b, SetOp::of_binop(op)) else {
+            return None;
+        };
+        let m = combine(&x.borrow(), &y.borrow(), op);
+        *x.borrow_mut() = m;
+        Some(Ok(()))
+    }
+
+    /// The set methods of the algebra: `union(*others)`, `issubset(other)`, ...
+    pub fn set_algebra_method(
+        &mut self,
+        d: &Rc<RefCell<DictMap>>,
+        name: &str,
+        args: &[Value],
+    ) -> R<Option<Value>> {
+        let (op, update) = match name {
+            "union" => (SetOp::Union, false),
+            "intersection" => (SetOp::Intersection, false),
+            "difference" => (SetOp::Difference, false),
+            "symmetric_difference" => (SetOp::SymmetricDifference, false),
+            "update" => (SetOp::Union, true),
+            "intersection_update" => (SetOp::Intersection, true),
+            "difference_update" => (SetOp::Difference, true),
+            "symmetric_difference_update" => (SetOp::SymmetricDifference, true),
+            "issubset" | "issuperset" | "isdisjoint" => {
+                let [other] = args else {
+                    return Err(type_err(format!(
+                        "set.{name}() takes exactly one argument ({} given)",
+                        args.len()
+                    )));
+                };
+                let o = self.set_map(other)?;
+                let me = d.borrow();
+                let r = match name {
+                    "issubset" => me.keys().all(|k| o.contains_key(k)),
+                    "issuperset" => o.keys().all(|k| me.contains_key(k)),
+                    _ => !me.keys().any(|k| o.contains_key(k)),
+                };
+                return Ok(Some(Value::Bool(r)));
+            }
+            _ => return Ok(None),
+        };
+        if op == SetOp::SymmetricDifference && args.len() != 1 {
+            return Err(type_err(format!(
+                "set.{name}() takes exactly one argument ({} given)",
+                args.len()
+            )));
+        }
+        let mut m = d.borrow().clone();
+        for a in args {
+            let o = self.set_map(a)?;
+            m = combine(&m, &o, op);
+        }
+        // the result is charged and capped as any other growth (max_container_len)
+        let mut capped = DictMap::default();
+        crate::interp::containers::map_extend(&mut capped, m, "set")?;
+        let m = capped;
+        if update {
+            *d.borrow_mut() = m;
+            return Ok(Some(Value::None));
+        }
+        Ok(Some(new_set(m)))
+    }
+}
