@@ -15,6 +15,7 @@
 pub mod breaks;
 pub mod control;
 pub mod record;
+pub mod record_op;
 pub mod sym;
 
 use crate::ops::{BinaryOp, UnaryOp};

@@ -3,18 +3,17 @@
 //! graph node only when grad mode is on and an input requires grad. Gradient rules are
 //! in `autograd::rules`.
 
-mod record;
 pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::error::{ErrorKind, Result};
+pub use crate::ir::record_op::{grad_node, record_const, record_op};
 use crate::ir::IrOp;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
-pub use record::{grad_node, record_const, record_op};
 pub use table::{Saves, UnaryOp};
 
 /// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).

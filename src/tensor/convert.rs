@@ -8,8 +8,8 @@ use super::storage::{alloc_vec, collect_vec, Buffer};
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
 use crate::ir::IrOp;
-use crate::ops::record_op;
 
 /// `.tolist()`: a nested list of scalars the interpreter converts to Kiln values.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
-use crate::ops::record_const;
+use crate::ir::record_op::record_const;
 
 /// A tensor of `shape` filled with `value` converted to `dtype`.
 pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {

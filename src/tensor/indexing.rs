@@ -11,8 +11,8 @@ use super::{creation, err, Tensor};
 use crate::autograd::{self, BackwardOp, Edge};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
 use crate::ir::IrOp;
-use crate::ops::record_op;
 use smallvec::SmallVec;
 
 /// One entry of an index expression `x[a, b, ...]`.

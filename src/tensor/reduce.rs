@@ -10,8 +10,8 @@ use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
 use crate::ir::IrOp;
-use crate::ops::record_op;
 
 /// The output shape of a reduction over `dims`.
 pub fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> Dims {

@@ -12,8 +12,8 @@ use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
 use crate::ir::IrOp;
-use crate::ops::record_op;
 use smallvec::SmallVec;
 
 fn shape_err(msg: String) -> crate::error::Error {
@@ -502,7 +502,13 @@ impl Tensor {
             fin.push((r * s) as i64);
         }
         numel(&fin.iter().map(|&x| x as usize).collect::<Vec<_>>())?;
-        self.reshape(&src)?.expand(&big)?.reshape(&fin)
+        let out = self.reshape(&src)?.expand(&big)?.reshape(&fin)?;
+        // `repeat` always returns new memory, as PyTorch's (reshape may now give a view,
+        // e.g. of a stride-0 expand: writing one element would write them all)
+        if out.shares_storage(self) {
+            return out.contiguous_copy();
+        }
+        Ok(out)
     }
 }
 

@@ -1,5 +1,5 @@
 //! `record_op`: the one wrapper a primitive op runs through to be captured by
-//! `@compile` (the only place ops talk to `compile::trace`), and `grad_node`, the
+//! `@compile` (the only place ops talk to the capture recorder, `ir::record`), and `grad_node`, the
 //! "record an autograd node when an input needs a gradient" step of its eager part.
 
 use crate::autograd::{self, BackwardOp};
