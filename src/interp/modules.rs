@@ -12,6 +12,11 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     ("data", include_str!("../../stdlib/data.dl")),
+    ("collections", include_str!("../../stdlib/collections.dl")),
+    ("itertools", include_str!("../../stdlib/itertools.dl")),
+    ("functools", include_str!("../../stdlib/functools.dl")),
+    ("string", include_str!("../../stdlib/string.dl")),
+    ("pathlib", include_str!("../../stdlib/pathlib.dl")),
 ];
 
 impl Interp {
@@ -27,6 +32,13 @@ impl Interp {
             "time" => Some(super::builtins::mathmod::time_module()),
             "random" => Some(super::builtins::randmod::random_module()),
             "io" => Some(super::builtins::iomod::io_module()),
+            "sys" => Some(super::builtins::pyfuncs::sys_module(self)),
+            "json" => Some(super::builtins::jsonmod::json_module(self)),
+            "os" => Some(super::builtins::osmod::os_module(self)),
+            "os.path" => Some(super::builtins::osmod::path_module()),
+            "re" => Some(super::builtins::remod::re_module(self)),
+            "copy" => Some(super::builtins::copymod::copy_module()),
+            "__future__" => Some(super::builtins::copymod::future_module()),
             _ => None,
         };
         if let Some(m) = native {
