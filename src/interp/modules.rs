@@ -17,6 +17,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("functools", include_str!("../../stdlib/functools.dl")),
     ("string", include_str!("../../stdlib/string.dl")),
     ("pathlib", include_str!("../../stdlib/pathlib.dl")),
+    ("argparse", include_str!("../../stdlib/argparse.dl")),
 ];
 
 impl Interp {
@@ -28,9 +29,17 @@ impl Interp {
             return Ok(m.clone());
         }
         let native = match name.as_str() {
-            "math" => Some(super::builtins::mathmod::math_module()),
+            "math" => {
+                let m = super::builtins::mathmod::math_module();
+                super::builtins::mathmore::extend(&m);
+                Some(m)
+            }
             "time" => Some(super::builtins::mathmod::time_module()),
-            "random" => Some(super::builtins::randmod::random_module()),
+            "random" => {
+                let m = super::builtins::randmod::random_module();
+                super::builtins::randmore::extend(&m);
+                Some(m)
+            }
             "io" => Some(super::builtins::iomod::io_module()),
             "sys" => Some(super::builtins::pyfuncs::sys_module(self)),
             "json" => Some(super::builtins::jsonmod::json_module(self)),

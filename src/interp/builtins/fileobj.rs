@@ -386,11 +386,14 @@ fn write_text(i: &Instance, t: &str) -> R<()> {
     match &get(i, "_buf") {
         Value::Str(buf) => {
             let mut b = buf.to_string();
-            let at = if flag(i, "_append") {
+            let mut at = if flag(i, "_append") {
                 b.len()
             } else {
                 pos.min(b.len())
             };
+            while !b.is_char_boundary(at) {
+                at -= 1;
+            }
             let mut end = at + t.len();
             while end < b.len() && !b.is_char_boundary(end) {
                 end += 1;

@@ -344,26 +344,60 @@ impl<'de> Visitor<'de> for Build {
     }
 }
 
-/// serde_json's message in CPython's words where the cases line up.
-fn python_message(e: &serde_json::Error) -> String {
+/// serde_json's error as CPython's message and character position: end-of-input errors
+/// point at the end (an unterminated string at its opening quote), a bad literal at its
+/// first letter, a trailing comma at the bracket after it.
+fn python_error(e: &serde_json::Error, s: &str) -> (String, usize) {
+    let chars: Vec<char> = s.chars().collect();
+    let (line, col) = (e.line(), e.column().max(1));
+    let mut pos: usize = s
+        .split('\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.chars().count() + 1)
+        .sum::<usize>()
+        + col
+        - 1;
+    pos = pos.min(chars.len());
     let text = e.to_string();
-    let text = text.split(" at line ").next().unwrap_or("").to_string();
-    match text.as_str() {
-        "expected value" | "EOF while parsing a value" | "expected ident" => "Expecting value",
+    let text = text.split(" at line ").next().unwrap_or("");
+    let msg = match text {
+        "EOF while parsing a string" => {
+            let mut q = chars.len();
+            while q > 0 {
+                q -= 1;
+                if chars[q] == '"' && (q == 0 || chars[q - 1] != '\\') {
+                    break;
+                }
+            }
+            pos = q;
+            "Unterminated string starting at"
+        }
+        t if t.starts_with("EOF while parsing") => {
+            pos = chars.len();
+            if t.ends_with("a value") {
+                "Expecting value"
+            } else {
+                "Expecting ',' delimiter"
+            }
+        }
+        "expected ident" | "expected value" => {
+            while pos > 0 && chars.get(pos - 1).is_some_and(|c| c.is_ascii_alphabetic()) {
+                pos -= 1;
+            }
+            "Expecting value"
+        }
+        "trailing comma" => match chars.get(pos) {
+            Some('}') => "Expecting property name enclosed in double quotes",
+            _ => "Expecting value",
+        },
         "key must be a string" => "Expecting property name enclosed in double quotes",
         "expected `:`" => "Expecting ':' delimiter",
-        "expected `,` or `]`"
-        | "expected `,` or `}`"
-        | "EOF while parsing a list"
-        | "EOF while parsing an object" => "Expecting ',' delimiter",
+        "expected `,` or `]`" | "expected `,` or `}`" => "Expecting ',' delimiter",
         "trailing characters" => "Extra data",
-        "EOF while parsing a string" => "Unterminated string",
-        "control character (\\u0000-\\u001F) found while parsing a string" => {
-            "Invalid control character"
-        }
-        _ => return text,
-    }
-    .into()
+        t if t.starts_with("control character") => "Invalid control character at",
+        t => return (t.to_string(), pos),
+    };
+    (msg.to_string(), pos)
 }
 
 fn decode(me: &mut Interp, s: &str) -> R<Value> {
@@ -372,15 +406,10 @@ fn decode(me: &mut Interp, s: &str) -> R<Value> {
     match r {
         Ok(v) => Ok(v),
         Err(e) => {
-            let (line, col) = (e.line(), e.column().max(1));
-            let pos: usize = s
-                .split('\n')
-                .take(line.saturating_sub(1))
-                .map(|l| l.chars().count() + 1)
-                .sum::<usize>()
-                + col
-                - 1;
-            let msg = python_message(&e);
+            let (msg, pos) = python_error(&e, s);
+            let before: String = s.chars().take(pos).collect();
+            let line = before.matches('\n').count() + 1;
+            let col = pos - before.rfind('\n').map_or(0, |i| before[..=i].chars().count()) + 1;
             let full = format!("{msg}: line {line} column {col} (char {pos})");
             let cls = match &me.import(&["json".into()])?.get("JSONDecodeError") {
                 Some(Value::Class(c)) => c.clone(),

@@ -251,7 +251,10 @@ impl Interp {
                 let body = self.format_spec(&n, &sp2.to_format(letter, true))?;
                 // `%.3d`: at least that many digits
                 match sp.prec {
-                    Some(p) => min_digits(&body, p, sp),
+                    Some(p) => {
+                        crate::interp::containers::check_len(p, "str")?;
+                        min_digits(&body, p, sp)
+                    }
                     None => body,
                 }
             }

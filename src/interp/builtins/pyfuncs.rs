@@ -50,7 +50,7 @@ fn pow(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
                 return Err(value_err("pow() 3rd argument cannot be 0"));
             }
             let mm = m.unsigned_abs() as u128;
-            let mut base = (b.rem_euclid(m.abs()) as u128) % mm;
+            let mut base = (b as i128).rem_euclid(mm as i128) as u128;
             let mut e = e;
             if e < 0 {
                 // the inverse of base modulo m, then the positive power
@@ -70,7 +70,11 @@ fn pow(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
             }
             let r = r as i64;
             // Python: the result has the sign of m
-            Ok(Value::Int(if m < 0 && r != 0 { r + m } else { r }))
+            Ok(Value::Int(if m < 0 && r != 0 {
+                r.wrapping_add(m)
+            } else {
+                r
+            }))
         }
     }
 }

@@ -31,19 +31,31 @@ fn opt_index(v: Option<&Value>) -> R<Option<i64>> {
 /// CPython's `ADJUST_INDICES` on character positions, then byte offsets of the window;
 /// `None` when the window is empty because `start > end` (nothing can match, not even "").
 pub fn window(s: &str, start: Option<&Value>, end: Option<&Value>) -> R<Option<(usize, usize)>> {
-    let n = s.chars().count() as i64;
+    // ASCII text (the common case) needs no character counting: O(1) per call
+    let ascii = s.is_ascii();
+    let n = if ascii { s.len() } else { s.chars().count() } as i64;
     let fix = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
     let a = opt_index(start)?.map_or(0, fix);
     let b = opt_index(end)?.map_or(n, fix);
     if opt_index(start)?.is_some_and(|i| i > n) || a > b {
         return Ok(None);
     }
-    let byte = |c: i64| s.char_indices().nth(c as usize).map_or(s.len(), |(i, _)| i);
+    let byte = |c: i64| {
+        if ascii {
+            c as usize
+        } else {
+            s.char_indices().nth(c as usize).map_or(s.len(), |(i, _)| i)
+        }
+    };
     Ok(Some((byte(a), byte(b))))
 }
 
 fn char_index(s: &str, byte: usize) -> i64 {
-    s[..byte].chars().count() as i64
+    if s.is_ascii() {
+        byte as i64
+    } else {
+        s[..byte].chars().count() as i64
+    }
 }
 
 /// `find`/`rfind`/`index`/`rindex`/`count`/`startswith`/`endswith` with `start`/`end`.
