@@ -375,6 +375,10 @@ fn python_error(e: &serde_json::Error, s: &str) -> (String, usize) {
         t if t.starts_with("EOF while parsing") => {
             pos = chars.len();
             if t.ends_with("a value") {
+                // a cut-off literal (`nul`): CPython points at its first letter
+                while pos > 0 && chars[pos - 1].is_ascii_alphabetic() {
+                    pos -= 1;
+                }
                 "Expecting value"
             } else {
                 "Expecting ',' delimiter"
@@ -409,7 +413,11 @@ fn decode(me: &mut Interp, s: &str) -> R<Value> {
             let (msg, pos) = python_error(&e, s);
             let before: String = s.chars().take(pos).collect();
             let line = before.matches('\n').count() + 1;
-            let col = pos - before.rfind('\n').map_or(0, |i| before[..=i].chars().count()) + 1;
+            let col = pos
+                - before
+                    .rfind('\n')
+                    .map_or(0, |i| before[..=i].chars().count())
+                + 1;
             let full = format!("{msg}: line {line} column {col} (char {pos})");
             let cls = match &me.import(&["json".into()])?.get("JSONDecodeError") {
                 Some(Value::Class(c)) => c.clone(),

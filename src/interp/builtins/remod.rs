@@ -174,7 +174,7 @@ fn pat_of(v: &Value, flags: i64) -> R<(String, i64)> {
     }
 }
 
-fn str_of<'a>(v: &'a Value) -> R<&'a Rc<str>> {
+fn str_of(v: &Value) -> R<&Rc<str>> {
     match v {
         Value::Str(s) => Ok(s),
         v => Err(type_err(format!(
