@@ -34,8 +34,16 @@ pub enum ErrorKind {
     GeneratorExit,
     /// A file-system or operating-system failure (open, read, write, rename).
     OSError,
-    /// A file access refused (a sandboxed engine); a subclass of `OSError`.
+    /// OSError subclasses raised by the Python-library file functions.
+    FileNotFoundError,
+    FileExistsError,
     PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+    /// `input()` at the end of its input.
+    EOFError,
+    /// `exit()` / `sys.exit()`.
+    SystemExit,
     /// Ctrl-C or a host's interrupt handle.
     KeyboardInterrupt,
     /// A safety limit set by the embedding host was exceeded (operations, time, memory).
@@ -72,7 +80,13 @@ impl ErrorKind {
             ErrorKind::StopIteration => "StopIteration",
             ErrorKind::GeneratorExit => "GeneratorExit",
             ErrorKind::OSError => "OSError",
+            ErrorKind::FileNotFoundError => "FileNotFoundError",
+            ErrorKind::FileExistsError => "FileExistsError",
             ErrorKind::PermissionError => "PermissionError",
+            ErrorKind::IsADirectoryError => "IsADirectoryError",
+            ErrorKind::NotADirectoryError => "NotADirectoryError",
+            ErrorKind::EOFError => "EOFError",
+            ErrorKind::SystemExit => "SystemExit",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::LimitExceeded => "LimitExceeded",
             ErrorKind::Exception => "Exception",

@@ -72,6 +72,20 @@ fn engine(argv: Vec<String>) -> Engine {
 
 fn report(e: &Engine, err: &kiln::Error) -> ExitCode {
     let _ = std::io::stdout().flush();
+    if err.kind == kiln::ErrorKind::SystemExit {
+        // `exit(code)` / `sys.exit(code)`: None is success, an int the status, anything
+        // else is printed and fails (as CPython does)
+        return match err.message.as_str() {
+            "" | "None" => ExitCode::SUCCESS,
+            m => match m.parse::<i64>() {
+                Ok(n) => ExitCode::from((n & 0xff) as u8),
+                Err(_) => {
+                    eprintln!("{m}");
+                    ExitCode::from(1)
+                }
+            },
+        };
+    }
     let text = if std::io::stderr().is_terminal() {
         e.render_error_color(err)
     } else {

@@ -105,6 +105,11 @@ impl Interp {
                 ))
             }
             (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
+            (Value::Str(s), Value::Int(_) | Value::Bool(_)) if s.is_ascii() => {
+                // ASCII text: character i is byte i (no per-index character table)
+                let i = norm_index(idx, s.len(), "string")?;
+                Ok(Value::str(&s[i..i + 1]))
+            }
             (Value::Str(s), _) => {
                 let chars: Vec<char> = s.chars().collect();
                 if let Value::Slice(sl) = idx {

@@ -12,6 +12,12 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     ("data", include_str!("../../stdlib/data.dl")),
+    ("collections", include_str!("../../stdlib/collections.dl")),
+    ("itertools", include_str!("../../stdlib/itertools.dl")),
+    ("functools", include_str!("../../stdlib/functools.dl")),
+    ("string", include_str!("../../stdlib/string.dl")),
+    ("pathlib", include_str!("../../stdlib/pathlib.dl")),
+    ("argparse", include_str!("../../stdlib/argparse.dl")),
 ];
 
 impl Interp {
@@ -23,10 +29,25 @@ impl Interp {
             return Ok(m.clone());
         }
         let native = match name.as_str() {
-            "math" => Some(super::builtins::mathmod::math_module()),
+            "math" => {
+                let m = super::builtins::mathmod::math_module();
+                super::builtins::mathmore::extend(&m);
+                Some(m)
+            }
             "time" => Some(super::builtins::mathmod::time_module()),
-            "random" => Some(super::builtins::randmod::random_module()),
+            "random" => {
+                let m = super::builtins::randmod::random_module();
+                super::builtins::randmore::extend(&m);
+                Some(m)
+            }
             "io" => Some(super::builtins::iomod::io_module()),
+            "sys" => Some(super::builtins::pyfuncs::sys_module(self)),
+            "json" => Some(super::builtins::jsonmod::json_module(self)),
+            "os" => Some(super::builtins::osmod::os_module(self)),
+            "os.path" => Some(super::builtins::osmod::path_module()),
+            "re" => Some(super::builtins::remod::re_module(self)),
+            "copy" => Some(super::builtins::copymod::copy_module()),
+            "__future__" => Some(super::builtins::copymod::future_module()),
             _ => None,
         };
         if let Some(m) = native {

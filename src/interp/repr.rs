@@ -1,9 +1,8 @@
-//! `repr()`, `str()`, format specs and `%`-formatting of values.
+//! `repr()`, `str()` and format specs of values (`%`-formatting is in builtins/percent.rs).
 
 use super::builtins::format::{float_repr, format_value, str_repr, FmtArg};
 use super::value::Value;
 use super::{err, type_err, Interp, R};
-use crate::error::ErrorKind;
 
 /// Converts an error from the formatting helpers into an exception.
 pub fn fmt_err(e: crate::Error) -> super::Exc {
@@ -245,79 +244,4 @@ impl Interp {
         };
         format_value(arg, spec).map_err(fmt_err)
     }
-
-    /// `"fmt" % args` with `%s %r %d %i %f %e %g %x %%` and flags/width/precision.
-    pub fn percent_format(&mut self, fmt: &str, args: &Value) -> R<Value> {
-        let items: Vec<Value> = match args {
-            Value::Tuple(t) => t.to_vec(),
-            other => vec![other.clone()],
-        };
-        let mut it = items.into_iter();
-        let mut out = String::new();
-        let mut chars = fmt.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            let mut spec = String::new();
-            let conv = loop {
-                match chars.next() {
-                    Some(ch) if "-+ #0123456789.".contains(ch) => spec.push(ch),
-                    Some(ch) => break ch,
-                    None => return Err(value_err_fmt("incomplete format")),
-                }
-            };
-            if conv == '%' {
-                out.push('%');
-                continue;
-            }
-            let Some(arg) = it.next() else {
-                return Err(type_err("not enough arguments for format string"));
-            };
-            let spec = if spec.contains('-') {
-                format!("<{}", spec.replace('-', ""))
-            } else if matches!(conv, 's' | 'r') && !spec.is_empty() {
-                format!(">{spec}")
-            } else {
-                spec
-            };
-            let text = match conv {
-                's' => {
-                    let s = self.to_str(&arg)?;
-                    format_value(FmtArg::Str(&s), &spec).map_err(fmt_err)?
-                }
-                'r' => {
-                    let s = self.repr(&arg)?;
-                    format_value(FmtArg::Str(&s), &spec).map_err(fmt_err)?
-                }
-                'd' | 'i' => {
-                    let n = match arg {
-                        Value::Float(f) => Value::Int(f.trunc() as i64),
-                        other => other,
-                    };
-                    self.format_spec(&n, &format!("{spec}d"))?
-                }
-                'f' | 'e' | 'g' | 'x' | 'X' | 'o' | 'E' | 'G' | 'F' => {
-                    self.format_spec(&arg, &format!("{spec}{conv}"))?
-                }
-                other => {
-                    return Err(value_err_fmt(&format!(
-                        "unsupported format character '{other}'"
-                    )))
-                }
-            };
-            out.push_str(&text);
-        }
-        if it.next().is_some() {
-            return Err(type_err(
-                "not all arguments converted during string formatting",
-            ));
-        }
-        Ok(Value::str(&out))
-    }
-}
-
-fn value_err_fmt(msg: &str) -> super::Exc {
-    err(ErrorKind::ValueError, msg)
 }

@@ -28,6 +28,24 @@ pub fn set_sandboxed(on: bool) -> bool {
     SANDBOXED.with(|s| s.replace(on))
 }
 
+/// `Ok` when the file-system call `what` (`open`, `os.listdir`, ...: calls that name no
+/// single path up front) may run; `PermissionError` in a sandboxed run.
+pub fn check_call(what: &str) -> Result<()> {
+    if !SANDBOXED.with(Cell::get) {
+        return Ok(());
+    }
+    Err(call_refused(what))
+}
+
+/// The `PermissionError` of a refused file-system call `what`.
+pub fn call_refused(what: &str) -> Error {
+    Error::new(
+        ErrorKind::PermissionError,
+        format!("{what}: file-system access is disabled in this sandboxed engine"),
+        None,
+    )
+}
+
 /// `Ok` when `path` may be accessed; `PermissionError` in a sandboxed run.
 pub fn check(path: &Path, access: Access) -> Result<()> {
     if !SANDBOXED.with(Cell::get) {

@@ -752,6 +752,24 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
+/// Whether Python's `str.isprintable` holds for `c`.
+pub fn is_printable(c: char) -> bool {
+    c == ' ' || (c.is_ascii_graphic() || (!c.is_ascii() && printable::is_printable(c)))
+}
+
+/// `ascii(x)` from `repr(x)`: non-ASCII characters as `\xNN`, `\uNNNN`, `\UNNNNNNNN`.
+pub fn ascii_escape(repr: &str) -> String {
+    let mut out = String::with_capacity(repr.len());
+    for c in repr.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            push_escape(&mut out, c);
+        }
+    }
+    out
+}
+
 fn push_escape(out: &mut String, c: char) {
     let n = c as u32;
     if n <= 0xff {

@@ -41,7 +41,6 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
         ("getattr", getattr),
         ("setattr", setattr),
         ("repr", repr),
-        ("iter", iter),
         ("next", next),
         ("hash", hash),
         ("id", id),
@@ -94,7 +93,17 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         out.push_str(&me.to_str(a)?);
     }
     out.push_str(&end);
-    me.write(&out);
+    match kwarg(kw, "file") {
+        Some(Value::None) | None => me.write(&out),
+        Some(f) => {
+            me.call_builtin_method(f, "write", vec![Value::str(&out)], vec![])?;
+            if let Some(fl) = kwarg(kw, "flush") {
+                if me.truthy(fl)? {
+                    me.call_builtin_method(f, "flush", vec![], vec![])?;
+                }
+            }
+        }
+    }
     Ok(Value::None)
 }
 
@@ -539,11 +548,6 @@ fn repr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::str(&me.repr(&args[0])?))
 }
 
-fn iter(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
-    arity("iter", args, 1, 1)?;
-    me.get_iter(&args[0])
-}
-
 fn next(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("next", args, 1, 2)?;
     if let (Some(g), None) = (crate::interp::gen::as_gen(&args[0]), args.get(1)) {
@@ -592,7 +596,12 @@ fn id(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 
 fn callable(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("callable", args, 1, 1)?;
-    Ok(Value::Bool(match &args[0] {
+    Ok(Value::Bool(is_callable(&args[0])))
+}
+
+/// Whether a value can be called.
+pub fn is_callable(v: &Value) -> bool {
+    match v {
         Value::Func(_)
         | Value::Native(_)
         | Value::BoundMethod(_)
@@ -600,7 +609,7 @@ fn callable(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         | Value::Class(_) => true,
         Value::Instance(i) => i.class.lookup("__call__").is_some(),
         _ => false,
-    }))
+    }
 }
 
 fn divmod(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {

@@ -264,6 +264,7 @@ pub fn time_module() -> Rc<ModuleObj> {
         &[
             ("time", time),
             ("perf_counter", perf_counter),
+            ("monotonic", perf_counter),
             ("sleep", sleep),
         ],
         &[],

@@ -36,6 +36,23 @@ pub const STR_METHODS: &[&str] = &[
     "ljust",
     "rjust",
     "splitlines",
+    "rindex",
+    "rsplit",
+    "partition",
+    "rpartition",
+    "swapcase",
+    "casefold",
+    "expandtabs",
+    "isdecimal",
+    "isnumeric",
+    "isidentifier",
+    "isprintable",
+    "isascii",
+    "istitle",
+    "removeprefix",
+    "removesuffix",
+    "translate",
+    "format_map",
 ];
 
 fn str_arg<'a>(v: &'a Value, fname: &str) -> R<&'a str> {
@@ -121,11 +138,6 @@ fn check_replace_len(s: &str, a: &str, b: &str) -> R<()> {
     containers::check_len(s.len().saturating_add(grown), "str")
 }
 
-/// Character index of a byte offset.
-fn char_index(s: &str, byte: usize) -> i64 {
-    s[..byte].chars().count() as i64
-}
-
 pub fn str_method(
     me: &mut Interp,
     s: &Rc<str>,
@@ -133,7 +145,11 @@ pub fn str_method(
     args: &[Value],
     kw: &[(Rc<str>, Value)],
 ) -> R<Value> {
-    if name != "format" && name != "split" && !kw.is_empty() {
+    if !matches!(
+        name,
+        "format" | "split" | "rsplit" | "splitlines" | "expandtabs"
+    ) && !kw.is_empty()
+    {
         return Err(type_err(format!("{name}() takes no keyword arguments")));
     }
     Ok(match name {
@@ -174,7 +190,15 @@ pub fn str_method(
             };
             Value::list(parts)
         }
-        "splitlines" => Value::list(s.lines().map(Value::str).collect()),
+        "splitlines" => {
+            arity(name, args, 0, 1)?;
+            let keep = args.first().or_else(|| super::kwarg(kw, "keepends"));
+            let keep = match keep {
+                Some(v) => me.truthy(v)?,
+                None => false,
+            };
+            Value::list(super::strmethods::splitlines(s, keep))
+        }
         "join" => {
             arity("join", args, 1, 1)?;
             let items = me.collect(&args[0])?;
@@ -215,26 +239,6 @@ pub fn str_method(
                 None => Value::str(&s.replace(a, b)),
             }
         }
-        "startswith" | "endswith" => {
-            arity(name, args, 1, 1)?;
-            let test = |p: &str| {
-                if name == "startswith" {
-                    s.starts_with(p)
-                } else {
-                    s.ends_with(p)
-                }
-            };
-            match &args[0] {
-                Value::Tuple(ts) => {
-                    let mut r = false;
-                    for t in ts.iter() {
-                        r |= test(str_arg(t, name)?);
-                    }
-                    Value::Bool(r)
-                }
-                v => Value::Bool(test(str_arg(v, name)?)),
-            }
-        }
         "upper" => Value::str(&s.to_uppercase()),
         "lower" => Value::str(&s.to_lowercase()),
         "title" => {
@@ -261,30 +265,10 @@ pub fn str_method(
             };
             Value::str(&out)
         }
-        "find" | "rfind" | "index" => {
-            arity(name, args, 1, 1)?;
-            let sub = str_arg(&args[0], name)?;
-            let pos = if name == "rfind" {
-                s.rfind(sub)
-            } else {
-                s.find(sub)
-            };
-            match (pos, name) {
-                (Some(b), _) => Value::Int(char_index(s, b)),
-                (None, "index") => return Err(value_err("substring not found")),
-                (None, _) => Value::Int(-1),
-            }
+        "find" | "rfind" | "index" | "count" | "startswith" | "endswith" => {
+            super::strmethods::search(s, name, args)?
         }
-        "count" => {
-            arity(name, args, 1, 1)?;
-            let sub = str_arg(&args[0], name)?;
-            if sub.is_empty() {
-                Value::Int(s.chars().count() as i64 + 1)
-            } else {
-                Value::Int(s.matches(sub).count() as i64)
-            }
-        }
-        "format" => Value::str(&str_format(me, s, args, kw)?),
+        "format" => Value::str(&super::strformat::format_with(me, s, args, kw, None)?),
         "isdigit" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
@@ -313,81 +297,14 @@ pub fn str_method(
         "center" => pad(s, args, name, '^')?,
         "ljust" => pad(s, args, name, '<')?,
         "rjust" => pad(s, args, name, '>')?,
-        _ => {
-            return Err(crate::interp::err(
-                crate::error::ErrorKind::AttributeError,
-                format!("'str' object has no attribute '{name}'"),
-            ))
-        }
+        _ => match super::strmethods::str_method_more(me, s, name, args, kw)? {
+            Some(v) => v,
+            None => {
+                return Err(crate::interp::err(
+                    crate::error::ErrorKind::AttributeError,
+                    format!("'str' object has no attribute '{name}'"),
+                ))
+            }
+        },
     })
-}
-
-/// `"{} {name} {0:.2f}".format(...)`.
-fn str_format(me: &mut Interp, s: &str, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<String> {
-    let mut out = String::new();
-    let mut auto = 0usize;
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                out.push('{');
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                out.push('}');
-            }
-            '{' => {
-                let mut field = String::new();
-                loop {
-                    match chars.next() {
-                        Some('}') => break,
-                        Some(ch) => field.push(ch),
-                        None => return Err(value_err("expected '}' before end of string")),
-                    }
-                }
-                let (head, spec) = match field.find(':') {
-                    Some(i) => (field[..i].to_string(), field[i + 1..].to_string()),
-                    None => (field.clone(), String::new()),
-                };
-                let (name, conv) = match head.find('!') {
-                    Some(i) => (head[..i].to_string(), head[i + 1..].chars().next()),
-                    None => (head, None),
-                };
-                let v = if name.is_empty() {
-                    let v = args.get(auto).cloned();
-                    auto += 1;
-                    v.ok_or_else(|| {
-                        crate::interp::err(
-                            crate::error::ErrorKind::IndexError,
-                            format!(
-                                "Replacement index {} out of range for positional args tuple",
-                                auto - 1
-                            ),
-                        )
-                    })?
-                } else if let Ok(i) = name.parse::<usize>() {
-                    args.get(i).cloned().ok_or_else(|| {
-                        crate::interp::err(
-                            crate::error::ErrorKind::IndexError,
-                            format!("Replacement index {i} out of range for positional args tuple"),
-                        )
-                    })?
-                } else {
-                    super::kwarg(kw, &name).cloned().ok_or_else(|| {
-                        crate::interp::err(crate::error::ErrorKind::KeyError, format!("'{name}'"))
-                    })?
-                };
-                let v = match conv {
-                    Some('r') => Value::str(&me.repr(&v)?),
-                    Some('s') => Value::str(&me.to_str(&v)?),
-                    _ => v,
-                };
-                out.push_str(&me.format_spec(&v, &spec)?);
-            }
-            '}' => return Err(value_err("Single '}' encountered in format string")),
-            c => out.push(c),
-        }
-    }
-    Ok(out)
 }

@@ -2,19 +2,30 @@
 
 pub mod compile;
 pub mod convert;
+pub mod copymod;
 pub mod export;
 pub mod export_axes;
+pub mod fileobj;
 pub mod format;
 pub mod funcs;
 pub mod iomod;
+pub mod jsonmod;
 pub mod mathmod;
+pub mod mathmore;
 pub mod methods;
 pub mod optim_step;
+pub mod osmod;
+pub mod percent;
 pub mod progress;
+pub mod pyfuncs;
 pub mod pyrandom;
 pub mod randmod;
+pub mod randmore;
+pub mod remod;
 pub mod seqmethods;
 pub mod setops;
+pub mod strformat;
+pub mod strmethods;
 pub mod tensor;
 pub mod tensor_create;
 pub mod tensor_funcs;
@@ -124,7 +135,17 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("ShapeError", ErrorKind::ShapeError, "Exception"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
     ("OSError", ErrorKind::OSError, "Exception"),
+    ("FileNotFoundError", ErrorKind::FileNotFoundError, "OSError"),
+    ("FileExistsError", ErrorKind::FileExistsError, "OSError"),
     ("PermissionError", ErrorKind::PermissionError, "OSError"),
+    ("IsADirectoryError", ErrorKind::IsADirectoryError, "OSError"),
+    (
+        "NotADirectoryError",
+        ErrorKind::NotADirectoryError,
+        "OSError",
+    ),
+    ("EOFError", ErrorKind::EOFError, "Exception"),
+    ("SystemExit", ErrorKind::SystemExit, "BaseException"),
     ("StopIteration", ErrorKind::StopIteration, "Exception"),
     ("GeneratorExit", ErrorKind::GeneratorExit, "BaseException"),
 ];
@@ -165,6 +186,13 @@ impl Builtins {
             }
         }
         funcs::register(&mut names);
+        names.insert("open".into(), native("open", fileobj::open));
+        if let Some(Value::Class(s)) = names.get("str") {
+            s.dict.borrow_mut().insert(
+                "maketrans".into(),
+                native("maketrans", strmethods::maketrans_fn),
+            );
+        }
         names.insert("progress".into(), native("progress", progress::progress));
         tensor::register(&mut names);
         // classes of the dtype and grad-mode values (not globals)
@@ -176,13 +204,15 @@ impl Builtins {
             types.push((tag, class(name, None, ClassKind::Builtin(tag))));
         }
         let descr = crate::interp::descr::Descriptors::new(&mut names);
-        Builtins {
+        let mut b = Builtins {
             descr,
             names,
             types,
             excs,
             object,
-        }
+        };
+        pyfuncs::register(&mut b);
+        b
     }
 
     /// The class object of a built-in type.
