@@ -247,7 +247,7 @@ impl Interp {
                 return Ok(());
             }
         }
-        if d.get(name).is_none() && inst.class.lookup(name).is_some() {
+        if d.get(name).is_none() && self.has_property(&inst.class) {
             drop(d);
             return self.set_attr(obj, name, v);
         }

@@ -2,10 +2,10 @@
 //! writing) a class attribute gives. Each is an instance of a built-in class whose
 //! attributes hold the functions (`fget`/`fset`/`fdel`, or `__func__`).
 
-use super::value::{Class, ClassKind, Instance, Value};
+use super::builtins::pyfuncs::native_class as class;
+use super::value::{Class, Instance, Value};
 use super::{err, type_err, Interp, R};
 use crate::error::ErrorKind;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -25,24 +25,6 @@ pub enum Descr {
 }
 
 type Kw<'a> = &'a [(Rc<str>, Value)];
-
-fn class(name: &str, methods: &[(&str, super::value::NativeImpl)]) -> Rc<Class> {
-    let c = Rc::new(Class {
-        name: name.into(),
-        base: None,
-        mro: Vec::new(),
-        dict: RefCell::new(Default::default()),
-        kind: ClassKind::User,
-        gc: Default::default(),
-        methods: Default::default(),
-    });
-    for (n, f) in methods {
-        c.dict
-            .borrow_mut()
-            .insert((*n).into(), super::builtins::native(n, *f));
-    }
-    c
-}
 
 fn me(args: &[Value]) -> R<&Rc<Instance>> {
     match args.first() {
@@ -211,6 +193,23 @@ impl Interp {
 
     /// `obj.name = v` / `del obj.name` where the class has a property `name`: calls its
     /// setter (`Some(v)`) or deleter (`None`). `Ok(false)` when `name` is no property.
+    /// True when `c` or a class of its MRO holds a property (memoized per class until any
+    /// class dict changes): only then can a plain attribute store reach a setter.
+    pub fn has_property(&self, c: &Class) -> bool {
+        if let Some(v) = c.methods.has_property() {
+            return v;
+        }
+        let holds = |k: &Class| {
+            k.dict.try_borrow().map_or(true, |d| {
+                d.values()
+                    .any(|v| self.b.descr.kind(v) == Some(Descr::Property))
+            })
+        };
+        let any = holds(c) || c.mro.iter().any(|k| holds(k));
+        c.methods.set_has_property(any);
+        any
+    }
+
     pub fn property_set(&mut self, obj: &Value, name: &str, v: Option<Value>) -> R<bool> {
         let Value::Instance(inst) = obj else {
             return Ok(false);

@@ -125,8 +125,24 @@ impl Interp {
         if e.error.kind == ErrorKind::LimitExceeded {
             return Err(e);
         }
-        let cls = self.exc_class(&e);
-        for h in &t.handlers {
+        let Some(i) = self.find_handler(t, &mut e)? else {
+            return Err(e);
+        };
+        let h = &t.handlers[i];
+        self.handling.push(*e);
+        let r = self.exec_block(&h.body);
+        self.handling.pop();
+        if let Some(Target::Place(p)) = &h.name {
+            let _ = self.store_place(p, Value::Unbound);
+        }
+        r
+    }
+
+    /// The first `except` clause of `t` that matches `e` (its index), with `e`'s value
+    /// bound to the clause's name; `None` when no clause matches.
+    pub(super) fn find_handler(&mut self, t: &TryBlock, e: &mut Exc) -> R<Option<usize>> {
+        let cls = self.exc_class(e);
+        for (i, h) in t.handlers.iter().enumerate() {
             let matched = match &h.typ {
                 None => true,
                 Some(te) => {
@@ -138,25 +154,18 @@ impl Interp {
             if !matched {
                 continue;
             }
-            let v = self.exc_value(&mut e);
+            let v = self.exc_value(e);
             if let Some(name) = &h.name {
                 self.store(name, v)?;
             }
-            self.handling.push(*e);
-            let r = self.exec_block(&h.body);
-            self.handling.pop();
-            if let Some(Target::Place(p)) = &h.name {
-                let _ = self.store_place(p, Value::Unbound);
-            }
-            return r;
+            return Ok(Some(i));
         }
-        Err(e)
+        Ok(None)
     }
 
-    pub fn exec_with(&mut self, items: &[(Ex, Option<Target>)], body: &[St]) -> R<Flow> {
-        let Some(((ce, target), rest)) = items.split_first() else {
-            return self.exec_block(body);
-        };
+    /// Evaluates a `with` item's manager and calls its `__enter__`: (its `__exit__`, the
+    /// value entered).
+    pub(super) fn enter_manager(&mut self, ce: &Ex) -> R<(Value, Value)> {
         let mgr = self.eval(ce)?;
         let enter = self
             .get_attr(&mgr, "__enter__")
@@ -167,6 +176,14 @@ impl Interp {
         let v = self
             .call_value(&enter, vec![], vec![])
             .map_err(|x| at(x, ce.span))?;
+        Ok((exit, v))
+    }
+
+    pub fn exec_with(&mut self, items: &[(Ex, Option<Target>)], body: &[St]) -> R<Flow> {
+        let Some(((ce, target), rest)) = items.split_first() else {
+            return self.exec_block(body);
+        };
+        let (exit, v) = self.enter_manager(ce)?;
         if let Some(t) = target {
             self.store(t, v)?;
         }

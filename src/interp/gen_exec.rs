@@ -272,16 +272,7 @@ impl Interp {
         t: Option<&Target>,
         exits: &mut Vec<Value>,
     ) -> R<()> {
-        let mgr = self.eval(ce)?;
-        let enter = self
-            .get_attr(&mgr, "__enter__")
-            .map_err(|x| at(x, ce.span))?;
-        let exit = self
-            .get_attr(&mgr, "__exit__")
-            .map_err(|x| at(x, ce.span))?;
-        let v = self
-            .call_value(&enter, vec![], vec![])
-            .map_err(|x| at(x, ce.span))?;
+        let (exit, v) = self.enter_manager(ce)?;
         exits.push(exit);
         if let Some(t) = t {
             self.store(t, v)?;
@@ -611,32 +602,16 @@ impl Interp {
         else {
             return Err(e);
         };
-        let cls = self.exc_class(&e);
-        for (i, h) in t.handlers.iter().enumerate() {
-            let matched = match &h.typ {
-                None => true,
-                Some(te) => {
-                    let tv = self.eval(te)?;
-                    self.handler_matches(&tv, &cls)
-                        .map_err(|x| at(x, te.span))?
-                }
-            };
-            if !matched {
-                continue;
-            }
-            let v = self.exc_value(&mut e);
-            if let Some(name) = &h.name {
-                self.store(name, v)?;
-            }
-            self.handling.push(*e);
-            let top = frames.len() - 1;
-            frames[top] = GFrame {
-                kind: FKind::TryHandler(i),
-                idx: 0,
-            };
-            return Ok(());
-        }
-        Err(e)
+        let Some(i) = self.find_handler(t, &mut e)? else {
+            return Err(e);
+        };
+        self.handling.push(*e);
+        let top = frames.len() - 1;
+        frames[top] = GFrame {
+            kind: FKind::TryHandler(i),
+            idx: 0,
+        };
+        Ok(())
     }
 }
 

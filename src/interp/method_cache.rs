@@ -27,6 +27,8 @@ pub type Memo = Vec<(&'static str, Option<Value>)>;
 pub struct MethodCache {
     epoch: Cell<u64>,
     entries: RefCell<Memo>,
+    /// Whether the class or its MRO holds a property, with the epoch it was found in.
+    property: Cell<Option<(u64, bool)>>,
 }
 
 impl MethodCache {
@@ -54,6 +56,20 @@ impl MethodCache {
         if let Ok(mut entries) = self.entries.try_borrow_mut() {
             entries.push((name, v));
         }
+    }
+
+    /// The memoized "holds a property" flag, `None` when not known for this epoch.
+    #[inline]
+    pub fn has_property(&self) -> Option<bool> {
+        let now = EPOCH.with(Cell::get);
+        self.property
+            .get()
+            .and_then(|(e, v)| (e == now).then_some(v))
+    }
+
+    /// Memoizes the "holds a property" flag for the current epoch.
+    pub fn set_has_property(&self, v: bool) {
+        self.property.set(Some((EPOCH.with(Cell::get), v)));
     }
 
     /// The memoized values (the cycle collector's view of the references they hold).

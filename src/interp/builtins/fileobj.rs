@@ -2,9 +2,9 @@
 //! read, UTF-8; every file-system access of the Python-library modules goes through
 //! `fs_gate`, which refuses it in a sandboxed engine.
 
-use super::{arity, kwarg, native, no_kw};
+use super::{arity, kwarg, no_kw};
 use crate::error::ErrorKind;
-use crate::interp::value::{Class, ClassKind, Instance, Value};
+use crate::interp::value::{Class, Instance, Value};
 use crate::interp::{err, type_err, value_err, Exc, Interp, R};
 use std::cell::RefCell;
 use std::io::Write;
@@ -51,15 +51,6 @@ thread_local! {
 }
 
 fn file_class() -> Rc<Class> {
-    let c = Class {
-        name: "TextIOWrapper".into(),
-        base: None,
-        mro: Vec::new(),
-        dict: RefCell::new(Default::default()),
-        kind: ClassKind::User,
-        gc: Default::default(),
-        methods: Default::default(),
-    };
     let methods: &[(&str, super::NativeImpl)] = &[
         ("read", read),
         ("readline", readline),
@@ -78,10 +69,7 @@ fn file_class() -> Rc<Class> {
         ("__next__", next),
         ("__repr__", repr),
     ];
-    for (n, f) in methods {
-        c.dict.borrow_mut().insert((*n).into(), native(n, *f));
-    }
-    Rc::new(c)
+    super::pyfuncs::native_class("TextIOWrapper", methods)
 }
 
 /// What an open file may do, from its mode string.

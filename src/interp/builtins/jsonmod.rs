@@ -6,7 +6,7 @@
 use super::mathmod::module;
 use super::{arity, kwarg, no_kw};
 use crate::error::ErrorKind;
-use crate::interp::value::{Class, ClassKind, DictMap, Key, ModuleObj, Value};
+use crate::interp::value::{ClassKind, DictMap, Key, ModuleObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::cell::RefCell;
@@ -28,16 +28,8 @@ pub fn json_module(me: &Interp) -> Rc<ModuleObj> {
         &[],
     );
     let base = me.b.exc_class(ErrorKind::ValueError);
-    let cls = Class {
-        name: "JSONDecodeError".into(),
-        base: Some(base.clone()),
-        mro: crate::interp::mro::single(&Some(base.clone())),
-        dict: RefCell::new(Default::default()),
-        kind: ClassKind::User,
-        gc: Default::default(),
-        methods: Default::default(),
-    };
-    m.set(&"JSONDecodeError".into(), Value::Class(Rc::new(cls)));
+    let cls = super::new_class("JSONDecodeError", Some(base), ClassKind::User);
+    m.set(&"JSONDecodeError".into(), Value::Class(cls));
     m
 }
 

@@ -55,7 +55,8 @@ pub const STR_METHODS: &[&str] = &[
     "format_map",
 ];
 
-fn str_arg<'a>(v: &'a Value, fname: &str) -> R<&'a str> {
+/// `v` as a str, or CPython's "NAME() argument must be str" TypeError.
+pub(super) fn str_arg<'a>(v: &'a Value, fname: &str) -> R<&'a str> {
     match v {
         Value::Str(s) => Ok(s),
         other => Err(type_err(format!(

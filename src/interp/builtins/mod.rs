@@ -52,7 +52,8 @@ pub struct Builtins {
     pub descr: crate::interp::descr::Descriptors,
 }
 
-fn class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
+/// A new class object: `base` (or `object` when `None`) and its MRO.
+pub(crate) fn new_class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
     Rc::new(Class {
         name: name.into(),
         mro: crate::interp::mro::single(&base),
@@ -152,12 +153,12 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
 
 impl Builtins {
     pub fn new() -> Builtins {
-        let object = class("object", None, ClassKind::Builtin(TypeTag::Object));
+        let object = new_class("object", None, ClassKind::Builtin(TypeTag::Object));
         let mut names: HashMap<Rc<str>, Value> = HashMap::new();
         let mut types = vec![(TypeTag::Object, object.clone())];
         names.insert("object".into(), Value::Class(object.clone()));
         for (tag, name) in TYPES {
-            let c = class(name, None, ClassKind::Builtin(*tag));
+            let c = new_class(name, None, ClassKind::Builtin(*tag));
             names.insert((*name).into(), Value::Class(c.clone()));
             types.push((*tag, c));
         }
@@ -165,10 +166,10 @@ impl Builtins {
             .iter()
             .find(|(t, _)| *t == TypeTag::Int)
             .map(|(_, c)| c.clone());
-        let boolc = class("bool", int, ClassKind::Builtin(TypeTag::Bool));
+        let boolc = new_class("bool", int, ClassKind::Builtin(TypeTag::Bool));
         names.insert("bool".into(), Value::Class(boolc.clone()));
         types.push((TypeTag::Bool, boolc));
-        let base_exc = class("BaseException", None, ClassKind::Exc(ErrorKind::Exception));
+        let base_exc = new_class("BaseException", None, ClassKind::Exc(ErrorKind::Exception));
         base_exc
             .dict
             .borrow_mut()
@@ -178,7 +179,7 @@ impl Builtins {
         by_name.insert("BaseException", base_exc);
         let mut excs = Vec::new();
         for (name, kind, parent) in EXCS {
-            let c = class(name, by_name.get(parent).cloned(), ClassKind::Exc(*kind));
+            let c = new_class(name, by_name.get(parent).cloned(), ClassKind::Exc(*kind));
             by_name.insert(name, c.clone());
             names.insert((*name).into(), Value::Class(c.clone()));
             if !matches!((name, kind), (n, ErrorKind::Exception) if *n != "Exception") {
@@ -201,7 +202,7 @@ impl Builtins {
             (TypeTag::GradMode, "no_grad"),
             (TypeTag::Generator, "generator"),
         ] {
-            types.push((tag, class(name, None, ClassKind::Builtin(tag))));
+            types.push((tag, new_class(name, None, ClassKind::Builtin(tag))));
         }
         let descr = crate::interp::descr::Descriptors::new(&mut names);
         let mut b = Builtins {

@@ -148,19 +148,11 @@ thread_local! {
 
 /// A class whose methods are native functions (instances keep their state as attributes).
 pub fn native_class(name: &str, methods: &[(&str, super::NativeImpl)]) -> Rc<Class> {
-    let c = Class {
-        name: name.into(),
-        base: None,
-        mro: Vec::new(),
-        dict: RefCell::new(Default::default()),
-        kind: ClassKind::User,
-        gc: Default::default(),
-        methods: Default::default(),
-    };
+    let c = super::new_class(name, None, ClassKind::User);
     for (n, f) in methods {
         c.dict.borrow_mut().insert((*n).into(), native(n, *f));
     }
-    Rc::new(c)
+    c
 }
 
 /// A new instance of a native class with these attributes.

@@ -77,16 +77,8 @@ pub fn re_module(me: &Interp) -> Rc<ModuleObj> {
         ],
     );
     let base = me.b.exc_class(ErrorKind::ValueError);
-    let error = Class {
-        name: "error".into(),
-        base: Some(base.clone()),
-        mro: crate::interp::mro::single(&Some(base.clone())),
-        dict: RefCell::new(Default::default()),
-        kind: ClassKind::User,
-        gc: Default::default(),
-        methods: Default::default(),
-    };
-    m.set(&"error".into(), Value::Class(Rc::new(error)));
+    let error = super::new_class("error", Some(base), ClassKind::User);
+    m.set(&"error".into(), Value::Class(error));
     m
 }
 

@@ -3,20 +3,10 @@
 
 use super::arity;
 use super::convert::int_arg;
+use super::methods::str_arg;
 use crate::interp::value::{Key, Value};
 use crate::interp::{containers, type_err, value_err, Interp, R};
 use std::rc::Rc;
-
-fn str_arg<'a>(v: &'a Value, fname: &str) -> R<&'a str> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => Err(type_err(format!(
-            "{}() argument must be str, not {}",
-            fname,
-            other.type_name()
-        ))),
-    }
-}
 
 /// One `start`/`end` argument of the search methods (None means absent).
 fn opt_index(v: Option<&Value>) -> R<Option<i64>> {
