@@ -254,6 +254,7 @@ fn simple_statements() {
     assert_eq!(sx("import a.b as c, d"), "(import (a.b c) d)");
     assert_eq!(sx("from m.n import a, b as c"), "(from m.n a (b c))");
     assert_eq!(sx("from m import (a,\n  b,\n)"), "(from m a b)");
+    assert_eq!(sx("from m.n import *"), "(from m.n *)");
     assert_eq!(sx("assert c, 'msg'"), "(assert c \"msg\")");
     assert_eq!(sx("assert c"), "(assert c _)");
     assert_eq!(sx("raise"), "(raise _ _)");

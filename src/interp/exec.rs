@@ -206,7 +206,11 @@ impl Interp {
             StKind::ImportFrom(path, names) => {
                 let m = self.import(path)?;
                 for (n, target) in names {
-                    let v = m.get(n).ok_or_else(|| {
+                    let v = match m.get(n) {
+                        Some(v) => Some(v),
+                        None => self.import_submodule(path, n)?,
+                    };
+                    let v = v.ok_or_else(|| {
                         let e = err(
                             ErrorKind::ImportError,
                             format!("cannot import name '{}' from '{}'", n, m.name),
@@ -215,6 +219,12 @@ impl Interp {
                         super::suggest::note(e, missing)
                     })?;
                     self.store(target, v)?;
+                }
+            }
+            StKind::ImportStar(path) => {
+                let m = self.import(path)?;
+                for (n, v) in self.public_names(&m)? {
+                    self.globals.set(&n, v);
                 }
             }
             StKind::Assert(test, msg) => {

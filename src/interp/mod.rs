@@ -24,6 +24,7 @@ pub mod modules;
 pub mod mro;
 pub mod num;
 pub mod ops;
+mod packages;
 pub mod repr;
 pub mod resolve;
 pub mod scope;

@@ -21,14 +21,61 @@ pub const STDLIB: &[(&str, &str)] = &[
 ];
 
 impl Interp {
-    /// Imports (or returns the cached) module for a dotted path.
+    /// Imports (or returns the cached) module for a dotted path. As in Python, the
+    /// package is imported first and the submodule becomes its attribute; `torch.*` paths
+    /// name Kiln's own modules (src/interp/packages.rs).
     pub fn import(&mut self, path: &[Name]) -> R<Rc<ModuleObj>> {
         let name: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
         self.check_import_allowed(&name)?;
         if let Some(m) = self.modules.get(name.as_str()) {
             return Ok(m.clone());
         }
-        let native = match name.as_str() {
+        // a package that is absent is a namespace (a directory with no package file);
+        // one that fails while running is an error
+        let parent_missing = match path.len() {
+            0 | 1 => None,
+            n => match self.import(&path[..n - 1]) {
+                Ok(_) => None,
+                Err(e) if super::packages::is_not_found(&e, &path[..n - 1]) => Some(e),
+                Err(e) => return Err(e),
+            },
+        };
+        // the package's own code may have imported this submodule
+        if let Some(m) = self.modules.get(name.as_str()) {
+            return Ok(m.clone());
+        }
+        let m = match self.import_new(&name, path) {
+            Ok(m) => m,
+            Err(e) => return Err(parent_missing.unwrap_or(e)),
+        };
+        self.modules.insert(name.as_str().into(), m.clone());
+        if let Some((parent, last)) = path.split_last().map(|(l, p)| (p, l)) {
+            if !parent.is_empty() {
+                let p = match parent_missing {
+                    None => self.import(parent)?,
+                    Some(_) => self.namespace(parent)?,
+                };
+                p.set(last, Value::Module(m.clone()));
+            }
+        }
+        Ok(m)
+    }
+
+    /// Finds and runs a module not imported yet.
+    fn import_new(&mut self, name: &str, path: &[Name]) -> R<Rc<ModuleObj>> {
+        if let Some(target) = super::packages::torch_alias(name) {
+            return self.import_dotted(target);
+        }
+        if name == "torch" {
+            let m = self.torch_module()?;
+            self.modules.insert(name.into(), m.clone());
+            self.bind_torch_submodules()?;
+            return Ok(m);
+        }
+        if super::packages::is_alias_namespace(name) {
+            return Ok(super::packages::empty_module(name));
+        }
+        let native = match name {
             "math" => {
                 let m = super::builtins::mathmod::math_module();
                 super::builtins::mathmore::extend(&m);
@@ -51,7 +98,6 @@ impl Interp {
             _ => None,
         };
         if let Some(m) = native {
-            self.modules.insert(name.as_str().into(), m.clone());
             return Ok(m);
         }
         let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/") + ".dl";
@@ -80,12 +126,12 @@ impl Interp {
                         )
                     })?;
                     let mdir = file.parent().map(|p| p.to_path_buf());
-                    return self.load_module(&name, &file.display().to_string(), &src, mdir);
+                    return self.load_module(name, &file.display().to_string(), &src, mdir);
                 }
             }
         }
         if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name) {
-            return self.load_module(&name, &format!("<stdlib>/{rel}"), src, None);
+            return self.load_module(name, &format!("<stdlib>/{rel}"), src, None);
         }
         Err(err(
             ErrorKind::ImportError,

@@ -489,6 +489,12 @@ impl Resolver<'_> {
                 }
                 StKind::ImportFrom(module.clone(), out)
             }
+            StmtKind::ImportStar(module) => {
+                if !matches!(self.t.scopes[self.sid].kind, ScopeKind::Module) {
+                    return Err(unsupported("import * only allowed at module level", s.span));
+                }
+                StKind::ImportStar(module.clone())
+            }
             StmtKind::Assert { test, msg } => StKind::Assert(
                 self.ex(test)?,
                 match msg {

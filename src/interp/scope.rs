@@ -290,6 +290,8 @@ impl Analyzer {
                     self.bind(a.as_ref().unwrap_or(n));
                 }
             }
+            // module level only: its names become globals at run time
+            StmtKind::ImportStar(_) => {}
             StmtKind::Assert { test, msg } => {
                 self.expr(test);
                 if let Some(m) = msg {

@@ -145,6 +145,8 @@ pub enum StKind {
     ClassDef(Rc<ClassProto>),
     Import(Vec<(Vec<Name>, Target, bool)>),
     ImportFrom(Vec<Name>, Vec<(Name, Target)>),
+    /// `from a.b import *` (module level only).
+    ImportStar(Vec<Name>),
     Assert(Ex, Option<Ex>),
     Raise(Option<Ex>, Option<Ex>),
     Try(Box<TryBlock>),

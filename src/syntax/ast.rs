@@ -68,6 +68,8 @@ pub enum StmtKind {
         module: Vec<Name>,
         names: Vec<(Name, Option<Name>)>,
     },
+    /// `from a.b import *`: every public name (or `__all__`) of the module.
+    ImportStar(Vec<Name>),
     Assert {
         test: Expr,
         msg: Option<Expr>,

@@ -126,6 +126,7 @@ pub fn stmt(s: &Stmt) -> String {
                 None => n.to_string(),
             })
         ),
+        StmtKind::ImportStar(module) => format!("(from {} *)", module.join(".")),
         StmtKind::Assert { test, msg } => format!("(assert {} {})", expr(test), opt(msg)),
         StmtKind::Raise { exc, cause } => format!("(raise {} {})", opt(exc), opt(cause)),
         StmtKind::Try {

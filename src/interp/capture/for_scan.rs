@@ -151,7 +151,7 @@ impl Scan {
                     || self.block(&t.orelse)
                     || self.block(&t.finalbody)
             }
-            StKind::Import(_) | StKind::ImportFrom(..) => false,
+            StKind::Import(_) | StKind::ImportFrom(..) | StKind::ImportStar(_) => false,
             StKind::FuncDef(..) | StKind::ClassDef(_) => true,
         }
     }
