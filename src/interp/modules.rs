@@ -11,7 +11,11 @@ use std::rc::Rc;
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
+    ("optim.adaptive", include_str!("../../stdlib/optim/adaptive.dl")),
+    ("optim.lbfgs", include_str!("../../stdlib/optim/lbfgs.dl")),
+    ("optim.lr_scheduler", include_str!("../../stdlib/optim/lr_scheduler.dl")),
     ("data", include_str!("../../stdlib/data.dl")),
+    ("data.loader", include_str!("../../stdlib/data/loader.dl")),
     ("collections", include_str!("../../stdlib/collections.dl")),
     ("itertools", include_str!("../../stdlib/itertools.dl")),
     ("functools", include_str!("../../stdlib/functools.dl")),
@@ -27,6 +31,26 @@ impl Interp {
         self.check_import_allowed(&name)?;
         if let Some(m) = self.modules.get(name.as_str()) {
             return Ok(m.clone());
+        }
+        // As Python: the package runs before its submodule (whose circular
+        // `from pkg import X` then finds X; the package may import the submodule itself).
+        // A directory without a package file is still importable from (`a/b.dl` alone).
+        if path.len() > 1 {
+            let parent = path[..path.len() - 1]
+                .iter()
+                .map(|p| &**p)
+                .collect::<Vec<_>>()
+                .join(".");
+            match self.import(&path[..path.len() - 1]) {
+                Ok(_) => {}
+                Err(e)
+                    if e.error.kind == ErrorKind::ImportError
+                        && e.error.message == format!("No module named '{parent}'") => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(m) = self.modules.get(name.as_str()) {
+                return Ok(m.clone());
+            }
         }
         let native = match name.as_str() {
             "math" => {
