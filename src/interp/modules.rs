@@ -11,9 +11,15 @@ use std::rc::Rc;
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
-    ("optim.adaptive", include_str!("../../stdlib/optim/adaptive.dl")),
+    (
+        "optim.adaptive",
+        include_str!("../../stdlib/optim/adaptive.dl"),
+    ),
     ("optim.lbfgs", include_str!("../../stdlib/optim/lbfgs.dl")),
-    ("optim.lr_scheduler", include_str!("../../stdlib/optim/lr_scheduler.dl")),
+    (
+        "optim.lr_scheduler",
+        include_str!("../../stdlib/optim/lr_scheduler.dl"),
+    ),
     ("data", include_str!("../../stdlib/data.dl")),
     ("data.loader", include_str!("../../stdlib/data/loader.dl")),
     ("collections", include_str!("../../stdlib/collections.dl")),

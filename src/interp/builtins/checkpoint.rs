@@ -79,9 +79,15 @@ fn encode(v: &Value, path: &str, out: &mut BTreeMap<String, Array>, depth: usize
         Value::Float(f) => json!({ "float": f.to_string() }),
         Value::Str(s) => json!(s.to_string()),
         Value::Tensor(t) => {
-            let name = if path.is_empty() { "tensor".to_string() } else { path.to_string() };
+            let name = if path.is_empty() {
+                "tensor".to_string()
+            } else {
+                path.to_string()
+            };
             if out.contains_key(&name) {
-                return Err(value_err(format!("save(): two tensors would be stored as '{name}'")));
+                return Err(value_err(format!(
+                    "save(): two tensors would be stored as '{name}'"
+                )));
             }
             out.insert(name.clone(), tensor_to_array(t)?);
             json!({ "tensor": name })
@@ -195,8 +201,12 @@ fn decode_tagged(
         ("dict", Json::Array(items)) => {
             let mut map = DictMap::default();
             for it in items {
-                let Json::Array(kv) = it else { return Err(bad()) };
-                let [k, v] = kv.as_slice() else { return Err(bad()) };
+                let Json::Array(kv) = it else {
+                    return Err(bad());
+                };
+                let [k, v] = kv.as_slice() else {
+                    return Err(bad());
+                };
                 let key = match k {
                     Json::String(s) => Value::str(s),
                     Json::Number(n) => Value::Int(n.as_i64().ok_or_else(bad)?),
