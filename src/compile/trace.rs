@@ -7,7 +7,7 @@
 use super::effects::Recorded;
 use super::ir::{Graph, InputKind, IrOp, NodeId};
 use super::sym::SymHints;
-use crate::interp::value::{CellRef, Instance, ModuleObj, Value};
+use crate::interp::value::{CellRef, DictMap, Instance, Key, ModuleObj, Value};
 use crate::ir::record::{set_active, Recorder};
 use crate::source::Span;
 use crate::tensor::Tensor;
@@ -30,6 +30,8 @@ pub enum Origin {
     Cell(CellRef, Rc<str>),
     /// `lst[i]` of a list the function did not create (optimizer state lists).
     Item(Rc<RefCell<Vec<Value>>>, usize),
+    /// `d[k]` of a dict the function did not create (optimizer param groups and state).
+    Key(Rc<RefCell<DictMap>>, Key),
 }
 
 impl Origin {
@@ -40,6 +42,7 @@ impl Origin {
             Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
             Origin::Cell(c, _) => Some(c.borrow().clone()),
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),
+            Origin::Key(d, k) => d.borrow().get(k).cloned(),
         }
     }
 
@@ -49,6 +52,10 @@ impl Origin {
             Origin::Attr(_, n) => format!(".{n}"),
             Origin::Global(_, _, n) | Origin::Cell(_, n) => n.to_string(),
             Origin::Item(_, i) => format!("[{i}]"),
+            Origin::Key(_, k) => match &k.0 {
+                Value::Str(s) => format!("[{s:?}]"),
+                other => format!("[{}]", other.type_name()),
+            },
         }
     }
 
@@ -63,6 +70,12 @@ impl Origin {
             Origin::Global(m, s, _) => (Rc::as_ptr(m) as usize, u64::from(*s)),
             Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
             Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
+            Origin::Key(d, k) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                k.hash(&mut h);
+                (Rc::as_ptr(d) as usize, h.finish())
+            }
         }
     }
 }
@@ -424,6 +437,7 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
         let local = match &origin {
             Origin::Attr(inst, _) => t.created.contains(&(Rc::as_ptr(inst) as usize)),
             Origin::Item(l, _) => t.created.contains(&(Rc::as_ptr(l) as usize)),
+            Origin::Key(d, _) => t.created.contains(&(Rc::as_ptr(d) as usize)),
             _ => false,
         };
         if local {
@@ -437,7 +451,7 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
         }
         let Value::Tensor(x) = v else { return false };
         if let Some((_, id)) = t.known.get(&x.id()) {
-            if matches!(origin, Origin::Item(..)) {
+            if matches!(origin, Origin::Item(..) | Origin::Key(..)) {
                 // An item of an argument list: the argument input already reads it.
                 return false;
             }

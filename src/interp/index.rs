@@ -137,7 +137,10 @@ impl Interp {
                 let k = self.key(idx.clone())?;
                 let found = d.borrow().get(&k).cloned();
                 match found {
-                    Some(v) => Ok(v),
+                    Some(v) => {
+                        trace::note_load(|| trace::Origin::Key(d.clone(), k), &v);
+                        Ok(v)
+                    }
                     None => Err(self.key_error(idx)),
                 }
             }

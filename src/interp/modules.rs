@@ -11,7 +11,17 @@ use std::rc::Rc;
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
+    (
+        "optim.adaptive",
+        include_str!("../../stdlib/optim/adaptive.dl"),
+    ),
+    ("optim.lbfgs", include_str!("../../stdlib/optim/lbfgs.dl")),
+    (
+        "optim.lr_scheduler",
+        include_str!("../../stdlib/optim/lr_scheduler.dl"),
+    ),
     ("data", include_str!("../../stdlib/data.dl")),
+    ("data.loader", include_str!("../../stdlib/data/loader.dl")),
     ("collections", include_str!("../../stdlib/collections.dl")),
     ("itertools", include_str!("../../stdlib/itertools.dl")),
     ("functools", include_str!("../../stdlib/functools.dl")),

@@ -33,11 +33,11 @@ pub fn io_module() -> Rc<ModuleObj> {
 }
 
 /// Turns a `crate::Error` from the io layer into a Kiln exception of the same kind.
-fn io_exc(e: crate::Error) -> crate::interp::Exc {
+pub fn io_exc(e: crate::Error) -> crate::interp::Exc {
     crate::interp::err(e.kind, e.message)
 }
 
-fn path_arg(v: &Value, fname: &str) -> R<PathBuf> {
+pub fn path_arg(v: &Value, fname: &str) -> R<PathBuf> {
     match v {
         Value::Str(s) => Ok(PathBuf::from(&**s)),
         _ => Err(type_err(format!(

@@ -1,5 +1,6 @@
 //! Builtin functions, types, exception classes and standard-library modules.
 
+pub mod checkpoint;
 pub mod compile;
 pub mod convert;
 pub mod copymod;
