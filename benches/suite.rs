@@ -208,6 +208,23 @@ const ROWS: &[Row] = &[
         Metric::Higher("seq_per_s"),
         10000.0,
         true,
+    ),    row(
+        "W9",
+        "w9_eager",
+        "W9_torch_eager",
+        "torch_eager",
+        Metric::Higher("steps_per_s"),
+        1.0,
+        false,
+    ),
+    row(
+        "W9",
+        "w9_compiled",
+        "W9_torch_compile",
+        "torch_compile",
+        Metric::Higher("steps_per_s"),
+        1.0,
+        false,
     ),
 ];
 
