@@ -208,7 +208,8 @@ const ROWS: &[Row] = &[
         Metric::Higher("seq_per_s"),
         10000.0,
         true,
-    ),    row(
+    ),
+    row(
         "W9",
         "w9_eager",
         "W9_torch_eager",
