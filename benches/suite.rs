@@ -209,6 +209,24 @@ const ROWS: &[Row] = &[
         10000.0,
         true,
     ),
+    row(
+        "W9",
+        "w9_eager",
+        "W9_torch_eager",
+        "torch_eager",
+        Metric::Higher("steps_per_s"),
+        1.0,
+        false,
+    ),
+    row(
+        "W9",
+        "w9_compiled",
+        "W9_torch_compile",
+        "torch_compile",
+        Metric::Higher("steps_per_s"),
+        1.0,
+        false,
+    ),
 ];
 
 #[allow(clippy::too_many_arguments)]

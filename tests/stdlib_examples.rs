@@ -60,6 +60,15 @@ fn examples_train_and_report() {
     assert!(out.starts_with("bucket sizes: ["), "{out}");
     assert!(number_after(&out, "accuracy") > 0.9, "{out}");
 
+    // BatchNorm's running statistics: 6 epochs of 256 / 32 batches, then eval mode.
+    let out = run_example("cnn_batchnorm.dl");
+    assert!(
+        out.contains("running stats (8,) batches tracked 48"),
+        "{out}"
+    );
+    assert!(number_after(&out, "eval accuracy") > 0.9, "{out}");
+    assert!(out.contains("(1): BatchNorm2d(8, eps=1e-05"), "{out}");
+
     let out = run_example("checkpoint.dl");
     assert!(
         out.contains(

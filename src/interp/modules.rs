@@ -10,6 +10,20 @@ use std::rc::Rc;
 /// Standard-library modules written in Kiln, embedded in the binary (name, source).
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
+    ("nn.module", include_str!("../../stdlib/nn/module.dl")),
+    (
+        "nn.functional",
+        include_str!("../../stdlib/nn/functional.dl"),
+    ),
+    ("nn.loss", include_str!("../../stdlib/nn/loss.dl")),
+    ("nn.layers", include_str!("../../stdlib/nn/layers.dl")),
+    (
+        "nn.activation",
+        include_str!("../../stdlib/nn/activation.dl"),
+    ),
+    ("nn.norm", include_str!("../../stdlib/nn/norm.dl")),
+    ("nn.init", include_str!("../../stdlib/nn/init.dl")),
+    ("nn.utils", include_str!("../../stdlib/nn/utils.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     (
         "optim.adaptive",

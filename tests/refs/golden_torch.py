@@ -19,11 +19,12 @@ import torch.nn.functional as F
 
 
 def kiln_nn():
+    """Kiln's `nn` package: torch.nn's names, the functional forms Kiln also exposes at
+    `nn.` (linear, relu, ...), and the submodules nn.functional, nn.init and nn.utils."""
     m = types.ModuleType("nn")
-    for name in ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid",
-                 "GELU", "Dropout", "Embedding", "LayerNorm", "Conv2d", "MaxPool2d",
-                 "Flatten", "RNNCell", "LSTMCell", "GRUCell", "MSELoss", "CrossEntropyLoss"]:
-        setattr(m, name, getattr(tnn, name))
+    for name in dir(tnn):
+        if not name.startswith("_"):
+            setattr(m, name, getattr(tnn, name))
     m.linear = F.linear
     m.dropout = F.dropout
     m.layer_norm = F.layer_norm
@@ -35,6 +36,12 @@ def kiln_nn():
     m.gelu = F.gelu
     m.softmax = F.softmax
     m.log_softmax = F.log_softmax
+    m.functional = F
+    m.init = tnn.init
+    m.utils = tnn.utils
+    sys.modules["nn.functional"] = F
+    sys.modules["nn.init"] = tnn.init
+    sys.modules["nn.utils"] = tnn.utils
     return m
 
 
@@ -67,6 +74,15 @@ def main():
         "manual_seed": torch.manual_seed,
         "no_grad": torch.no_grad,
         "float32": torch.float32,
+        "full": torch.full,
+        "cat": torch.cat,
+        "stack": torch.stack,
+        "where": torch.where,
+        "exp": torch.exp,
+        "log": torch.log,
+        "rand": torch.rand,
+        "Tensor": torch.Tensor,
+        "eye": torch.eye,
         "int64": torch.int64,
         "argv": [path, tempfile.mkdtemp(prefix="kiln_golden_torch_")],
     }
