@@ -10,6 +10,8 @@ use std::rc::Rc;
 /// Standard-library modules written in Kiln, embedded in the binary (name, source).
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
+    ("nn.rnn", include_str!("../../stdlib/nn/rnn.dl")),
+    ("nn.utils.rnn", include_str!("../../stdlib/nn/utils/rnn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     ("data", include_str!("../../stdlib/data.dl")),
     ("collections", include_str!("../../stdlib/collections.dl")),
