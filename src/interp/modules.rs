@@ -11,6 +11,7 @@ use std::rc::Rc;
 pub const STDLIB: &[(&str, &str)] = &[
     ("nn", include_str!("../../stdlib/nn.dl")),
     ("nn.rnn", include_str!("../../stdlib/nn/rnn.dl")),
+    ("nn.attention", include_str!("../../stdlib/nn/attention.dl")),
     ("nn.utils.rnn", include_str!("../../stdlib/nn/utils/rnn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     ("data", include_str!("../../stdlib/data.dl")),

@@ -28,6 +28,7 @@ pub mod strformat;
 pub mod strmethods;
 pub mod tensor;
 pub mod tensor_create;
+pub mod seq_funcs;
 pub mod tensor_funcs;
 pub mod tensor_grad;
 pub mod tensor_index;
