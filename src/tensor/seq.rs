@@ -85,7 +85,14 @@ pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<T
 }
 
 /// `_lstm_layer`'s gradients (xp, h0, c0, W_hh) for the rule table.
-pub fn lstm_layer_grads(g: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor, out: &Tensor, acts: &Tensor) -> Result<Vec<Option<Tensor>>> {
+pub fn lstm_layer_grads(
+    g: &Tensor,
+    h0: &Tensor,
+    c0: &Tensor,
+    w: &Tensor,
+    out: &Tensor,
+    acts: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
     let [dxp, dh, dc, dw] = recurrent::lstm_backward(
         &g.to_f32_vec()?,
@@ -141,7 +148,14 @@ pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) ->
 }
 
 /// `_gru_layer`'s gradients (xp, h0, W_hh, b_hh when given) for the rule table.
-pub fn gru_layer_grads(g: &Tensor, h0: &Tensor, w: &Tensor, out: &Tensor, saved: &Tensor, bias: bool) -> Result<Vec<Option<Tensor>>> {
+pub fn gru_layer_grads(
+    g: &Tensor,
+    h0: &Tensor,
+    w: &Tensor,
+    out: &Tensor,
+    saved: &Tensor,
+    bias: bool,
+) -> Result<Vec<Option<Tensor>>> {
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
     let [dxp, dh, dw, db] = recurrent::gru_backward(
         &g.to_f32_vec()?,
@@ -178,7 +192,12 @@ pub struct AttnOptions<'a> {
 /// a query row that sees no key gives zeros. One fused node (no `L x S` matrix) unless
 /// dropout is on, the mask needs a gradient or the dtype is not float32 (then the
 /// composite of matmul/softmax, with PyTorch's numbers).
-pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, o: &AttnOptions) -> Result<Tensor> {
+pub fn scaled_dot_product_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+) -> Result<Tensor> {
     let (q, k, v) = broadcast_qkv(q, k, v)?;
     if o.mask.is_some() && o.is_causal {
         return Err(rt(
@@ -188,13 +207,18 @@ pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, o: &Attn
     if !(0.0..=1.0).contains(&o.dropout_p) {
         return Err(err(
             ErrorKind::ValueError,
-            format!("dropout probability has to be between 0 and 1, but got {}", o.dropout_p),
+            format!(
+                "dropout probability has to be between 0 and 1, but got {}",
+                o.dropout_p
+            ),
         ));
     }
     let nd = q.ndim();
     let (l, s, e) = (q.shape()[nd - 2], k.shape()[nd - 2], q.shape()[nd - 1]);
     let scale = o.scale.unwrap_or(1.0 / (e.max(1) as f64).sqrt());
-    let mask_grad = o.mask.is_some_and(|m| m.requires_grad() && autograd::is_grad_enabled());
+    let mask_grad = o
+        .mask
+        .is_some_and(|m| m.requires_grad() && autograd::is_grad_enabled());
     let f32s = [&q, &k, &v].iter().all(|t| t.dtype() == DType::F32);
     if o.dropout_p > 0.0 || mask_grad || !f32s {
         return composite(&q, &k, &v, o, scale);
@@ -216,7 +240,10 @@ pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, o: &Attn
         causal: o.is_causal,
     };
     let (qv, kv, vv) = (q.to_f32_vec()?, k.to_f32_vec()?, v.to_f32_vec()?);
-    let mref = mask.as_ref().map(|(data, off)| Mask { data, off: off.clone() });
+    let mref = mask.as_ref().map(|(data, off)| Mask {
+        data,
+        off: off.clone(),
+    });
     let (out, lse) = attention::forward(&qv, &kv, &vv, mref.as_ref(), &d)?;
     let mut oshape = batch.to_vec();
     oshape.extend([l, d.ev]);
@@ -238,8 +265,20 @@ pub fn scaled_dot_product_attention(q: &Tensor, k: &Tensor, v: &Tensor, o: &Attn
 
 /// The fused attention's gradients (q, k, v) for the rule table.
 #[allow(clippy::too_many_arguments)]
-pub fn attention_grads(g: &Tensor, q: &Tensor, k: &Tensor, v: &Tensor, mask: &Option<(Vec<f32>, Vec<usize>)>, d: &attention::Dims, out: &Tensor, lse: &Tensor) -> Result<Vec<Option<Tensor>>> {
-    let mref = mask.as_ref().map(|(data, off)| Mask { data, off: off.clone() });
+pub fn attention_grads(
+    g: &Tensor,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: &Option<(Vec<f32>, Vec<usize>)>,
+    d: &attention::Dims,
+    out: &Tensor,
+    lse: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let mref = mask.as_ref().map(|(data, off)| Mask {
+        data,
+        off: off.clone(),
+    });
     let [dq, dk, dv] = attention::backward(
         &q.to_f32_vec()?,
         &k.to_f32_vec()?,
@@ -295,7 +334,9 @@ fn broadcast_qkv(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor, 
     let grow = |t: &Tensor, m: &[usize]| -> Result<Tensor> {
         let mut full: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
         full.extend(m.iter().map(|&d| d as i64));
-        if t.shape().len() == full.len() && t.shape().iter().zip(&full).all(|(&a, &b)| a as i64 == b) {
+        if t.shape().len() == full.len()
+            && t.shape().iter().zip(&full).all(|(&a, &b)| a as i64 == b)
+        {
             Ok(t.clone())
         } else {
             t.expand(&full)
@@ -306,7 +347,12 @@ fn broadcast_qkv(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor, 
 
 /// The mask as f32 additive scores `[*mask batch, L, S]` (bool: 0 or -inf) and the
 /// offset of each of the `prod(batch)` entries' blocks (broadcast mask dims repeat).
-fn additive_mask(m: &Tensor, batch: &[usize], l: usize, s: usize) -> Result<(Vec<f32>, Vec<usize>)> {
+fn additive_mask(
+    m: &Tensor,
+    batch: &[usize],
+    l: usize,
+    s: usize,
+) -> Result<(Vec<f32>, Vec<usize>)> {
     let mut full = batch.to_vec();
     full.extend([l, s]);
     broadcast_shapes("scaled_dot_product_attention", m.shape(), &full)
@@ -381,11 +427,21 @@ fn composite(q: &Tensor, k: &Tensor, v: &Tensor, o: &AttnOptions, scale: f64) ->
     let scores = scores.masked_fill(&dead, Scalar::Float(0.0))?;
     let mut p = scores.softmax(-1)?.masked_fill(&dead, Scalar::Float(0.0))?;
     if o.dropout_p > 0.0 {
-        let kept = if o.dropout_p < 1.0 { 1.0 / (1.0 - o.dropout_p) as f32 } else { 0.0 };
+        let kept = if o.dropout_p < 1.0 {
+            1.0 / (1.0 - o.dropout_p) as f32
+        } else {
+            0.0
+        };
         let keep: Vec<f32> = creation::rand(p.shape(), DType::F32)?
             .to_f32_vec()?
             .iter()
-            .map(|&r| if f64::from(r) >= o.dropout_p { kept } else { 0.0 })
+            .map(|&r| {
+                if f64::from(r) >= o.dropout_p {
+                    kept
+                } else {
+                    0.0
+                }
+            })
             .collect();
         p = p.mul(&creation::from_f32(keep, p.shape())?)?;
     }

@@ -104,6 +104,6 @@ class TinyLM(nn.Module):
 model = TinyLM(len(vocab), D, T)
 load(model)
 V = len(vocab)
-first, final = train(model, lambda: F.cross_entropy(model(x).reshape(-1, V), y.reshape(-1)), 40, 0.01)
+first, final = train(model, lambda: F.cross_entropy(model(x).reshape(-1, V), y.reshape(-1)), 15, 0.01)
 print(f"tiny_transformer_lm first loss {first:.6f}")
 print(f"tiny_transformer_lm final loss {final:.6f}")

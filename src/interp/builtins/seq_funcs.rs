@@ -27,7 +27,11 @@ fn sdpa(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             "scale",
         ],
     )?;
-    let (q, k, v) = (a.tensor(0, "query")?, a.tensor(1, "key")?, a.tensor(2, "value")?);
+    let (q, k, v) = (
+        a.tensor(0, "query")?,
+        a.tensor(1, "key")?,
+        a.tensor(2, "value")?,
+    );
     let mask = a
         .get(3, "attn_mask")
         .map(|m| tensor_of(m, a.fname))
@@ -56,7 +60,11 @@ fn lstm_layer(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn gru_layer(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("_gru_layer", args, kw);
     a.check(4, &["input", "h0", "weight_hh", "bias_hh"])?;
-    let (x, h0, w) = (a.tensor(0, "input")?, a.tensor(1, "h0")?, a.tensor(2, "weight_hh")?);
+    let (x, h0, w) = (
+        a.tensor(0, "input")?,
+        a.tensor(1, "h0")?,
+        a.tensor(2, "weight_hh")?,
+    );
     let b = a
         .get(3, "bias_hh")
         .map(|v| tensor_of(v, a.fname))

@@ -33,19 +33,46 @@ pub struct Mask<'a> {
 }
 
 fn rows(data: &[f32], start: usize, width: usize) -> Mat<'_> {
-    Mat { data, offset: start * width, rs: width, cs: 1 }
+    Mat {
+        data,
+        offset: start * width,
+        rs: width,
+        cs: 1,
+    }
 }
 
 fn rows_t(data: &[f32], start: usize, width: usize) -> Mat<'_> {
-    Mat { data, offset: start * width, rs: 1, cs: width }
+    Mat {
+        data,
+        offset: start * width,
+        rs: 1,
+        cs: width,
+    }
 }
 
 /// Scores of query rows `i0..i1` against keys `j0..j1` of batch entry `b` into `buf`
 /// (`(i1 - i0) x (j1 - j0)`): scaled, masked, -inf above the causal diagonal.
 #[allow(clippy::too_many_arguments)]
-fn scores(buf: &mut [f32], q: &[f32], k: &[f32], mask: Option<&Mask>, d: &Dims, b: usize, (i0, i1): (usize, usize), (j0, j1): (usize, usize)) -> Result<()> {
+fn scores(
+    buf: &mut [f32],
+    q: &[f32],
+    k: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+    b: usize,
+    (i0, i1): (usize, usize),
+    (j0, j1): (usize, usize),
+) -> Result<()> {
     let (br, bc) = (i1 - i0, j1 - j0);
-    gemm_f32(br, bc, d.e, buf, rows(q, b * d.l + i0, d.e), rows_t(k, b * d.s + j0, d.e), false)?;
+    gemm_f32(
+        br,
+        bc,
+        d.e,
+        buf,
+        rows(q, b * d.l + i0, d.e),
+        rows_t(k, b * d.s + j0, d.e),
+        false,
+    )?;
     for r in 0..br {
         let row = &mut buf[r * bc..(r + 1) * bc];
         let i = i0 + r;
@@ -74,7 +101,13 @@ fn key_end(d: &Dims, i1: usize) -> usize {
 
 /// Forward: the output `[N, L, Ev]` and each query row's logsumexp `[N, L]` (-inf for a
 /// row that sees no key; its output is zero, as PyTorch's).
-pub fn forward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn forward(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let mut out = vec![0.0; d.n * d.l * d.ev];
     let mut lse = vec![f32::NEG_INFINITY; d.n * d.l];
     let mut buf = vec![0.0; BR * BC];
@@ -106,10 +139,17 @@ pub fn forward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims) -
                     sum[r] = sum[r] * alpha + add;
                     mx[r] = m_new;
                     if alpha != 1.0 {
-                        o[r * d.ev..(r + 1) * d.ev].iter_mut().for_each(|x| *x *= alpha);
+                        o[r * d.ev..(r + 1) * d.ev]
+                            .iter_mut()
+                            .for_each(|x| *x *= alpha);
                     }
                 }
-                let p = Mat { data: sb, offset: 0, rs: bc, cs: 1 };
+                let p = Mat {
+                    data: sb,
+                    offset: 0,
+                    rs: bc,
+                    cs: 1,
+                };
                 gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
             }
             for r in 0..br {
@@ -128,7 +168,16 @@ pub fn forward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims) -
 
 /// Backward: (dq, dk, dv) from the output gradient `go`, the output and logsumexp.
 #[allow(clippy::too_many_arguments)]
-pub fn backward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims, out: &[f32], lse: &[f32], go: &[f32]) -> Result<[Vec<f32>; 3]> {
+pub fn backward(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+    out: &[f32],
+    lse: &[f32],
+    go: &[f32],
+) -> Result<[Vec<f32>; 3]> {
     let mut dq = vec![0.0; q.len()];
     let mut dk = vec![0.0; k.len()];
     let mut dv = vec![0.0; v.len()];
@@ -141,7 +190,11 @@ pub fn backward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims, 
             let delta: Vec<f32> = (i0..i1)
                 .map(|i| {
                     let at = (b * d.l + i) * d.ev;
-                    go[at..at + d.ev].iter().zip(&out[at..at + d.ev]).map(|(a, c)| a * c).sum()
+                    go[at..at + d.ev]
+                        .iter()
+                        .zip(&out[at..at + d.ev])
+                        .map(|(a, c)| a * c)
+                        .sum()
                 })
                 .collect();
             for j0 in (0..key_end(d, i1)).step_by(BC) {
@@ -152,24 +205,51 @@ pub fn backward(q: &[f32], k: &[f32], v: &[f32], mask: Option<&Mask>, d: &Dims, 
                 for r in 0..br {
                     let m = lse[b * d.l + i0 + r];
                     for x in pb[r * bc..(r + 1) * bc].iter_mut() {
-                        *x = if m == f32::NEG_INFINITY { 0.0 } else { (*x - m).exp() };
+                        *x = if m == f32::NEG_INFINITY {
+                            0.0
+                        } else {
+                            (*x - m).exp()
+                        };
                     }
                 }
-                let pt = Mat { data: pb, offset: 0, rs: 1, cs: bc };
+                let pt = Mat {
+                    data: pb,
+                    offset: 0,
+                    rs: 1,
+                    cs: bc,
+                };
                 let dv_blk = &mut dv[(b * d.s + j0) * d.ev..(b * d.s + j1) * d.ev];
                 gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
                 let dpb = &mut dp[..br * bc];
-                gemm_f32(br, bc, d.ev, dpb, rows(go, b * d.l + i0, d.ev), rows_t(v, b * d.s + j0, d.ev), false)?;
+                gemm_f32(
+                    br,
+                    bc,
+                    d.ev,
+                    dpb,
+                    rows(go, b * d.l + i0, d.ev),
+                    rows_t(v, b * d.s + j0, d.ev),
+                    false,
+                )?;
                 for r in 0..br {
                     for c in 0..bc {
                         let at = r * bc + c;
                         dpb[at] = pb[at] * (dpb[at] - delta[r]) * d.scale;
                     }
                 }
-                let ds = Mat { data: dpb, offset: 0, rs: bc, cs: 1 };
+                let ds = Mat {
+                    data: dpb,
+                    offset: 0,
+                    rs: bc,
+                    cs: 1,
+                };
                 let dq_blk = &mut dq[(b * d.l + i0) * d.e..(b * d.l + i1) * d.e];
                 gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
-                let dst = Mat { data: dpb, offset: 0, rs: 1, cs: bc };
+                let dst = Mat {
+                    data: dpb,
+                    offset: 0,
+                    rs: 1,
+                    cs: bc,
+                };
                 let dk_blk = &mut dk[(b * d.s + j0) * d.e..(b * d.s + j1) * d.e];
                 gemm_f32(bc, d.e, br, dk_blk, dst, rows(q, b * d.l + i0, d.e), true)?;
             }

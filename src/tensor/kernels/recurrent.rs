@@ -14,31 +14,83 @@ fn sigmoid(x: f32) -> f32 {
 }
 
 /// `dst[B, G*H] (+)= h[B, H] @ w^T`.
-fn hidden_gemm(dst: &mut [f32], h: &[f32], w: &[f32], b: usize, gh: usize, hid: usize, acc: bool) -> Result<()> {
-    let lhs = Mat { data: h, offset: 0, rs: hid, cs: 1 };
-    let rhs = Mat { data: w, offset: 0, rs: 1, cs: hid };
+fn hidden_gemm(
+    dst: &mut [f32],
+    h: &[f32],
+    w: &[f32],
+    b: usize,
+    gh: usize,
+    hid: usize,
+    acc: bool,
+) -> Result<()> {
+    let lhs = Mat {
+        data: h,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
+    let rhs = Mat {
+        data: w,
+        offset: 0,
+        rs: 1,
+        cs: hid,
+    };
     gemm_f32(b, gh, hid, dst, lhs, rhs, acc)
 }
 
 /// `dst[B, H] = d[B, G*H] @ w` (the gradient reaching the previous hidden state).
-fn hidden_gemm_back(dst: &mut [f32], d: &[f32], w: &[f32], b: usize, gh: usize, hid: usize) -> Result<()> {
-    let lhs = Mat { data: d, offset: 0, rs: gh, cs: 1 };
-    let rhs = Mat { data: w, offset: 0, rs: hid, cs: 1 };
+fn hidden_gemm_back(
+    dst: &mut [f32],
+    d: &[f32],
+    w: &[f32],
+    b: usize,
+    gh: usize,
+    hid: usize,
+) -> Result<()> {
+    let lhs = Mat {
+        data: d,
+        offset: 0,
+        rs: gh,
+        cs: 1,
+    };
+    let rhs = Mat {
+        data: w,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
     gemm_f32(b, hid, gh, dst, lhs, rhs, false)
 }
 
 /// `dW[G*H, H] = sum_t d_t^T @ h_{t-1}`: `d` is `[T*B, G*H]`, `prev` `[T*B, H]`.
 fn weight_grad(d: &[f32], prev: &[f32], rows: usize, gh: usize, hid: usize) -> Result<Vec<f32>> {
     let mut dw = vec![0.0; gh * hid];
-    let lhs = Mat { data: d, offset: 0, rs: 1, cs: gh };
-    let rhs = Mat { data: prev, offset: 0, rs: hid, cs: 1 };
+    let lhs = Mat {
+        data: d,
+        offset: 0,
+        rs: 1,
+        cs: gh,
+    };
+    let rhs = Mat {
+        data: prev,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
     gemm_f32(gh, hid, rows, &mut dw, lhs, rhs, false)?;
     Ok(dw)
 }
 
 /// The previous hidden state of every step: `[h0, h_0, ..., h_{T-2}]` as `[T*B, H]`,
 /// read from rows of `seq` (`[T, B, width]`, the hidden state in its first H columns).
-fn previous_states(h0: &[f32], seq: &[f32], t: usize, b: usize, hid: usize, width: usize) -> Vec<f32> {
+fn previous_states(
+    h0: &[f32],
+    seq: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+    width: usize,
+) -> Vec<f32> {
     let mut prev = Vec::with_capacity(t * b * hid);
     prev.extend_from_slice(h0);
     for row in 0..(t.saturating_sub(1) * b) {
@@ -49,7 +101,15 @@ fn previous_states(h0: &[f32], seq: &[f32], t: usize, b: usize, hid: usize, widt
 
 /// LSTM forward: `[T, B, 2H]` (each step's h then c) and the activated gates
 /// `[T, B, 4H]` (sigmoid i, f, o; tanh g) for the backward.
-pub fn lstm_forward(xp: &[f32], h0: &[f32], c0: &[f32], w: &[f32], t: usize, b: usize, hid: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn lstm_forward(
+    xp: &[f32],
+    h0: &[f32],
+    c0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let gh = 4 * hid;
     let mut out = vec![0.0; t * b * 2 * hid];
     let mut acts = xp.to_vec();
@@ -83,7 +143,17 @@ pub fn lstm_forward(xp: &[f32], h0: &[f32], c0: &[f32], w: &[f32], t: usize, b: 
 /// LSTM gradients from `gy` (`[T, B, 2H]`, the gradient of each step's h and c):
 /// (d xp, d h0, d c0, d W_hh).
 #[allow(clippy::too_many_arguments)]
-pub fn lstm_backward(gy: &[f32], out: &[f32], acts: &[f32], h0: &[f32], c0: &[f32], w: &[f32], t: usize, b: usize, hid: usize) -> Result<[Vec<f32>; 4]> {
+pub fn lstm_backward(
+    gy: &[f32],
+    out: &[f32],
+    acts: &[f32],
+    h0: &[f32],
+    c0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<[Vec<f32>; 4]> {
     let gh = 4 * hid;
     let mut dxp = vec![0.0; t * b * gh];
     let mut dh = vec![0.0; b * hid];
@@ -98,7 +168,11 @@ pub fn lstm_backward(gy: &[f32], out: &[f32], acts: &[f32], h0: &[f32], c0: &[f3
             for j in 0..hid {
                 let (i, f, gg, o) = (a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]);
                 let tc = y[hid + j].tanh();
-                let c_prev = if s == 0 { c0[r * hid + j] } else { out[((s - 1) * b + r) * 2 * hid + hid + j] };
+                let c_prev = if s == 0 {
+                    c0[r * hid + j]
+                } else {
+                    out[((s - 1) * b + r) * 2 * hid + hid + j]
+                };
                 let dh_t = g[j] + dh[r * hid + j];
                 let dc_t = g[hid + j] + dc[r * hid + j] + dh_t * o * (1.0 - tc * tc);
                 d[j] = dc_t * gg * i * (1.0 - i);
@@ -117,7 +191,15 @@ pub fn lstm_backward(gy: &[f32], out: &[f32], acts: &[f32], h0: &[f32], c0: &[f3
 
 /// GRU forward: the hidden states `[T, B, H]` and per step r, z, n and W_hn h + b_hn
 /// (`[T, B, 4H]`) for the backward. `bias` is b_hh (`[3H]`) or empty.
-pub fn gru_forward(xp: &[f32], h0: &[f32], w: &[f32], bias: &[f32], t: usize, b: usize, hid: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn gru_forward(
+    xp: &[f32],
+    h0: &[f32],
+    w: &[f32],
+    bias: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let gh = 3 * hid;
     let mut out = vec![0.0; t * b * hid];
     let mut saved = vec![0.0; t * b * 4 * hid];
@@ -154,7 +236,16 @@ pub fn gru_forward(xp: &[f32], h0: &[f32], w: &[f32], bias: &[f32], t: usize, b:
 
 /// GRU gradients from `gy` (`[T, B, H]`): (d xp, d h0, d W_hh, d b_hh).
 #[allow(clippy::too_many_arguments)]
-pub fn gru_backward(gy: &[f32], out: &[f32], saved: &[f32], h0: &[f32], w: &[f32], t: usize, b: usize, hid: usize) -> Result<[Vec<f32>; 4]> {
+pub fn gru_backward(
+    gy: &[f32],
+    out: &[f32],
+    saved: &[f32],
+    h0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<[Vec<f32>; 4]> {
     let gh = 3 * hid;
     let mut dxp = vec![0.0; t * b * gh];
     let mut dhg = vec![0.0; t * b * gh];
@@ -168,7 +259,11 @@ pub fn gru_backward(gy: &[f32], out: &[f32], saved: &[f32], h0: &[f32], w: &[f32
             let dg = &mut dhg[row * gh..(row + 1) * gh];
             for j in 0..hid {
                 let (rg, z, n, hn) = (sv[j], sv[hid + j], sv[2 * hid + j], sv[3 * hid + j]);
-                let h_prev = if s == 0 { h0[r * hid + j] } else { out[((s - 1) * b + r) * hid + j] };
+                let h_prev = if s == 0 {
+                    h0[r * hid + j]
+                } else {
+                    out[((s - 1) * b + r) * hid + j]
+                };
                 let dh_t = gy[row * hid + j] + dh[r * hid + j];
                 let dpre_n = dh_t * (1.0 - z) * (1.0 - n * n);
                 let dpre_z = dh_t * (h_prev - n) * z * (1.0 - z);
