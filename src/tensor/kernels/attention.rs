@@ -230,10 +230,9 @@ pub fn backward(
                     rows_t(v, b * d.s + j0, d.ev),
                     false,
                 )?;
-                for r in 0..br {
-                    for c in 0..bc {
-                        let at = r * bc + c;
-                        dpb[at] = pb[at] * (dpb[at] - delta[r]) * d.scale;
+                for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
+                    for (x, p) in dp_row.iter_mut().zip(p_row) {
+                        *x = p * (*x - dr) * d.scale;
                     }
                 }
                 let ds = Mat {
