@@ -68,6 +68,24 @@ fn examples_train_and_report() {
     );
     assert!(number_after(&out, "eval accuracy") > 0.9, "{out}");
     assert!(out.contains("(1): BatchNorm2d(8, eps=1e-05"), "{out}");
+    // The sequence examples start from the same deterministic weights and data as
+    // tests/refs/seq_examples_ref.py, whose PyTorch run gives these losses (float
+    // rounding drifts apart slowly under Adam: ~3e-4 after the LM's 15 steps).
+    let out = run_example("lstm_classifier.dl");
+    let (first, fin) = (
+        number_after(&out, "first loss"),
+        number_after(&out, "final loss"),
+    );
+    assert!((first - 1.104841).abs() < 1e-4, "{out}");
+    assert!((fin - 0.737253).abs() < 5e-4, "{out}");
+
+    let out = run_example("tiny_transformer_lm.dl");
+    let (first, fin) = (
+        number_after(&out, "first loss"),
+        number_after(&out, "final loss"),
+    );
+    assert!((first - 3.329939).abs() < 1e-4, "{out}");
+    assert!((fin - 2.884216).abs() < 1e-3, "{out}");
 
     let out = run_example("checkpoint.dl");
     assert!(

@@ -279,6 +279,32 @@ pub enum BackwardOp {
         in_shape: Dims,
         params: crate::tensor::kernels::conv::PoolParams,
     },
+    /// A fused LSTM layer (`tensor::seq::lstm_layer`); edges xp, h0, c0, W_hh.
+    LstmLayer {
+        h0: Saved,
+        c0: Saved,
+        w: Saved,
+        out: Saved,
+        acts: Tensor,
+    },
+    /// A fused GRU layer (`tensor::seq::gru_layer`); edges xp, h0, W_hh (, b_hh).
+    GruLayer {
+        h0: Saved,
+        w: Saved,
+        out: Saved,
+        saved: Tensor,
+        bias: bool,
+    },
+    /// Fused scaled dot-product attention; edges q, k, v (the mask is a constant).
+    Attention {
+        q: Saved,
+        k: Saved,
+        v: Saved,
+        mask: Option<(Vec<f32>, Vec<usize>)>,
+        dims: crate::tensor::kernels::attention::Dims,
+        out: Saved,
+        lse: Tensor,
+    },
     /// A compiled function's recorded backward (one node for all its outputs).
     Compiled(Rc<dyn SharedBackward>),
     /// Differentiable output `index` of a compiled function with several: stashes its
@@ -354,6 +380,9 @@ impl BackwardOp {
             BackwardOp::Conv2d { .. } => "ConvolutionBackward",
             BackwardOp::MaxPool2d { .. } => "MaxPool2DBackward",
             BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
+            BackwardOp::LstmLayer { .. } => "LstmBackward",
+            BackwardOp::GruLayer { .. } => "GruBackward",
+            BackwardOp::Attention { .. } => "ScaledDotProductAttentionBackward",
             BackwardOp::Compiled(_) => "CompiledFunctionBackward",
             BackwardOp::CompiledOut { .. } => "CompiledOutputBackward",
             BackwardOp::Loop(_) => "LoopBackward",

@@ -12,7 +12,7 @@ use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
 use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, matmul, max_pool2d_grad};
 use crate::tensor::reduce::reduced_shape;
-use crate::tensor::{creation, Tensor};
+use crate::tensor::{creation, seq, Tensor};
 
 /// One gradient per input (`None`: the input needs none).
 pub(crate) type Grads = Vec<Option<Tensor>>;
@@ -282,6 +282,9 @@ fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
         B::Conv2d { .. } => "conv2d backward",
         B::MaxPool2d { .. } => "max_pool2d backward",
         B::AvgPool2d { .. } => "avg_pool2d backward",
+        B::LstmLayer { .. } => "LSTM layer backward",
+        B::GruLayer { .. } => "GRU layer backward",
+        B::Attention { .. } => "scaled_dot_product_attention backward",
         B::AsStrided(_) => "a view's backward after an in-place op",
         B::CopySlices(_) => "an in-place op on a view's backward",
         _ => return None,
@@ -545,6 +548,38 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
         B::MaxPool2d { in_shape, argmax } => vec![Some(max_pool2d_grad(in_shape, argmax, g)?)],
         B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
+        B::LstmLayer {
+            h0,
+            c0,
+            w,
+            out,
+            acts,
+        } => seq::lstm_layer_grads(g, &h0.get()?, &c0.get()?, &w.get()?, &out.get()?, acts)?,
+        B::GruLayer {
+            h0,
+            w,
+            out,
+            saved,
+            bias,
+        } => seq::gru_layer_grads(g, &h0.get()?, &w.get()?, &out.get()?, saved, *bias)?,
+        B::Attention {
+            q,
+            k,
+            v,
+            mask,
+            dims,
+            out,
+            lse,
+        } => seq::attention_grads(
+            g,
+            &q.get()?,
+            &k.get()?,
+            &v.get()?,
+            mask,
+            dims,
+            &out.get()?,
+            lse,
+        )?,
         B::Compiled(c) => c.apply(g)?,
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
         B::Loop(l) => l.apply(g)?,

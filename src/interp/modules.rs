@@ -24,6 +24,9 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("nn.norm", include_str!("../../stdlib/nn/norm.dl")),
     ("nn.init", include_str!("../../stdlib/nn/init.dl")),
     ("nn.utils", include_str!("../../stdlib/nn/utils.dl")),
+    ("nn.rnn", include_str!("../../stdlib/nn/rnn.dl")),
+    ("nn.attention", include_str!("../../stdlib/nn/attention.dl")),
+    ("nn.utils.rnn", include_str!("../../stdlib/nn/utils/rnn.dl")),
     ("optim", include_str!("../../stdlib/optim.dl")),
     (
         "optim.adaptive",

@@ -15,6 +15,7 @@ pub mod optim_step;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod seq;
 pub mod shape;
 pub mod storage;
 pub mod view_grad;

@@ -141,8 +141,17 @@ fn deep(me: &mut Interp, x: &Value, memo: &mut HashMap<usize, Value>, depth: usi
             }
             out
         }
-        Value::Tensor(_) => {
-            let c = me.call_builtin_method(x, "clone", vec![], vec![])?;
+        Value::Tensor(t) => {
+            // PyTorch: a new leaf with the same values and requires_grad; a Parameter
+            // stays one (so a deep-copied module keeps its parameters)
+            let c = t.detach().contiguous_copy().map_err(super::tensor::te)?;
+            if t.requires_grad() {
+                c.set_requires_grad(true).map_err(super::tensor::te)?;
+            }
+            if t.is_parameter() {
+                c.mark_parameter();
+            }
+            let c = Value::Tensor(c);
             memo.insert(id, c.clone());
             c
         }

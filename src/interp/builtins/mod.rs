@@ -23,6 +23,7 @@ pub mod pyrandom;
 pub mod randmod;
 pub mod randmore;
 pub mod remod;
+pub mod seq_funcs;
 pub mod seqmethods;
 pub mod setops;
 pub mod strformat;

@@ -255,7 +255,8 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
         .chain(super::compile::GLOBALS.iter().copied())
         .chain(super::export::GLOBALS.iter().copied())
         .chain(super::optim_step::GLOBALS.iter().copied())
-        .chain(super::checkpoint::GLOBALS.iter().copied());
+        .chain(super::checkpoint::GLOBALS.iter().copied())
+        .chain(super::seq_funcs::GLOBALS.iter().copied());
     for (n, f) in all {
         names.insert(n.into(), native(n, f));
     }

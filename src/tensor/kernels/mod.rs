@@ -1,12 +1,14 @@
 //! Compute kernels: strided iteration, elementwise maps, reductions, matmul (gemm),
 //! convolution/pooling, and index gathering/scattering.
 
+pub mod attention;
 pub mod binary;
 pub mod conv;
 pub mod elementwise;
 pub mod fastmath;
 pub mod index;
 pub mod matmul;
+pub mod recurrent;
 pub mod reduce;
 pub mod strided;
 pub mod team;

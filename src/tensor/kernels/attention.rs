@@ -1,0 +1,258 @@
+//! Fused scaled dot-product attention (f32), flash-attention style on the CPU: queries
+//! in blocks of `BR` rows meet keys in blocks of `BC`; each block's scores live only in
+//! a `BR x BC` buffer, folded into the output with an online softmax (running max and
+//! sum per row), so the `L x S` score matrix is never formed. A causal mask skips the
+//! key blocks wholly above the diagonal. The forward keeps each row's logsumexp; the
+//! backward recomputes the blocks' probabilities from it.
+//!
+//! Layout: `q [N, L, E]`, `k [N, S, E]`, `v [N, S, Ev]`, row-major; an additive mask is
+//! `[*, L, S]` with `mask_off[n]` the offset of batch entry n's `L x S` block.
+
+use super::matmul::{gemm_f32, Mat};
+use crate::error::Result;
+
+const BR: usize = 64;
+const BC: usize = 64;
+
+/// Sizes and options of one attention call.
+#[derive(Clone, Copy)]
+pub struct Dims {
+    pub n: usize,
+    pub l: usize,
+    pub s: usize,
+    pub e: usize,
+    pub ev: usize,
+    pub scale: f32,
+    pub causal: bool,
+}
+
+/// An additive mask and the offset of each batch entry's block.
+pub struct Mask<'a> {
+    pub data: &'a [f32],
+    pub off: Vec<usize>,
+}
+
+fn rows(data: &[f32], start: usize, width: usize) -> Mat<'_> {
+    Mat {
+        data,
+        offset: start * width,
+        rs: width,
+        cs: 1,
+    }
+}
+
+fn rows_t(data: &[f32], start: usize, width: usize) -> Mat<'_> {
+    Mat {
+        data,
+        offset: start * width,
+        rs: 1,
+        cs: width,
+    }
+}
+
+/// Scores of query rows `i0..i1` against keys `j0..j1` of batch entry `b` into `buf`
+/// (`(i1 - i0) x (j1 - j0)`): scaled, masked, -inf above the causal diagonal.
+#[allow(clippy::too_many_arguments)]
+fn scores(
+    buf: &mut [f32],
+    q: &[f32],
+    k: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+    b: usize,
+    (i0, i1): (usize, usize),
+    (j0, j1): (usize, usize),
+) -> Result<()> {
+    let (br, bc) = (i1 - i0, j1 - j0);
+    gemm_f32(
+        br,
+        bc,
+        d.e,
+        buf,
+        rows(q, b * d.l + i0, d.e),
+        rows_t(k, b * d.s + j0, d.e),
+        false,
+    )?;
+    for r in 0..br {
+        let row = &mut buf[r * bc..(r + 1) * bc];
+        let i = i0 + r;
+        for (c, x) in row.iter_mut().enumerate() {
+            let j = j0 + c;
+            *x *= d.scale;
+            if let Some(m) = mask {
+                *x += m.data[m.off[b] + i * d.s + j];
+            }
+            if d.causal && j > i {
+                *x = f32::NEG_INFINITY;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The key blocks that query rows `i0..i1` see.
+fn key_end(d: &Dims, i1: usize) -> usize {
+    if d.causal {
+        d.s.min(i1)
+    } else {
+        d.s
+    }
+}
+
+/// Forward: the output `[N, L, Ev]` and each query row's logsumexp `[N, L]` (-inf for a
+/// row that sees no key; its output is zero, as PyTorch's).
+pub fn forward(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let mut out = vec![0.0; d.n * d.l * d.ev];
+    let mut lse = vec![f32::NEG_INFINITY; d.n * d.l];
+    let mut buf = vec![0.0; BR * BC];
+    for b in 0..d.n {
+        for i0 in (0..d.l).step_by(BR) {
+            let i1 = d.l.min(i0 + BR);
+            let br = i1 - i0;
+            let mut mx = vec![f32::NEG_INFINITY; br];
+            let mut sum = vec![0.0f32; br];
+            let o = &mut out[(b * d.l + i0) * d.ev..(b * d.l + i1) * d.ev];
+            for j0 in (0..key_end(d, i1)).step_by(BC) {
+                let j1 = d.s.min(j0 + BC);
+                let bc = j1 - j0;
+                let sb = &mut buf[..br * bc];
+                scores(sb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
+                for r in 0..br {
+                    let row = &mut sb[r * bc..(r + 1) * bc];
+                    let m_new = row.iter().fold(mx[r], |a, &x| a.max(x));
+                    if m_new == f32::NEG_INFINITY {
+                        row.iter_mut().for_each(|x| *x = 0.0);
+                        continue;
+                    }
+                    let alpha = (mx[r] - m_new).exp();
+                    let mut add = 0.0;
+                    for x in row.iter_mut() {
+                        *x = (*x - m_new).exp();
+                        add += *x;
+                    }
+                    sum[r] = sum[r] * alpha + add;
+                    mx[r] = m_new;
+                    if alpha != 1.0 {
+                        o[r * d.ev..(r + 1) * d.ev]
+                            .iter_mut()
+                            .for_each(|x| *x *= alpha);
+                    }
+                }
+                let p = Mat {
+                    data: sb,
+                    offset: 0,
+                    rs: bc,
+                    cs: 1,
+                };
+                gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
+            }
+            for r in 0..br {
+                let orow = &mut o[r * d.ev..(r + 1) * d.ev];
+                if sum[r] > 0.0 {
+                    orow.iter_mut().for_each(|x| *x /= sum[r]);
+                    lse[b * d.l + i0 + r] = mx[r] + sum[r].ln();
+                } else {
+                    orow.iter_mut().for_each(|x| *x = 0.0);
+                }
+            }
+        }
+    }
+    Ok((out, lse))
+}
+
+/// Backward: (dq, dk, dv) from the output gradient `go`, the output and logsumexp.
+#[allow(clippy::too_many_arguments)]
+pub fn backward(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+    out: &[f32],
+    lse: &[f32],
+    go: &[f32],
+) -> Result<[Vec<f32>; 3]> {
+    let mut dq = vec![0.0; q.len()];
+    let mut dk = vec![0.0; k.len()];
+    let mut dv = vec![0.0; v.len()];
+    let mut p = vec![0.0; BR * BC];
+    let mut dp = vec![0.0; BR * BC];
+    for b in 0..d.n {
+        for i0 in (0..d.l).step_by(BR) {
+            let i1 = d.l.min(i0 + BR);
+            let br = i1 - i0;
+            let delta: Vec<f32> = (i0..i1)
+                .map(|i| {
+                    let at = (b * d.l + i) * d.ev;
+                    go[at..at + d.ev]
+                        .iter()
+                        .zip(&out[at..at + d.ev])
+                        .map(|(a, c)| a * c)
+                        .sum()
+                })
+                .collect();
+            for j0 in (0..key_end(d, i1)).step_by(BC) {
+                let j1 = d.s.min(j0 + BC);
+                let bc = j1 - j0;
+                let pb = &mut p[..br * bc];
+                scores(pb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
+                for r in 0..br {
+                    let m = lse[b * d.l + i0 + r];
+                    for x in pb[r * bc..(r + 1) * bc].iter_mut() {
+                        *x = if m == f32::NEG_INFINITY {
+                            0.0
+                        } else {
+                            (*x - m).exp()
+                        };
+                    }
+                }
+                let pt = Mat {
+                    data: pb,
+                    offset: 0,
+                    rs: 1,
+                    cs: bc,
+                };
+                let dv_blk = &mut dv[(b * d.s + j0) * d.ev..(b * d.s + j1) * d.ev];
+                gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
+                let dpb = &mut dp[..br * bc];
+                gemm_f32(
+                    br,
+                    bc,
+                    d.ev,
+                    dpb,
+                    rows(go, b * d.l + i0, d.ev),
+                    rows_t(v, b * d.s + j0, d.ev),
+                    false,
+                )?;
+                for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
+                    for (x, p) in dp_row.iter_mut().zip(p_row) {
+                        *x = p * (*x - dr) * d.scale;
+                    }
+                }
+                let ds = Mat {
+                    data: dpb,
+                    offset: 0,
+                    rs: bc,
+                    cs: 1,
+                };
+                let dq_blk = &mut dq[(b * d.l + i0) * d.e..(b * d.l + i1) * d.e];
+                gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
+                let dst = Mat {
+                    data: dpb,
+                    offset: 0,
+                    rs: 1,
+                    cs: bc,
+                };
+                let dk_blk = &mut dk[(b * d.s + j0) * d.e..(b * d.s + j1) * d.e];
+                gemm_f32(bc, d.e, br, dk_blk, dst, rows(q, b * d.l + i0, d.e), true)?;
+            }
+        }
+    }
+    Ok([dq, dk, dv])
+}

@@ -1,0 +1,294 @@
+//! Fused LSTM and GRU layers over whole sequences (f32): per step one gemm of the hidden
+//! state with W_hh and one pass over the gates; the backward walks the steps in reverse
+//! from the gate activations the forward saved, then forms dW_hh with one gemm.
+//!
+//! Shapes: `T` steps, `B` batch rows, `H` hidden units; `xp` is the input projection
+//! x W_ih^T (+ biases) for every step, `[T, B, G*H]` with G = 4 (LSTM: i, f, g, o) or
+//! 3 (GRU: r, z, n); `w` is W_hh `[G*H, H]`, row-major.
+
+use super::matmul::{gemm_f32, Mat};
+use crate::error::Result;
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// `dst[B, G*H] (+)= h[B, H] @ w^T`.
+fn hidden_gemm(
+    dst: &mut [f32],
+    h: &[f32],
+    w: &[f32],
+    b: usize,
+    gh: usize,
+    hid: usize,
+    acc: bool,
+) -> Result<()> {
+    let lhs = Mat {
+        data: h,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
+    let rhs = Mat {
+        data: w,
+        offset: 0,
+        rs: 1,
+        cs: hid,
+    };
+    gemm_f32(b, gh, hid, dst, lhs, rhs, acc)
+}
+
+/// `dst[B, H] = d[B, G*H] @ w` (the gradient reaching the previous hidden state).
+fn hidden_gemm_back(
+    dst: &mut [f32],
+    d: &[f32],
+    w: &[f32],
+    b: usize,
+    gh: usize,
+    hid: usize,
+) -> Result<()> {
+    let lhs = Mat {
+        data: d,
+        offset: 0,
+        rs: gh,
+        cs: 1,
+    };
+    let rhs = Mat {
+        data: w,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
+    gemm_f32(b, hid, gh, dst, lhs, rhs, false)
+}
+
+/// `dW[G*H, H] = sum_t d_t^T @ h_{t-1}`: `d` is `[T*B, G*H]`, `prev` `[T*B, H]`.
+fn weight_grad(d: &[f32], prev: &[f32], rows: usize, gh: usize, hid: usize) -> Result<Vec<f32>> {
+    let mut dw = vec![0.0; gh * hid];
+    let lhs = Mat {
+        data: d,
+        offset: 0,
+        rs: 1,
+        cs: gh,
+    };
+    let rhs = Mat {
+        data: prev,
+        offset: 0,
+        rs: hid,
+        cs: 1,
+    };
+    gemm_f32(gh, hid, rows, &mut dw, lhs, rhs, false)?;
+    Ok(dw)
+}
+
+/// The previous hidden state of every step: `[h0, h_0, ..., h_{T-2}]` as `[T*B, H]`,
+/// read from rows of `seq` (`[T, B, width]`, the hidden state in its first H columns).
+fn previous_states(
+    h0: &[f32],
+    seq: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+    width: usize,
+) -> Vec<f32> {
+    let mut prev = Vec::with_capacity(t * b * hid);
+    prev.extend_from_slice(h0);
+    for row in 0..(t.saturating_sub(1) * b) {
+        prev.extend_from_slice(&seq[row * width..row * width + hid]);
+    }
+    prev
+}
+
+/// LSTM forward: `[T, B, 2H]` (each step's h then c) and the activated gates
+/// `[T, B, 4H]` (sigmoid i, f, o; tanh g) for the backward.
+pub fn lstm_forward(
+    xp: &[f32],
+    h0: &[f32],
+    c0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let gh = 4 * hid;
+    let mut out = vec![0.0; t * b * 2 * hid];
+    let mut acts = xp.to_vec();
+    let mut h = h0.to_vec();
+    let mut c = c0.to_vec();
+    for s in 0..t {
+        let gates = &mut acts[s * b * gh..(s + 1) * b * gh];
+        hidden_gemm(gates, &h, w, b, gh, hid, true)?;
+        for r in 0..b {
+            let g = &mut gates[r * gh..(r + 1) * gh];
+            let o_row = &mut out[(s * b + r) * 2 * hid..(s * b + r + 1) * 2 * hid];
+            for j in 0..hid {
+                let (i, f) = (sigmoid(g[j]), sigmoid(g[hid + j]));
+                let (gg, o) = (g[2 * hid + j].tanh(), sigmoid(g[3 * hid + j]));
+                g[j] = i;
+                g[hid + j] = f;
+                g[2 * hid + j] = gg;
+                g[3 * hid + j] = o;
+                let cn = f * c[r * hid + j] + i * gg;
+                c[r * hid + j] = cn;
+                let hn = o * cn.tanh();
+                h[r * hid + j] = hn;
+                o_row[j] = hn;
+                o_row[hid + j] = cn;
+            }
+        }
+    }
+    Ok((out, acts))
+}
+
+/// LSTM gradients from `gy` (`[T, B, 2H]`, the gradient of each step's h and c):
+/// (d xp, d h0, d c0, d W_hh).
+#[allow(clippy::too_many_arguments)]
+pub fn lstm_backward(
+    gy: &[f32],
+    out: &[f32],
+    acts: &[f32],
+    h0: &[f32],
+    c0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<[Vec<f32>; 4]> {
+    let gh = 4 * hid;
+    let mut dxp = vec![0.0; t * b * gh];
+    let mut dh = vec![0.0; b * hid];
+    let mut dc = vec![0.0; b * hid];
+    for s in (0..t).rev() {
+        for r in 0..b {
+            let row = s * b + r;
+            let a = &acts[row * gh..(row + 1) * gh];
+            let y = &out[row * 2 * hid..(row + 1) * 2 * hid];
+            let g = &gy[row * 2 * hid..(row + 1) * 2 * hid];
+            let d = &mut dxp[row * gh..(row + 1) * gh];
+            for j in 0..hid {
+                let (i, f, gg, o) = (a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]);
+                let tc = y[hid + j].tanh();
+                let c_prev = if s == 0 {
+                    c0[r * hid + j]
+                } else {
+                    out[((s - 1) * b + r) * 2 * hid + hid + j]
+                };
+                let dh_t = g[j] + dh[r * hid + j];
+                let dc_t = g[hid + j] + dc[r * hid + j] + dh_t * o * (1.0 - tc * tc);
+                d[j] = dc_t * gg * i * (1.0 - i);
+                d[hid + j] = dc_t * c_prev * f * (1.0 - f);
+                d[2 * hid + j] = dc_t * i * (1.0 - gg * gg);
+                d[3 * hid + j] = dh_t * tc * o * (1.0 - o);
+                dc[r * hid + j] = dc_t * f;
+            }
+        }
+        hidden_gemm_back(&mut dh, &dxp[s * b * gh..(s + 1) * b * gh], w, b, gh, hid)?;
+    }
+    let prev = previous_states(h0, out, t, b, hid, 2 * hid);
+    let dw = weight_grad(&dxp, &prev, t * b, gh, hid)?;
+    Ok([dxp, dh, dc, dw])
+}
+
+/// GRU forward: the hidden states `[T, B, H]` and per step r, z, n and W_hn h + b_hn
+/// (`[T, B, 4H]`) for the backward. `bias` is b_hh (`[3H]`) or empty.
+pub fn gru_forward(
+    xp: &[f32],
+    h0: &[f32],
+    w: &[f32],
+    bias: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let gh = 3 * hid;
+    let mut out = vec![0.0; t * b * hid];
+    let mut saved = vec![0.0; t * b * 4 * hid];
+    let mut h = h0.to_vec();
+    let mut hg = vec![0.0; b * gh];
+    for s in 0..t {
+        for r in 0..b {
+            for (j, v) in hg[r * gh..(r + 1) * gh].iter_mut().enumerate() {
+                *v = bias.get(j).copied().unwrap_or(0.0);
+            }
+        }
+        hidden_gemm(&mut hg, &h, w, b, gh, hid, true)?;
+        for r in 0..b {
+            let row = s * b + r;
+            let x = &xp[row * gh..(row + 1) * gh];
+            let hgr = &hg[r * gh..(r + 1) * gh];
+            let sv = &mut saved[row * 4 * hid..(row + 1) * 4 * hid];
+            for j in 0..hid {
+                let rg = sigmoid(x[j] + hgr[j]);
+                let z = sigmoid(x[hid + j] + hgr[hid + j]);
+                let n = (x[2 * hid + j] + rg * hgr[2 * hid + j]).tanh();
+                let hn = (1.0 - z) * n + z * h[r * hid + j];
+                h[r * hid + j] = hn;
+                out[row * hid + j] = hn;
+                sv[j] = rg;
+                sv[hid + j] = z;
+                sv[2 * hid + j] = n;
+                sv[3 * hid + j] = hgr[2 * hid + j];
+            }
+        }
+    }
+    Ok((out, saved))
+}
+
+/// GRU gradients from `gy` (`[T, B, H]`): (d xp, d h0, d W_hh, d b_hh).
+#[allow(clippy::too_many_arguments)]
+pub fn gru_backward(
+    gy: &[f32],
+    out: &[f32],
+    saved: &[f32],
+    h0: &[f32],
+    w: &[f32],
+    t: usize,
+    b: usize,
+    hid: usize,
+) -> Result<[Vec<f32>; 4]> {
+    let gh = 3 * hid;
+    let mut dxp = vec![0.0; t * b * gh];
+    let mut dhg = vec![0.0; t * b * gh];
+    let mut dh = vec![0.0; b * hid];
+    let mut dh_next = vec![0.0; b * hid];
+    for s in (0..t).rev() {
+        for r in 0..b {
+            let row = s * b + r;
+            let sv = &saved[row * 4 * hid..(row + 1) * 4 * hid];
+            let dx = &mut dxp[row * gh..(row + 1) * gh];
+            let dg = &mut dhg[row * gh..(row + 1) * gh];
+            for j in 0..hid {
+                let (rg, z, n, hn) = (sv[j], sv[hid + j], sv[2 * hid + j], sv[3 * hid + j]);
+                let h_prev = if s == 0 {
+                    h0[r * hid + j]
+                } else {
+                    out[((s - 1) * b + r) * hid + j]
+                };
+                let dh_t = gy[row * hid + j] + dh[r * hid + j];
+                let dpre_n = dh_t * (1.0 - z) * (1.0 - n * n);
+                let dpre_z = dh_t * (h_prev - n) * z * (1.0 - z);
+                let dpre_r = dpre_n * hn * rg * (1.0 - rg);
+                dx[j] = dpre_r;
+                dx[hid + j] = dpre_z;
+                dx[2 * hid + j] = dpre_n;
+                dg[j] = dpre_r;
+                dg[hid + j] = dpre_z;
+                dg[2 * hid + j] = dpre_n * rg;
+                dh_next[r * hid + j] = dh_t * z;
+            }
+        }
+        hidden_gemm_back(&mut dh, &dhg[s * b * gh..(s + 1) * b * gh], w, b, gh, hid)?;
+        for (a, n) in dh.iter_mut().zip(&dh_next) {
+            *a += n;
+        }
+    }
+    let prev = previous_states(h0, out, t, b, hid, hid);
+    let dw = weight_grad(&dhg, &prev, t * b, gh, hid)?;
+    let mut db = vec![0.0; gh];
+    for row in dhg.chunks(gh) {
+        for (a, v) in db.iter_mut().zip(row) {
+            *a += v;
+        }
+    }
+    Ok([dxp, dh, dw, db])
+}

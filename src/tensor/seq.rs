@@ -1,0 +1,449 @@
+//! Sequence-model entry points: the fused LSTM/GRU layer recurrences (`_lstm_layer`,
+//! `_gru_layer`, used by `nn.LSTM`/`nn.GRU`) and `scaled_dot_product_attention`, each
+//! one autograd node over the kernels in `kernels::recurrent` / `kernels::attention`.
+//! None has an IR op: inside a `@compile` capture they break the graph (the function
+//! runs eagerly), never record a wrong graph.
+
+use super::kernels::attention::{self, Mask};
+use super::kernels::recurrent;
+use super::shape::{broadcast_shapes, Dims};
+use super::{creation, err, linalg, DType, Scalar, Tensor};
+use crate::autograd::{self, BackwardOp, Saved};
+use crate::error::{ErrorKind, Result};
+use crate::ir::record as trace;
+
+fn rt(msg: String) -> crate::error::Error {
+    err(ErrorKind::RuntimeError, msg)
+}
+
+fn untraced() {
+    if trace::active() {
+        trace::graph_break(trace::BreakReason::UntracedTensor);
+    }
+}
+
+fn shape_str(s: &[usize]) -> String {
+    let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn expect(t: &Tensor, shape: &[usize], what: &str, op: &str) -> Result<()> {
+    if t.dtype() != DType::F32 {
+        return Err(err(
+            ErrorKind::TypeError,
+            format!("{op}: {what} must be float32, got {}", t.dtype().name()),
+        ));
+    }
+    if t.shape() != shape {
+        return Err(rt(format!(
+            "{op}: expected {what} of size {}, got {}",
+            shape_str(shape),
+            shape_str(t.shape())
+        )));
+    }
+    Ok(())
+}
+
+/// `[T, B, G*H]` of the input projection: (T, B, H).
+fn seq_dims(xp: &Tensor, w: &Tensor, gates: usize, op: &str) -> Result<(usize, usize, usize)> {
+    let (ws, xs) = (w.shape(), xp.shape());
+    if ws.len() != 2 || ws[1] == 0 || ws[0] != gates * ws[1] || xs.len() != 3 || xs[2] != ws[0] {
+        return Err(rt(format!(
+            "{op}: expected input projection [T, B, {gates}*H] and weight_hh [{gates}*H, H], got {} and {}",
+            shape_str(xs),
+            shape_str(ws)
+        )));
+    }
+    Ok((xs[0], xs[1], ws[1]))
+}
+
+/// One LSTM layer direction: `xp` = x W_ih^T + b_ih + b_hh `[T, B, 4H]`, initial
+/// `h0`, `c0` `[B, H]`, `w` = W_hh `[4H, H]`; returns `[T, B, 2H]` (each step's h, c).
+pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let op = "_lstm_layer";
+    let (t, b, h) = seq_dims(xp, w, 4, op)?;
+    expect(xp, &[t, b, 4 * h], "input projection", op)?;
+    expect(h0, &[b, h], "h0", op)?;
+    expect(c0, &[b, h], "c0", op)?;
+    expect(w, &[4 * h, h], "weight_hh", op)?;
+    untraced();
+    let (h0v, c0v, wv) = (h0.to_f32_vec()?, c0.to_f32_vec()?, w.to_f32_vec()?);
+    let (out, acts) = recurrent::lstm_forward(&xp.to_f32_vec()?, &h0v, &c0v, &wv, t, b, h)?;
+    let out = Tensor::from_vec(out, &[t, b, 2 * h]);
+    let inputs = [xp, h0, c0, w];
+    if autograd::needs_grad(&inputs) {
+        let node = BackwardOp::LstmLayer {
+            h0: Saved::new(h0),
+            c0: Saved::new(c0),
+            w: Saved::new(w),
+            out: Saved::new(&out),
+            acts: Tensor::from_vec(acts, &[t, b, 4 * h]),
+        };
+        autograd::record(&out, node, &inputs);
+    }
+    Ok(out)
+}
+
+/// `_lstm_layer`'s gradients (xp, h0, c0, W_hh) for the rule table.
+pub fn lstm_layer_grads(
+    g: &Tensor,
+    h0: &Tensor,
+    c0: &Tensor,
+    w: &Tensor,
+    out: &Tensor,
+    acts: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
+    let [dxp, dh, dc, dw] = recurrent::lstm_backward(
+        &g.to_f32_vec()?,
+        &out.to_f32_vec()?,
+        &acts.to_f32_vec()?,
+        &h0.to_f32_vec()?,
+        &c0.to_f32_vec()?,
+        &w.to_f32_vec()?,
+        t,
+        b,
+        h,
+    )?;
+    Ok(vec![
+        Some(Tensor::from_vec(dxp, &[t, b, 4 * h])),
+        Some(Tensor::from_vec(dh, &[b, h])),
+        Some(Tensor::from_vec(dc, &[b, h])),
+        Some(Tensor::from_vec(dw, &[4 * h, h])),
+    ])
+}
+
+/// One GRU layer direction: `xp` = x W_ih^T + b_ih `[T, B, 3H]`, `h0` `[B, H]`, `w` =
+/// W_hh `[3H, H]`, `bias` = b_hh `[3H]` or none; returns the hidden states `[T, B, H]`.
+pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    let op = "_gru_layer";
+    let (t, b, h) = seq_dims(xp, w, 3, op)?;
+    expect(xp, &[t, b, 3 * h], "input projection", op)?;
+    expect(h0, &[b, h], "h0", op)?;
+    expect(w, &[3 * h, h], "weight_hh", op)?;
+    if let Some(bias) = bias {
+        expect(bias, &[3 * h], "bias_hh", op)?;
+    }
+    untraced();
+    let bv = match bias {
+        Some(t) => t.to_f32_vec()?,
+        None => Vec::new(),
+    };
+    let (h0v, wv) = (h0.to_f32_vec()?, w.to_f32_vec()?);
+    let (out, saved) = recurrent::gru_forward(&xp.to_f32_vec()?, &h0v, &wv, &bv, t, b, h)?;
+    let out = Tensor::from_vec(out, &[t, b, h]);
+    let mut inputs = vec![xp, h0, w];
+    inputs.extend(bias);
+    if autograd::needs_grad(&inputs) {
+        let node = BackwardOp::GruLayer {
+            h0: Saved::new(h0),
+            w: Saved::new(w),
+            out: Saved::new(&out),
+            saved: Tensor::from_vec(saved, &[t, b, 4 * h]),
+            bias: bias.is_some(),
+        };
+        autograd::record(&out, node, &inputs);
+    }
+    Ok(out)
+}
+
+/// `_gru_layer`'s gradients (xp, h0, W_hh, b_hh when given) for the rule table.
+pub fn gru_layer_grads(
+    g: &Tensor,
+    h0: &Tensor,
+    w: &Tensor,
+    out: &Tensor,
+    saved: &Tensor,
+    bias: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
+    let [dxp, dh, dw, db] = recurrent::gru_backward(
+        &g.to_f32_vec()?,
+        &out.to_f32_vec()?,
+        &saved.to_f32_vec()?,
+        &h0.to_f32_vec()?,
+        &w.to_f32_vec()?,
+        t,
+        b,
+        h,
+    )?;
+    let mut grads = vec![
+        Some(Tensor::from_vec(dxp, &[t, b, 3 * h])),
+        Some(Tensor::from_vec(dh, &[b, h])),
+        Some(Tensor::from_vec(dw, &[3 * h, h])),
+    ];
+    if bias {
+        grads.push(Some(Tensor::from_vec(db, &[3 * h])));
+    }
+    Ok(grads)
+}
+
+/// What `scaled_dot_product_attention` was asked for besides q, k, v.
+pub struct AttnOptions<'a> {
+    pub mask: Option<&'a Tensor>,
+    pub dropout_p: f64,
+    pub is_causal: bool,
+    pub scale: Option<f64>,
+}
+
+/// `softmax(q k^T * scale + mask) @ v` over the last two dims (PyTorch's
+/// `F.scaled_dot_product_attention`): batch dims broadcast, a bool mask keeps the keys
+/// where it is true, a float mask is added to the scores, `is_causal` keeps key j <= i;
+/// a query row that sees no key gives zeros. One fused node (no `L x S` matrix) unless
+/// dropout is on, the mask needs a gradient or the dtype is not float32 (then the
+/// composite of matmul/softmax, with PyTorch's numbers).
+pub fn scaled_dot_product_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+) -> Result<Tensor> {
+    let (q, k, v) = broadcast_qkv(q, k, v)?;
+    if o.mask.is_some() && o.is_causal {
+        return Err(rt(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&o.dropout_p) {
+        return Err(err(
+            ErrorKind::ValueError,
+            format!(
+                "dropout probability has to be between 0 and 1, but got {}",
+                o.dropout_p
+            ),
+        ));
+    }
+    let nd = q.ndim();
+    let (l, s, e) = (q.shape()[nd - 2], k.shape()[nd - 2], q.shape()[nd - 1]);
+    let scale = o.scale.unwrap_or(1.0 / (e.max(1) as f64).sqrt());
+    let mask_grad = o
+        .mask
+        .is_some_and(|m| m.requires_grad() && autograd::is_grad_enabled());
+    let f32s = [&q, &k, &v].iter().all(|t| t.dtype() == DType::F32);
+    if o.dropout_p > 0.0 || mask_grad || !f32s {
+        return composite(&q, &k, &v, o, scale);
+    }
+    let batch: Dims = q.shape()[..nd - 2].into();
+    let n: usize = batch.iter().product();
+    let mask = match o.mask {
+        Some(m) => Some(additive_mask(m, &batch, l, s)?),
+        None => None,
+    };
+    untraced();
+    let d = attention::Dims {
+        n,
+        l,
+        s,
+        e,
+        ev: v.shape()[nd - 1],
+        scale: scale as f32,
+        causal: o.is_causal,
+    };
+    let (qv, kv, vv) = (q.to_f32_vec()?, k.to_f32_vec()?, v.to_f32_vec()?);
+    let mref = mask.as_ref().map(|(data, off)| Mask {
+        data,
+        off: off.clone(),
+    });
+    let (out, lse) = attention::forward(&qv, &kv, &vv, mref.as_ref(), &d)?;
+    let mut oshape = batch.to_vec();
+    oshape.extend([l, d.ev]);
+    let out = Tensor::from_vec(out, &oshape);
+    if autograd::needs_grad(&[&q, &k, &v]) {
+        let node = BackwardOp::Attention {
+            q: Saved::new(&q),
+            k: Saved::new(&k),
+            v: Saved::new(&v),
+            mask,
+            dims: d,
+            out: Saved::new(&out),
+            lse: Tensor::from_vec(lse, &[n, l]),
+        };
+        autograd::record(&out, node, &[&q, &k, &v]);
+    }
+    Ok(out)
+}
+
+/// The fused attention's gradients (q, k, v) for the rule table.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_grads(
+    g: &Tensor,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: &Option<(Vec<f32>, Vec<usize>)>,
+    d: &attention::Dims,
+    out: &Tensor,
+    lse: &Tensor,
+) -> Result<Vec<Option<Tensor>>> {
+    let mref = mask.as_ref().map(|(data, off)| Mask {
+        data,
+        off: off.clone(),
+    });
+    let [dq, dk, dv] = attention::backward(
+        &q.to_f32_vec()?,
+        &k.to_f32_vec()?,
+        &v.to_f32_vec()?,
+        mref.as_ref(),
+        d,
+        &out.to_f32_vec()?,
+        &lse.to_f32_vec()?,
+        &g.to_f32_vec()?,
+    )?;
+    Ok(vec![
+        Some(Tensor::from_vec(dq, q.shape())),
+        Some(Tensor::from_vec(dk, k.shape())),
+        Some(Tensor::from_vec(dv, v.shape())),
+    ])
+}
+
+/// q, k, v checked (`[..., L, E]`, `[..., S, E]`, `[..., S, Ev]`) and expanded to one
+/// batch shape (the expansion is a view whose gradient sums back).
+fn broadcast_qkv(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    for (t, name) in [(q, "query"), (k, "key"), (v, "value")] {
+        if t.ndim() < 2 {
+            return Err(rt(format!(
+                "scaled_dot_product_attention: {name} must have at least 2 dimensions, got {}",
+                t.ndim()
+            )));
+        }
+        if !t.dtype().is_float() {
+            return Err(rt(format!(
+                "scaled_dot_product_attention: expected {name} to be a float tensor, got {}",
+                t.dtype().name()
+            )));
+        }
+    }
+    let (qb, qm) = q.shape().split_at(q.ndim() - 2);
+    let (kb, km) = k.shape().split_at(k.ndim() - 2);
+    let (vb, vm) = v.shape().split_at(v.ndim() - 2);
+    let batch = broadcast_shapes("scaled_dot_product_attention", qb, kb)?;
+    let batch = broadcast_shapes("scaled_dot_product_attention", &batch, vb)?;
+    let n: usize = batch.iter().product();
+    if qm[1] != km[1] {
+        return Err(rt(format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{n}, {}] but got: [{n}, {}].",
+            qm[1], km[1]
+        )));
+    }
+    if km[0] != vm[0] {
+        return Err(rt(format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{n}, {}] but got: [{n}, {}].",
+            km[0], vm[0]
+        )));
+    }
+    let grow = |t: &Tensor, m: &[usize]| -> Result<Tensor> {
+        let mut full: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
+        full.extend(m.iter().map(|&d| d as i64));
+        if t.shape().len() == full.len()
+            && t.shape().iter().zip(&full).all(|(&a, &b)| a as i64 == b)
+        {
+            Ok(t.clone())
+        } else {
+            t.expand(&full)
+        }
+    };
+    Ok((grow(q, qm)?, grow(k, km)?, grow(v, vm)?))
+}
+
+/// The mask as f32 additive scores `[*mask batch, L, S]` (bool: 0 or -inf) and the
+/// offset of each of the `prod(batch)` entries' blocks (broadcast mask dims repeat).
+fn additive_mask(
+    m: &Tensor,
+    batch: &[usize],
+    l: usize,
+    s: usize,
+) -> Result<(Vec<f32>, Vec<usize>)> {
+    let mut full = batch.to_vec();
+    full.extend([l, s]);
+    broadcast_shapes("scaled_dot_product_attention", m.shape(), &full)
+        .ok()
+        .filter(|b| b[..] == full[..])
+        .ok_or_else(|| {
+            rt(format!(
+                "scaled_dot_product_attention: attn_mask of shape {} does not broadcast to {}",
+                shape_str(m.shape()),
+                shape_str(&full)
+            ))
+        })?;
+    // the mask's own batch dims (padded to the full rank), its L x S dims expanded
+    let mut own: Vec<usize> = vec![1; full.len() - m.ndim()];
+    own.extend(m.shape());
+    let nb = batch.len();
+    let mut req: Vec<usize> = own[..nb].to_vec();
+    req.extend([l, s]);
+    let own_t = m.contiguous_copy()?.reshape_raw(&own)?.expand_raw(&req)?;
+    let data: Vec<f32> = if m.dtype() == DType::Bool {
+        own_t
+            .to_vec::<bool>()?
+            .into_iter()
+            .map(|keep| if keep { 0.0 } else { f32::NEG_INFINITY })
+            .collect()
+    } else {
+        own_t.to_f32_vec()?
+    };
+    let mut off = Vec::with_capacity(batch.iter().product());
+    let n: usize = batch.iter().product();
+    for flat in 0..n {
+        let (mut rem, mut at, mut stride) = (flat, 0, l * s);
+        for dim in (0..nb).rev() {
+            let i = rem % batch[dim];
+            rem /= batch[dim];
+            if own[dim] != 1 {
+                at += i * stride;
+            }
+            stride *= own[dim];
+        }
+        off.push(at);
+    }
+    Ok((data, off))
+}
+
+/// The unfused attention (dropout, a mask that needs a gradient, float64): PyTorch's
+/// math, with fully masked rows giving zeros as PyTorch's safe softmax.
+fn composite(q: &Tensor, k: &Tensor, v: &Tensor, o: &AttnOptions, scale: f64) -> Result<Tensor> {
+    let nd = q.ndim();
+    let (l, s) = (q.shape()[nd - 2], k.shape()[nd - 2]);
+    let neg_inf = Scalar::Float(f64::NEG_INFINITY);
+    let mut scores = linalg::matmul(q, &k.transpose(-2, -1)?)?.mul_s(scale)?;
+    if o.is_causal {
+        let above: Vec<bool> = (0..l * s).map(|i| i % s > i / s).collect();
+        scores = scores.masked_fill(&creation::from_bool(above, &[l, s])?, neg_inf)?;
+    }
+    if let Some(m) = o.mask {
+        scores = if m.dtype() == DType::Bool {
+            let dropped: Vec<bool> = m.to_vec::<bool>()?.iter().map(|keep| !keep).collect();
+            scores.masked_fill(&creation::from_bool(dropped, m.shape())?, neg_inf)?
+        } else {
+            scores.add(&m.cast(scores.dtype())?)?
+        };
+    }
+    let (row_max, _) = scores.extreme_dim(-1, true, false)?;
+    let dead: Vec<bool> = row_max
+        .to_f32_vec()?
+        .iter()
+        .map(|&x| x == f32::NEG_INFINITY)
+        .collect();
+    let dead = creation::from_bool(dead, row_max.shape())?;
+    let scores = scores.masked_fill(&dead, Scalar::Float(0.0))?;
+    let mut p = scores.softmax(-1)?.masked_fill(&dead, Scalar::Float(0.0))?;
+    if o.dropout_p > 0.0 {
+        let kept = if o.dropout_p < 1.0 {
+            1.0 / (1.0 - o.dropout_p) as f32
+        } else {
+            0.0
+        };
+        let keep: Vec<f32> = creation::rand(p.shape(), DType::F32)?
+            .to_f32_vec()?
+            .iter()
+            .map(|&r| {
+                if f64::from(r) >= o.dropout_p {
+                    kept
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        p = p.mul(&creation::from_f32(keep, p.shape())?)?;
+    }
+    linalg::matmul(&p, v)
+}
