@@ -16,6 +16,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod shape;
+pub mod sorting;
 pub mod storage;
 pub mod view_grad;
 pub mod views;
