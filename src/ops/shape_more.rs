@@ -511,7 +511,8 @@ pub fn cross(a: &Tensor, b: &Tensor, dim: Option<i64>) -> Result<Tensor> {
         return Err(err(
             ErrorKind::RuntimeError,
             format!(
-                "linalg.cross: inputs dimension {dim:?} must have length 3. Got {:?} and {:?}",
+                "linalg.cross: inputs dimension {} must have length 3. Got {:?} and {:?}",
+                dim.map_or("(none of size 3)".to_string(), |d| d.to_string()),
                 a.shape(),
                 b.shape()
             ),
@@ -611,7 +612,10 @@ pub fn einsum(eq: &str, ops: &[Tensor]) -> Result<Tensor> {
     let mut acc = cur.remove(0);
     acc = sum_unused(acc, &out, &cur)?;
     while !cur.is_empty() {
-        let next = sum_unused(cur.remove(0), &out, &cur)?;
+        // Labels the accumulated operand has are used by `next` too.
+        let mut used = out.clone();
+        used.extend(acc.0.iter().copied());
+        let next = sum_unused(cur.remove(0), &used, &cur)?;
         let keep: Vec<char> = out
             .iter()
             .chain(cur.iter().flat_map(|(t, _)| t))

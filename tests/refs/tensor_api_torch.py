@@ -1,4 +1,4 @@
-"""Runs a Kiln tensor-API golden program (tests/golden/tensor/api_*.dl) under PyTorch.
+"""Runs a Kiln tensor-API golden program (tests/golden/torchapi/api_*.dl) under PyTorch.
 
 Usage: /work/peers-venv/bin/python tests/refs/tensor_api_torch.py FILE.dl   (torch 2.15.0, CPU)
 

@@ -45,7 +45,7 @@ forwarders! {
     "broadcast_to" => f_broadcast_to, "unbind" => f_unbind, "flip" => f_flip,
     "roll" => f_roll, "repeat_interleave" => f_repeat_interleave, "tile" => f_tile,
     "tril" => f_tril, "triu" => f_triu, "diag" => f_diag, "diagonal" => f_diagonal,
-    "diag_embed" => f_diag_embed, "trace" => f_trace, "scatter" => f_scatter,
+    "diag_embed" => f_diag_embed, "scatter" => f_scatter,
     "index_add" => f_index_add, "masked_select" => f_masked_select, "nonzero" => f_nonzero,
     "argwhere" => f_argwhere, "take" => f_take, "take_along_dim" => f_take_along_dim,
     "bmm" => f_bmm, "mv" => f_mv, "vdot" => f_vdot, "inner" => f_inner, "addmm" => f_addmm,
