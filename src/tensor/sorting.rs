@@ -25,7 +25,10 @@ pub fn cmp_f64(a: f64, b: f64) -> Ordering {
 
 /// The elements as f64 with `dim` moved last (rows of `n`), the moved shape and the
 /// permutation that moves it back.
-fn rows_last(x: &Tensor, dim: usize) -> Result<(Vec<f64>, usize, Vec<i64>, Vec<i64>)> {
+/// Row-major values, row length, moved shape, inverse permutation.
+type Rows = (Vec<f64>, usize, Vec<i64>, Vec<i64>);
+
+fn rows_last(x: &Tensor, dim: usize) -> Result<Rows> {
     let nd = x.ndim();
     let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != dim as i64).collect();
     perm.push(dim as i64);
@@ -113,7 +116,7 @@ pub fn searchsorted(sorted: &Tensor, values: &Tensor, right: bool) -> Result<Ten
     let nd = sorted.ndim().max(1);
     let seq = sorted.reshape(&[-1])?;
     let n = *sorted.shape().last().unwrap_or(&1);
-    let rows = if n == 0 { 0 } else { seq.numel() / n };
+    let rows = seq.numel().checked_div(n).unwrap_or(0);
     let leading_ok = sorted.ndim() <= 1
         || (values.ndim() == sorted.ndim() && values.shape()[..nd - 1] == sorted.shape()[..nd - 1]);
     if !leading_ok {
@@ -300,7 +303,7 @@ pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor
             "multinomial: probability tensor contains either inf, nan or element < 0".into(),
         ));
     }
-    let rows = if n == 0 { 0 } else { p.len() / n };
+    let rows = p.len().checked_div(n).unwrap_or(0);
     let mut out = Vec::with_capacity(rows * num);
     for r in 0..rows {
         let mut w = p[r * n..(r + 1) * n].to_vec();
