@@ -494,3 +494,242 @@ fn grad_recip_and_log1p() {
         .unwrap();
     assert_eq!(r, [0.5, -2.0, f32::INFINITY]);
 }
+
+/// Uniform in [-0.9, 0.9).
+fn unit(shape: &[usize]) -> Tensor {
+    rand(shape, DType::F32)
+        .unwrap()
+        .mul_s(1.8)
+        .unwrap()
+        .add_s(-0.9)
+        .unwrap()
+}
+
+fn idx(v: Vec<i64>, shape: &[usize]) -> Tensor {
+    from_i64(v, shape).unwrap()
+}
+
+/// Issue 22's ops: the new op-table rows and the composites of ops/more.rs and
+/// ops/shape_more.rs, each against central differences.
+#[test]
+fn grad_api_breadth_ops() {
+    use kiln::ops::{more, shape_more as sm};
+    use UnaryOp::*;
+    manual_seed(22);
+    for op in [
+        Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Exp2, Expm1, Square, Erfc, Frac, Recip,
+    ] {
+        let x = if op == Recip {
+            pos(&[3, 4])
+        } else {
+            unit(&[3, 4])
+        };
+        gradcheck(op.name(), &[x], &move |x| ops::unary(op, &x[0]));
+    }
+    for op in [Log2, Log10] {
+        gradcheck(op.name(), &[pos(&[3, 4])], &move |x| ops::unary(op, &x[0]));
+    }
+    let table: Vec<(&str, Vec<Tensor>, Box<F>)> = vec![
+        (
+            "fmod",
+            vec![rn(&[2, 3]).mul_s(3.0).unwrap(), pos(&[3])],
+            Box::new(|x| more::fmod(&x[0], &x[1])),
+        ),
+        (
+            "atan2",
+            vec![rn(&[2, 3]), rn(&[2, 3])],
+            Box::new(|x| more::atan2(&x[0], &x[1])),
+        ),
+        (
+            "hypot",
+            vec![rn(&[4]), rn(&[4])],
+            Box::new(|x| more::hypot(&x[0], &x[1])),
+        ),
+        (
+            "lerp",
+            vec![rn(&[2, 3]), rn(&[2, 3]), rn(&[3])],
+            Box::new(|x| more::lerp(&x[0], &x[1], &x[2])),
+        ),
+        (
+            "logit",
+            vec![rand(&[5], DType::F32)
+                .unwrap()
+                .mul_s(0.8)
+                .unwrap()
+                .add_s(0.1)
+                .unwrap()],
+            Box::new(|x| more::logit(&x[0], None)),
+        ),
+        (
+            "amax",
+            vec![rn(&[3, 4])],
+            Box::new(|x| more::amax(&x[0], &[1], false, false)),
+        ),
+        (
+            "amin all",
+            vec![rn(&[3, 4])],
+            Box::new(|x| more::amax(&x[0], &[], true, true)),
+        ),
+        (
+            "cumprod",
+            vec![unit(&[3, 4])],
+            Box::new(|x| more::cumprod(&x[0], 1)),
+        ),
+        (
+            "logcumsumexp",
+            vec![rn(&[3, 4])],
+            Box::new(|x| more::logcumsumexp(&x[0], -1)),
+        ),
+        (
+            "cummax",
+            vec![rn(&[3, 4])],
+            Box::new(|x| Ok(more::cumextreme(&x[0], 1, false)?.0)),
+        ),
+        (
+            "sort",
+            vec![rn(&[3, 4])],
+            Box::new(|x| Ok(more::sort(&x[0], 1, true)?.0)),
+        ),
+        (
+            "topk",
+            vec![rn(&[3, 5])],
+            Box::new(|x| Ok(more::topk(&x[0], 2, -1, true)?.0)),
+        ),
+        (
+            "kthvalue",
+            vec![rn(&[3, 5])],
+            Box::new(|x| Ok(more::kthvalue(&x[0], 2, 1, false)?.0)),
+        ),
+        (
+            "median",
+            vec![rn(&[4, 5])],
+            Box::new(|x| Ok(more::median_dim(&x[0], 0, true)?.0)),
+        ),
+        (
+            "quantile",
+            vec![rn(&[7])],
+            Box::new(|x| more::quantile(&x[0], &[0.3, 0.5], false, None, false)),
+        ),
+        (
+            "flip",
+            vec![rn(&[3, 4])],
+            Box::new(|x| sm::flip(&x[0], &[0, 1])),
+        ),
+        (
+            "roll",
+            vec![rn(&[3, 4])],
+            Box::new(|x| sm::roll(&x[0], &[1, -2], &[0, 1])),
+        ),
+        (
+            "repeat_interleave",
+            vec![rn(&[3, 2])],
+            Box::new(|x| sm::repeat_interleave(&x[0], &[1, 0, 3], Some(0))),
+        ),
+        (
+            "tile",
+            vec![rn(&[2, 3])],
+            Box::new(|x| sm::tile(&x[0], &[2, 1, 2])),
+        ),
+        (
+            "tril",
+            vec![rn(&[3, 4])],
+            Box::new(|x| sm::triangle(&x[0], -1, false)),
+        ),
+        (
+            "triu",
+            vec![rn(&[2, 3, 3])],
+            Box::new(|x| sm::triangle(&x[0], 1, true)),
+        ),
+        ("diag 1d", vec![rn(&[3])], Box::new(|x| sm::diag(&x[0], 1))),
+        (
+            "diagonal",
+            vec![rn(&[2, 3, 4])],
+            Box::new(|x| sm::diagonal(&x[0], -1, 1, 2)),
+        ),
+        (
+            "diag_embed",
+            vec![rn(&[2, 3])],
+            Box::new(|x| sm::diag_embed(&x[0], 0)),
+        ),
+        ("trace", vec![rn(&[3, 3])], Box::new(|x| sm::trace(&x[0]))),
+        (
+            "take",
+            vec![rn(&[3, 4])],
+            Box::new(|x| sm::take(&x[0], &idx(vec![0, 5, 11, 5], &[2, 2]))),
+        ),
+        (
+            "take_along_dim",
+            vec![rn(&[3, 4])],
+            Box::new(|x| sm::take_along_dim(&x[0], &idx(vec![3, 0, 1], &[3, 1]), Some(1))),
+        ),
+        (
+            "masked_select",
+            vec![rn(&[2, 3])],
+            Box::new(|x| {
+                let m = kiln::tensor::creation::from_bool(
+                    vec![true, false, true, true, false, true],
+                    &[2, 3],
+                )?;
+                sm::masked_select(&x[0], &m)
+            }),
+        ),
+        (
+            "scatter",
+            vec![rn(&[3, 4]), rn(&[2, 4])],
+            Box::new(|x| sm::scatter(&x[0], 0, &idx(vec![2, 0, 1, 2, 0, 1, 2, 0], &[2, 4]), &x[1])),
+        ),
+        (
+            "index_add",
+            vec![rn(&[4, 3]), rn(&[2, 3])],
+            Box::new(|x| sm::index_add(&x[0], 0, &idx(vec![3, 1], &[2]), &x[1], 2.0)),
+        ),
+        (
+            "bmm",
+            vec![rn(&[2, 3, 4]), rn(&[2, 4, 2])],
+            Box::new(|x| sm::bmm(&x[0], &x[1])),
+        ),
+        (
+            "tensordot",
+            vec![rn(&[2, 3, 4]), rn(&[4, 3, 2])],
+            Box::new(|x| sm::tensordot(&x[0], &x[1], &[1, 2], &[1, 0])),
+        ),
+        (
+            "kron",
+            vec![rn(&[2, 2]), rn(&[2, 3])],
+            Box::new(|x| sm::kron(&x[0], &x[1])),
+        ),
+        (
+            "cross",
+            vec![rn(&[2, 3]), rn(&[2, 3])],
+            Box::new(|x| sm::cross(&x[0], &x[1], Some(1))),
+        ),
+        (
+            "cdist",
+            vec![rn(&[3, 2]), rn(&[4, 2])],
+            Box::new(|x| sm::cdist(&x[0], &x[1], 2.0)),
+        ),
+        (
+            "einsum ij,jk",
+            vec![rn(&[2, 3]), rn(&[3, 4])],
+            Box::new(|x| sm::einsum("ij,jk->ik", x)),
+        ),
+        (
+            "einsum attn",
+            vec![rn(&[2, 2, 3, 4]), rn(&[2, 2, 5, 4])],
+            Box::new(|x| sm::einsum("bhqd,bhkd->bhqk", x)),
+        ),
+        (
+            "einsum ii->i",
+            vec![rn(&[3, 3])],
+            Box::new(|x| sm::einsum("ii->i", x)),
+        ),
+        (
+            "einsum outer sum",
+            vec![rn(&[3]), rn(&[4]), rn(&[4, 2])],
+            Box::new(|x| sm::einsum("i,j,jk->ik", x)),
+        ),
+    ];
+    for (name, xs, f) in &table {
+        gradcheck(name, xs, f.as_ref());
+    }
+}

@@ -71,9 +71,59 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             ),
         ));
     }
+    grad_wrt(root, None, inputs, false)?
+        .into_iter()
+        .zip(inputs)
+        .map(|(g, x)| match g {
+            Some(g) => Ok(g),
+            None => creation::zeros(x.shape(), x.dtype()),
+        })
+        .collect()
+}
+
+/// `torch.autograd.grad(root, inputs, grad_output, retain_graph)` for leaf inputs: the
+/// gradient of `root` (weighted by `grad_output`, ones for a one-element root) with
+/// respect to each input (None where `root` does not depend on it), without touching
+/// any `.grad`; the graph is freed unless `retain_graph`.
+pub fn grad_wrt(
+    root: &Tensor,
+    grad_output: Option<Tensor>,
+    inputs: &[Tensor],
+    retain_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    if let Some(x) = inputs.iter().find(|x| !x.is_leaf() || !x.requires_grad()) {
+        let what = if x.requires_grad() {
+            "a non-leaf tensor (Kiln's autograd.grad takes leaf inputs only)"
+        } else {
+            "a tensor that does not require grad"
+        };
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("autograd.grad: one of the differentiated Tensors is {what}"),
+        ));
+    }
+    let g = match grad_output {
+        Some(g) if g.shape() == root.shape() => g.cast(root.dtype())?,
+        Some(g) => {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!(
+                    "Mismatch in shape: grad_output[0] has a shape of {} and output[0] has a shape of {}.",
+                    fmt_shape(g.shape()),
+                    fmt_shape(root.shape())
+                ),
+            ))
+        }
+        None if root.numel() == 1 => creation::ones(root.shape(), root.dtype())?,
+        None => {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "grad can be implicitly created only for scalar outputs",
+            ))
+        }
+    };
     let mut acc: Vec<Option<Tensor>> = vec![None; inputs.len()];
     let _guard = no_grad();
-    let g = creation::ones(root.shape(), root.dtype())?;
     let mut sink = |t: &Tensor, g: Tensor| -> Result<()> {
         for (slot, x) in acc.iter_mut().zip(inputs) {
             if x.same(t) {
@@ -92,14 +142,10 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     };
     match root.grad_fn() {
         None => sink(root, g)?,
-        Some(node) => sweep(node, g, false, &mut sink)?,
+        Some(node) => sweep(node, g, retain_graph, &mut sink)?,
     }
     acc.into_iter()
-        .zip(inputs)
-        .map(|(a, x)| match a {
-            Some(g) => g.contiguous_copy(),
-            None => creation::zeros(x.shape(), x.dtype()),
-        })
+        .map(|a| a.map(|g| g.contiguous_copy()).transpose())
         .collect()
 }
 

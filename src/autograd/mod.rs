@@ -5,7 +5,7 @@ pub mod backward;
 pub mod node;
 pub mod rules;
 
-pub use backward::{backward, grad_of};
+pub use backward::{backward, grad_of, grad_wrt};
 pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
 
 use crate::tensor::Tensor;

@@ -45,6 +45,8 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("string", include_str!("../../stdlib/string.dl")),
     ("pathlib", include_str!("../../stdlib/pathlib.dl")),
     ("argparse", include_str!("../../stdlib/argparse.dl")),
+    ("linalg", include_str!("../../stdlib/linalg.dl")),
+    ("autograd", include_str!("../../stdlib/autograd.dl")),
 ];
 
 impl Interp {

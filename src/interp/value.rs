@@ -122,6 +122,9 @@ pub enum Value {
 pub struct GradModeCtx {
     pub enable: bool,
     pub saved: RefCell<Vec<bool>>,
+    /// `set_grad_enabled(mode)` switches when called: the mode before the call, which
+    /// the first `__exit__` restores.
+    pub before_call: std::cell::Cell<Option<bool>>,
 }
 
 #[derive(Debug)]

@@ -3,6 +3,8 @@
 //! graph node only when grad mode is on and an input requires grad. Gradient rules are
 //! in `autograd::rules`.
 
+pub mod more;
+pub mod shape_more;
 pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};

@@ -99,7 +99,7 @@ macro_rules! unary_table {
                 }],
             }
             Recip {
-                name: "reciprocal", methods: [], global: false, saves: Out,
+                name: "reciprocal", methods: ["reciprocal"], global: true, saves: Out,
                 f32: [(x) 1.0 / x],
                 int: [float],
                 grad: [(g, x, out) g.mul(&out.mul(out)?)?.neg()],
@@ -287,6 +287,191 @@ macro_rules! unary_table {
                 onnx: [(l, n, x) {
                     let ty = if n.dtype == DType::Bool { "Not" } else { "BitwiseNot" };
                     l.b.op(ty, &[x], vec![])
+                }],
+            }
+
+            // Rows added for PyTorch's API breadth (issue 22).
+            Tan {
+                name: "tan", methods: ["tan"], global: true, saves: Out,
+                f32: [(x) x.tan()],
+                int: [float],
+                grad: [(g, x, out) g.mul(&out.mul(out)?.add_s(1.0)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Tan"],
+            }
+            Asin {
+                name: "asin", methods: ["asin", "arcsin"], global: true, saves: X,
+                f32: [(x) x.asin()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul(x)?.rsub_s(1.0)?.un(Sqrt)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Asin"],
+            }
+            Acos {
+                name: "acos", methods: ["acos", "arccos"], global: true, saves: X,
+                f32: [(x) x.acos()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul(x)?.rsub_s(1.0)?.un(Sqrt)?)?.neg()],
+                jit: [none],
+                reference: [none],
+                onnx: ["Acos"],
+            }
+            Atan {
+                name: "atan", methods: ["atan", "arctan"], global: true, saves: X,
+                f32: [(x) x.atan()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul(x)?.add_s(1.0)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Atan"],
+            }
+            Sinh {
+                name: "sinh", methods: ["sinh"], global: true, saves: X,
+                f32: [(x) x.sinh()],
+                int: [float],
+                grad: [(g, x, out) g.mul(&x.un(Cosh)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Sinh"],
+            }
+            Cosh {
+                name: "cosh", methods: ["cosh"], global: true, saves: X,
+                f32: [(x) x.cosh()],
+                int: [float],
+                grad: [(g, x, out) g.mul(&x.un(Sinh)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Cosh"],
+            }
+            Asinh {
+                name: "asinh", methods: ["asinh", "arcsinh"], global: true, saves: X,
+                f32: [(x) x.asinh()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul(x)?.add_s(1.0)?.un(Sqrt)?)],
+                jit: [none],
+                reference: [none],
+                onnx: ["Asinh"],
+            }
+            Exp2 {
+                name: "exp2", methods: ["exp2"], global: true, saves: Out,
+                f32: [(x) x.exp2()],
+                int: [float],
+                grad: [(g, x, out) g.mul(out)?.mul_s(std::f64::consts::LN_2)],
+                jit: [none],
+                reference: [none],
+                onnx: [(l, n, x) {
+                    let two = l.b.const_scalar(Scalar::Float(2.0), DType::F32);
+                    l.b.op("Pow", &[&two, x], vec![])
+                }],
+            }
+            Expm1 {
+                name: "expm1", methods: ["expm1"], global: true, saves: Out,
+                f32: [(x) x.exp_m1()],
+                int: [float],
+                grad: [(g, x, out) g.mul(&out.add_s(1.0)?)],
+                jit: [none],
+                reference: [none],
+                // No ONNX op: Exp(x) - 1 (loses precision for |x| < 1e-7).
+                onnx: [(l, n, x) {
+                    let one = l.b.const_scalar(Scalar::Float(1.0), DType::F32);
+                    let e = l.b.op("Exp", &[x], vec![]);
+                    l.b.op("Sub", &[&e, &one], vec![])
+                }],
+            }
+            Log2 {
+                name: "log2", methods: ["log2"], global: true, saves: X,
+                f32: [(x) x.log2()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul_s(std::f64::consts::LN_2)?)],
+                jit: [none],
+                reference: [none],
+                onnx: [(l, n, x) {
+                    let c = l.b.const_scalar(Scalar::Float(std::f64::consts::LN_2), DType::F32);
+                    let u = l.b.op("Log", &[x], vec![]);
+                    l.b.op("Div", &[&u, &c], vec![])
+                }],
+            }
+            Log10 {
+                name: "log10", methods: ["log10"], global: true, saves: X,
+                f32: [(x) x.log10()],
+                int: [float],
+                grad: [(g, x, out) g.div(&x.mul_s(std::f64::consts::LN_10)?)],
+                jit: [none],
+                reference: [none],
+                onnx: [(l, n, x) {
+                    let c = l.b.const_scalar(Scalar::Float(std::f64::consts::LN_10), DType::F32);
+                    let u = l.b.op("Log", &[x], vec![]);
+                    l.b.op("Div", &[&u, &c], vec![])
+                }],
+            }
+            Square {
+                name: "square", methods: ["square"], global: true, saves: X,
+                f32: [(x) x * x],
+                int: [keep (x) x.wrapping_mul(x)],
+                grad: [(g, x, out) g.mul(x)?.mul_s(2.0)],
+                jit: [(vx, x) vx.mul(x, x)],
+                reference: [(x) x * x],
+                onnx: [(l, n, x) l.b.op("Mul", &[x, x], vec![])],
+            }
+            Erfc {
+                name: "erfc", methods: ["erfc"], global: true, saves: X,
+                f32: [(x) libm::erfcf(x)],
+                int: [float],
+                grad: [(g, x, out) g.mul(
+                    &x.mul(x)?
+                        .neg()?
+                        .un(Exp)?
+                        .mul_s(-std::f64::consts::FRAC_2_SQRT_PI)?,
+                )],
+                jit: [none],
+                reference: [none],
+                onnx: [(l, n, x) {
+                    let one = l.b.const_scalar(Scalar::Float(1.0), DType::F32);
+                    let e = l.b.op("Erf", &[x], vec![]);
+                    l.b.op("Sub", &[&one, &e], vec![])
+                }],
+            }
+            Ceil {
+                name: "ceil", methods: ["ceil"], global: true, saves: X,
+                f32: [(x) x.ceil()],
+                int: [keep (x) x],
+                grad: [(g, x, out) g.mul_s(0.0)],
+                jit: [(vx, x) vx.b.ins().ceil(x)],
+                reference: [(x) x.ceil()],
+                onnx: ["Ceil"],
+            }
+            // Rounds toward zero; `fix` is PyTorch's alias.
+            Trunc {
+                name: "trunc", methods: ["trunc", "fix"], global: true, saves: X,
+                f32: [(x) x.trunc()],
+                int: [keep (x) x],
+                grad: [(g, x, out) g.mul_s(0.0)],
+                jit: [(vx, x) vx.b.ins().trunc(x)],
+                reference: [(x) x.trunc()],
+                // No ONNX op: Sign(x) * Floor(Abs(x)).
+                onnx: [(l, n, x) {
+                    let s = l.b.op("Sign", &[x], vec![]);
+                    let a = l.b.op("Abs", &[x], vec![]);
+                    let f = l.b.op("Floor", &[&a], vec![]);
+                    l.b.op("Mul", &[&s, &f], vec![])
+                }],
+            }
+            // `x - trunc(x)` (the sign of x).
+            Frac {
+                name: "frac", methods: ["frac"], global: true, saves: X,
+                f32: [(x) x.fract()],
+                int: [keep (x) x - x],
+                grad: [(g, x, out) Ok(g.clone())],
+                jit: [none],
+                reference: [none],
+                onnx: [(l, n, x) {
+                    let s = l.b.op("Sign", &[x], vec![]);
+                    let a = l.b.op("Abs", &[x], vec![]);
+                    let f = l.b.op("Floor", &[&a], vec![]);
+                    let t = l.b.op("Mul", &[&s, &f], vec![]);
+                    l.b.op("Sub", &[x, &t], vec![])
                 }],
             }
         }

@@ -17,6 +17,7 @@ pub mod random;
 pub mod reduce;
 pub mod seq;
 pub mod shape;
+pub mod sorting;
 pub mod storage;
 pub mod view_grad;
 pub mod views;

@@ -34,6 +34,9 @@ pub mod tensor_funcs;
 pub mod tensor_grad;
 pub mod tensor_index;
 pub mod tensor_methods;
+pub mod tensor_more;
+pub mod tensor_more_funcs;
+pub mod tensor_more_misc;
 pub mod tensor_ops;
 pub mod tensor_reduce;
 

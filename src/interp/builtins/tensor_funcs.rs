@@ -13,7 +13,7 @@ use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::{indexing, linalg, views, Tensor};
 
 /// Calls `args[0].name(*args[1:])`.
-fn forward(name: &str, args: &[Value], kw: Kw) -> R<Value> {
+pub fn forward(name: &str, args: &[Value], kw: Kw) -> R<Value> {
     match args.split_first() {
         Some((Value::Tensor(t), rest)) => tensor_method(t, name, rest, kw),
         Some((other, _)) => Err(type_err(format!(

@@ -20,6 +20,7 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("_Parameter", parameter),
     ("_is_parameter", is_parameter),
     ("vars", vars),
+    ("_autograd_grad", autograd_grad),
 ];
 
 /// Methods of the `no_grad()` object.
@@ -30,6 +31,7 @@ fn mode(args: &[Value], kw: Kw, name: &str, enable: bool) -> R<Value> {
     Ok(Value::GradMode(Rc::new(GradModeCtx {
         enable,
         saved: RefCell::new(Vec::new()),
+        before_call: std::cell::Cell::new(None),
     })))
 }
 
@@ -50,7 +52,8 @@ fn is_grad_enabled(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 pub fn grad_mode_method(g: &GradModeCtx, name: &str) -> R<Value> {
     match name {
         "__enter__" => {
-            let prev = autograd::set_grad_enabled(g.enable);
+            let switched = autograd::set_grad_enabled(g.enable);
+            let prev = g.before_call.take().unwrap_or(switched);
             g.saved.borrow_mut().push(prev);
             Ok(Value::None)
         }
@@ -177,4 +180,39 @@ pub fn backward(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
     let retain = a.flag(1, "retain_graph", false)?;
     autograd::backward(t, g, retain).map_err(te)?;
     Ok(Value::None)
+}
+
+/// `_autograd_grad(output, inputs, grad_output, retain_graph, allow_unused)`: the
+/// primitive of stdlib/autograd.dl's `grad` (one output; a tuple of gradients).
+fn autograd_grad(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("_autograd_grad", args, 5, 5)?;
+    let out = tensor_of(&args[0], "grad")?;
+    if !out.requires_grad() {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            "element 0 of tensors does not require grad and does not have a grad_fn",
+        ));
+    }
+    let inputs = super::tensor_reduce::tensor_seq(&args[1], "grad")?;
+    let go = match &args[2] {
+        Value::None => None,
+        v => Some(tensor_of(v, "grad")?),
+    };
+    let retain = matches!(args[3], Value::Bool(true));
+    let allow_unused = matches!(args[4], Value::Bool(true));
+    let grads = autograd::grad_wrt(&out, go, &inputs, retain).map_err(te)?;
+    let mut vals = Vec::with_capacity(grads.len());
+    for g in grads {
+        match g {
+            Some(g) => vals.push(Value::Tensor(g)),
+            None if allow_unused => vals.push(Value::None),
+            None => {
+                return Err(crate::interp::err(
+                    crate::error::ErrorKind::RuntimeError,
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+                ))
+            }
+        }
+    }
+    Ok(Value::tuple(vals))
 }

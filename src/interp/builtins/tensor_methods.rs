@@ -21,7 +21,10 @@ pub static TENSOR_METHODS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let unary = UnaryOp::ALL
         .iter()
         .flat_map(|op| op.methods().iter().copied());
-    unary.chain(OTHER_METHODS.iter().copied()).collect()
+    unary
+        .chain(OTHER_METHODS.iter().copied())
+        .chain(super::tensor_more::MORE_METHODS.iter().copied())
+        .collect()
 });
 
 /// The tensor methods that are not unary ops of the table.
@@ -165,6 +168,9 @@ pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value>
         return Ok(v);
     }
     if let Some(v) = super::tensor_reduce::shape_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = super::tensor_more::more_method(t, name, &a)? {
         return Ok(v);
     }
     Err(crate::interp::err(
@@ -376,6 +382,7 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "grad" => t.grad().map(Value::Tensor).unwrap_or(Value::None),
         "is_leaf" => Value::Bool(t.is_leaf()),
         "T" => Value::Tensor(t.t()),
+        "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
         "data" => Value::Tensor(t.detach()),
         "grad_fn" => match t.grad_fn() {
             Some(n) => Value::str(n.name()),

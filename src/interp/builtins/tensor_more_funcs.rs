@@ -1,0 +1,448 @@
+//! Functional globals of PyTorch's API beyond the core set (issue 22): the function
+//! forms of tensor_more.rs's methods (forwarded to the method of the first argument),
+//! and the functions of several tensors or none (`einsum tensordot hstack meshgrid
+//! searchsorted multinomial normal logspace var_mean ...`).
+
+use super::tensor::{
+    finish, float_of, int_list, int_of, shape_args, sizes, te, tensor_of, Args, Kw,
+};
+use super::tensor_funcs::forward;
+use super::tensor_reduce::tensor_seq;
+use crate::interp::value::{GradModeCtx, NativeImpl, Value};
+use crate::interp::{type_err, value_err, Interp, R};
+use crate::ops::shape_more as sm;
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::views::cat;
+use crate::tensor::{creation, sorting, Tensor};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+macro_rules! forwarders {
+    ($($name:literal => $f:ident),* $(,)?) => {
+        $(fn $f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+            forward($name, args, kw)
+        })*
+        const FORWARDED: &[(&str, NativeImpl)] = &[$(($name, $f)),*];
+    };
+}
+
+forwarders! {
+    "isnan" => f_isnan, "isinf" => f_isinf, "isfinite" => f_isfinite,
+    "nan_to_num" => f_nan_to_num, "isclose" => f_isclose, "allclose" => f_allclose,
+    "equal" => f_equal, "fmod" => f_fmod, "atan2" => f_atan2, "arctan2" => f_arctan2,
+    "hypot" => f_hypot, "lerp" => f_lerp, "logit" => f_logit, "true_divide" => f_true_divide,
+    "add" => f_add, "sub" => f_sub, "mul" => f_mul, "div" => f_div,
+    "floor_divide" => f_floor_divide, "remainder" => f_remainder, "eq" => f_eq, "ne" => f_ne,
+    "lt" => f_lt, "le" => f_le, "gt" => f_gt, "ge" => f_ge, "logical_and" => f_logical_and,
+    "logical_or" => f_logical_or, "logical_xor" => f_logical_xor, "amax" => f_amax,
+    "amin" => f_amin, "aminmax" => f_aminmax, "count_nonzero" => f_count_nonzero,
+    "cumprod" => f_cumprod, "cummax" => f_cummax, "cummin" => f_cummin,
+    "logcumsumexp" => f_logcumsumexp, "median" => f_median, "mode" => f_mode,
+    "quantile" => f_quantile, "sort" => f_sort, "argsort" => f_argsort, "topk" => f_topk,
+    "kthvalue" => f_kthvalue, "unique" => f_unique, "bincount" => f_bincount,
+    "histc" => f_histc, "unflatten" => f_unflatten, "swapaxes" => f_swapaxes,
+    "swapdims" => f_swapdims, "movedim" => f_movedim, "moveaxis" => f_moveaxis,
+    "broadcast_to" => f_broadcast_to, "unbind" => f_unbind, "flip" => f_flip,
+    "roll" => f_roll, "repeat_interleave" => f_repeat_interleave, "tile" => f_tile,
+    "tril" => f_tril, "triu" => f_triu, "diag" => f_diag, "diagonal" => f_diagonal,
+    "diag_embed" => f_diag_embed, "scatter" => f_scatter,
+    "index_add" => f_index_add, "masked_select" => f_masked_select, "nonzero" => f_nonzero,
+    "argwhere" => f_argwhere, "take" => f_take, "take_along_dim" => f_take_along_dim,
+    "bmm" => f_bmm, "mv" => f_mv, "vdot" => f_vdot, "inner" => f_inner, "addmm" => f_addmm,
+    "baddbmm" => f_baddbmm, "kron" => f_kron, "cross" => f_cross, "dist" => f_dist,
+    "t" => f_t, "is_floating_point" => f_is_floating_point,
+}
+
+pub const GLOBALS: &[(&str, NativeImpl)] = &[
+    ("concat", concat),
+    ("concatenate", concat),
+    ("hstack", hstack),
+    ("vstack", vstack),
+    ("broadcast_tensors", broadcast_tensors),
+    ("meshgrid", meshgrid),
+    ("einsum", einsum),
+    ("tensordot", tensordot),
+    ("cdist", cdist),
+    ("searchsorted", searchsorted),
+    ("bucketize", bucketize),
+    ("is_tensor", is_tensor),
+    ("get_default_dtype", get_default_dtype),
+    ("set_default_dtype", set_default_dtype),
+    ("set_grad_enabled", set_grad_enabled),
+    ("inference_mode", inference_mode),
+    ("var_mean", var_mean),
+    ("std_mean", std_mean),
+    ("as_tensor", as_tensor),
+    ("randint_like", randint_like),
+    ("logspace", logspace),
+    ("multinomial", multinomial),
+    ("bernoulli", bernoulli),
+    ("normal", normal),
+];
+
+/// Every global of this file.
+pub fn all_globals() -> impl Iterator<Item = (&'static str, NativeImpl)> {
+    FORWARDED.iter().chain(GLOBALS.iter()).copied()
+}
+
+fn tv(r: crate::Result<Tensor>) -> R<Value> {
+    r.map(Value::Tensor).map_err(te)
+}
+
+fn tuple_of(ts: Vec<Tensor>) -> Value {
+    Value::tuple(ts.into_iter().map(Value::Tensor).collect())
+}
+
+/// Tensors given as varargs or as one list/tuple.
+fn tensors(args: &[Value], fname: &str) -> R<Vec<Tensor>> {
+    match args {
+        [one @ (Value::List(_) | Value::Tuple(_))] => tensor_seq(one, fname),
+        _ => args.iter().map(|v| tensor_of(v, fname)).collect(),
+    }
+}
+
+fn concat(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("concat", args, kw);
+    a.check(2, &["tensors", "dim", "axis"])?;
+    let ts = tensor_seq(a.required(0, "tensors")?, "concat")?;
+    let d = a
+        .int(1, "dim")?
+        .or(a.kw("axis").map(|v| int_of(v, "concat")).transpose()?);
+    tv(cat(&ts, d.unwrap_or(0)))
+}
+
+fn hstack(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("hstack", args, kw);
+    a.check(1, &["tensors"])?;
+    let ts = tensor_seq(a.required(0, "tensors")?, "hstack")?;
+    let ts: Vec<Tensor> = ts
+        .iter()
+        .map(|t| {
+            if t.ndim() == 0 {
+                t.reshape(&[1])
+            } else {
+                Ok(t.clone())
+            }
+        })
+        .collect::<crate::Result<_>>()
+        .map_err(te)?;
+    let d = if ts.iter().all(|t| t.ndim() == 1) {
+        0
+    } else {
+        1
+    };
+    tv(cat(&ts, d))
+}
+
+fn vstack(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("vstack", args, kw);
+    a.check(1, &["tensors"])?;
+    let ts = tensor_seq(a.required(0, "tensors")?, "vstack")?;
+    let ts: Vec<Tensor> = ts
+        .iter()
+        .map(|t| match t.ndim() {
+            0 => t.reshape(&[1, 1]),
+            1 => t.unsqueeze(0),
+            _ => Ok(t.clone()),
+        })
+        .collect::<crate::Result<_>>()
+        .map_err(te)?;
+    tv(cat(&ts, 0))
+}
+
+fn broadcast_tensors(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    Args::new("broadcast_tensors", args, kw).check(usize::MAX, &[])?;
+    Ok(tuple_of(
+        sm::broadcast_tensors(&tensors(args, "broadcast_tensors")?).map_err(te)?,
+    ))
+}
+
+fn meshgrid(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("meshgrid", args, kw);
+    a.check(usize::MAX, &["indexing"])?;
+    let xy = match a.kw("indexing") {
+        None => false,
+        Some(Value::Str(s)) if &**s == "ij" => false,
+        Some(Value::Str(s)) if &**s == "xy" => true,
+        Some(_) => {
+            return Err(crate::interp::err(
+                crate::error::ErrorKind::RuntimeError,
+                "meshgrid: indexing must be one of \"xy\" or \"ij\"",
+            ))
+        }
+    };
+    Ok(tuple_of(
+        sm::meshgrid(&tensors(args, "meshgrid")?, xy).map_err(te)?,
+    ))
+}
+
+fn einsum(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    Args::new("einsum", args, kw).check(usize::MAX, &[])?;
+    let Some((Value::Str(eq), rest)) = args.split_first() else {
+        return Err(type_err(
+            "einsum(): the first argument must be the equation string",
+        ));
+    };
+    tv(sm::einsum(eq, &tensors(rest, "einsum")?))
+}
+
+fn tensordot(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("tensordot", args, kw);
+    a.check(3, &["a", "b", "dims"])?;
+    let (x, y) = (a.tensor(0, "a")?, a.tensor(1, "b")?);
+    let (da, db) = match a.get(2, "dims") {
+        None => ((x.ndim() as i64 - 2..x.ndim() as i64).collect(), vec![0, 1]),
+        Some(Value::Int(n)) => {
+            let n = *n;
+            (
+                (x.ndim() as i64 - n..x.ndim() as i64).collect(),
+                (0..n).collect(),
+            )
+        }
+        Some(v @ (Value::List(_) | Value::Tuple(_))) => {
+            let parts: Vec<Value> = match v {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                _ => vec![],
+            };
+            match parts.as_slice() {
+                [p, q] => (int_list(p, "tensordot")?, int_list(q, "tensordot")?),
+                _ => {
+                    return Err(type_err(
+                        "tensordot(): dims must be an int or a pair of dim lists",
+                    ))
+                }
+            }
+        }
+        Some(v) => {
+            return Err(type_err(format!(
+                "tensordot(): dims must be an int or a pair of lists, not {}",
+                v.type_name()
+            )))
+        }
+    };
+    tv(sm::tensordot(&x, &y, &da, &db))
+}
+
+fn cdist(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("cdist", args, kw);
+    a.check(3, &["x1", "x2", "p", "compute_mode"])?;
+    let p = a.float(2, "p")?.unwrap_or(2.0);
+    tv(sm::cdist(&a.tensor(0, "x1")?, &a.tensor(1, "x2")?, p))
+}
+
+fn searchsorted(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("searchsorted", args, kw);
+    a.check(
+        2,
+        &["sorted_sequence", "input", "right", "side", "out_int32"],
+    )?;
+    let seq = a.tensor(0, "sorted_sequence")?;
+    let v = super::tensor::tensor_or_scalar(a.required(1, "input")?, "searchsorted")?;
+    let right = match a.kw("side") {
+        Some(Value::Str(s)) => &**s == "right",
+        _ => a.flag(usize::MAX, "right", false)?,
+    };
+    tv(sorting::searchsorted(&seq, &v, right))
+}
+
+fn bucketize(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("bucketize", args, kw);
+    a.check(2, &["input", "boundaries", "right", "out_int32"])?;
+    let v = super::tensor::tensor_or_scalar(a.required(0, "input")?, "bucketize")?;
+    let b = a.tensor(1, "boundaries")?;
+    if b.ndim() != 1 {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            format!(
+                "bucketize: boundaries tensor must be 1 dimension, but got dim({})",
+                b.ndim()
+            ),
+        ));
+    }
+    tv(sorting::searchsorted(
+        &b,
+        &v,
+        a.flag(usize::MAX, "right", false)?,
+    ))
+}
+
+fn is_tensor(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    super::arity("is_tensor", args, 1, 1)?;
+    Ok(Value::Bool(matches!(args[0], Value::Tensor(_))))
+}
+
+fn get_default_dtype(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    super::arity("get_default_dtype", args, 0, 0)?;
+    Ok(Value::DType(DType::F32))
+}
+
+/// `set_default_dtype(float32)`; other float dtypes do not exist in Kiln yet.
+fn set_default_dtype(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("set_default_dtype", args, kw);
+    a.check(1, &["d"])?;
+    match super::tensor::dtype_of(a.required(0, "d")?)? {
+        DType::F32 => Ok(Value::None),
+        d => Err(type_err(format!(
+            "set_default_dtype(): only floating-point types are supported as the default type (got {})",
+            d.name()
+        ))),
+    }
+}
+
+/// `set_grad_enabled(mode)`: switches grad mode now, and as a context manager restores
+/// the previous mode on exit.
+fn set_grad_enabled(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("set_grad_enabled", args, kw);
+    a.check(1, &["mode"])?;
+    let on = a.flag(0, "mode", true)?;
+    let prev = crate::autograd::set_grad_enabled(on);
+    Ok(Value::GradMode(Rc::new(GradModeCtx {
+        enable: on,
+        saved: RefCell::new(Vec::new()),
+        before_call: Cell::new(Some(prev)),
+    })))
+}
+
+/// `inference_mode(mode=True)`: `no_grad` (Kiln has no separate inference tensors).
+fn inference_mode(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("inference_mode", args, kw);
+    a.check(1, &["mode"])?;
+    Ok(Value::GradMode(Rc::new(GradModeCtx {
+        enable: !a.flag(0, "mode", true)?,
+        saved: RefCell::new(Vec::new()),
+        before_call: Cell::new(None),
+    })))
+}
+
+fn stat_mean(name: &str, args: &[Value], kw: Kw) -> R<Value> {
+    let Some((Value::Tensor(t), rest)) = args.split_first() else {
+        return Err(type_err(format!(
+            "{name}(): argument 'input' must be Tensor"
+        )));
+    };
+    let stat = super::tensor_methods::tensor_method(
+        t,
+        if name == "var_mean" { "var" } else { "std" },
+        rest,
+        kw,
+    )?;
+    let a = Args::new(name, rest, kw);
+    let dims = a.dims(0)?;
+    let keep = a.flag(usize::MAX, "keepdim", false)?;
+    let mean = t.mean(&dims, keep).map_err(te)?;
+    Ok(Value::tuple(vec![stat, Value::Tensor(mean)]))
+}
+
+fn var_mean(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    stat_mean("var_mean", args, kw)
+}
+
+fn std_mean(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    stat_mean("std_mean", args, kw)
+}
+
+/// `as_tensor(data, dtype=None)`: a tensor argument is returned as is (cast when asked).
+fn as_tensor(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("as_tensor", args, kw);
+    a.check(2, &["data", "dtype", "device"])?;
+    let dt = a.dtype(1)?;
+    match a.required(0, "data")? {
+        Value::Tensor(t) => match dt {
+            Some(d) if d != t.dtype() => tv(crate::ops::to_dtype(t, d)),
+            _ => Ok(Value::Tensor(t.clone())),
+        },
+        v => Ok(Value::Tensor(super::tensor_create::from_value(v, dt)?)),
+    }
+}
+
+fn randint_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("randint_like", args, kw);
+    a.check(3, &["input", "low", "high", "dtype", "requires_grad"])?;
+    let t = a.tensor(0, "input")?;
+    let (low, high) = match (a.int(1, "low")?, a.int(2, "high")?) {
+        (Some(h), None) => (0, h),
+        (Some(l), Some(h)) => (l, h),
+        (None, Some(h)) => (0, h),
+        (None, None) => return Err(type_err("randint_like() missing required argument 'high'")),
+    };
+    let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
+    finish(creation::randint(low, high, t.shape(), dt).map_err(te)?, &a)
+}
+
+fn logspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("logspace", args, kw);
+    a.check(
+        4,
+        &["start", "end", "steps", "base", "dtype", "requires_grad"],
+    )?;
+    let start = float_of(a.required(0, "start")?, "logspace")?;
+    let end = float_of(a.required(1, "end")?, "logspace")?;
+    let steps = usize::try_from(int_of(a.required(2, "steps")?, "logspace")?)
+        .map_err(|_| value_err("logspace(): number of steps must be non-negative"))?;
+    let base = a.float(3, "base")?.unwrap_or(10.0);
+    let v: Vec<f32> = (0..steps)
+        .map(|i| {
+            let e = if steps == 1 {
+                start
+            } else {
+                start + (end - start) * i as f64 / (steps - 1) as f64
+            };
+            base.powf(e) as f32
+        })
+        .collect();
+    let mut t = creation::from_f32(v, &[steps]).map_err(te)?;
+    if let Some(d) = a.dtype(usize::MAX)? {
+        t = t.cast(d).map_err(te)?;
+    }
+    finish(t, &a)
+}
+
+fn multinomial(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("multinomial", args, kw);
+    a.check(3, &["input", "num_samples", "replacement", "generator"])?;
+    let n = int_of(a.required(1, "num_samples")?, "multinomial")?;
+    tv(sorting::multinomial(
+        &a.tensor(0, "input")?,
+        n,
+        a.flag(2, "replacement", false)?,
+    ))
+}
+
+/// `bernoulli(p)`: 1.0 with probability `p` elementwise.
+fn bernoulli(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("bernoulli", args, kw);
+    a.check(2, &["input", "p", "generator"])?;
+    let p = a.tensor(0, "input")?;
+    let u = creation::rand(p.shape(), DType::F32).map_err(te)?;
+    let probs = match a.float(1, "p")? {
+        Some(v) => Tensor::scalar(Scalar::Float(v)),
+        None => p.detach(),
+    };
+    tv(crate::ops::binary(crate::ops::BinaryOp::Lt, &u, &probs).and_then(|m| m.cast(DType::F32)))
+}
+
+/// `normal(mean, std)` (tensors or numbers; numbers need `size`).
+fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("normal", args, kw);
+    a.check(
+        3,
+        &["mean", "std", "size", "generator", "dtype", "requires_grad"],
+    )?;
+    let mean =
+        super::tensor::tensor_or_scalar(a.get(0, "mean").unwrap_or(&Value::Float(0.0)), "normal")?;
+    let std =
+        super::tensor::tensor_or_scalar(a.get(1, "std").unwrap_or(&Value::Float(1.0)), "normal")?;
+    let shape: Vec<usize> = match a.get(2, "size") {
+        Some(v) => sizes(&shape_args(std::slice::from_ref(v), "normal")?, "normal")?,
+        None => crate::tensor::shape::broadcast_shapes("normal", mean.shape(), std.shape())
+            .map_err(te)?
+            .to_vec(),
+    };
+    let z = creation::randn(&shape, DType::F32).map_err(te)?;
+    let out = z
+        .mul(&std.detach())
+        .and_then(|s| s.add(&mean.detach()))
+        .map_err(te)?;
+    finish(out, &a)
+}

@@ -1,0 +1,157 @@
+//! Tensor methods of PyTorch's API that are not computations (issue 22): sizes and
+//! strides (`nelement element_size stride storage_offset is_contiguous`), factories
+//! (`new_zeros new_ones new_full new_empty new_tensor`), `type_as`, `detach_` and the
+//! in-place forms of ops and of the random fills (`pow_ exp_ masked_fill_ uniform_
+//! normal_ bernoulli_`).
+
+use super::tensor::{dtype_of, int_list, scalar_of, te, Args};
+use super::tensor_more::{inplace_result, ints, operand, tv};
+use crate::interp::value::Value;
+use crate::interp::{type_err, R};
+use crate::ops::BinaryOp;
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::Tensor;
+
+/// The methods of this file (None: not one of them).
+pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
+    let new = |fill: Option<Scalar>| -> R<Value> {
+        let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
+        let shape = super::tensor::sizes(&ints(a, "size")?, name)?;
+        let x = match fill {
+            Some(s) => crate::tensor::creation::full(&shape, s, Some(dt)),
+            None => crate::tensor::creation::zeros(&shape, dt),
+        }
+        .map_err(te)?;
+        super::tensor::finish(x, a)
+    };
+    let v = match name {
+        "nelement" => {
+            a.check(0, &[])?;
+            crate::compile::trace::note_size_read(t, None);
+            Value::Int(t.numel() as i64)
+        }
+        "element_size" => {
+            a.check(0, &[])?;
+            Value::Int(t.dtype().size() as i64)
+        }
+        "stride" => {
+            a.check(1, &["dim"])?;
+            let st: Vec<Value> = t.strides().iter().map(|&s| Value::Int(s as i64)).collect();
+            match a.int(0, "dim")? {
+                None => Value::tuple(st),
+                Some(d) => {
+                    let d = crate::tensor::shape::norm_dim("stride", d, t.ndim()).map_err(te)?;
+                    st.get(d).cloned().unwrap_or(Value::Int(1))
+                }
+            }
+        }
+        "storage_offset" => {
+            a.check(0, &[])?;
+            Value::Int(t.offset() as i64)
+        }
+        "is_contiguous" => {
+            a.check(0, &["memory_format"])?;
+            Value::Bool(t.is_contiguous())
+        }
+        "is_floating_point" => {
+            a.check(0, &[])?;
+            Value::Bool(t.dtype().is_float())
+        }
+        "type_as" => {
+            a.check(1, &["other"])?;
+            tv(crate::ops::to_dtype(t, a.tensor(0, "other")?.dtype()))?
+        }
+        "new_zeros" | "new_empty" => {
+            a.check(usize::MAX, &["size", "dtype", "device", "requires_grad"])?;
+            new(None)?
+        }
+        "new_ones" => {
+            a.check(usize::MAX, &["size", "dtype", "device", "requires_grad"])?;
+            new(Some(Scalar::Int(1)))?
+        }
+        "new_full" => {
+            a.check(
+                2,
+                &["size", "fill_value", "dtype", "device", "requires_grad"],
+            )?;
+            let size = int_list(a.required(0, "size")?, name)?;
+            let fill = scalar_of(a.required(1, "fill_value")?)
+                .ok_or_else(|| type_err("new_full(): fill_value must be a number"))?;
+            let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
+            let x =
+                crate::tensor::creation::full(&super::tensor::sizes(&size, name)?, fill, Some(dt))
+                    .map_err(te)?;
+            super::tensor::finish(x, a)?
+        }
+        "new_tensor" => {
+            a.check(1, &["data", "dtype", "device", "requires_grad"])?;
+            let data = a.required(0, "data")?;
+            let x = super::tensor_create::from_value(
+                data,
+                a.kw("dtype").map(dtype_of).transpose()?.or(Some(t.dtype())),
+            )?;
+            super::tensor::finish(x, a)?
+        }
+        "detach_" => {
+            a.check(0, &[])?;
+            if t.grad_fn().is_some() {
+                return Err(crate::interp::err(
+                    crate::error::ErrorKind::RuntimeError,
+                    "detach_(): not supported on a tensor with a graph in Kiln (use x = x.detach())",
+                ));
+            }
+            t.set_requires_grad(false).map_err(te)?;
+            Value::Tensor(t.clone())
+        }
+        "pow_" | "exp_" | "masked_fill_" => {
+            let out = match name {
+                "pow_" => {
+                    a.check(1, &["exponent"])?;
+                    crate::ops::binary(BinaryOp::Pow, t, &operand(a, 0, "exponent")?)
+                }
+                "exp_" => {
+                    a.check(0, &[])?;
+                    t.un(crate::ops::UnaryOp::Exp)
+                }
+                _ => {
+                    a.check(2, &["mask", "value"])?;
+                    let s = scalar_of(a.required(1, "value")?)
+                        .ok_or_else(|| type_err("masked_fill_(): value must be a number"))?;
+                    t.masked_fill(&a.tensor(0, "mask")?, s)
+                }
+            }
+            .map_err(te)?;
+            inplace_result(t, name, out.cast(t.dtype()).map_err(te)?)?
+        }
+        "uniform_" | "normal_" | "bernoulli_" => {
+            let shape = t.shape().to_vec();
+            let out = match name {
+                "uniform_" => {
+                    a.check(2, &["from", "to", "generator"])?;
+                    let lo = a.float(0, "from")?.unwrap_or(0.0);
+                    let hi = a.float(1, "to")?.unwrap_or(1.0);
+                    crate::tensor::creation::rand(&shape, DType::F32)
+                        .and_then(|r| r.mul_s(hi - lo)?.add_s(lo))
+                }
+                "normal_" => {
+                    a.check(2, &["mean", "std", "generator"])?;
+                    let m = a.float(0, "mean")?.unwrap_or(0.0);
+                    let s = a.float(1, "std")?.unwrap_or(1.0);
+                    crate::tensor::creation::randn(&shape, DType::F32)
+                        .and_then(|r| r.mul_s(s)?.add_s(m))
+                }
+                _ => {
+                    a.check(1, &["p", "generator"])?;
+                    let p = a.float(0, "p")?.unwrap_or(0.5);
+                    crate::tensor::creation::rand(&shape, DType::F32)
+                        .and_then(|r| r.cmp_s(BinaryOp::Lt, p))
+                }
+            }
+            .map_err(te)?;
+            out.cast(t.dtype()).and_then(|o| t.copy_(&o)).map_err(te)?;
+            Value::Tensor(t.clone())
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}

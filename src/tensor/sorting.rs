@@ -1,0 +1,340 @@
+//! Host-side index computations with no gradient: the sort permutation along a dim
+//! (`sort argsort topk kthvalue median mode`), `unique`, `searchsorted`/`bucketize`,
+//! `bincount`, `histc`, `nonzero` and `multinomial`. Values that need a gradient are
+//! gathered from these indices by differentiable ops (ops/more.rs). Inside a `@compile`
+//! capture each of them is a graph break (their results depend on the data).
+
+use super::dtype::DType;
+use super::random::with_rng;
+use super::shape::norm_dim;
+use super::{err, Tensor};
+use crate::error::{ErrorKind, Result};
+use crate::ir::breaks::BreakReason;
+use crate::ir::record as trace;
+use std::cmp::Ordering;
+
+/// PyTorch's sort order: NaN is larger than every number; -0.0 equals 0.0.
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// The elements as f64 with `dim` moved last (rows of `n`), the moved shape and the
+/// permutation that moves it back.
+/// Row-major values, row length, moved shape, inverse permutation.
+type Rows = (Vec<f64>, usize, Vec<i64>, Vec<i64>);
+
+fn rows_last(x: &Tensor, dim: usize) -> Result<Rows> {
+    let nd = x.ndim();
+    let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != dim as i64).collect();
+    perm.push(dim as i64);
+    let moved = x.permute(&perm)?.contiguous()?;
+    let vals = f64s(&moved)?;
+    let mut back = vec![0i64; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        back[p as usize] = i as i64;
+    }
+    let shape = moved.shape().iter().map(|&s| s as i64).collect();
+    Ok((vals, x.shape()[dim].max(1), shape, back))
+}
+
+/// Marks a data-dependent host computation inside a capture.
+fn host(_: &str) {
+    trace::graph_break(BreakReason::UntracedTensor);
+}
+
+/// The int64 indices that sort `x` along `dim` (stable; NaN last ascending, first
+/// descending, as PyTorch).
+pub fn sort_indices(x: &Tensor, dim: i64, descending: bool) -> Result<Tensor> {
+    host("sort");
+    if x.dtype() == DType::Bool {
+        return sort_indices(&x.cast(DType::I64)?, dim, descending);
+    }
+    if x.ndim() == 0 {
+        return Ok(Tensor::from_vec(vec![0i64], &[]));
+    }
+    let d = norm_dim("sort", dim, x.ndim())?;
+    let (vals, n, shape, back) = rows_last(x, d)?;
+    let mut idx = Vec::with_capacity(vals.len());
+    if x.numel() > 0 {
+        for row in vals.chunks(n) {
+            let mut p: Vec<usize> = (0..row.len()).collect();
+            if descending {
+                p.sort_by(|&a, &b| cmp_f64(row[b], row[a]));
+            } else {
+                p.sort_by(|&a, &b| cmp_f64(row[a], row[b]));
+            }
+            idx.extend(p.into_iter().map(|i| i as i64));
+        }
+    }
+    let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+    Tensor::from_vec(idx, &shape).permute(&back)?.contiguous()
+}
+
+/// `unique(sorted=True)` of all elements: the values, the inverse indices (shape of
+/// `x`) and the counts.
+pub fn unique(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    host("unique");
+    let flat = x.reshape(&[-1])?;
+    let vals = f64s(&flat)?;
+    let mut order: Vec<usize> = (0..vals.len()).collect();
+    order.sort_by(|&a, &b| cmp_f64(vals[a], vals[b]));
+    let mut uniq: Vec<usize> = vec![];
+    let mut counts: Vec<i64> = vec![];
+    let mut inverse = vec![0i64; vals.len()];
+    for &i in &order {
+        let same = uniq
+            .last()
+            .is_some_and(|&u| cmp_f64(vals[u], vals[i]) == Ordering::Equal);
+        if !same {
+            uniq.push(i);
+            counts.push(0);
+        }
+        if let Some(c) = counts.last_mut() {
+            *c += 1;
+        }
+        inverse[i] = uniq.len() as i64 - 1;
+    }
+    let pos: Vec<i64> = uniq.iter().map(|&i| i as i64).collect();
+    let k = pos.len();
+    let values = flat.index_select(0, &Tensor::from_vec(pos, &[k]))?.detach();
+    Ok((
+        values,
+        Tensor::from_vec(inverse, x.shape()),
+        Tensor::from_vec(counts, &[k]),
+    ))
+}
+
+/// For each of `values`, the index where it would be inserted into the sorted last dim
+/// of `sorted` (the matching row when `sorted` has more than one dim).
+pub fn searchsorted(sorted: &Tensor, values: &Tensor, right: bool) -> Result<Tensor> {
+    host("searchsorted");
+    let nd = sorted.ndim().max(1);
+    let seq = sorted.reshape(&[-1])?;
+    let n = *sorted.shape().last().unwrap_or(&1);
+    let rows = seq.numel().checked_div(n).unwrap_or(0);
+    let leading_ok = sorted.ndim() <= 1
+        || (values.ndim() == sorted.ndim() && values.shape()[..nd - 1] == sorted.shape()[..nd - 1]);
+    if !leading_ok {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "searchsorted: boundaries {:?} and input value {:?} must have the same leading dims",
+                sorted.shape(),
+                values.shape()
+            ),
+        ));
+    }
+    let s = f64s(&seq)?;
+    let v = f64s(&values.reshape(&[-1])?)?;
+    let per_row = if sorted.ndim() <= 1 || rows == 0 {
+        v.len().max(1)
+    } else {
+        v.len() / rows
+    };
+    let out: Vec<i64> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let r = if sorted.ndim() <= 1 {
+                0
+            } else {
+                i / per_row.max(1)
+            };
+            let row = &s[(r * n).min(s.len())..((r + 1) * n).min(s.len())];
+            row.partition_point(|&b| {
+                let o = cmp_f64(b, x);
+                o == Ordering::Less || (right && o == Ordering::Equal)
+            }) as i64
+        })
+        .collect();
+    Ok(Tensor::from_vec(out, values.shape()))
+}
+
+/// The elements as f64 (bools as 0/1).
+fn f64s(t: &Tensor) -> Result<Vec<f64>> {
+    Ok(match t.dtype() {
+        DType::F32 => t.to_f32_vec()?.into_iter().map(f64::from).collect(),
+        _ => t
+            .cast(DType::I64)?
+            .to_i64_vec()?
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+    })
+}
+
+/// `bincount(x, weights=None, minlength=0)` of a 1-D non-negative int tensor.
+pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: usize) -> Result<Tensor> {
+    host("bincount");
+    if x.ndim() != 1 || x.dtype() == DType::F32 {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "bincount only supports 1-d non-negative integral inputs (got {}D {})",
+                x.ndim(),
+                x.dtype().name()
+            ),
+        ));
+    }
+    let v = x.to_i64_vec()?;
+    if v.iter().any(|&i| i < 0) {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "bincount only supports 1-d non-negative integral inputs.",
+        ));
+    }
+    let len = (v.iter().copied().max().map_or(0, |m| m as usize + 1)).max(minlength);
+    match weights {
+        None => {
+            let mut c = vec![0i64; len];
+            v.iter().for_each(|&i| c[i as usize] += 1);
+            Ok(Tensor::from_vec(c, &[len]))
+        }
+        Some(w) => {
+            if w.shape() != x.shape() {
+                return Err(err(
+                    ErrorKind::RuntimeError,
+                    "bincount: weights should be 1-d and have the same length as input",
+                ));
+            }
+            let w = w.to_f32_vec()?;
+            let mut c = vec![0f64; len];
+            v.iter()
+                .zip(&w)
+                .for_each(|(&i, &wi)| c[i as usize] += f64::from(wi));
+            Ok(Tensor::from_vec(
+                c.into_iter().map(|x| x as f32).collect(),
+                &[len],
+            ))
+        }
+    }
+}
+
+/// `histc(x, bins, min, max)`: counts in `bins` equal bins over [min, max] (the data's
+/// range when both are 0); elements outside are ignored.
+pub fn histc(x: &Tensor, bins: usize, min: f64, max: f64) -> Result<Tensor> {
+    host("histc");
+    if bins == 0 {
+        return Err(err(ErrorKind::RuntimeError, "histc: bins must be > 0"));
+    }
+    let v = f64s(x)?;
+    let (mut lo, mut hi) = (min, max);
+    if lo == hi && !v.is_empty() {
+        lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    }
+    if lo == hi {
+        lo -= 1.0;
+        hi += 1.0;
+    }
+    if lo > hi {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("histc: max must be larger than min (got min={min}, max={max})"),
+        ));
+    }
+    let mut c = vec![0f32; bins];
+    for &e in &v {
+        if e >= lo && e <= hi {
+            let b = (((e - lo) / (hi - lo)) * bins as f64) as usize;
+            c[b.min(bins - 1)] += 1.0;
+        }
+    }
+    Ok(Tensor::from_vec(c, &[bins]))
+}
+
+/// `nonzero(x)`: the `(n, ndim)` int64 indices of the nonzero elements, in row-major
+/// order.
+pub fn nonzero(x: &Tensor) -> Result<Tensor> {
+    host("nonzero");
+    let v = f64s(x)?;
+    let nd = x.ndim();
+    let mut out = vec![];
+    let mut count = 0;
+    for (flat, &e) in v.iter().enumerate() {
+        if e != 0.0 {
+            let mut rem = flat;
+            let mut idx = vec![0i64; nd];
+            for d in (0..nd).rev() {
+                let s = x.shape()[d].max(1);
+                idx[d] = (rem % s) as i64;
+                rem /= s;
+            }
+            out.extend(idx);
+            count += 1;
+        }
+    }
+    Ok(Tensor::from_vec(out, &[count, nd]))
+}
+
+/// `multinomial(probs, num_samples, replacement)`: for each row of `probs` (1-D or
+/// 2-D, non-negative weights), sampled indices from the seeded generator.
+pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor> {
+    host("multinomial");
+    let bad = |m: String| err(ErrorKind::RuntimeError, m);
+    if probs.ndim() == 0 || probs.ndim() > 2 {
+        return Err(bad(format!(
+            "multinomial: prob_dist must be 1 or 2 dim, got {}",
+            probs.ndim()
+        )));
+    }
+    let num = usize::try_from(num)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            bad(format!(
+                "multinomial: cannot sample n_sample <= 0 samples (got {num})"
+            ))
+        })?;
+    let n = *probs.shape().last().unwrap_or(&0);
+    if !replacement && num > n {
+        return Err(bad(format!(
+            "multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement ({num} > {n})"
+        )));
+    }
+    let p = f64s(&probs.reshape(&[-1])?)?;
+    if p.iter().any(|&x| !x.is_finite() || x < 0.0) {
+        return Err(bad(
+            "multinomial: probability tensor contains either inf, nan or element < 0".into(),
+        ));
+    }
+    let rows = p.len().checked_div(n).unwrap_or(0);
+    let mut out = Vec::with_capacity(rows * num);
+    for r in 0..rows {
+        let mut w = p[r * n..(r + 1) * n].to_vec();
+        for _ in 0..num {
+            let total: f64 = w.iter().sum();
+            if total <= 0.0 {
+                return Err(bad(
+                    "multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
+                        .into(),
+                ));
+            }
+            let u = with_rng(|g| g.uniform()) * total;
+            let mut acc = 0.0;
+            let mut pick = w.iter().rposition(|&x| x > 0.0).unwrap_or(0);
+            for (i, &x) in w.iter().enumerate() {
+                acc += x;
+                if u < acc && x > 0.0 {
+                    pick = i;
+                    break;
+                }
+            }
+            out.push(pick as i64);
+            if !replacement {
+                w[pick] = 0.0;
+            }
+        }
+    }
+    let shape: Vec<usize> = if probs.ndim() == 1 {
+        vec![num]
+    } else {
+        vec![rows, num]
+    };
+    Ok(Tensor::from_vec(out, &shape))
+}
