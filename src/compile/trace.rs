@@ -30,6 +30,9 @@ pub enum Origin {
     Cell(CellRef, Rc<str>),
     /// `lst[i]` of a list the function did not create (optimizer state lists).
     Item(Rc<RefCell<Vec<Value>>>, usize),
+    /// The `.grad` of a leaf tensor, read as its state: None, or (dtype, contiguous,
+    /// sizes...) of the gradient (the tensor itself is an input read at every call).
+    Grad(Tensor),
 }
 
 impl Origin {
@@ -40,6 +43,11 @@ impl Origin {
             Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
             Origin::Cell(c, _) => Some(c.borrow().clone()),
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),
+            Origin::Grad(t) => Some(t.grad().map_or(Value::None, |g| {
+                let mut d = vec![Value::DType(g.dtype()), Value::Bool(g.is_contiguous())];
+                d.extend(g.shape().iter().map(|&n| Value::Int(n as i64)));
+                Value::tuple(d)
+            })),
         }
     }
 
@@ -49,6 +57,7 @@ impl Origin {
             Origin::Attr(_, n) => format!(".{n}"),
             Origin::Global(_, _, n) | Origin::Cell(_, n) => n.to_string(),
             Origin::Item(_, i) => format!("[{i}]"),
+            Origin::Grad(_) => ".grad".into(),
         }
     }
 
@@ -63,6 +72,7 @@ impl Origin {
             Origin::Global(m, s, _) => (Rc::as_ptr(m) as usize, u64::from(*s)),
             Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
             Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
+            Origin::Grad(t) => (t.id(), u64::MAX),
         }
     }
 }
@@ -146,6 +156,8 @@ pub struct Tracer {
     loaded: HashMap<usize, (Tensor, String)>,
     /// External input tensors, in input-slot order after the argument inputs.
     pub externals: Vec<Tensor>,
+    /// (position in `externals`, leaf): externals read as the leaf's `.grad` at each call.
+    pub grad_externals: Vec<(usize, Tensor)>,
     pub guards: Vec<LoadGuard>,
     guarded: HashSet<(usize, u64)>,
     pub breaks: Vec<GraphBreak>,
@@ -391,6 +403,14 @@ impl Tracer {
         }
     }
 
+    /// Guards `origin` (once) on the value it holds now.
+    pub(super) fn guard_now(&mut self, origin: Origin) {
+        if self.guarded.insert(origin.key()) {
+            let value = origin.read().unwrap_or(Value::None);
+            self.guards.push(LoadGuard { origin, value });
+        }
+    }
+
     /// A tensor the function's graph knows as node `id` (None: none is).
     pub fn tensor_of(&self, id: NodeId) -> Option<Tensor> {
         self.known
@@ -573,6 +593,10 @@ impl Recorder for TraceRecorder {
 
     fn note_set_grad(&self, target: &Tensor, g: Option<&Tensor>) {
         super::trace_effects::note_set_grad(target, g);
+    }
+
+    fn note_grad_read(&self, leaf: &Tensor, g: Option<&Tensor>) {
+        super::trace_effects::note_grad_read(leaf, g);
     }
 
     fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {
