@@ -144,8 +144,10 @@ f(x).backward()
     assert_eq!(text(&mut e, "str(x.grad is not None)"), "True");
 }
 
+/// conv2d's backward (a dedicated kernel) is a graph op now: captured, no break, and
+/// the gradient equals eager's.
 #[test]
-fn unrecordable_backward_falls_back_with_reason() {
+fn conv_backward_is_captured() {
     let src = "
 manual_seed(6)
 K = randn(2, 1, 3, 3)
@@ -161,7 +163,30 @@ y.backward()
 ";
     let mut e = engine(src);
     let why = text(&mut e, "explain(f, img)");
-    assert!(why.contains("conv2d backward"), "{why}");
+    assert_eq!(why, "captured: no graph breaks");
+    let mut eager = eager_engine(src);
+    assert_close(&grad_of(&mut e, "K"), &grad_of(&mut eager, "K"), "K");
+}
+
+#[test]
+fn unrecordable_backward_falls_back_with_reason() {
+    let src = "
+manual_seed(6)
+K = randn(2, 3)
+K.requires_grad_()
+
+@compile
+def f(x):
+    y = K * 1.0
+    y[0] = x
+    return (y * y).sum()
+
+z = f(ones(3))
+z.backward()
+";
+    let mut e = engine(src);
+    let why = text(&mut e, "explain(f, ones(3))");
+    assert!(why.contains("falls back") && why.contains("t.dl:"), "{why}");
     let mut eager = eager_engine(src);
     assert_close(&grad_of(&mut e, "K"), &grad_of(&mut eager, "K"), "K");
 }

@@ -111,6 +111,42 @@ fn compiled_programs_match_eager() {
     }
 }
 
+/// The whole suite under the eager check (`KILN_CHECK=1`): every replayed call's
+/// returned tensors, in-place writes and `.grad`s equal an eager rerun's, and the
+/// program's output (eager's, under the check) is unchanged. A program marked
+/// `no-eager-check` prints values that legitimately differ between summation orders.
+#[test]
+fn programs_pass_the_eager_check() {
+    for p in programs() {
+        let src = std::fs::read_to_string(&p).unwrap_or_default();
+        if src.contains("no-eager-check") {
+            continue;
+        }
+        let (_, eager) = common::run_captured(None, Some(&p), false);
+        let (e, checked) = common::run_captured_with(None, Some(&p), |e| {
+            e.set_compile(true);
+            e.set_compile_check(true);
+        });
+        assert!(
+            !checked.contains("@compile check"),
+            "{}: {checked}",
+            p.display()
+        );
+        assert!(
+            agree(&eager, &checked, 1e-5),
+            "{}: output under the check differs:\n{eager}\n---\n{checked}",
+            p.display()
+        );
+        let replayed = compiled_globals(&e).iter().any(|g| g.2 >= 1);
+        let may_fall_back = src.contains("allow-fallback");
+        assert!(
+            replayed || may_fall_back,
+            "{}: nothing replayed",
+            p.display()
+        );
+    }
+}
+
 /// The harness detects a planted difference: a program whose compiled version would
 /// print something else must fail the comparison. We plant it by running the same
 /// program against a modified copy (one constant changed inside the compiled body).

@@ -210,3 +210,153 @@ fn log1p_exports_to_onnx_as_log_of_add() {
     assert!(g.node[0].input.contains(&g.input[0].name), "Add reads x");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Domain-safe values every unary op accepts (acos/atanh/log/sqrt need (0, 1)).
+const VALS: &str = "[[0.3, 0.55, 0.8], [0.15, 0.45, 0.7]]";
+
+/// The expression of `A` that exercises a unary op without a method name.
+fn unary_expr(op: UnaryOp) -> String {
+    if let Some(m) = op.methods().first() {
+        return format!("A.{m}()");
+    }
+    match format!("{op:?}").as_str() {
+        "Recip" => "1.0 / A".into(),
+        "Gelu" => "gelu(A)".into(),
+        "GeluTanh" => "gelu(A, approximate='tanh')".into(),
+        other => panic!("unary op {other} has no method: add its expression here"),
+    }
+}
+
+/// The expression (of the leaf `A`, shape [2, 3], and the helpers `I`, `K`, `X4`) that
+/// creates each backward node, by the name `BackwardOp::name` gives it.
+const BACKWARD_EXPRS: &[(&str, &str)] = &[
+    ("BinaryBackward", "A * A / (A + 2.0) - A ** 2"),
+    ("UnaryBackward", "A.exp()"),
+    ("ClampBackward", "A.clamp(0.2, 0.6)"),
+    ("WhereBackward", "where(A > 0.5, A, A * 3.0)"),
+    ("CloneBackward", "A.clone()"),
+    ("SumBackward", "A.sum(0) + A.mean(1).sum()"),
+    ("MaxBackward", "A.max(1)[0].sum() + A.min() + A.max()"),
+    ("VarBackward", "A.var(1) + A.std()"),
+    ("ProdBackward", "A.prod(1)"),
+    ("LogsumexpBackward", "A.logsumexp(1)"),
+    ("SoftmaxBackward", "A.softmax(1) * K"),
+    ("LogSoftmaxBackward", "A.log_softmax(0)"),
+    ("CumsumBackward", "A.cumsum(1) * K"),
+    ("NormBackward", "A.norm() + A.norm(dim=1).sum()"),
+    ("ViewBackward", "A.view(3, 2) @ A"),
+    ("PermuteBackward", "A.transpose(0, 1) * K.transpose(0, 1)"),
+    ("ExpandBackward", "A[0].expand(4, 3) * 2.0"),
+    (
+        "IndexBackward",
+        "A[1:, ::2] + A[:, I].sum() + A.index_select(1, I).sum()",
+    ),
+    ("GatherBackward", "A.gather(1, I.view(1, 2).expand(2, 2))"),
+    (
+        "ScatterAddBackward",
+        "zeros(2, 4).scatter_add(1, I.view(1, 2).expand(2, 2), A[:, :2])",
+    ),
+    ("MaskedFillBackward", "A.masked_fill(A > 0.5, 0.0) * K"),
+    ("CatBackward", "cat([A, A * 2.0], 1)"),
+    ("MmBackward", "A @ A.T"),
+    (
+        "ConvolutionBackward",
+        "conv2d(X4 * A.sum(), A.view(1, 1, 2, 3))",
+    ),
+    (
+        "MaxPool2DBackward",
+        "max_pool2d(X4 * A.sum() + A.mean(), 2)",
+    ),
+    ("AvgPool2DBackward", "avg_pool2d(X4 * A.sum(), 2)"),
+];
+
+/// Backward nodes a captured step cannot record yet (the step runs eagerly), each
+/// with the reason. The compiled-function and loop nodes are captured regions
+/// themselves (a compiled call inside a capture is inlined).
+const NOT_CAPTURED: &[(&str, &str)] = &[
+    (
+        "AsStridedBackward",
+        "a view read after an in-place op on its base",
+    ),
+    (
+        "CopySlices",
+        "an in-place op on a view of a tensor requiring grad",
+    ),
+    ("IndexPutBackward", "`x[i] = v` on a tensor requiring grad"),
+    ("CompiledFunctionBackward", "a compiled function's node"),
+    ("CompiledOutputBackward", "a compiled function's node"),
+    ("LoopBackward", "a captured loop's node"),
+    ("LoopOutputBackward", "a captured loop's node"),
+];
+
+/// Checks that a step running `expr`'s backward (into the leaf A, from a loss that
+/// squares it) compiles once with no break, and that its gradient equals eager's.
+fn check_step_captured(expr: &str) {
+    let src = format!(
+        "A = tensor({VALS}, requires_grad=True)\nI = tensor([2, 0])\n\
+         K = tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]])\n\
+         X4 = arange(30.0).view(1, 1, 5, 6) / 30.0\n\
+         def step(s):\n    A.grad = None\n    y = {expr}\n    (y * y * s).sum().backward()\n    return A.grad * 1.0\n\
+         f = compile(step)\n"
+    );
+    let mut e = eager_engine("");
+    e.set_compile(true);
+    if let Err(err) = e.run_source(&src, "t.dl") {
+        panic!("{expr}: {}", e.render_error(&err));
+    }
+    let why = text(&mut e, "explain(f, tensor(1.0))");
+    assert_eq!(why, "captured: no graph breaks", "{expr}");
+    let run = |e: &mut Engine, call: &str| floats(&text(e, &format!("str({call}.tolist())")));
+    let compiled = run(&mut e, "f(tensor(1.0))");
+    let again = run(&mut e, "f(tensor(1.0))");
+    let eager = run(&mut e, "step(tensor(1.0))");
+    assert_eq!(eager.len(), 6, "{expr}");
+    for (c, x) in compiled.iter().chain(&again).zip(eager.iter().cycle()) {
+        assert!(
+            (c - x).abs() <= 1e-5 * x.abs().max(1.0),
+            "{expr}: {compiled:?} vs {eager:?}"
+        );
+    }
+    let stats: Vec<i64> = ["captures", "fallbacks"]
+        .iter()
+        .map(|k| {
+            text(&mut e, &format!("str(compile_stats(f)['{k}'])"))
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(stats, [1, 0], "{expr}: captures, fallbacks");
+}
+
+#[test]
+fn every_differentiable_unary_op_backward_is_captured() {
+    for &op in UnaryOp::ALL.iter().filter(|op| op.differentiable()) {
+        check_step_captured(&unary_expr(op));
+    }
+}
+
+/// Every `BackwardOp` variant (read from its `name()` in src/autograd/node.rs) is in
+/// BACKWARD_EXPRS or NOT_CAPTURED; each of the first compiles with no break.
+#[test]
+fn every_backward_node_is_captured() {
+    let node_rs = include_str!("../src/autograd/node.rs");
+    let names: Vec<&str> = node_rs
+        .lines()
+        .filter(|l| l.contains("BackwardOp::") && l.contains("=> \""))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert!(names.len() >= 30, "{names:?}");
+    for n in &names {
+        let known = BACKWARD_EXPRS
+            .iter()
+            .chain(NOT_CAPTURED)
+            .any(|(m, _)| m == n);
+        assert!(
+            known,
+            "backward node {n}: add its expression to BACKWARD_EXPRS"
+        );
+    }
+    for (_, expr) in BACKWARD_EXPRS {
+        check_step_captured(expr);
+    }
+}

@@ -306,7 +306,9 @@ fn accumulate_leaf(t: &Tensor, g: Tensor) -> Result<()> {
     } else {
         rules::sum_to(&g, t.shape())?
     };
-    let new = match t.grad() {
+    let prev = t.grad();
+    trace::note_grad_read(t, prev.as_ref());
+    let new = match prev {
         Some(prev) => prev.add(&g)?,
         // The sweep's own sum, seen by nothing else: it becomes `.grad` as it is.
         None if !trace::active() && g.is_whole_unique() => g,

@@ -2,10 +2,12 @@
 //! grad mode is on and an input requires grad), and the backward sweep.
 
 pub mod backward;
+mod grad_kernels;
 pub mod node;
 pub mod rules;
 
 pub use backward::{backward, grad_of, grad_wrt};
+pub use grad_kernels::grad_kernel;
 pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
 
 use crate::tensor::Tensor;

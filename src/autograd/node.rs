@@ -271,9 +271,12 @@ pub enum BackwardOp {
         w: Saved,
         params: crate::tensor::kernels::conv::ConvParams,
     },
+    /// `x` and `params` let a capture record the rule (recomputing the argmax).
     MaxPool2d {
         in_shape: Dims,
         argmax: Tensor,
+        x: Saved,
+        params: crate::tensor::kernels::conv::PoolParams,
     },
     AvgPool2d {
         in_shape: Dims,

@@ -1,6 +1,7 @@
 //! Gradient rules: one match arm per backward op, each written with ordinary tensor
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
+use super::grad_kernels;
 use super::node::{BackwardOp, Saved};
 use crate::error::Result;
 use crate::ir::record as trace;
@@ -10,7 +11,7 @@ use crate::ops::{binary, where_, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
-use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, matmul, max_pool2d_grad};
+use crate::tensor::linalg::matmul;
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::{creation, seq, Tensor};
 
@@ -161,28 +162,6 @@ macro_rules! unary_grads {
 
 unary_table!(unary_grads);
 
-/// For each element: the product of the other elements over `dims`.
-fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
-    let nd = x.ndim();
-    let mut perm: Vec<usize> = (0..nd).filter(|d| !dims.contains(d)).collect();
-    perm.extend_from_slice(dims);
-    let moved = x.permute_raw(&perm, false).contiguous_copy()?;
-    let keep = nd - dims.len();
-    let mut flat: Vec<usize> = moved.shape()[..keep].to_vec();
-    flat.push(dims.iter().map(|&d| x.shape()[d]).product());
-    let rows = moved.reshape_raw(&flat)?;
-    let po = rows.along_dim(
-        flat.len() - 1,
-        crate::tensor::kernels::reduce::prod_others_row,
-    )?;
-    let back = po.reshape_raw(moved.shape())?;
-    let mut inv = vec![0; nd];
-    for (i, &p) in perm.iter().enumerate() {
-        inv[p] = i;
-    }
-    back.permute_raw(&inv, false).contiguous_copy()
-}
-
 fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
     // A fresh buffer accumulated into in place: recorded as one `IndexGrad` op.
     let z = trace::paused(|| zeros(in_shape))?;
@@ -276,12 +255,6 @@ fn is_transposed_matrix(t: &Tensor) -> bool {
 fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
     use BackwardOp as B;
     Some(match op {
-        B::Prod { .. } => "prod backward",
-        B::Cumsum { .. } => "cumsum backward",
-        B::ExtremeDim { .. } => "max/min along a dim backward",
-        B::Conv2d { .. } => "conv2d backward",
-        B::MaxPool2d { .. } => "max_pool2d backward",
-        B::AvgPool2d { .. } => "avg_pool2d backward",
         B::LstmLayer { .. } => "LSTM layer backward",
         B::GruLayer { .. } => "GRU layer backward",
         B::Attention { .. } => "scaled_dot_product_attention backward",
@@ -411,7 +384,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::Prod { x, dims, keepdim } => {
             let x = x.get()?;
             let ge = unreduce(g, x.shape(), dims, *keepdim)?;
-            vec![Some(ge.mul(&prod_others(&x, dims)?)?)]
+            let others = grad_kernels::prod_others(&x, dims)?;
+            vec![Some(ge.mul(&others)?)]
         }
         B::LogSumExp {
             x,
@@ -434,7 +408,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let s = g.sum(&[*dim as i64], true)?;
             vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
         }
-        B::Cumsum { dim } => vec![Some(g.cumsum_raw(*dim, true)?)],
+        B::Cumsum { dim } => vec![Some(g.cumsum_reverse(*dim)?)],
         B::Norm {
             x,
             out,
@@ -543,11 +517,20 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             ]
         }
         B::Conv2d { x, w, params } => {
-            let (gx, gw) = conv2d_grads(&x.get()?, &w.get()?, g, *params)?;
+            let (gx, gw) = grad_kernels::conv2d(&x.get()?, &w.get()?, g, *params)?;
             vec![Some(gx), Some(gw)]
         }
-        B::MaxPool2d { in_shape, argmax } => vec![Some(max_pool2d_grad(in_shape, argmax, g)?)],
-        B::AvgPool2d { in_shape, params } => vec![Some(avg_pool2d_grad(in_shape, *params, g)?)],
+        B::MaxPool2d {
+            in_shape,
+            argmax,
+            x,
+            params,
+        } => vec![Some(grad_kernels::max_pool2d(
+            in_shape, argmax, x, *params, g,
+        )?)],
+        B::AvgPool2d { in_shape, params } => {
+            vec![Some(grad_kernels::avg_pool2d(in_shape, *params, g)?)]
+        }
         B::LstmLayer {
             h0,
             c0,

@@ -316,6 +316,8 @@ pub struct GraphEntry {
     /// The optimized graph with its fused kernels compiled.
     pub compiled: CompiledGraph,
     pub externals: Vec<Tensor>,
+    /// (position in `externals`, leaf): those externals are read as the leaf's `.grad`.
+    pub grad_of: Vec<(usize, Tensor)>,
     pub output: OutTemplate,
     /// In-place writes and `.grad` assignments applied after each run (a whole step).
     pub effects: Vec<super::effects::Effect>,
@@ -323,6 +325,17 @@ pub struct GraphEntry {
     pub autodiff: Option<Box<super::grad_node::AutoDiff>>,
     /// `requires_grad` of each external at capture (a flip recaptures).
     pub ext_grad: Vec<bool>,
+}
+
+impl GraphEntry {
+    /// The external inputs' current tensors (None: a guarded `.grad` is gone).
+    pub fn external_inputs(&self) -> Option<Vec<Tensor>> {
+        let mut out = self.externals.clone();
+        for (i, leaf) in &self.grad_of {
+            *out.get_mut(*i)? = leaf.grad()?;
+        }
+        Some(out)
+    }
 }
 
 /// Why a version runs eagerly.

@@ -10,7 +10,7 @@ use super::lower::compile_graph;
 use super::sym::{self, InputSpec};
 use super::symguard::SymGuard;
 use super::trace::{self, BreakReason, GraphBreak, Tracer};
-use super::{autodiff, effects, exec, grad_node, passes, verify};
+use super::{autodiff, check, effects, exec, grad_node, passes, verify};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
 use crate::source::{SourceMap, Span};
@@ -26,6 +26,8 @@ pub struct CompiledFn {
     pub name: Rc<str>,
     /// `dynamic=True`: every argument dim is symbolic from the first capture.
     pub dynamic: bool,
+    /// `check=True`: every call is checked against eager (see check.rs).
+    pub check: bool,
     pub cache: RefCell<Cache>,
 }
 
@@ -52,6 +54,16 @@ fn log_on() -> bool {
 pub(crate) fn log(msg: &str) {
     if log_on() {
         eprintln!("compile: {msg}");
+    }
+}
+
+/// The tensors of a call's result, in structure order.
+fn tensors_of(v: &Value, out: &mut Vec<crate::tensor::Tensor>) {
+    match v {
+        Value::Tensor(t) => out.push(t.clone()),
+        Value::Tuple(xs) => xs.iter().for_each(|x| tensors_of(x, out)),
+        Value::List(xs) => xs.borrow().iter().for_each(|x| tensors_of(x, out)),
+        _ => {}
     }
 }
 
@@ -119,8 +131,16 @@ impl Interp {
                 drop(cache);
                 return self.call_value(&cf.func, args, kw);
             };
+            let Some(ext) = g.external_inputs() else {
+                drop(cache);
+                return self.call_value(&cf.func, args, kw);
+            };
             let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
-            inputs.extend(g.externals.iter().cloned());
+            inputs.extend(ext);
+            if cf.check || self.compile_check {
+                drop(cache);
+                return self.run_checked(cf, i, inputs, args, kw);
+            }
             let _no_grad = crate::autograd::no_grad();
             let _busy = crate::tensor::kernels::team::Busy::new();
             g.compiled
@@ -148,6 +168,51 @@ impl Interp {
                 self.call_value(&cf.func, args, kw)
             }
         }
+    }
+
+    /// A graph version run under the eager check: the compiled values are kept (its
+    /// effects and prints dropped), the function runs eagerly on the same inputs (its
+    /// prints and effects stand, its result is returned) and the two are compared.
+    fn run_checked(
+        &mut self,
+        cf: &Rc<CompiledFn>,
+        i: usize,
+        inputs: Vec<crate::tensor::Tensor>,
+        args: Vec<Value>,
+        kw: Vec<(Rc<str>, Value)>,
+    ) -> R<Value> {
+        let ran = {
+            let cache = cf.cache.borrow();
+            let Some(EntryKind::Graph(g)) = cache.entries.get(i).map(|e| &e.kind) else {
+                drop(cache);
+                return self.call_value(&cf.func, args, kw);
+            };
+            let _no_grad = crate::autograd::no_grad();
+            let _busy = crate::tensor::kernels::team::Busy::new();
+            g.compiled
+                .run(&inputs, &exec::eval, &mut String::new())
+                .and_then(|o| o.iter().map(|t| t.contiguous_copy()).collect())
+                .map(|o: Vec<_>| {
+                    let mut ret = Vec::new();
+                    tensors_of(&g.output.build(&o), &mut ret);
+                    (o, ret)
+                })
+        };
+        let eager = self.call_value(&cf.func, args, kw)?;
+        let (outs, compiled) = ran.map_err(crate::interp::repr::fmt_err)?;
+        let mut ret = check::Returned {
+            compiled,
+            eager: Vec::new(),
+        };
+        tensors_of(&eager, &mut ret.eager);
+        let cache = cf.cache.borrow();
+        if let Some(EntryKind::Graph(g)) = cache.entries.get(i).map(|e| &e.kind) {
+            check::compare(g, &inputs, &outs, ret, &self.sources)
+                .map_err(|m| crate::interp::err(crate::error::ErrorKind::RuntimeError, m))?;
+        }
+        drop(cache);
+        cf.cache.borrow_mut().stats.hits += 1;
+        Ok(eager)
     }
 
     fn miss(
@@ -308,6 +373,7 @@ fn finish_capture(
         compiled,
         ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
         externals,
+        grad_of: std::mem::take(&mut t.grad_externals),
         output,
         effects,
         autodiff,

@@ -111,12 +111,16 @@ fn attrs(op: &IrOp) -> String {
         IrOp::Norm { p, dims, keepdim } => format!("p={p}, {}", dk(dims, keepdim)),
         IrOp::Softmax { dim }
         | IrOp::LogSoftmax { dim }
-        | IrOp::Cumsum { dim }
+        | IrOp::Cumsum {
+            dim,
+            reverse: false,
+        }
         | IrOp::Cat { dim }
         | IrOp::Stack { dim }
         | IrOp::IndexSelect { dim }
         | IrOp::Gather { dim }
         | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
+        IrOp::Cumsum { dim, .. } => format!("dim={dim}, reverse=True"),
         IrOp::Reshape { shape } | IrOp::Expand { shape } | IrOp::IndexGrad { shape, .. } => {
             format!("shape={:?}", shape.as_slice())
         }

@@ -131,7 +131,10 @@ fn eval_reduction(node: &Node, x: &Tensor) -> Option<Result<Tensor>> {
         IrOp::AllAny { dims, keepdim, any } => x.all_any(&dims_i64(dims), *keepdim, *any),
         IrOp::Softmax { dim } => x.softmax(*dim as i64),
         IrOp::LogSoftmax { dim } => x.log_softmax(*dim as i64),
-        IrOp::Cumsum { dim } => x.cumsum(*dim as i64),
+        IrOp::Cumsum { dim, reverse } => match reverse {
+            false => x.cumsum(*dim as i64),
+            true => x.cumsum_reverse(*dim),
+        },
         _ => return None,
     })
 }
@@ -171,6 +174,7 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::ScatterAdd { dim } => x.scatter_add(*dim as i64, y()?, arg(args, 2)?),
         IrOp::OneHot { num_classes } => one_hot(x, *num_classes as i64),
         IrOp::MaskedFill { value } => x.masked_fill(y()?, *value),
+        IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),
         _ => Err(internal(&format!("no executor for {}", node.op.name()))),
     }
 }

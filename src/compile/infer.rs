@@ -2,7 +2,7 @@
 //! the tensor library's own rules (broadcasting, promotion, reductions, views), so the
 //! verifier can check a graph and passes can build new nodes without running kernels.
 
-use super::ir::{Graph, IrIndex, IrOp, Node, NodeId};
+use super::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::Span;
@@ -207,7 +207,7 @@ fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
         IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => {
             check_dims(name, &[*dim], x.shape.len()).and_then(|_| full(DType::F32, x.shape.clone()))
         }
-        IrOp::Cumsum { dim } => check_dims(name, &[*dim], x.shape.len())
+        IrOp::Cumsum { dim, .. } => check_dims(name, &[*dim], x.shape.len())
             .and_then(|_| full(sum_dtype(x.dtype), x.shape.clone())),
         _ => return None,
     })
@@ -457,7 +457,17 @@ fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::Index { indices } => derive_index(x, indices, a),
         IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
+        IrOp::GradKernel(k) => full(DType::F32, grad_kernel_shape(k, a)),
         _ => Err(bad(format!("{name}: cannot derive a type"))),
+    }
+}
+
+/// The shape of a gradient kernel's result: its input's (conv2d's weight's).
+fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
+    match k {
+        GradKernel::AvgPool2d { in_shape, .. } => in_shape.clone(),
+        GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
+        _ => a[0].shape.clone(),
     }
 }
 

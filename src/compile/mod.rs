@@ -9,6 +9,7 @@ pub mod autodiff;
 mod body;
 pub mod breaks;
 pub mod cache;
+pub mod check;
 pub mod codegen;
 pub mod compiled;
 pub mod consts;

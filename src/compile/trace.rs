@@ -32,6 +32,9 @@ pub enum Origin {
     Item(Rc<RefCell<Vec<Value>>>, usize),
     /// `d[k]` of a dict the function did not create (optimizer param groups and state).
     Key(Rc<RefCell<DictMap>>, Key),
+    /// The `.grad` of a leaf tensor, read as its state: None, or (dtype, contiguous,
+    /// sizes...) of the gradient (the tensor itself is an input read at every call).
+    Grad(Tensor),
 }
 
 impl Origin {
@@ -43,6 +46,11 @@ impl Origin {
             Origin::Cell(c, _) => Some(c.borrow().clone()),
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),
             Origin::Key(d, k) => d.borrow().get(k).cloned(),
+            Origin::Grad(t) => Some(t.grad().map_or(Value::None, |g| {
+                let mut d = vec![Value::DType(g.dtype()), Value::Bool(g.is_contiguous())];
+                d.extend(g.shape().iter().map(|&n| Value::Int(n as i64)));
+                Value::tuple(d)
+            })),
         }
     }
 
@@ -56,6 +64,7 @@ impl Origin {
                 Value::Str(s) => format!("[{s:?}]"),
                 other => format!("[{}]", other.type_name()),
             },
+            Origin::Grad(_) => ".grad".into(),
         }
     }
 
@@ -76,6 +85,7 @@ impl Origin {
                 k.hash(&mut h);
                 (Rc::as_ptr(d) as usize, h.finish())
             }
+            Origin::Grad(t) => (t.id(), u64::MAX),
         }
     }
 }
@@ -159,6 +169,8 @@ pub struct Tracer {
     loaded: HashMap<usize, (Tensor, String)>,
     /// External input tensors, in input-slot order after the argument inputs.
     pub externals: Vec<Tensor>,
+    /// (position in `externals`, leaf): externals read as the leaf's `.grad` at each call.
+    pub grad_externals: Vec<(usize, Tensor)>,
     pub guards: Vec<LoadGuard>,
     guarded: HashSet<(usize, u64)>,
     pub breaks: Vec<GraphBreak>,
@@ -404,6 +416,14 @@ impl Tracer {
         }
     }
 
+    /// Guards `origin` (once) on the value it holds now.
+    pub(super) fn guard_now(&mut self, origin: Origin) {
+        if self.guarded.insert(origin.key()) {
+            let value = origin.read().unwrap_or(Value::None);
+            self.guards.push(LoadGuard { origin, value });
+        }
+    }
+
     /// A tensor the function's graph knows as node `id` (None: none is).
     pub fn tensor_of(&self, id: NodeId) -> Option<Tensor> {
         self.known
@@ -587,6 +607,10 @@ impl Recorder for TraceRecorder {
 
     fn note_set_grad(&self, target: &Tensor, g: Option<&Tensor>) {
         super::trace_effects::note_set_grad(target, g);
+    }
+
+    fn note_grad_read(&self, leaf: &Tensor, g: Option<&Tensor>) {
+        super::trace_effects::note_grad_read(leaf, g);
     }
 
     fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {

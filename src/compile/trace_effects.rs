@@ -6,7 +6,7 @@
 use super::breaks::BreakReason;
 use super::effects::{same_target, Recorded, Target};
 use super::ir::{InputKind, IrOp, Node};
-use super::trace::{active, graph_break, in_region, with, Tracer};
+use super::trace::{active, graph_break, in_region, with, Origin, Tracer};
 use crate::tensor::Tensor;
 
 /// Where an effect on `t` lands at replay: its argument slot, or the tensor itself.
@@ -105,4 +105,34 @@ pub(super) fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
     if ok == Some(false) {
         graph_break(BreakReason::UntracedTensor);
     }
+}
+
+/// `leaf.grad` (now `g`) was read. A gradient the capture set itself is known already;
+/// one from outside the call makes the version depend on it: a guard on its state (None,
+/// or its dtype, layout and shape) and, when a tensor, an external input read from
+/// `leaf.grad` at every call, so accumulating into it is recorded as an op.
+pub(super) fn note_grad_read(leaf: &Tensor, g: Option<&Tensor>) {
+    if !active() || in_region() {
+        return;
+    }
+    with(|t| {
+        let dest = target_of(t, leaf);
+        let set_here = t.effects.iter().any(|e| match e {
+            Recorded::SetGrad { target, .. } => same_target(target, &dest),
+            Recorded::Write { .. } => false,
+        });
+        if set_here || g.is_some_and(|g| t.known.contains_key(&g.id())) {
+            return;
+        }
+        t.guard_now(Origin::Grad(leaf.clone()));
+        if let Some(g) = g {
+            let kind = InputKind::External {
+                name: "grad".into(),
+            };
+            let id = t.graph.add_input(kind, g.dtype(), g.shape().into(), t.span);
+            t.grad_externals.push((t.externals.len(), leaf.clone()));
+            t.externals.push(g.clone());
+            t.known.insert(g.id(), (g.clone(), id));
+        }
+    });
 }

@@ -138,7 +138,11 @@ impl TracedGraph {
         }
         let _ng = crate::autograd::no_grad();
         let mut inputs: Vec<Tensor> = key.tensors.into_iter().map(|(t, _)| t).collect();
-        inputs.extend(self.entry.externals.iter().cloned());
+        let ext = self
+            .entry
+            .external_inputs()
+            .ok_or_else(|| value_err(format!("Graph {}: a .grad it reads is gone", self.name)))?;
+        inputs.extend(ext);
         let outs = self.entry.compiled.run(&inputs, &exec::eval, printed)?;
         Ok(self.entry.output.build(&outs))
     }

@@ -80,6 +80,12 @@ impl Engine {
         self.interp.compile_enabled = on;
     }
 
+    /// Checks every compiled call against an eager run of the same inputs (as
+    /// `KILN_CHECK=1`; see the eager check in LANGUAGE.md).
+    pub fn set_compile_check(&mut self, on: bool) {
+        self.interp.compile_check = on;
+    }
+
     /// The maximum Kiln call depth before RecursionError (default 1000); the same as
     /// [`Limits::max_call_depth`].
     ///

@@ -127,6 +127,8 @@ pub struct Interp {
     pub repr_guard: Vec<usize>,
     /// `@compile` captures and replays (off with `KILN_EAGER=1` or `Engine::set_compile`).
     pub compile_enabled: bool,
+    /// Every compiled call checked against eager (`KILN_CHECK=1`, `Engine::set_compile_check`).
+    pub compile_check: bool,
 }
 
 impl Interp {
@@ -159,6 +161,7 @@ impl Interp {
             main,
             repr_guard: Vec::new(),
             compile_enabled: !crate::compile::compiled::eager_only(),
+            compile_check: crate::compile::check::check_env(),
         }
     }
 

@@ -14,6 +14,7 @@
 
 pub mod breaks;
 pub mod control;
+pub mod grad_kernel;
 pub mod record;
 pub mod record_op;
 pub mod sym;
@@ -25,6 +26,7 @@ use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::shape::Dims;
 use crate::tensor::Tensor;
 use control::{Branch, LoopSpec, PrintSpec};
+pub use grad_kernel::GradKernel;
 use std::fmt;
 
 /// The index of a node in `Graph::nodes`.
@@ -174,8 +176,10 @@ pub enum IrOp {
     LogSoftmax {
         dim: usize,
     },
+    /// Cumulative sum along `dim`, from the end when `reverse` (cumsum's gradient).
     Cumsum {
         dim: usize,
+        reverse: bool,
     },
     /// Reshape (view when possible) to a fully known shape (also squeeze/unsqueeze/
     /// flatten/view).
@@ -239,6 +243,8 @@ pub enum IrOp {
     MaskedFill {
         value: Scalar,
     },
+    /// A gradient computed by its dedicated eager kernel (see `GradKernel`).
+    GradKernel(GradKernel),
     /// A branch: only the taken side runs (see `control::Branch`).
     If(Box<Branch>),
     /// A loop with loop-carried values (see `control::LoopSpec`).
@@ -307,6 +313,7 @@ impl IrOp {
             IrOp::Repeat { .. } => "repeat",
             IrOp::Index { .. } => "index",
             IrOp::IndexGrad { .. } => "index_backward",
+            IrOp::GradKernel(k) => k.name(),
             IrOp::Matmul => "matmul",
             IrOp::Conv2d { .. } => "conv2d",
             IrOp::MaxPool2d { .. } => "max_pool2d",
@@ -336,6 +343,7 @@ impl IrOp {
             | IrOp::MaskedFill { .. } => Some(2),
             IrOp::Where | IrOp::ScatterAdd { .. } => Some(3),
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
+            IrOp::GradKernel(k) => Some(k.arity()),
             IrOp::Cat { .. }
             | IrOp::Stack { .. }
             | IrOp::Index { .. }

@@ -25,6 +25,8 @@ pub trait Recorder {
     fn record_inplace(&self, op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str);
     /// `target.grad = g` (or cleared).
     fn note_set_grad(&self, target: &Tensor, g: Option<&Tensor>);
+    /// `leaf.grad` (currently `g`) was read: by backward's accumulation or by Python.
+    fn note_grad_read(&self, leaf: &Tensor, g: Option<&Tensor>);
     /// Python code read the size of `t`'s dim `dim` (all dims when None).
     fn note_size_read(&self, t: &Tensor, dim: Option<usize>);
     /// A reshape/expand producing `out` was asked for the sizes `req`.
@@ -139,6 +141,12 @@ pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'stati
 /// `t.grad = g` (or cleared) during a capture: replayed after each run.
 pub fn note_set_grad(target: &Tensor, g: Option<&Tensor>) {
     hook(|r| r.note_set_grad(target, g));
+}
+
+/// `leaf.grad` (currently `g`) was read during a capture: a gradient the function did
+/// not set itself becomes a guarded input (accumulation into an existing `.grad`).
+pub fn note_grad_read(leaf: &Tensor, g: Option<&Tensor>) {
+    hook(|r| r.note_grad_read(leaf, g));
 }
 
 /// Python code read the size of `t`'s dim `dim` (all dims when None): under symbolic

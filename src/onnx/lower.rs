@@ -318,7 +318,7 @@ impl Lower<'_> {
             IrOp::AllAny { dims, keepdim, any } => self.all_any(n, dims, *keepdim, *any),
             IrOp::Softmax { dim } => self.softmax(n, *dim, false),
             IrOp::LogSoftmax { dim } => self.softmax(n, *dim, true),
-            IrOp::Cumsum { dim } => self.cumsum(n, *dim),
+            IrOp::Cumsum { dim, reverse } => self.cumsum(n, *dim, *reverse),
             IrOp::Reshape { .. } => self.reshape(n),
             IrOp::Permute { perm } => self.permute(n, perm),
             IrOp::Expand { .. } => self.expand(n),

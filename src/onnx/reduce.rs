@@ -184,10 +184,15 @@ impl Lower<'_> {
         Ok(self.b.op(op, &[&x], vec![attr_i("axis", dim as i64)]))
     }
 
-    pub fn cumsum(&mut self, n: &Node, dim: usize) -> Result<String> {
+    pub fn cumsum(&mut self, n: &Node, dim: usize, reverse: bool) -> Result<String> {
         let a = self.arg(n, 0)?;
         let x = self.b.cast(&a.name, a.dtype, n.dtype);
         let axis = self.b.const_i64(&[dim as i64], true);
-        Ok(self.b.op("CumSum", &[&x, &axis], vec![]))
+        let attrs = if reverse {
+            vec![attr_i("reverse", 1)]
+        } else {
+            vec![]
+        };
+        Ok(self.b.op("CumSum", &[&x, &axis], attrs))
     }
 }

@@ -358,7 +358,14 @@ impl Tensor {
             }
         }
         let mut idx = vec![TensorIndex::full(); d];
-        idx.push(TensorIndex::Indices(index.reshape_raw(&[index.numel()])?));
+        // A 1-D index as given: a capture knows this handle, so the backward (which
+        // reads it) is recorded; a 0-d one is reshaped.
+        let flat = if index.ndim() == 1 {
+            index.clone()
+        } else {
+            index.reshape_raw(&[index.numel()])?
+        };
+        idx.push(TensorIndex::Indices(flat));
         self.index(&idx)
     }
 
@@ -482,8 +489,10 @@ impl Tensor {
             .expand_raw(&[offs.len()])?;
         put(&out, &offs, &v, false)?;
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
+            // The mask as given (the rule broadcasts it again): a capture knows this
+            // handle, so the backward is recorded (the expanded one has no IR node).
             let node = BackwardOp::MaskedFill {
-                mask: m,
+                mask: mask.clone(),
                 in_shape: self.shape().into(),
             };
             autograd::record(&out, node, &[self]);

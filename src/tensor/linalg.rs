@@ -272,10 +272,31 @@ fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
         let node = BackwardOp::MaxPool2d {
             in_shape: x.shape().into(),
             argmax: Tensor::from_vec(arg, &shape),
+            x: Saved::new(x),
+            params: p,
         };
         autograd::record(&out, node, &[x]);
     }
     Ok(out)
+}
+
+/// max_pool2d's input gradient with each window's argmax recomputed from the 4-D `x`
+/// (the IR's `max_pool2d_backward`: a graph holds no argmax tensor).
+pub fn max_pool2d_grad_of(x: &Tensor, p: PoolParams, g: &Tensor) -> Result<Tensor> {
+    let gm = pool_geom("max_pool2d", x, p)?;
+    let shape = [x.shape()[0], x.shape()[1], gm.oh, gm.ow];
+    if g.shape() != shape {
+        return Err(err(
+            ErrorKind::ShapeError,
+            format!(
+                "max_pool2d backward: gradient of shape {}, expected {}",
+                fmt_shape(g.shape()),
+                fmt_shape(&shape)
+            ),
+        ));
+    }
+    let (_, arg) = conv::max_pool_forward(&x.to_f32_vec()?, shape[0] * shape[1], &gm)?;
+    max_pool2d_grad(x.shape(), &Tensor::from_vec(arg, &shape), g)
 }
 
 /// `avg_pool2d(x, kernel, stride, padding)` (padding counted in the average).

@@ -492,6 +492,7 @@ impl Tensor {
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
         let ir = |_: &Tensor| IrOp::Cumsum {
             dim: trace::dim(dim, self.ndim()),
+            reverse: false,
         };
         record_op(&[self], ir, || self.cumsum_eager(dim))
     }
@@ -503,6 +504,16 @@ impl Tensor {
             autograd::record(&out, BackwardOp::Cumsum { dim: d }, &[self]);
         }
         Ok(out)
+    }
+
+    /// Cumulative sum along dim `d` from the end (cumsum's gradient; no autograd of
+    /// its own), recorded as `cumsum(reverse=True)` inside a capture.
+    pub fn cumsum_reverse(&self, d: usize) -> Result<Tensor> {
+        let ir = |_: &Tensor| IrOp::Cumsum {
+            dim: d,
+            reverse: true,
+        };
+        record_op(&[self], ir, || self.cumsum_raw(d, true))
     }
 
     /// Cumulative sum along `dim`, from the end when `reverse`. No autograd.

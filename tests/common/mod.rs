@@ -39,10 +39,19 @@ pub fn run_captured(
     path: Option<&std::path::Path>,
     compile: bool,
 ) -> (Engine, String) {
+    run_captured_with(src, path, |e| e.set_compile(compile))
+}
+
+/// [`run_captured`] with the engine set up by `setup` (compilation, the eager check).
+pub fn run_captured_with(
+    src: Option<&str>,
+    path: Option<&std::path::Path>,
+    setup: impl FnOnce(&mut Engine),
+) -> (Engine, String) {
     let buf = Rc::new(RefCell::new(String::new()));
     let sink = buf.clone();
     let mut e = Engine::new();
-    e.set_compile(compile);
+    setup(&mut e);
     e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
     let r = match (path, src) {
         (Some(p), _) => e.run_file(p).map(|_| ()),

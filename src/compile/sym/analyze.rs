@@ -169,6 +169,7 @@ impl Walk<'_> {
             }
             // Control flow (regions keep capture-time shapes) and conv/pool: specialised.
             IrOp::Conv2d { .. }
+            | IrOp::GradKernel(_)
             | IrOp::MaxPool2d { .. }
             | IrOp::AvgPool2d { .. }
             | IrOp::If(_)

@@ -19,33 +19,50 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("compile_stats", compile_stats),
 ];
 
-/// `compile(f)`, `compile(module)`, `compile(dynamic=True)` (a decorator).
+/// `compile(f)`, `compile(module)`, `compile(dynamic=True, check=True)` (a decorator).
 fn compile(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    no_kw("compile", kw, &["dynamic"])?;
-    let dynamic = match kwarg(kw, "dynamic") {
-        None => false,
-        Some(v) => me.truthy(v)?,
+    no_kw("compile", kw, &["dynamic", "check"])?;
+    let mut flag = |name: &str| match kwarg(kw, name) {
+        None => Ok(false),
+        Some(v) => me.truthy(v),
+    };
+    let flags = Flags {
+        dynamic: flag("dynamic")?,
+        check: flag("check")?,
     };
     match args {
         [] => Ok(Value::BoundMethod(Rc::new((
-            Value::Bool(dynamic),
+            Value::Int(i64::from(flags.dynamic) | i64::from(flags.check) << 1),
             native("compile", compile_flagged),
         )))),
-        [f] => wrap(me, f, dynamic),
+        [f] => wrap(me, f, flags),
         _ => Err(type_err("compile() takes 1 positional argument")),
     }
 }
 
-/// The decorator `compile(dynamic=...)` returns: `args` = [dynamic, f].
+/// The keyword options of `compile`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Flags {
+    pub dynamic: bool,
+    pub check: bool,
+}
+
+/// The decorator `compile(dynamic=..., check=...)` returns: `args` = [flag bits, f].
 fn compile_flagged(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     no_kw("compile", kw, &[])?;
     match args {
-        [Value::Bool(d), f] => wrap(me, f, *d),
+        [Value::Int(bits), f] => {
+            let flags = Flags {
+                dynamic: bits & 1 != 0,
+                check: bits & 2 != 0,
+            };
+            wrap(me, f, flags)
+        }
         _ => Err(type_err("compile(...) decorator takes one function")),
     }
 }
 
-pub(super) fn wrap(me: &mut Interp, f: &Value, dynamic: bool) -> R<Value> {
+pub(super) fn wrap(me: &mut Interp, f: &Value, flags: Flags) -> R<Value> {
     let (func, name) = match f {
         Value::Compiled(_) => return Ok(f.clone()),
         Value::Func(func) => (f.clone(), func.proto.name.clone()),
@@ -70,14 +87,15 @@ pub(super) fn wrap(me: &mut Interp, f: &Value, dynamic: bool) -> R<Value> {
     Ok(Value::Compiled(Rc::new(CompiledFn {
         func,
         name,
-        dynamic,
+        dynamic: flags.dynamic,
+        check: flags.check,
         cache: RefCell::new(Cache::default()),
     })))
 }
 
 /// The compiled function `f` names (a plain function or module is compiled afresh).
 fn compiled_of(me: &mut Interp, f: &Value) -> R<Rc<CompiledFn>> {
-    match &wrap(me, f, false)? {
+    match &wrap(me, f, Flags::default())? {
         Value::Compiled(cf) => Ok(cf.clone()),
         _ => Err(type_err("expected a compiled function")),
     }

@@ -121,7 +121,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         Value::Compiled(cf) => cf.func.clone(),
         other => other.clone(),
     };
-    let wrapped = wrap(me, &target, false)?;
+    let wrapped = wrap(me, &target, super::compile::Flags::default())?;
     let Value::Compiled(cf) = &wrapped else {
         return Err(type_err("trace() expects a function or a Module"));
     };

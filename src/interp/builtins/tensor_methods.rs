@@ -379,7 +379,11 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "ndim" => Value::Int(t.ndim() as i64),
         "dtype" => Value::DType(t.dtype()),
         "requires_grad" => Value::Bool(t.requires_grad()),
-        "grad" => t.grad().map(Value::Tensor).unwrap_or(Value::None),
+        "grad" => {
+            let g = t.grad();
+            crate::ir::record::note_grad_read(t, g.as_ref());
+            g.map(Value::Tensor).unwrap_or(Value::None)
+        }
         "is_leaf" => Value::Bool(t.is_leaf()),
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),

@@ -1,0 +1,146 @@
+//! The gradient rules computed by dedicated kernels (prod, convolution, pooling): each
+//! runs its kernel and, inside a capture, records an `IrOp::GradKernel` node that runs
+//! the same kernel (`grad_kernel`, the executor's entry), so these backwards compile.
+
+use super::node::Saved;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ir::record as trace;
+use crate::ir::{GradKernel, IrOp};
+use crate::tensor::kernels::conv::{ConvParams, PoolParams};
+use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, max_pool2d_grad, max_pool2d_grad_of};
+use crate::tensor::Tensor;
+
+/// Runs gradient kernel `k` on `args` (the executor of `IrOp::GradKernel`).
+pub fn grad_kernel(k: &GradKernel, args: &[&Tensor]) -> Result<Tensor> {
+    let arg = |i: usize| {
+        args.get(i).copied().ok_or_else(|| {
+            Error::new(
+                ErrorKind::RuntimeError,
+                format!("internal error: {} without arg {i}", k.name()),
+                None,
+            )
+        })
+    };
+    let out = trace::paused(|| run_kernel(k, &arg))?;
+    trace::record_after(|| IrOp::GradKernel(k.clone()), args, &out);
+    Ok(out)
+}
+
+/// The kernel's result, computed with the recorder paused (its helper ops are not
+/// graph ops).
+fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) -> Result<Tensor> {
+    Ok(match k {
+        GradKernel::ProdOthers { dims } => {
+            let x = arg(0)?;
+            if dims.iter().any(|&d| d >= x.ndim()) {
+                return Err(Error::new(
+                    ErrorKind::IndexError,
+                    "prod backward: dim out of range".to_string(),
+                    None,
+                ));
+            }
+            prod_others_raw(x, dims)?
+        }
+        GradKernel::Conv2dInput { params } | GradKernel::Conv2dWeight { params } => {
+            let (x, w) = (arg(0)?, arg(1)?);
+            if x.ndim() != 4 || w.ndim() != 4 {
+                return Err(Error::new(
+                    ErrorKind::ShapeError,
+                    "conv2d backward: expected 4-D input and weight".to_string(),
+                    None,
+                ));
+            }
+            let (gx, gw) = conv2d_grads(x, w, arg(2)?, *params)?;
+            if matches!(k, GradKernel::Conv2dInput { .. }) {
+                gx
+            } else {
+                gw
+            }
+        }
+        GradKernel::MaxPool2d { params } => max_pool2d_grad_of(arg(0)?, *params, arg(1)?)?,
+        GradKernel::AvgPool2d { params, in_shape } => avg_pool2d_grad(in_shape, *params, arg(0)?)?,
+    })
+}
+
+/// For each element of `x`: the product of the others over `dims` (recorded).
+pub(super) fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    grad_kernel(
+        &GradKernel::ProdOthers {
+            dims: dims.to_vec(),
+        },
+        &[x],
+    )
+}
+
+/// conv2d's (grad_x, grad_w): one kernel run; a capture records one node for each.
+pub(super) fn conv2d(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    params: ConvParams,
+) -> Result<(Tensor, Tensor)> {
+    let (gx, gw) = trace::paused(|| conv2d_grads(x, w, g, params))?;
+    trace::record_after(
+        || IrOp::GradKernel(GradKernel::Conv2dInput { params }),
+        &[x, w, g],
+        &gx,
+    );
+    trace::record_after(
+        || IrOp::GradKernel(GradKernel::Conv2dWeight { params }),
+        &[x, w, g],
+        &gw,
+    );
+    Ok((gx, gw))
+}
+
+/// max_pool2d's input gradient from the forward's argmax; a capture records it as a
+/// node recomputing the argmax from the saved input.
+pub(super) fn max_pool2d(
+    in_shape: &[usize],
+    argmax: &Tensor,
+    x: &Saved,
+    params: PoolParams,
+    g: &Tensor,
+) -> Result<Tensor> {
+    let out = trace::paused(|| max_pool2d_grad(in_shape, argmax, g))?;
+    if trace::active() {
+        let x = x.get()?;
+        trace::record_after(
+            || IrOp::GradKernel(GradKernel::MaxPool2d { params }),
+            &[&x, g],
+            &out,
+        );
+    }
+    Ok(out)
+}
+
+/// avg_pool2d's input gradient (recorded).
+pub(super) fn avg_pool2d(in_shape: &[usize], params: PoolParams, g: &Tensor) -> Result<Tensor> {
+    let k = GradKernel::AvgPool2d {
+        params,
+        in_shape: in_shape.into(),
+    };
+    grad_kernel(&k, &[g])
+}
+
+/// For each element: the product of the other elements over `dims`.
+fn prod_others_raw(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let nd = x.ndim();
+    let mut perm: Vec<usize> = (0..nd).filter(|d| !dims.contains(d)).collect();
+    perm.extend_from_slice(dims);
+    let moved = x.permute_raw(&perm, false).contiguous_copy()?;
+    let keep = nd - dims.len();
+    let mut flat: Vec<usize> = moved.shape()[..keep].to_vec();
+    flat.push(dims.iter().map(|&d| x.shape()[d]).product());
+    let rows = moved.reshape_raw(&flat)?;
+    let po = rows.along_dim(
+        flat.len() - 1,
+        crate::tensor::kernels::reduce::prod_others_row,
+    )?;
+    let back = po.reshape_raw(moved.shape())?;
+    let mut inv = vec![0; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    back.permute_raw(&inv, false).contiguous_copy()
+}
