@@ -27,6 +27,7 @@ pub mod ops;
 pub mod repr;
 pub mod resolve;
 pub mod scope;
+pub mod strindex;
 pub mod suggest;
 pub mod tree;
 pub mod value;
