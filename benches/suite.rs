@@ -285,6 +285,24 @@ fn main() {
     if let Some(line) = w3_extra {
         println!("\n{line}");
     }
+    if want("W11") {
+        w11_table(&root, &kiln);
+    }
+}
+
+/// W11, ordinary Python programs against CPython 3.11 live: benches/w11/run.sh times
+/// each program interleaved with python3 and prints the ratios and their geometric mean
+/// (`CG=1` in the environment: callgrind instruction counts instead).
+fn w11_table(root: &Path, kiln: &Path) {
+    println!("\nW11: benches/w11/*.py, Kiln vs CPython 3.11 (live)");
+    let ok = Command::new("bash")
+        .arg(root.join("benches/w11/run.sh"))
+        .env("KILN", kiln)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("W11: benches/w11/run.sh failed (is python3 on the PATH?)");
+    }
 }
 
 /// A compiled-GELU loop of `calls` calls (the W3 function and data).

@@ -3,6 +3,9 @@
 //! `KILN_BLESS=1 cargo test --test golden` rewrites the expectations.
 //! Each script gets `argv == [its path, a fresh empty scratch directory]` for the files it
 //! writes (tests/golden/stdlib/files_io.dl); the directory is removed afterwards.
+//! `w11_matches_cpython`: the w11 benchmark programs (benches/w11/*.py), shrunk to the
+//! sizes in benches/w11/small.txt, print exactly CPython 3.11's output (tests/w11/*.out,
+//! made by `python3 benches/w11/shrink.py NAME | python3 -`).
 
 use kiln::Engine;
 use std::cell::RefCell;
@@ -94,4 +97,57 @@ fn golden() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A w11 program with its size constants replaced as benches/w11/small.txt says (the
+/// rewrite benches/w11/shrink.py does for CPython).
+fn shrink_w11(src: &str, sizes: &[&str]) -> String {
+    let mut lines: Vec<String> = src.split('\n').map(str::to_string).collect();
+    for kv in sizes {
+        let (key, value) = kv.split_once('=').expect("NAME=VALUE in small.txt");
+        let prefix = format!("{key} = ");
+        let hits: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with(&prefix))
+            .collect();
+        assert_eq!(hits.len(), 1, "exactly one line `{prefix}...`");
+        lines[hits[0]] = format!("{key} = {value}");
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn w11_matches_cpython() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(root.join("benches/w11/small.txt")).expect("small.txt");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for line in table
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let mut parts = line.split_whitespace();
+        let name = parts.next().expect("a program name");
+        let sizes: Vec<&str> = parts.collect();
+        let src = std::fs::read_to_string(root.join(format!("benches/w11/{name}.py")))
+            .expect("a w11 program");
+        let expected = std::fs::read_to_string(root.join(format!("tests/w11/{name}.out")))
+            .expect("CPython's output");
+        let buf = Rc::new(RefCell::new(String::new()));
+        let sink = buf.clone();
+        let mut e = Engine::new();
+        e.set_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
+        let r = e.run_source(&shrink_w11(&src, &sizes), &format!("{name}.py"));
+        let mut actual = buf.borrow().clone();
+        if let Err(err) = r {
+            actual.push_str(&e.render_error(&err));
+        }
+        if actual != expected {
+            failures.push(format!(
+                "{name}: output differs\n--- CPython\n{expected}\n--- Kiln\n{actual}"
+            ));
+        }
+        count += 1;
+    }
+    assert_eq!(count, 10, "the ten timed w11 programs are in small.txt");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

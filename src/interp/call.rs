@@ -139,7 +139,8 @@ impl Interp {
                 }
                 Some(_) => {}
                 None => {
-                    if let Some(Value::Func(func)) = inst.class.lookup(name).as_ref() {
+                    if let Some(Value::Func(func)) = call.site().lookup(&inst.class, name).as_ref()
+                    {
                         if fits_simple(func, 1, args) {
                             return self.call_simple(func.clone(), Some(obj.clone()), args, span);
                         }

@@ -121,6 +121,22 @@ impl Interp {
             .map_err(|e| super::suggest::note_attr(e, obj, name))
     }
 
+    /// `obj.name` where `obj` (an instance of `cls`) has no attribute `name` of its own
+    /// and `cls`'s chain holds `v` under `name`: a bound method, a descriptor's result,
+    /// or `v` itself.
+    pub(crate) fn class_attr_of(
+        &mut self,
+        obj: &Value,
+        cls: &Rc<Class>,
+        v: Value,
+        name: &str,
+    ) -> R<Value> {
+        if let Some(d) = self.b.descr.kind(&v) {
+            return self.descr_get(d, &v, Some(obj), cls, name);
+        }
+        Ok(bind(obj, v))
+    }
+
     fn find_attr(&mut self, obj: &Value, name: &str) -> R<Value> {
         match obj {
             Value::Instance(inst) => {
@@ -135,11 +151,7 @@ impl Interp {
                     crate::compile::trace::note_absent(inst, name);
                 }
                 if let Some(v) = inst.class.lookup(name) {
-                    if let Some(d) = self.b.descr.kind(&v) {
-                        let c = inst.class.clone();
-                        return self.descr_get(d, &v, Some(obj), &c, name);
-                    }
-                    return Ok(bind(obj, v));
+                    return self.class_attr_of(obj, &inst.class, v, name);
                 }
                 if name == "__class__" {
                     return Ok(Value::Class(inst.class.clone()));

@@ -293,6 +293,12 @@ impl Interp {
                     if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
                         return Ok(v.fast_clone());
                     }
+                    // not its own: the class chain, through this site's inline cache
+                    if let Some(v) = e.site().lookup(&inst.class, name) {
+                        return self
+                            .class_attr_of(&o, &inst.class, v, name)
+                            .map_err(|x| at(x, e.span));
+                    }
                 }
                 self.get_attr(&o, name).map_err(|x| at(x, e.span))
             }

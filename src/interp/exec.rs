@@ -264,6 +264,12 @@ impl Interp {
 
     /// `a op= b`: in place for lists (`+=`) and `__iadd__`-style dunders, else binary op.
     pub fn inplace(&mut self, op: BinOp, cur: Value, rhs: &Value) -> R<Value> {
+        // two numbers: no dispatch (`None`, e.g. an overflow, goes the general way)
+        if let (Some(p), Some(q)) = (Num::of(&cur), Num::of(rhs)) {
+            if let Some(n) = num_op(op, p, q) {
+                return Ok(n.value());
+            }
+        }
         if let (BinOp::Add, Value::List(l)) = (op, &cur) {
             let items = self.collect(rhs)?;
             l.borrow_mut().extend(items);

@@ -105,21 +105,16 @@ impl Interp {
                 ))
             }
             (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
-            (Value::Str(s), Value::Int(_) | Value::Bool(_)) if s.is_ascii() => {
-                // ASCII text: character i is byte i (no per-index character table)
-                let i = norm_index(idx, s.len(), "string")?;
-                Ok(Value::str(&s[i..i + 1]))
-            }
             (Value::Str(s), _) => {
-                let chars: Vec<char> = s.chars().collect();
+                // characters by position (a remembered layout: no pass per access)
+                let layout = super::strindex::layout(s);
+                let n = layout.as_ref().map_or(s.len(), |ends| ends.len() - 1);
                 if let Value::Slice(sl) = idx {
-                    let pos = slice_positions(sl, chars.len())?;
-                    return Ok(Value::str(
-                        &pos.into_iter().map(|i| chars[i]).collect::<String>(),
-                    ));
+                    let pos = slice_positions(sl, n)?;
+                    return Ok(Value::str(&super::strindex::chars_at(s, &layout, pos)));
                 }
-                let i = norm_index(idx, chars.len(), "string")?;
-                Ok(Value::str(&chars[i].to_string()))
+                let i = norm_index(idx, n, "string")?;
+                Ok(Value::str(&super::strindex::chars_at(s, &layout, [i])))
             }
             (Value::Range(r), Value::Slice(s)) => {
                 let (start, stop, step) = slice_indices(s, r.len())?;

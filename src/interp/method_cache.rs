@@ -6,8 +6,13 @@
 //! collected class) bumps a global epoch; a memo from an older epoch is discarded on
 //! its next use. Names are `&'static str`s compared by address (a name is found under
 //! every address it is asked with, so two copies of one literal only cost a slot).
+//!
+//! `SiteCache` is the inline cache of one attribute/method expression (`obj.name`,
+//! `obj.name(...)`): for the last few classes seen there, where in the class chain
+//! `name` was found (valid for the same epoch; a dropped class bumps the epoch too, so a
+//! class address seen again is a new class only after a bump).
 
-use super::value::Value;
+use super::value::{Class, Value};
 use std::cell::{Cell, RefCell};
 
 thread_local! {
@@ -17,6 +22,67 @@ thread_local! {
 /// Invalidates the memo of every class: some class dict changed.
 pub fn classes_changed() {
     EPOCH.with(|e| e.set(e.get().wrapping_add(1)));
+}
+
+/// One remembered lookup: the class (by address; 0 = none), the epoch, and where the
+/// name was found: `level` 0 is the class itself, `k` its `mro[k - 1]`; `pos` the
+/// entry's position in that dict.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    class: usize,
+    epoch: u64,
+    level: u32,
+    pos: u32,
+}
+
+/// Entries of a site, chosen by the class address (direct-mapped).
+const WAYS: usize = 4;
+
+/// The inline cache of one expression site (see the module doc).
+#[derive(Debug, Default)]
+pub struct SiteCache([Cell<Entry>; WAYS]);
+
+impl SiteCache {
+    /// `cls.lookup(name)`, answered from the cache when `cls` was seen here since the
+    /// last class change.
+    #[inline]
+    pub fn lookup(&self, cls: &Class, name: &str) -> Option<Value> {
+        let addr = cls as *const Class as usize;
+        let slot = &self.0[(addr >> 4) % WAYS];
+        let e = slot.get();
+        let now = EPOCH.with(Cell::get);
+        if e.class == addr && e.epoch == now {
+            let k = match e.level {
+                0 => Some(cls),
+                l => cls.mro.get(l as usize - 1).map(|k| &**k),
+            };
+            if let Some(d) = k.and_then(|k| k.dict.try_borrow().ok()) {
+                if let Some((_, v)) = d.get_index(e.pos as usize) {
+                    return Some(v.clone());
+                }
+            }
+        }
+        let chain = std::iter::once(cls).chain(cls.mro.iter().map(|k| &**k));
+        for (level, k) in chain.enumerate() {
+            let found = k
+                .dict
+                .borrow()
+                .get_full(name)
+                .map(|(i, _, v)| (i, v.clone()));
+            if let Some((pos, v)) = found {
+                if let (Ok(level), Ok(pos)) = (u32::try_from(level), u32::try_from(pos)) {
+                    slot.set(Entry {
+                        class: addr,
+                        epoch: now,
+                        level,
+                        pos,
+                    });
+                }
+                return Some(v);
+            }
+        }
+        None
+    }
 }
 
 /// `(name, lookup result)` pairs.

@@ -28,6 +28,7 @@ mod packages;
 pub mod repr;
 pub mod resolve;
 pub mod scope;
+pub mod strindex;
 pub mod suggest;
 pub mod tree;
 pub mod value;

@@ -113,7 +113,10 @@ fn cmp<T: PartialOrd>(op: CmpOp, a: T, b: T) -> Option<bool> {
 fn maybe_num(e: &Ex) -> bool {
     matches!(
         e.kind,
-        ExKind::Const(_) | ExKind::Load(Place::Local(..)) | ExKind::Binary(..)
+        ExKind::Const(_)
+            | ExKind::Load(Place::Local(..))
+            | ExKind::Binary(..)
+            | ExKind::Subscript(..)
     )
 }
 
@@ -174,8 +177,40 @@ impl Interp {
             ExKind::Const(v) => Num::of(v),
             ExKind::Load(Place::Local(s, _)) => Num::of(self.local(*s)),
             ExKind::Binary(op, a, b) if nest < MAX_NEST => self.num_bin(*op, a, b, nest + 1),
+            ExKind::Subscript(o, i) => self.num_item(o, i),
             _ => None,
         }
+    }
+
+    /// `xs[i]` when `xs` is a local holding a list, `i` an int constant or local in
+    /// range, and the element a number. (Not while a capture records: it guards every
+    /// load from a list.)
+    #[inline]
+    fn num_item(&self, o: &Ex, i: &Ex) -> Option<Num> {
+        let ExKind::Load(Place::Local(s, _)) = &o.kind else {
+            return None;
+        };
+        let Value::List(l) = self.local(*s) else {
+            return None;
+        };
+        let i = match &i.kind {
+            ExKind::Const(Value::Int(c)) => *c,
+            ExKind::Load(Place::Local(t, _)) => match self.local(*t) {
+                Value::Int(x) => *x,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if crate::compile::trace::active() {
+            return None;
+        }
+        let items = l.try_borrow().ok()?;
+        let j = if i < 0 {
+            i.checked_add(items.len() as i64)?
+        } else {
+            i
+        };
+        Num::of(items.get(usize::try_from(j).ok()?)?)
     }
 
     fn num_bin(&self, op: BinOp, a: &Ex, b: &Ex, nest: u32) -> Option<Num> {

@@ -15,14 +15,24 @@ pub struct Ex {
     /// Attribute accesses (`Attr`, `CallMethod`): the index in the receiver's attribute
     /// map where `name` was found last time, tried before hashing (see `hinted_get`).
     pub hint: Cell<u32>,
+    /// Attribute accesses and method calls: the inline cache of class lookups, made on
+    /// first use.
+    pub site: std::cell::OnceCell<Box<super::method_cache::SiteCache>>,
 }
 
 impl Ex {
+    /// The inline cache of this site (see `SiteCache`).
+    #[inline]
+    pub fn site(&self) -> &super::method_cache::SiteCache {
+        self.site.get_or_init(Box::default)
+    }
+
     pub fn new(kind: ExKind, span: Span) -> Ex {
         Ex {
             kind,
             span,
             hint: Cell::new(0),
+            site: std::cell::OnceCell::new(),
         }
     }
 }

@@ -250,6 +250,14 @@ pub struct Class {
     pub methods: super::method_cache::MethodCache,
 }
 
+/// A class going away invalidates the inline caches (`SiteCache`), which know classes
+/// by address: a new class at the same address is then never mistaken for it.
+impl Drop for Class {
+    fn drop(&mut self) {
+        super::method_cache::classes_changed();
+    }
+}
+
 impl Class {
     /// Finds an attribute in this class or its bases.
     pub fn lookup(&self, name: &str) -> Option<Value> {

@@ -110,7 +110,7 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 /// `len(v)`.
 pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
     Ok(match v {
-        Value::Str(s) => s.chars().count() as i64,
+        Value::Str(s) => crate::interp::strindex::char_len(s) as i64,
         Value::List(l) => l.borrow().len() as i64,
         Value::Tuple(t) => t.len() as i64,
         Value::Dict(d) | Value::Set(d) => d.borrow().len() as i64,

@@ -4,6 +4,7 @@
 use super::arity;
 use super::convert::int_arg;
 use super::methods::str_arg;
+use crate::interp::strindex::Layout;
 use crate::interp::value::{Key, Value};
 use crate::interp::{containers, type_err, value_err, Interp, R};
 use std::rc::Rc;
@@ -20,38 +21,37 @@ fn opt_index(v: Option<&Value>) -> R<Option<i64>> {
 
 /// CPython's `ADJUST_INDICES` on character positions, then byte offsets of the window;
 /// `None` when the window is empty because `start > end` (nothing can match, not even "").
-pub fn window(s: &str, start: Option<&Value>, end: Option<&Value>) -> R<Option<(usize, usize)>> {
-    // ASCII text (the common case) needs no character counting: O(1) per call
-    let ascii = s.is_ascii();
-    let n = if ascii { s.len() } else { s.chars().count() } as i64;
+pub fn window(
+    s: &str,
+    layout: &Layout,
+    start: Option<&Value>,
+    end: Option<&Value>,
+) -> R<Option<(usize, usize)>> {
+    // positions through the layout: O(1) per call once a long string is measured
+    let n = layout.as_ref().map_or(s.len(), |ends| ends.len() - 1) as i64;
     let fix = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
     let a = opt_index(start)?.map_or(0, fix);
     let b = opt_index(end)?.map_or(n, fix);
     if opt_index(start)?.is_some_and(|i| i > n) || a > b {
         return Ok(None);
     }
-    let byte = |c: i64| {
-        if ascii {
-            c as usize
-        } else {
-            s.char_indices().nth(c as usize).map_or(s.len(), |(i, _)| i)
-        }
-    };
+    let byte = |c: i64| layout.as_ref().map_or(c as usize, |ends| ends[c as usize]);
     Ok(Some((byte(a), byte(b))))
 }
 
-fn char_index(s: &str, byte: usize) -> i64 {
-    if s.is_ascii() {
-        byte as i64
-    } else {
-        s[..byte].chars().count() as i64
+/// The character position of the character starting at `byte`.
+fn char_index(layout: &Layout, byte: usize) -> i64 {
+    match layout {
+        None => byte as i64,
+        Some(ends) => ends.partition_point(|&e| e < byte) as i64,
     }
 }
 
-/// `find`/`rfind`/`index`/`rindex`/`count`/`startswith`/`endswith` with `start`/`end`.
-pub fn search(s: &str, name: &str, args: &[Value]) -> R<Value> {
+/// `find`, `rfind`, `index`, `rindex`, `count`, `startswith`, `endswith`.
+pub fn search(s: &Rc<str>, name: &str, args: &[Value]) -> R<Value> {
     arity(name, args, 1, 3)?;
-    let win = window(s, args.get(1), args.get(2))?;
+    let layout = crate::interp::strindex::layout(s);
+    let win = window(s, &layout, args.get(1), args.get(2))?;
     if matches!(name, "startswith" | "endswith") {
         let test = |p: &str| match win {
             Some((a, b)) if name == "startswith" => s[a..b].starts_with(p),
@@ -100,7 +100,7 @@ pub fn search(s: &str, name: &str, args: &[Value]) -> R<Value> {
         } else {
             hay.find(sub)
         };
-        p.map(|p| char_index(s, a + p))
+        p.map(|p| char_index(&layout, a + p))
     });
     match (pos, name) {
         (Some(i), _) => Ok(Value::Int(i)),
