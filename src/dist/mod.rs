@@ -103,7 +103,8 @@ fn count(bytes: usize, since: Instant) {
 }
 
 /// How long a collective may wait for the other ranks (KILN_DIST_TIMEOUT seconds, or
-/// `init_process_group(timeout=...)`; 300 s by default).
+/// `init_process_group(timeout=...)`; 300 s by default). Read by the MPI transport only.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn timeout() -> Duration {
     TIMEOUT.with(|t| t.get())
 }
