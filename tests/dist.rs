@@ -6,20 +6,9 @@
 //! a RuntimeError that says how to get MPI.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 /// Set (to the script and its arguments, tab-separated) in a child started by mpirun.
 const CHILD_ENV: &str = "KILN_DIST_TEST_SCRIPT";
-
-fn script(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/dist")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 /// The rank side: runs the script given in CHILD_ENV as the CLI does, then leaves the
 /// MPI world (aborting every rank when the script failed). A no-op in a normal run.
@@ -43,68 +32,6 @@ fn rank_runner() {
     kiln::dist::finish(r.is_ok());
 }
 
-/// `mpirun -np n` of this binary's rank_runner on `args` (script first).
-#[cfg(feature = "mpi")]
-fn mpirun(n: usize, args: &[&str]) -> Output {
-    let exe = std::env::current_exe().expect("test binary path");
-    let mut c = Command::new("mpirun");
-    mpi_flags(&mut c, n);
-    c.arg(exe)
-        .args([
-            "rank_runner",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env(CHILD_ENV, args.join("\t"));
-    run_bounded(c)
-}
-
-#[cfg(feature = "mpi")]
-fn mpi_flags(c: &mut Command, n: usize) {
-    c.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--bind-to",
-        "none",
-        "-np",
-    ])
-    .arg(n.to_string())
-    // containers often forbid the cross-memory-attach single copy
-    .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-    .env("RAYON_NUM_THREADS", "1");
-}
-
-/// Runs `c`, failing the test when it takes over two minutes (a hang).
-fn run_bounded(mut c: Command) -> Output {
-    let t0 = Instant::now();
-    let mut child = c
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn mpirun (is Open MPI installed?)");
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if t0.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("the run hung for 120 s: {c:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn without_mpi_init_raises_a_clear_runtime_error() {
@@ -120,7 +47,78 @@ fn without_mpi_init_raises_a_clear_runtime_error() {
 
 #[cfg(feature = "mpi")]
 mod with_mpi {
-    use super::*;
+    use super::CHILD_ENV;
+    use std::path::PathBuf;
+    use std::process::{Command, Output};
+    use std::time::{Duration, Instant};
+
+    fn script(name: &str) -> String {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/dist")
+            .join(name)
+            .display()
+            .to_string()
+    }
+
+    /// `mpirun -np n` of this binary's rank_runner on `args` (script first).
+    fn mpirun(n: usize, args: &[&str]) -> Output {
+        let exe = std::env::current_exe().expect("test binary path");
+        let mut c = Command::new("mpirun");
+        mpi_flags(&mut c, n);
+        c.arg(exe)
+            .args([
+                "rank_runner",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+                "-q",
+            ])
+            .env(CHILD_ENV, args.join("\t"));
+        run_bounded(c)
+    }
+
+    fn mpi_flags(c: &mut Command, n: usize) {
+        c.args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+            "-np",
+        ])
+        .arg(n.to_string())
+        // containers often forbid the cross-memory-attach single copy
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("RAYON_NUM_THREADS", "1");
+    }
+
+    /// Runs `c`, failing the test when it takes over two minutes (a hang).
+    fn run_bounded(mut c: Command) -> Output {
+        let t0 = Instant::now();
+        let mut child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn mpirun (is Open MPI installed?)");
+        loop {
+            if child.try_wait().expect("wait").is_some() {
+                return child.wait_with_output().expect("output");
+            }
+            if t0.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("the run hung for 120 s: {c:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn text(o: &Output) -> String {
+        format!(
+            "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
 
     #[test]
     fn collectives_on_every_dtype_with_2_and_3_ranks() {
