@@ -27,6 +27,8 @@ pub mod autograd;
 pub mod compile;
 pub(crate) mod diagnostic;
 #[doc(hidden)]
+pub mod dist;
+#[doc(hidden)]
 pub mod interp;
 #[doc(hidden)]
 pub mod io;

@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["ops"],
     &["compile"],
     &["onnx"],
+    &["dist"],
     &["interp"],
     &["embed", "engine"],
 ];

@@ -11,6 +11,14 @@ const USAGE: &str =
     "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx | --version]\n";
 
 fn main() -> ExitCode {
+    let code = run();
+    // A script that joined an MPI world (`dist.init_process_group()`) leaves it: cleanly
+    // on success, and on failure by aborting every rank, so none waits on this one.
+    kiln::dist::finish(code == ExitCode::SUCCESS);
+    code
+}
+
+fn run() -> ExitCode {
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

@@ -47,6 +47,12 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("argparse", include_str!("../../stdlib/argparse.dl")),
     ("linalg", include_str!("../../stdlib/linalg.dl")),
     ("autograd", include_str!("../../stdlib/autograd.dl")),
+    ("dist", include_str!("../../stdlib/dist.dl")),
+    ("nn.parallel", include_str!("../../stdlib/nn/parallel.dl")),
+    (
+        "data.distributed",
+        include_str!("../../stdlib/data/distributed.dl"),
+    ),
 ];
 
 impl Interp {
@@ -123,6 +129,7 @@ impl Interp {
             "os.path" => Some(super::builtins::osmod::path_module()),
             "re" => Some(super::builtins::remod::re_module(self)),
             "copy" => Some(super::builtins::copymod::copy_module()),
+            "_dist" => Some(super::builtins::distmod::dist_module()),
             "__future__" => Some(super::builtins::copymod::future_module()),
             _ => None,
         };

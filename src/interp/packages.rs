@@ -18,6 +18,7 @@ const TORCH_ALIASES: &[(&str, &str)] = &[
     ("torch.optim", "optim"),
     ("torch.optim.lr_scheduler", "optim.lr_scheduler"),
     ("torch.utils.data", "data"),
+    ("torch.utils.data.distributed", "data.distributed"),
     ("torch.utils.tensorboard", "utils.tensorboard"),
     ("torch.linalg", "linalg"),
     ("torch.autograd", "autograd"),
