@@ -18,6 +18,16 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("string", include_str!("../../stdlib/string.dl")),
     ("pathlib", include_str!("../../stdlib/pathlib.dl")),
     ("argparse", include_str!("../../stdlib/argparse.dl")),
+    (
+        "utils.tensorboard",
+        include_str!("../../stdlib/utils/tensorboard.dl"),
+    ),
+    ("tensorboard", include_str!("../../stdlib/tensorboard.dl")),
+    ("matplotlib", include_str!("../../stdlib/matplotlib.dl")),
+    (
+        "matplotlib.pyplot",
+        include_str!("../../stdlib/matplotlib/pyplot.dl"),
+    ),
 ];
 
 impl Interp {
@@ -47,6 +57,8 @@ impl Interp {
             "os.path" => Some(super::builtins::osmod::path_module()),
             "re" => Some(super::builtins::remod::re_module(self)),
             "copy" => Some(super::builtins::copymod::copy_module()),
+            "_plot" => Some(super::builtins::plotmod::plot_module()),
+            "_tensorboard" => Some(super::builtins::tbmod::tensorboard_module()),
             "__future__" => Some(super::builtins::copymod::future_module()),
             _ => None,
         };
