@@ -34,7 +34,7 @@ pub fn crc32c(data: &[u8]) -> u32 {
 /// TensorFlow's masked CRC: rotated right by 15 bits plus a constant.
 pub fn masked_crc(data: &[u8]) -> u32 {
     let c = crc32c(data);
-    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+    c.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// `data` framed as one TFRecord.

@@ -77,7 +77,7 @@ impl Write for Full {
 }
 
 impl Sink for Full {
-    fn len(&self) -> std::io::Result<u64> {
+    fn size(&self) -> std::io::Result<u64> {
         Ok(self.data.len() as u64)
     }
     fn truncate(&mut self, len: u64) -> std::io::Result<()> {

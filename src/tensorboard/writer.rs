@@ -62,13 +62,13 @@ pub fn default_log_dir(comment: &str) -> String {
 /// Where appended records go: a file, or a stand-in in tests.
 pub trait Sink: Write {
     /// The current length in bytes.
-    fn len(&self) -> std::io::Result<u64>;
+    fn size(&self) -> std::io::Result<u64>;
     /// Cuts the sink back to `len` bytes.
     fn truncate(&mut self, len: u64) -> std::io::Result<()>;
 }
 
 impl Sink for std::fs::File {
-    fn len(&self) -> std::io::Result<u64> {
+    fn size(&self) -> std::io::Result<u64> {
         Ok(self.metadata()?.len())
     }
     fn truncate(&mut self, len: u64) -> std::io::Result<()> {
@@ -78,7 +78,7 @@ impl Sink for std::fs::File {
 
 /// Appends `record` whole, or cuts `sink` back to where it was and returns the error.
 pub fn append_whole(sink: &mut impl Sink, record: &[u8]) -> std::io::Result<()> {
-    let before = sink.len()?;
+    let before = sink.size()?;
     let res = sink.write_all(record).and_then(|_| sink.flush());
     if res.is_err() {
         // best effort: the earlier records stay readable either way once truncated
