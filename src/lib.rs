@@ -38,11 +38,15 @@ pub mod onnx;
 #[doc(hidden)]
 pub mod ops;
 #[doc(hidden)]
+pub mod plot;
+#[doc(hidden)]
 pub mod source;
 #[doc(hidden)]
 pub mod syntax;
 #[doc(hidden)]
 pub mod tensor;
+#[doc(hidden)]
+pub mod tensorboard;
 
 pub use embed::{FromValue, HostFunction, IntoArgs, IntoReturn, IntoValue, NativeModule};
 pub use engine::Engine;

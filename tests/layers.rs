@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["syntax", "diagnostic"],
     &["tensor", "autograd", "ir"],
-    &["io"],
+    &["io", "tensorboard", "plot"],
     &["ops"],
     &["compile"],
     &["onnx"],

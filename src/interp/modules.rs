@@ -52,6 +52,15 @@ pub const STDLIB: &[(&str, &str)] = &[
     (
         "data.distributed",
         include_str!("../../stdlib/data/distributed.dl"),
+    (
+        "utils.tensorboard",
+        include_str!("../../stdlib/utils/tensorboard.dl"),
+    ),
+    ("tensorboard", include_str!("../../stdlib/tensorboard.dl")),
+    ("matplotlib", include_str!("../../stdlib/matplotlib.dl")),
+    (
+        "matplotlib.pyplot",
+        include_str!("../../stdlib/matplotlib/pyplot.dl"),
     ),
 ];
 
@@ -130,6 +139,8 @@ impl Interp {
             "re" => Some(super::builtins::remod::re_module(self)),
             "copy" => Some(super::builtins::copymod::copy_module()),
             "_dist" => Some(super::builtins::distmod::dist_module()),
+            "_plot" => Some(super::builtins::plotmod::plot_module()),
+            "_tensorboard" => Some(super::builtins::tbmod::tensorboard_module()),
             "__future__" => Some(super::builtins::copymod::future_module()),
             _ => None,
         };

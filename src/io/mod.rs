@@ -10,6 +10,7 @@ mod csv;
 pub mod fs_gate;
 mod npy;
 mod npy_header;
+pub mod png;
 mod safetensors;
 
 pub use array::{numel, Array, ArrayData, DType};
@@ -30,7 +31,7 @@ fn value_error(message: impl Into<String>) -> Error {
 }
 
 /// An `OSError` for a failed file-system operation on `path`.
-fn os_error(action: &str, path: &Path, err: &std::io::Error) -> Error {
+pub(crate) fn os_error(action: &str, path: &Path, err: &std::io::Error) -> Error {
     Error::new(
         ErrorKind::OSError,
         format!("cannot {action} '{}': {err}", path.display()),
@@ -45,7 +46,7 @@ fn in_file(path: &Path, mut err: Error) -> Error {
 }
 
 /// Reads a whole file (its size bounds every later allocation).
-fn read_file(path: &Path) -> crate::error::Result<Vec<u8>> {
+pub(crate) fn read_file(path: &Path) -> crate::error::Result<Vec<u8>> {
     fs_gate::check(path, fs_gate::Access::Read)?;
     std::fs::read(path).map_err(|e| os_error("read", path, &e))
 }
