@@ -52,6 +52,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     (
         "data.distributed",
         include_str!("../../stdlib/data/distributed.dl"),
+    ),
     (
         "utils.tensorboard",
         include_str!("../../stdlib/utils/tensorboard.dl"),
