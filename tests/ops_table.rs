@@ -287,6 +287,14 @@ const NOT_CAPTURED: &[(&str, &str)] = &[
     ("CompiledOutputBackward", "a compiled function's node"),
     ("LoopBackward", "a captured loop's node"),
     ("LoopOutputBackward", "a captured loop's node"),
+    // Open gap of issue 26: the fused sequence ops (src/tensor/seq.rs) have no IR op yet,
+    // so a capture breaks on their forward already.
+    ("LstmBackward", "fused LSTM layer: no IR op yet"),
+    ("GruBackward", "fused GRU layer: no IR op yet"),
+    (
+        "ScaledDotProductAttentionBackward",
+        "fused attention: no IR op yet",
+    ),
 ];
 
 /// Checks that a step running `expr`'s backward (into the leaf A, from a loss that

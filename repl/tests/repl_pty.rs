@@ -144,10 +144,10 @@ fn error_keeps_earlier_definitions() {
 fn tab_completes_globals_and_methods() {
     let dir = temp_dir("tab");
     let mut s = start(&dir.join("h"));
-    check(&mut s, "unique_counter = 41", "");
-    s.send("uniq\t").expect("send tab");
+    check(&mut s, "zz_counter = 41", "");
+    s.send("zz_c\t").expect("send tab");
     s.flush().expect("flush");
-    expect(&mut s, "unique_counter");
+    expect(&mut s, "zz_counter");
     check(&mut s, " + 1", "42");
     check(&mut s, "xs = [3]", "");
     s.send("xs.app\t").expect("send tab");

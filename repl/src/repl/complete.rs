@@ -85,10 +85,11 @@ mod tests {
 
     #[test]
     fn globals_builtins_and_keywords() {
-        let e = engine("counter = 1\ncount_all = 2\n");
+        // (prefixes no builtin shares: `count_nonzero` and `unique` are globals)
+        let e = engine("my_counter = 1\nmy_count_all = 2\n");
         assert_eq!(
-            complete(&e, "x = coun", 8),
-            (4, vec!["count_all".into(), "counter".into()])
+            complete(&e, "x = my_coun", 11),
+            (4, vec!["my_count_all".into(), "my_counter".into()])
         );
         assert_eq!(complete(&e, "pri", 3), (0, vec!["print".into()]));
         assert_eq!(complete(&e, "whi", 3), (0, vec!["while".into()]));
