@@ -359,17 +359,7 @@ pub fn histogram(
     let step = (hi - lo) / bins as f64;
     let mut edges: Vec<f64> = (0..=bins).map(|i| lo + i as f64 * step).collect();
     edges[bins] = hi;
-    let mut counts = vec![0.0; bins];
-    for &v in values {
-        if !(lo..=hi).contains(&v) {
-            continue;
-        }
-        let i = edges
-            .partition_point(|&e| e <= v)
-            .saturating_sub(1)
-            .min(bins - 1);
-        counts[i] += 1.0;
-    }
+    let counts = crate::tensorboard::summary::counts(values, &edges);
     Ok((edges, counts))
 }
 

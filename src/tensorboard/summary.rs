@@ -68,8 +68,8 @@ fn tensorflow_edges() -> Vec<f64> {
 }
 
 /// NumPy's `histogram(values, bins=edges)` counts: bins are half-open except the last;
-/// values outside the edges are not counted.
-fn counts(values: &[f64], edges: &[f64]) -> Vec<f64> {
+/// values outside the edges are not counted (also pyplot's `hist`).
+pub fn counts(values: &[f64], edges: &[f64]) -> Vec<f64> {
     let nb = edges.len().saturating_sub(1);
     let mut c = vec![0.0; nb];
     let (Some(&lo), Some(&hi)) = (edges.first(), edges.last()) else {

@@ -35,6 +35,7 @@ pub fn builtin_on_tensor(name: &str, args: &[Value], kw: Kw) -> Option<R<Value>>
     }
 }
 
+/// Natives that forward to the tensor method of the same name (`FORWARDED` table).
 macro_rules! forwarders {
     ($($name:literal => $f:ident),* $(,)?) => {
         $(fn $f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
@@ -43,6 +44,7 @@ macro_rules! forwarders {
         const FORWARDED: &[(&str, NativeImpl)] = &[$(($name, $f)),*];
     };
 }
+pub(super) use forwarders;
 
 forwarders! {
     "gelu" => f_gelu, "pow" => f_pow, "clamp" => f_clamp, "clip" => f_clip,

@@ -6,7 +6,7 @@
 use super::tensor::{
     finish, float_of, int_list, int_of, shape_args, sizes, te, tensor_of, Args, Kw,
 };
-use super::tensor_funcs::forward;
+use super::tensor_funcs::{forward, forwarders};
 use super::tensor_reduce::tensor_seq;
 use crate::interp::value::{GradModeCtx, NativeImpl, Value};
 use crate::interp::{type_err, value_err, Interp, R};
@@ -16,15 +16,6 @@ use crate::tensor::views::cat;
 use crate::tensor::{creation, sorting, Tensor};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-
-macro_rules! forwarders {
-    ($($name:literal => $f:ident),* $(,)?) => {
-        $(fn $f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-            forward($name, args, kw)
-        })*
-        const FORWARDED: &[(&str, NativeImpl)] = &[$(($name, $f)),*];
-    };
-}
 
 forwarders! {
     "isnan" => f_isnan, "isinf" => f_isinf, "isfinite" => f_isfinite,
