@@ -51,6 +51,7 @@ pub mod tensorboard;
 pub use embed::{FromValue, HostFunction, IntoArgs, IntoReturn, IntoValue, NativeModule};
 pub use engine::Engine;
 pub use error::{Error, ErrorKind, Result};
+pub use interp::builtins::display::{DisplayHook, MimeBundle};
 pub use interp::limits::Limits;
 pub use interp::value::Value;
 pub use source::{FileId, Span};

@@ -1,5 +1,6 @@
 //! The `kiln` command: run a script, `-c CODE`, `check FILE`, the REPL, or stdin.
 
+mod kernel;
 mod repl;
 
 use kiln::Engine;
@@ -8,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx | --version]\n";
+    "usage: kiln [FILE.dl [ARGS...] | -c CODE [ARGS...] | check FILE.dl... | graph FILE.dl FUNC | export FILE.dl NAME OUT.onnx | kernel ... | --version]\n";
 
 fn main() -> ExitCode {
     let code = run();
@@ -34,6 +35,7 @@ fn run() -> ExitCode {
             None => usage("argument expected for the -c option"),
         },
         Some("check") if rest.len() >= 2 => check(&rest[1..]),
+        Some("kernel") if !Path::new("kernel").is_file() => kernel::main(&rest[1..]),
         Some("graph") if rest.len() == 3 => graph(&rest[1], &rest[2]),
         Some("export") if rest.len() == 4 => export(&rest[1], &rest[2], &rest[3]),
         Some(cmd @ ("check" | "graph" | "export")) if !Path::new(cmd).is_file() => {

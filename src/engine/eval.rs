@@ -138,6 +138,40 @@ impl Engine {
         self.interp.output = out;
     }
 
+    /// Redirects `sys.stderr.write` (and `print(..., file=sys.stderr)`) to a host
+    /// callback (default: the process's stderr).
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// let err = Rc::new(RefCell::new(String::new()));
+    /// let sink = err.clone();
+    /// let mut engine = kiln::Engine::new();
+    /// engine.set_error_output(Box::new(move |s| sink.borrow_mut().push_str(s)));
+    /// engine.eval("import sys\nprint('warn', file=sys.stderr)").unwrap();
+    /// assert_eq!(*err.borrow(), "warn\n");
+    /// ```
+    pub fn set_error_output(&mut self, out: Box<dyn FnMut(&str)>) {
+        self.interp.err_output = Some(out);
+    }
+
+    /// Installs a front end's rich-display hook: `display(obj)` and `plt.show()` send it
+    /// MIME bundles ((type, data) pairs, `text/plain` first, images base64-encoded)
+    /// instead of printing. A notebook kernel uses this.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// let got = Rc::new(RefCell::new(Vec::new()));
+    /// let sink = got.clone();
+    /// let mut engine = kiln::Engine::new();
+    /// engine.set_display(Box::new(move |bundle| sink.borrow_mut().push(bundle)));
+    /// engine.eval("class C:\n    def _repr_html_(self):\n        return '<b>c</b>'\ndisplay(C())").unwrap();
+    /// let got = got.borrow();
+    /// assert_eq!(got[0][1], ("text/html".to_string(), "<b>c</b>".to_string()));
+    /// ```
+    pub fn set_display(&mut self, hook: crate::DisplayHook) {
+        self.interp.display = Some(hook);
+    }
+
     /// Calls a global function with positional arguments (a tuple of Rust values, `()`,
     /// or a `Vec<Value>`) and converts the result (use `Value` to keep it as is).
     ///

@@ -70,6 +70,32 @@ impl Engine {
         self.run(|me| me.repr(v))
     }
 
+    /// The MIME bundle a notebook shows for `v`: `text/plain` (its repr) first, then what
+    /// its class's `_repr_html_`/`_repr_markdown_`/`_repr_svg_`/`_repr_png_` return.
+    ///
+    /// ```
+    /// let mut engine = kiln::Engine::new();
+    /// let v = engine.eval("[1, 2]").unwrap();
+    /// let bundle = engine.mime_bundle(&v).unwrap();
+    /// assert_eq!(bundle, [("text/plain".to_string(), "[1, 2]".to_string())]);
+    /// ```
+    pub fn mime_bundle(&mut self, v: &Value) -> Result<Vec<(String, String)>> {
+        self.run(|me| me.mime_bundle(v))
+    }
+
+    /// What a notebook's inspector shows for `v`: type, signature, docstring and repr.
+    ///
+    /// ```
+    /// let mut engine = kiln::Engine::new();
+    /// let f = engine.eval("def lerp(a, b, t=0.5):\n    'Mixes a and b.'\n    return a\nlerp").unwrap();
+    /// let text = engine.inspect(&f).unwrap();
+    /// assert!(text.contains("Signature: lerp(a, b, t=0.5)"));
+    /// assert!(text.contains("Docstring: Mixes a and b."));
+    /// ```
+    pub fn inspect(&mut self, v: &Value) -> Result<String> {
+        self.run(|me| me.inspect_text(v))
+    }
+
     /// The bound names of the main module with their values, in definition order
     /// (for a REPL's `:vars` and name completion).
     ///

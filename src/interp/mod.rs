@@ -98,6 +98,9 @@ pub enum Flow {
     Return,
 }
 
+/// Where printed text goes (a host callback).
+pub type OutputSink = Box<dyn FnMut(&str)>;
+
 /// The interpreter state: the value stack holding all frames' slots, modules, builtins.
 pub struct Interp {
     pub stack: Vec<Value>,
@@ -114,7 +117,11 @@ pub struct Interp {
     pub b: builtins::Builtins,
     pub modules: HashMap<Rc<str>, Rc<ModuleObj>>,
     pub sources: SourceMap,
-    pub output: Box<dyn FnMut(&str)>,
+    pub output: OutputSink,
+    /// Where `sys.stderr` writes go (None: the process's stderr).
+    pub err_output: Option<OutputSink>,
+    /// A front end's rich-display hook (`display`, `plt.show()`); None in a terminal.
+    pub display: Option<builtins::display::DisplayHook>,
     pub class_ns: Vec<Rc<RefCell<NameMap>>>,
     /// Exceptions being handled (innermost last), for bare `raise`.
     pub handling: Vec<ExcInner>,
@@ -154,6 +161,8 @@ impl Interp {
                 use std::io::Write;
                 let _ = std::io::stdout().write_all(s.as_bytes());
             }),
+            err_output: None,
+            display: None,
             class_ns: Vec::new(),
             handling: Vec::new(),
             rng: None,

@@ -50,7 +50,7 @@ fn names(engine: &Engine) -> Vec<String> {
 }
 
 /// The value of a dotted name path (`a`, `m.sub.obj`), found without running code.
-fn resolve(engine: &Engine, path: &str) -> Option<kiln::Value> {
+pub(crate) fn resolve(engine: &Engine, path: &str) -> Option<kiln::Value> {
     let mut parts = path.split('.');
     let first = parts.next().filter(|p| !p.is_empty())?;
     let mut v = engine.get_global(first)?;

@@ -1,7 +1,7 @@
 //! The interactive REPL (`kiln` with no arguments on a terminal), on rustyline.
 
 mod commands;
-mod complete;
+pub(crate) mod complete;
 mod helper;
 mod highlight;
 mod history;

@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod compile;
 pub mod convert;
 pub mod copymod;
+pub mod display;
 pub mod distmod;
 pub mod export;
 pub mod export_axes;
@@ -196,6 +197,7 @@ impl Builtins {
             }
         }
         funcs::register(&mut names);
+        display::register(&mut names);
         names.insert("open".into(), native("open", fileobj::open));
         if let Some(Value::Class(s)) = names.get("str") {
             s.dict.borrow_mut().insert(

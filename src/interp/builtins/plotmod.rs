@@ -40,6 +40,8 @@ pub fn plot_module() -> Rc<ModuleObj> {
             ("set_yscale", set_yscale),
             ("savefig", savefig),
             ("imread", imread),
+            ("png_base64", png_base64),
+            ("displays", displays),
         ],
         &[],
     )
@@ -411,4 +413,24 @@ fn imread(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     let t = crate::tensor::creation::from_f32(px, &[png.height, png.width, png.channels])
         .map_err(te)?;
     Ok(Value::Tensor(t))
+}
+
+/// `_plot.png_base64(fig)`: the figure rendered as PNG, base64-encoded (a notebook's
+/// `image/png` data, for `Figure._repr_png_`).
+fn png_base64(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    use base64::Engine as _;
+    arity("png_base64", args, 1, 1)?;
+    let id = idx(&args[0], "figure")?;
+    let fig = FIGURES.with(|t| t.borrow().1.get(&id).cloned());
+    let fig = fig.ok_or_else(|| value_err("this figure was closed"))?;
+    let bytes = crate::plot::render::png(&fig).map_err(te)?;
+    Ok(Value::str(
+        &base64::engine::general_purpose::STANDARD.encode(bytes),
+    ))
+}
+
+/// `_plot.displays()`: whether the host shows rich output (`plt.show()` displays then).
+fn displays(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("displays", args, 0, 0)?;
+    Ok(Value::Bool(me.has_display()))
 }

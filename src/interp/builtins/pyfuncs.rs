@@ -264,9 +264,13 @@ fn stream_write(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         )));
     };
     if matches!(attr(&args[0], "_err"), Value::Bool(true)) {
-        let mut e = std::io::stderr();
-        e.write_all(s.as_bytes())
-            .map_err(|e| err(ErrorKind::OSError, e.to_string()))?;
+        if let Some(hook) = me.err_output.as_mut() {
+            hook(s);
+        } else {
+            let mut e = std::io::stderr();
+            e.write_all(s.as_bytes())
+                .map_err(|e| err(ErrorKind::OSError, e.to_string()))?;
+        }
     } else {
         me.write(s);
     }
