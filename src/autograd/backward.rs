@@ -10,6 +10,7 @@ use crate::ir::IrOp;
 use crate::tensor::shape::fmt_shape;
 use crate::tensor::{creation, err, Tensor};
 use foldhash::fast::FixedState;
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -18,8 +19,27 @@ tensors after they have already been freed). Saved intermediate values of the gr
 you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through \
 the graph a second time or if you need to access saved tensors after calling backward.";
 
+/// Runs one gradient hook (`register_hook`'s callable, opaque here) on a gradient: the
+/// replacement gradient it returns, or None to keep it.
+pub type HookRunner<'a> = dyn FnMut(&Rc<dyn Any>, &Tensor) -> Result<Option<Tensor>> + 'a;
+
+/// Runs no hook (for callers whose graphs can have none).
+pub fn no_hooks(_: &Rc<dyn Any>, _: &Tensor) -> Result<Option<Tensor>> {
+    Ok(None)
+}
+
 /// `t.backward(grad, retain_graph)`.
 pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
+    backward_hooked(root, grad, retain_graph, &mut no_hooks)
+}
+
+/// `t.backward(grad, retain_graph)` running tensors' gradient hooks through `hooks`.
+pub fn backward_hooked(
+    root: &Tensor,
+    grad: Option<Tensor>,
+    retain_graph: bool,
+    hooks: &mut HookRunner,
+) -> Result<()> {
     trace::note_backward();
     if !root.requires_grad() {
         return Err(err(
@@ -53,8 +73,11 @@ pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Resu
     };
     let _guard = no_grad();
     match root.grad_fn() {
-        None => accumulate_leaf(root, g),
-        Some(node) => sweep(node, g, retain_graph, accumulate_leaf),
+        None => {
+            let g = run_hooks(root, g, hooks)?;
+            accumulate_leaf(root, g)
+        }
+        Some(node) => sweep(node, g, retain_graph, hooks, accumulate_leaf),
     }
 }
 
@@ -71,7 +94,7 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             ),
         ));
     }
-    grad_wrt(root, None, inputs, false)?
+    grad_wrt(root, None, inputs, false, &mut no_hooks)?
         .into_iter()
         .zip(inputs)
         .map(|(g, x)| match g {
@@ -90,6 +113,7 @@ pub fn grad_wrt(
     grad_output: Option<Tensor>,
     inputs: &[Tensor],
     retain_graph: bool,
+    hooks: &mut HookRunner,
 ) -> Result<Vec<Option<Tensor>>> {
     if let Some(x) = inputs.iter().find(|x| !x.is_leaf() || !x.requires_grad()) {
         let what = if x.requires_grad() {
@@ -141,8 +165,11 @@ pub fn grad_wrt(
         Ok(())
     };
     match root.grad_fn() {
-        None => sink(root, g)?,
-        Some(node) => sweep(node, g, retain_graph, &mut sink)?,
+        None => {
+            let g = run_hooks(root, g, hooks)?;
+            sink(root, g)?
+        }
+        Some(node) => sweep(node, g, retain_graph, hooks, &mut sink)?,
     }
     acc.into_iter()
         .map(|a| a.map(|g| g.contiguous_copy()).transpose())
@@ -249,7 +276,13 @@ impl LeafGrads {
     }
 }
 
-fn sweep<F>(root: Rc<Node>, g: Tensor, retain: bool, mut leaf: F) -> Result<()>
+fn sweep<F>(
+    root: Rc<Node>,
+    g: Tensor,
+    retain: bool,
+    hooks: &mut HookRunner,
+    mut leaf: F,
+) -> Result<()>
 where
     F: FnMut(&Tensor, Tensor) -> Result<()>,
 {
@@ -258,9 +291,19 @@ where
     grads[position(&order, &root)?] = Some(g);
     let mut leaves = LeafGrads::default();
     for (i, node) in order.iter().enumerate() {
-        let Some(g) = grads[i].take() else {
+        let Some(mut g) = grads[i].take() else {
             continue;
         };
+        for t in node.watched() {
+            g = run_hooks(&t, g, hooks)?;
+            if t.retains_grad() {
+                let kept = match t.grad() {
+                    Some(prev) => prev.add(&g)?,
+                    None => g.contiguous_copy()?,
+                };
+                t.set_grad(Some(kept));
+            }
+        }
         let input_grads = {
             let op = node.op.borrow();
             let op = op
@@ -293,10 +336,35 @@ where
     drop(grads);
     for (t, g) in leaves.leaves {
         if let Some(g) = g {
+            let g = run_hooks(&t, g, hooks)?;
             leaf(&t, g)?;
         }
     }
     Ok(())
+}
+
+/// `t`'s hooks on its gradient `g`, in registration order, each seeing the previous
+/// one's result; a hook may not change the gradient's shape (PyTorch's rule).
+fn run_hooks(t: &Tensor, mut g: Tensor, hooks: &mut HookRunner) -> Result<Tensor> {
+    if !t.has_grad_hooks() {
+        return Ok(g);
+    }
+    for f in t.hook_fns() {
+        if let Some(new) = hooks(&f, &g)? {
+            if new.shape() != g.shape() {
+                return Err(err(
+                    ErrorKind::RuntimeError,
+                    format!(
+                        "hook 'hook' has changed the size of value: expected {}, got {}",
+                        fmt_shape(g.shape()),
+                        fmt_shape(new.shape())
+                    ),
+                ));
+            }
+            g = new.cast(g.dtype())?;
+        }
+    }
+    Ok(g)
 }
 
 /// `.grad += g` on a leaf (a fresh tensor, never aliasing the graph's gradients).

@@ -6,7 +6,7 @@ mod grad_kernels;
 pub mod node;
 pub mod rules;
 
-pub use backward::{backward, grad_of, grad_wrt};
+pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner};
 pub use grad_kernels::grad_kernel;
 pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
 

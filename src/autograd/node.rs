@@ -3,6 +3,7 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::shape::Dims;
 use crate::tensor::view_grad::ViewMap;
@@ -88,6 +89,8 @@ pub struct Node {
     pub(crate) op: RefCell<Option<BackwardOp>>,
     pub(crate) edges: Edges,
     name: &'static str,
+    /// Output tensors with gradient hooks or `retain_grad` (see tensor/hooks.rs).
+    watchers: RefCell<Vec<WeakTensor>>,
 }
 
 impl Node {
@@ -97,7 +100,28 @@ impl Node {
             name: op.name(),
             op: RefCell::new(Some(op)),
             edges,
+            watchers: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Runs the sweep's hooks for this node's output when `t` has some.
+    pub(crate) fn watch(&self, t: WeakTensor) {
+        let mut w = self.watchers.borrow_mut();
+        if !w.iter().any(|x| x.same(&t)) {
+            w.push(t);
+        }
+    }
+
+    /// The live tensors produced by this node that have hooks (stale entries dropped).
+    pub(crate) fn watched(self: &Rc<Self>) -> Vec<Tensor> {
+        let live: Vec<Tensor> = {
+            let mut w = self.watchers.borrow_mut();
+            w.retain(|t| t.upgrade().is_some());
+            w.iter().filter_map(WeakTensor::upgrade).collect()
+        };
+        live.into_iter()
+            .filter(|t| t.grad_fn().is_some_and(|n| Rc::ptr_eq(&n, self)))
+            .collect()
     }
 
     /// The PyTorch-style name of the backward op (`MulBackward`).

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod creation;
 pub mod dtype;
 pub mod format;
+pub mod hooks;
 pub mod indexing;
 pub mod inplace;
 pub mod kernels;
@@ -47,6 +48,8 @@ pub struct TensorImpl {
     param: Cell<bool>,
     /// Set on views: their base, for autograd of in-place ops (view_grad.rs).
     view: std::cell::OnceCell<view_grad::ViewInfo>,
+    /// `register_hook` / `retain_grad` (hooks.rs); None for almost every tensor.
+    hooks: RefCell<Option<Box<hooks::GradHooks>>>,
 }
 
 /// An error of `kind` with no span (the interpreter attaches the call's span).
@@ -75,6 +78,7 @@ impl Tensor {
             grad_fn: RefCell::new(None),
             param: Cell::new(false),
             view: std::cell::OnceCell::new(),
+            hooks: RefCell::new(None),
         }))
     }
 

@@ -286,12 +286,11 @@ impl Interp {
             Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
             Value::Set(d) => seqmethods::set_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
-            Value::Tensor(t) if name == "backward" => {
-                tensor_methods::tensor_method(t, name, &args, &kw).and_then(|v| {
+            Value::Tensor(t) if name == "backward" => tensor_grad::backward(self, t, &args, &kw)
+                .and_then(|v| {
                     self.dist_after_backward()?;
                     Ok(v)
-                })
-            }
+                }),
             Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw),
             Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
             Value::Graph(g) => export::graph_method(self, g, name, &args),

@@ -170,7 +170,7 @@ pub fn new_instance(class: Rc<Class>, attrs: &[(&str, Value)]) -> Value {
     Value::Instance(inst)
 }
 
-fn attr(v: &Value, k: &str) -> Value {
+pub(super) fn attr(v: &Value, k: &str) -> Value {
     match v {
         Value::Instance(i) => i.dict.borrow().get(k).cloned().unwrap_or(Value::None),
         _ => Value::None,

@@ -8,6 +8,7 @@ use crate::autograd;
 use crate::interp::value::{DictMap, GradModeCtx, Key, NativeImpl, Value};
 use crate::interp::{type_err, Interp, R};
 use crate::tensor::Tensor;
+use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -169,8 +170,8 @@ fn vars(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::Dict(Rc::new(RefCell::new(m))))
 }
 
-/// `t.backward(gradient=None, retain_graph=False)`.
-pub fn backward(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
+/// `t.backward(gradient=None, retain_graph=False)`, running the tensors' gradient hooks.
+pub fn backward(me: &mut Interp, t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("backward", args, kw);
     a.check(2, &["gradient", "retain_graph"])?;
     let g = match a.get(0, "gradient") {
@@ -178,13 +179,108 @@ pub fn backward(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
         None => None,
     };
     let retain = a.flag(1, "retain_graph", false)?;
-    autograd::backward(t, g, retain).map_err(te)?;
+    with_py_hooks(me, |hooks| autograd::backward_hooked(t, g, retain, hooks))?;
+    Ok(Value::None)
+}
+
+/// Runs a backward sweep `f` whose gradient hooks are Python callables: each is called
+/// with the gradient, and a tensor it returns replaces it. An exception a hook raises
+/// propagates as it is.
+fn with_py_hooks<T>(
+    me: &mut Interp,
+    f: impl FnOnce(&mut autograd::HookRunner) -> crate::error::Result<T>,
+) -> R<T> {
+    let mut raised: Option<crate::interp::Exc> = None;
+    let r = {
+        let mut run = |h: &Rc<dyn Any>, g: &Tensor| -> crate::error::Result<Option<Tensor>> {
+            let Some(func) = h.downcast_ref::<Value>() else {
+                return Ok(None);
+            };
+            match &me.call_value(func, vec![Value::Tensor(g.clone())], Vec::new()) {
+                Ok(Value::None) => Ok(None),
+                Ok(Value::Tensor(t)) if t.shape() != g.shape() => {
+                    let name = match func {
+                        Value::Func(f) => f.proto.name.to_string(),
+                        _ => "hook".into(),
+                    };
+                    Err(crate::error::Error::new(
+                        crate::error::ErrorKind::RuntimeError,
+                        format!(
+                            "hook '{name}' has changed the size of value: expected {:?}, got {:?}",
+                            g.shape(),
+                            t.shape()
+                        ),
+                        None,
+                    ))
+                }
+                Ok(Value::Tensor(t)) => Ok(Some(t.clone())),
+                Ok(other) => Err(crate::error::Error::new(
+                    crate::error::ErrorKind::TypeError,
+                    format!(
+                        "a gradient hook must return a Tensor or None, not {}",
+                        other.type_name()
+                    ),
+                    None,
+                )),
+                Err(e) => {
+                    raised = Some(e.clone());
+                    Err(e.error.clone())
+                }
+            }
+        };
+        f(&mut run)
+    };
+    match raised {
+        Some(e) => Err(e),
+        None => r.map_err(te),
+    }
+}
+
+thread_local! {
+    static HANDLE: Rc<crate::interp::value::Class> =
+        super::pyfuncs::native_class("RemovableHandle", &[("remove", remove_hook)]);
+}
+
+/// `t.register_hook(fn)`: `fn(grad)` runs when `t`'s gradient is computed (a tensor it
+/// returns replaces the gradient); returns a handle whose `remove()` takes it away.
+pub fn register_hook(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("register_hook", args, kw);
+    a.check(1, &["hook"])?;
+    let Some(f) = a.get(0, "hook") else {
+        return Err(type_err(
+            "register_hook() missing 1 required positional argument: 'hook'",
+        ));
+    };
+    if !t.requires_grad() {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            "cannot register a hook on a tensor that doesn't require gradient",
+        ));
+    }
+    let id = t.add_hook(Rc::new(f.clone()));
+    let class = HANDLE.with(|c| c.clone());
+    Ok(super::pyfuncs::new_instance(
+        class,
+        &[
+            ("_tensor", Value::Tensor(t.clone())),
+            ("id", Value::Int(id as i64)),
+        ],
+    ))
+}
+
+/// `handle.remove()`.
+fn remove_hook(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("remove", args, 1, 1)?;
+    let get = |k: &str| super::pyfuncs::attr(&args[0], k);
+    if let (Value::Tensor(t), Value::Int(id)) = (&get("_tensor"), &get("id")) {
+        t.remove_hook(*id as u64);
+    }
     Ok(Value::None)
 }
 
 /// `_autograd_grad(output, inputs, grad_output, retain_graph, allow_unused)`: the
 /// primitive of stdlib/autograd.dl's `grad` (one output; a tuple of gradients).
-fn autograd_grad(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+fn autograd_grad(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("_autograd_grad", args, 5, 5)?;
     let out = tensor_of(&args[0], "grad")?;
     if !out.requires_grad() {
@@ -200,7 +296,9 @@ fn autograd_grad(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     };
     let retain = matches!(args[3], Value::Bool(true));
     let allow_unused = matches!(args[4], Value::Bool(true));
-    let grads = autograd::grad_wrt(&out, go, &inputs, retain).map_err(te)?;
+    let grads = with_py_hooks(me, |hooks| {
+        autograd::grad_wrt(&out, go, &inputs, retain, hooks)
+    })?;
     let mut vals = Vec::with_capacity(grads.len());
     for g in grads {
         match g {

@@ -114,6 +114,8 @@ const OTHER_METHODS: &[&str] = &[
     "clamp_",
     "requires_grad_",
     "backward",
+    "register_hook",
+    "retain_grad",
 ];
 
 fn binary_of(name: &str) -> Option<BinaryOp> {
@@ -303,7 +305,12 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                 None => shape_value(t),
             }
         }
-        "backward" => super::tensor_grad::backward(t, a.pos, a.kw)?,
+        "register_hook" => super::tensor_grad::register_hook(t, a.pos, a.kw)?,
+        "retain_grad" => {
+            a.check(0, &[])?;
+            t.retain_grad();
+            Value::None
+        }
         _ => return Ok(None),
     };
     Ok(Some(v))
@@ -385,6 +392,7 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
             g.map(Value::Tensor).unwrap_or(Value::None)
         }
         "is_leaf" => Value::Bool(t.is_leaf()),
+        "retains_grad" => Value::Bool(t.retains_grad()),
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
         "data" => Value::Tensor(t.detach()),
