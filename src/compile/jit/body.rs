@@ -4,7 +4,7 @@ use crate::compile::jit::kernel::{BinaryOp, CmpOp, Kernel, Kind, Op, ReduceOp, U
 use crate::compile::jit::lanefn::{self, per_lane};
 use crate::compile::jit::mathfn::{self, Vx};
 use crate::compile::jit::mathgelu;
-use crate::ops::table::unary_table;
+use crate::optable::unary::unary_table;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;

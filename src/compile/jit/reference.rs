@@ -6,7 +6,7 @@
 use crate::compile::jit::kernel::{BinaryOp, CmpOp, Kernel, Op, ReduceOp, UnaryOp};
 use crate::compile::jit::views::{check_run, BufView, BufViewMut};
 use crate::error::Result;
-use crate::ops::table::unary_table;
+use crate::optable::unary::unary_table;
 
 /// Runs `kernel` over `extents` one element at a time. Reductions accumulate in f64 in
 /// index order; `magnitude`, when given, receives the sum of |terms| per reduction output

@@ -3,7 +3,7 @@
 
 use super::elementwise::{map, zip};
 use crate::error::{ErrorKind, Result};
-use crate::ops::BinaryOp;
+use crate::optable::BinaryOp;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::shape::broadcast_shapes;
 use crate::tensor::{err, Tensor};
