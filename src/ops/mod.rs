@@ -17,20 +17,8 @@ use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
 
-/// Which of (a, b, out) the gradient rule of `op` reads: only those are saved (so
-/// unrelated in-place writes stay legal).
-fn saves(op: BinaryOp) -> (bool, bool, bool) {
-    use BinaryOp::*;
-    match op {
-        Mul | Maximum | Minimum | Rem => (true, true, false),
-        Div => (false, true, true),
-        Pow => (true, true, true),
-        _ => (false, false, false),
-    }
-}
-
 fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
-    let (sa, sb, so) = saves(op);
+    let (sa, sb, so) = op.saves();
     let node = BackwardOp::Binary {
         op,
         a: sa.then(|| Saved::new(a)),
@@ -76,7 +64,7 @@ fn binary_scalar_eager(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Re
 /// Records `a op s` (`s op a` when `reverse`) as the binary node of `a` and a 0-d
 /// tensor, materialising the scalar only when the rule reads it.
 fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tensor) {
-    let (sa, sb, so) = saves(op);
+    let (sa, sb, so) = op.saves();
     let (save_t, save_s) = if reverse { (sb, sa) } else { (sa, sb) };
     // A product's tensor operand is read only for the scalar's gradient, which nothing
     // needs (as PyTorch, which saves just the scalar: writing the tensor in place later
