@@ -36,10 +36,9 @@ const ALLOWED: &[(&str, &str)] = &[
     ("tensor/views.rs", "ops"),
     // Capture guards and rebuilds Python values: the tracer's load guards (trace.rs),
     // the compile cache's keys (cache.rs), a compiled function's call through the
-    // interpreter and its capture run (compiled.rs), a traced graph's call (traced.rs),
-    // the outputs autodiff differentiates (autodiff.rs) and f-string formatting of
-    // tensors (printing.rs) name interpreter values and functions.
-    ("compile/autodiff/mod.rs", "interp"),
+    // interpreter and its capture run (compiled.rs), a traced graph's call (traced.rs)
+    // and f-string formatting of tensors (printing.rs) name interpreter values and
+    // functions.
     ("compile/capture/cache.rs", "interp"),
     ("compile/capture/compiled.rs", "interp"),
     ("compile/runtime/printing.rs", "interp"),

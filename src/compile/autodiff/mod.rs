@@ -250,17 +250,6 @@ fn created_leaf() -> GraphBreak {
     ))
 }
 
-/// The tensors of a captured return value, in the order `out_template` numbers them.
-fn output_tensors(v: &crate::interp::value::Value, acc: &mut Vec<Tensor>) {
-    use crate::interp::value::Value;
-    match v {
-        Value::Tensor(x) => acc.push(x.clone()),
-        Value::Tuple(xs) => xs.iter().for_each(|x| output_tensors(x, acc)),
-        Value::List(l) => l.borrow().iter().for_each(|x| output_tensors(x, acc)),
-        _ => {}
-    }
-}
-
 /// A recorded, optimized backward not yet compiled (see [`finish`]).
 pub struct Pending {
     graph: Graph,
@@ -270,12 +259,13 @@ pub struct Pending {
     slots: Vec<usize>,
 }
 
-/// Records the backward of a finished forward capture returning `value` (`args`: the
-/// argument tensors by input slot; externals follow them), appending the forward values
-/// it reads to the forward graph's outputs. None: no output needs grad.
+/// Records the backward of a finished forward capture whose return value holds the
+/// tensors `outs` (`args`: the argument tensors by input slot; externals follow them),
+/// appending the forward values it reads to the forward graph's outputs. None: no output
+/// needs grad.
 pub fn build(
     t: &mut Tracer,
-    value: &crate::interp::value::Value,
+    outs: &[Tensor],
     args: &[Tensor],
 ) -> Result<Option<Pending>, GraphBreak> {
     if !t.effects.is_empty() {
@@ -293,9 +283,7 @@ pub fn build(
     }
     let mut inputs = args.to_vec();
     inputs.extend(t.externals.iter().cloned());
-    let mut outs = Vec::new();
-    output_tensors(value, &mut outs);
-    let Some(d) = derive(t, &outs, &inputs)? else {
+    let Some(d) = derive(t, outs, &inputs)? else {
         return Ok(None);
     };
     let saved_at = t.graph.outputs.len();

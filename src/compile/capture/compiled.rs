@@ -321,7 +321,12 @@ fn finish_capture(
     };
     let grad = crate::autograd::is_grad_enabled() && !t.backward_seen;
     let needs_grad = args.iter().chain(&t.externals).any(|x| x.requires_grad());
-    let pending = match (grad && needs_grad).then(|| autodiff::build(t, value, args)) {
+    let build = |t: &mut Tracer| {
+        let mut outs = Vec::new();
+        output_tensors(value, &mut outs);
+        autodiff::build(t, &outs, args)
+    };
+    let pending = match (grad && needs_grad).then(|| build(t)) {
         Some(Err(b)) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
         Some(Ok(a)) => a,
         None => None,
@@ -483,6 +488,16 @@ fn sym_text(g: &crate::compile::ir::Graph) -> String {
 }
 
 /// The output structure of a captured return value, or the break that prevents it.
+/// The tensors of a captured return value, in the order `out_template` numbers them.
+fn output_tensors(v: &Value, acc: &mut Vec<crate::tensor::Tensor>) {
+    match v {
+        Value::Tensor(x) => acc.push(x.clone()),
+        Value::Tuple(xs) => xs.iter().for_each(|x| output_tensors(x, acc)),
+        Value::List(l) => l.borrow().iter().for_each(|x| output_tensors(x, acc)),
+        _ => {}
+    }
+}
+
 fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, GraphBreak> {
     let brk = |w: &'static str| GraphBreak {
         reason: BreakReason::Output(w),
