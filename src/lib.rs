@@ -37,6 +37,9 @@ pub(crate) mod ir;
 pub mod onnx;
 #[doc(hidden)]
 pub mod ops;
+
+#[doc(hidden)]
+pub mod optable;
 #[doc(hidden)]
 pub mod plot;
 #[doc(hidden)]

@@ -68,7 +68,7 @@ fn kernels_hold_exactly_the_fusable_ops() {
         if op.fusable() {
             let got = jit_unary(op, &xs);
             for (&x, &g) in xs.iter().zip(&got) {
-                let want = kiln::compile::reference::unary(op, x);
+                let want = kiln::compile::jit::reference::unary(op, x);
                 let close = (g - want).abs() <= 1e-5 * want.abs().max(1.0) || g == want;
                 assert!(
                     close || (g.is_nan() && want.is_nan()),
@@ -366,5 +366,61 @@ fn every_backward_node_is_captured() {
     }
     for (_, expr) in BACKWARD_EXPRS {
         check_step_captured(expr);
+    }
+}
+
+/// Every row of the binary table against PyTorch: tests/refs/binary_rows.py prints each
+/// op (as the torch function of its `name()`) on float32 and int64 operands, and on
+/// bool operands for comparisons and logical ops (torch computes bool arithmetic in
+/// bool, Kiln in int64 as Python's `True + True == 2`, so those lines are not compared).
+/// Float results agree to 1 ulp (signed zeros and NaNs exactly), the rest exactly.
+#[test]
+fn binary_rows_match_pytorch() {
+    use kiln::ops::BinaryOp;
+    use kiln::tensor::creation::{from_bool, from_i64};
+    let truth = include_str!("refs/binary_rows.out");
+    let fa = from_f32(vec![0.7, -1.3, 2.5, -0.0, 3.0], &[5]).unwrap();
+    let fb = from_f32(vec![1.9, 0.6, -0.8, 2.0, 3.0], &[5]).unwrap();
+    let ia = from_i64(vec![7, -7, 5, 0, -3], &[5]).unwrap();
+    let ib = from_i64(vec![2, 3, 1, 4, 3], &[5]).unwrap();
+    let ba = from_bool(vec![true, true, false, false], &[4]).unwrap();
+    let bb = from_bool(vec![true, false, true, false], &[4]).unwrap();
+    for &op in BinaryOp::ALL {
+        let mut seen = 0;
+        for line in truth
+            .lines()
+            .filter(|l| l.split(' ').next() == Some(op.name()))
+        {
+            let w: Vec<&str> = line.split(' ').collect();
+            let (a, b) = match w[1] {
+                "f32" => (&fa, &fb),
+                "i64" => (&ia, &ib),
+                _ if op.is_comparison() || op.is_logical() => (&ba, &bb),
+                _ => continue,
+            };
+            seen += 1;
+            let got = ops::binary(op, a, b);
+            if w[2] == "error" {
+                assert!(got.is_err(), "{line}: Kiln computes it");
+                continue;
+            }
+            let got = got.unwrap_or_else(|e| panic!("{line}: {}", e.message));
+            assert_eq!(got.dtype().name(), w[2], "{line}");
+            let vals = f32s(&got);
+            assert_eq!(vals.len(), w.len() - 3, "{line}");
+            for (g, want) in vals.iter().zip(&w[3..]) {
+                let want: f64 = want.parse().unwrap_or(f64::NAN);
+                let want = want as f32;
+                let ulps = (g.to_bits() as i64 - want.to_bits() as i64).abs();
+                assert!(
+                    ulps <= 1 || (g.is_nan() && want.is_nan()),
+                    "{line}: Kiln {vals:?}"
+                );
+            }
+        }
+        assert!(
+            seen >= 2,
+            "{op:?}: no PyTorch truth lines in refs/binary_rows.out"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! versions those had when saved), and the edges to the inputs' producers.
 
 use crate::error::{ErrorKind, Result};
-use crate::ops::{BinaryOp, UnaryOp};
+use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::shape::Dims;

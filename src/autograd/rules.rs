@@ -6,8 +6,10 @@ use super::node::{BackwardOp, Saved};
 use crate::error::Result;
 use crate::ir::record as trace;
 use crate::ir::IrOp;
-use crate::ops::table::unary_table;
-use crate::ops::{binary, where_, BinaryOp, UnaryOp};
+use crate::ops::{binary, where_};
+use crate::optable::binary::binary_table;
+use crate::optable::unary::unary_table;
+use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
@@ -85,41 +87,48 @@ fn opt(s: &Option<Saved>) -> Result<Tensor> {
     }
 }
 
-fn binary_grads(
-    op: BinaryOp,
-    a: &Tensor,
-    b: &Tensor,
-    out: &Tensor,
-    g: &Tensor,
-) -> Result<(Tensor, Tensor)> {
-    use BinaryOp::*;
-    Ok(match op {
-        Add => (g.clone(), g.clone()),
-        Sub => (g.clone(), g.neg()?),
-        Mul => (g.mul(b)?, g.mul(a)?),
-        Div => (g.div(b)?, g.mul(out)?.div(b)?.neg()?),
-        Pow => {
-            let ga = g.mul(b)?.mul(&binary(Pow, a, &b.add_s(-1.0)?)?)?;
-            let log_a = a.un(UnaryOp::Log)?;
-            let zero_a = a.cmp_s(Eq, 0.0)?;
-            let gb = g
-                .mul(out)?
-                .mul(&log_a)?
-                .masked_fill(&zero_a, Scalar::Float(0.0))?;
-            (ga, gb)
-        }
-        Maximum | Minimum => {
-            let cmp = if op == Maximum { Gt } else { Lt };
-            let win = mask_f(&binary(cmp, a, b)?)?;
-            let tie = mask_f(&binary(Eq, a, b)?)?.mul_s(0.5)?;
-            let wa = win.add(&tie)?;
-            (g.mul(&wa)?, g.mul(&wa.rsub_s(1.0)?)?)
-        }
-        FloorDiv => (g.mul_s(0.0)?, g.mul_s(0.0)?),
-        Rem => (g.clone(), g.mul(&binary(FloorDiv, a, b)?)?.neg()?),
-        _ => (g.mul_s(0.0)?, g.mul_s(0.0)?),
-    })
+/// `maximum`/`minimum`'s gradients: `g` goes to the winner (`win`: `Gt` for maximum,
+/// `Lt` for minimum), split evenly on ties.
+fn min_max_grads(win: BinaryOp, a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor)> {
+    let win = mask_f(&binary(win, a, b)?)?;
+    let tie = mask_f(&binary(BinaryOp::Eq, a, b)?)?.mul_s(0.5)?;
+    let wa = win.add(&tie)?;
+    Ok((g.mul(&wa)?, g.mul(&wa.rsub_s(1.0)?)?))
 }
+
+/// The gradients, from the table's `grad` field.
+macro_rules! binary_grads {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($gr:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// The two input gradients of `a op b` for incoming gradient `g` (`a`/`b`/`out`:
+        /// the saved operands and result; those the op does not save are empty).
+        #[allow(unused_variables)]
+        fn binary_grads(
+            op: BinaryOp,
+            a: &Tensor,
+            b: &Tensor,
+            out: &Tensor,
+            g: &Tensor,
+        ) -> Result<(Tensor, Tensor)> {
+            Ok(match op {
+                $(BinaryOp::$V => binary_grads!(@grad g, a, b, out, $($gr)*),)*
+            })
+        }
+    };
+    (@grad $g:ident, $a:ident, $b:ident, $out:ident, none) => {
+        ($g.mul_s(0.0)?, $g.mul_s(0.0)?)
+    };
+    (@grad $gg:ident, $aa:ident, $bb:ident, $oo:ident,
+     ($g:ident, $a:ident, $b:ident, $out:ident) $e:expr) => {{
+        let ($g, $a, $b, $out) = ($gg, $aa, $bb, $oo);
+        $e
+    }};
+}
+
+binary_table!(binary_grads);
 
 /// ReLU's gradient: a select, not a product with a 0/1 mask (PyTorch's
 /// threshold_backward gives +0.0 where x <= 0, never -0.0 for a negative incoming

@@ -103,9 +103,9 @@ pub enum Value {
     /// A tensor (an Rc handle: cloning shares the tensor object).
     Tensor(crate::tensor::Tensor),
     /// A `@compile`d function (or a compiled module's bound `forward`).
-    Compiled(Rc<crate::compile::compiled::CompiledFn>),
+    Compiled(Rc<crate::compile::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
-    Graph(Rc<crate::compile::traced::TracedGraph>),
+    Graph(Rc<crate::compile::capture::traced::TracedGraph>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
@@ -521,7 +521,7 @@ impl Value {
 
     pub fn list(v: Vec<Value>) -> Value {
         let l = Rc::new(RefCell::new(v));
-        crate::compile::trace::note_created(Rc::as_ptr(&l) as usize);
+        crate::compile::capture::trace::note_created(Rc::as_ptr(&l) as usize);
         super::gc::track_list(&l);
         Value::List(l)
     }

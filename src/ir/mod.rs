@@ -19,7 +19,7 @@ pub mod record;
 pub mod record_op;
 pub mod sym;
 
-use crate::ops::{BinaryOp, UnaryOp};
+use crate::optable::{BinaryOp, UnaryOp};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};

@@ -7,8 +7,9 @@ use super::dims::Syms;
 use super::reduce::Reduce;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
-use crate::ops::table::unary_table;
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::optable::binary::{binary_table, DtypeRule};
+use crate::optable::unary::unary_table;
 use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;
@@ -38,6 +39,33 @@ macro_rules! unary_onnx {
 }
 
 unary_table!(unary_onnx);
+
+/// The ONNX lowering of the binary ops, from the table's `onnx` field (`x`, `y`: the
+/// operands cast to the compute dtype `cd`).
+macro_rules! binary_onnx {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        #[allow(unused_variables)]
+        fn binary_onnx(l: &mut Lower, op: BinaryOp, cd: DType, x: &str, y: &str) -> String {
+            match op {
+                $(BinaryOp::$V => binary_onnx!(@onnx l, cd, x, y, $($o)*),)*
+            }
+        }
+    };
+    (@onnx $l:ident, $cd:ident, $x:ident, $y:ident, $ty:literal) => {
+        $l.b.op($ty, &[$x, $y], vec![])
+    };
+    (@onnx $ll:ident, $cdd:ident, $xx:ident, $yy:ident,
+     ($l:ident, $cd:ident, $x:ident, $y:ident) $e:expr) => {{
+        let ($l, $cd, $x, $y) = (&mut *$ll, $cdd, $xx, $yy);
+        $e
+    }};
+}
+
+binary_table!(binary_onnx);
 
 /// The lowering state: the builder and the ONNX value name of each lowered IR node.
 pub struct Lower<'g> {
@@ -181,10 +209,9 @@ impl<'g> Lower<'g> {
     /// The dtype both operands are cast to: the result's for arithmetic, the promoted
     /// one for comparisons and logic.
     fn compute_dtype(op: BinaryOp, out: DType, a: DType, b: DType) -> DType {
-        use BinaryOp::*;
-        match op {
-            Eq | Ne | Lt | Le | Gt | Ge | And | Or | Xor => promote(a, b),
-            _ => out,
+        match op.dtype_rule() {
+            DtypeRule::Compare | DtypeRule::Logic => promote(a, b),
+            DtypeRule::Arith | DtypeRule::ArithNoBool | DtypeRule::Float => out,
         }
     }
 
@@ -192,56 +219,7 @@ impl<'g> Lower<'g> {
         let cd = Self::compute_dtype(op, n.dtype, a.dtype, b.dtype);
         let x = self.b.cast(&a.name, a.dtype, cd);
         let y = self.b.cast(&b.name, b.dtype, cd);
-        self.binary_names(op, cd, &x, &y)
-    }
-
-    fn binary_names(&mut self, op: BinaryOp, cd: DType, x: &str, y: &str) -> Result<String> {
-        use BinaryOp::*;
-        let simple = match op {
-            Add => "Add",
-            Sub => "Sub",
-            Mul => "Mul",
-            Div => "Div",
-            Pow => "Pow",
-            Maximum => "Max",
-            Minimum => "Min",
-            Eq => "Equal",
-            Lt => "Less",
-            Le => "LessOrEqual",
-            Gt => "Greater",
-            Ge => "GreaterOrEqual",
-            And if cd != DType::Bool => "BitwiseAnd",
-            Or if cd != DType::Bool => "BitwiseOr",
-            Xor if cd != DType::Bool => "BitwiseXor",
-            And => "And",
-            Or => "Or",
-            Xor => "Xor",
-            Ne => {
-                let e = self.b.op("Equal", &[x, y], vec![]);
-                return Ok(self.b.op("Not", &[&e], vec![]));
-            }
-            Rem if cd == DType::I64 => {
-                return Ok(self.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]))
-            }
-            FloorDiv if cd == DType::I64 => {
-                // Python's floor division: `(a - a mod b) / b` is exact, and ONNX Mod
-                // with fmod=0 takes the divisor's sign as Python's `%` does.
-                let m = self.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]);
-                let d = self.b.op("Sub", &[x, &m], vec![]);
-                return Ok(self.b.op("Div", &[&d, y], vec![]));
-            }
-            Rem => {
-                let q = self.b.op("Div", &[x, y], vec![]);
-                let f = self.b.op("Floor", &[&q], vec![]);
-                let m = self.b.op("Mul", &[&f, y], vec![]);
-                return Ok(self.b.op("Sub", &[x, &m], vec![]));
-            }
-            FloorDiv => {
-                let q = self.b.op("Div", &[x, y], vec![]);
-                return Ok(self.b.op("Floor", &[&q], vec![]));
-            }
-        };
-        Ok(self.b.op(simple, &[x, y], vec![]))
+        Ok(binary_onnx(self, op, cd, &x, &y))
     }
 
     fn binary_scalar(&mut self, n: &Node, op: BinaryOp, s: Scalar, rev: bool) -> Result<String> {
@@ -250,9 +228,9 @@ impl<'g> Lower<'g> {
         let x = self.b.cast(&a.name, a.dtype, cd);
         let c = self.b.const_scalar(s, cd);
         if rev {
-            self.binary_names(op, cd, &c, &x)
+            Ok(binary_onnx(self, op, cd, &c, &x))
         } else {
-            self.binary_names(op, cd, &x, &c)
+            Ok(binary_onnx(self, op, cd, &x, &c))
         }
     }
 

@@ -1,101 +1,24 @@
-//! The primitive elementwise ops as closed enums (`BinaryOp`, and `UnaryOp` from the
-//! op table in [`table`]) and their public entry points: run the kernel, then record a
-//! graph node only when grad mode is on and an input requires grad. Gradient rules are
+//! The primitive elementwise ops' public entry points (their enums, `BinaryOp` and
+//! `UnaryOp`, are the op table's, in `crate::optable`, re-exported here): run the
+//! kernel, then record a graph node only when grad mode is on and an input requires grad. Gradient rules are
 //! in `autograd::rules`.
 
 pub mod more;
 pub mod shape_more;
-pub mod table;
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
 use crate::error::{ErrorKind, Result};
 pub use crate::ir::record_op::{grad_node, record_const, record_op};
 use crate::ir::IrOp;
+pub use crate::optable::{BinaryOp, Saves, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
 use crate::tensor::{err, Tensor};
-pub use table::{Saves, UnaryOp};
-
-/// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`, maximum/minimum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    FloorDiv,
-    Rem,
-    Pow,
-    Maximum,
-    Minimum,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-    Xor,
-}
-
-impl BinaryOp {
-    /// The op's name in error messages (PyTorch's function names).
-    pub fn name(self) -> &'static str {
-        use BinaryOp::*;
-        match self {
-            Add => "add",
-            Sub => "sub",
-            Mul => "mul",
-            Div => "div",
-            FloorDiv => "floor_divide",
-            Rem => "remainder",
-            Pow => "pow",
-            Maximum => "maximum",
-            Minimum => "minimum",
-            Eq => "eq",
-            Ne => "ne",
-            Lt => "lt",
-            Le => "le",
-            Gt => "gt",
-            Ge => "ge",
-            And => "bitwise_and",
-            Or => "bitwise_or",
-            Xor => "bitwise_xor",
-        }
-    }
-
-    pub fn is_comparison(self) -> bool {
-        use BinaryOp::*;
-        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
-    }
-
-    pub fn is_logical(self) -> bool {
-        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
-    }
-
-    /// Ops with a gradient (floor_divide/remainder get zero / pass-through grads).
-    pub fn differentiable(self) -> bool {
-        !self.is_comparison() && !self.is_logical()
-    }
-}
-
-/// Which of (a, b, out) the gradient rule of `op` reads: only those are saved (so
-/// unrelated in-place writes stay legal).
-fn saves(op: BinaryOp) -> (bool, bool, bool) {
-    use BinaryOp::*;
-    match op {
-        Mul | Maximum | Minimum | Rem => (true, true, false),
-        Div => (false, true, true),
-        Pow => (true, true, true),
-        _ => (false, false, false),
-    }
-}
 
 fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
-    let (sa, sb, so) = saves(op);
+    let (sa, sb, so) = op.saves();
     let node = BackwardOp::Binary {
         op,
         a: sa.then(|| Saved::new(a)),
@@ -141,7 +64,7 @@ fn binary_scalar_eager(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Re
 /// Records `a op s` (`s op a` when `reverse`) as the binary node of `a` and a 0-d
 /// tensor, materialising the scalar only when the rule reads it.
 fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tensor) {
-    let (sa, sb, so) = saves(op);
+    let (sa, sb, so) = op.saves();
     let (save_t, save_s) = if reverse { (sb, sa) } else { (sa, sb) };
     // A product's tensor operand is read only for the scalar's gradient, which nothing
     // needs (as PyTorch, which saves just the scalar: writing the tensor in place later

@@ -11,7 +11,8 @@ use crate::autograd;
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::IrOp;
-use crate::ops::{self, BinaryOp};
+use crate::ops;
+use crate::optable::BinaryOp;
 
 /// The right-hand side of an in-place op.
 #[derive(Clone, Copy)]

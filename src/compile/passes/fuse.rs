@@ -16,8 +16,9 @@
 
 use super::fuse_merge::{merge, Readers};
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
-use crate::compile::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
+use crate::compile::jit::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::optable::binary::binary_table;
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;
 
@@ -42,32 +43,34 @@ fn unary(op: UnaryOp) -> Option<UnaryOp> {
     op.fusable().then_some(op)
 }
 
-fn binary(op: BinaryOp) -> Option<k::BinaryOp> {
-    Some(match op {
-        BinaryOp::Add => k::BinaryOp::Add,
-        BinaryOp::Sub => k::BinaryOp::Sub,
-        BinaryOp::Mul => k::BinaryOp::Mul,
-        BinaryOp::Div => k::BinaryOp::Div,
-        BinaryOp::Maximum => k::BinaryOp::Max,
-        BinaryOp::Minimum => k::BinaryOp::Min,
-        BinaryOp::Pow => k::BinaryOp::Pow,
-        BinaryOp::FloorDiv => k::BinaryOp::FloorDiv,
-        BinaryOp::Rem => k::BinaryOp::Mod,
-        _ => return None,
-    })
+/// The kernel ops of the fusable binary ops, from the table's `fused` field.
+macro_rules! fused_binary {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// The kernel arithmetic op of `op`, if it is one.
+        fn binary(op: BinaryOp) -> Option<k::BinaryOp> {
+            match op {
+                $(BinaryOp::$V => fused_binary!(@bin $($k)*),)*
+            }
+        }
+
+        /// The kernel comparison of `op`, if it is one.
+        fn compare(op: BinaryOp) -> Option<k::CmpOp> {
+            match op {
+                $(BinaryOp::$V => fused_binary!(@cmp $($k)*),)*
+            }
+        }
+    };
+    (@bin Binary($K:ident)) => { Some(k::BinaryOp::$K) };
+    (@bin $($t:tt)*) => { None };
+    (@cmp Compare($C:ident)) => { Some(k::CmpOp::$C) };
+    (@cmp $($t:tt)*) => { None };
 }
 
-fn compare(op: BinaryOp) -> Option<k::CmpOp> {
-    Some(match op {
-        BinaryOp::Lt => k::CmpOp::Lt,
-        BinaryOp::Le => k::CmpOp::Le,
-        BinaryOp::Gt => k::CmpOp::Gt,
-        BinaryOp::Ge => k::CmpOp::Ge,
-        BinaryOp::Eq => k::CmpOp::Eq,
-        BinaryOp::Ne => k::CmpOp::Ne,
-        _ => return None,
-    })
-}
+binary_table!(fused_binary);
 
 /// A scalar operand of a comparison: only when float32 holds it exactly (eager
 /// compares a float32 tensor with the exact scalar).

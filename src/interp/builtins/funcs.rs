@@ -57,9 +57,11 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
 }
 
 fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    let traced = crate::compile::trace::active();
+    let traced = crate::compile::capture::trace::active();
     if traced && kwarg(kw, "file").is_some_and(|f| !matches!(f, Value::None)) {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Print);
+        crate::compile::capture::trace::graph_break(
+            crate::compile::capture::trace::BreakReason::Print,
+        );
     }
     no_kw("print", kw, &["sep", "end", "flush", "file"])?;
     let sep = match kwarg(kw, "sep") {
@@ -82,7 +84,7 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             )))
         }
     };
-    if traced && crate::compile::trace::active() {
+    if traced && crate::compile::capture::trace::active() {
         return me.print_traced(args, &sep, &end);
     }
     let mut out = String::new();

@@ -7,8 +7,8 @@ use super::tensor_methods::tensor_method;
 use super::tensor_reduce::tensor_seq;
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{type_err, Interp, R};
-use crate::ops::table::unary_table;
 use crate::ops::UnaryOp;
+use crate::optable::unary::unary_table;
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::{indexing, linalg, views, Tensor};
 

@@ -3,7 +3,9 @@
 
 use super::elementwise::{map, zip};
 use crate::error::{ErrorKind, Result};
-use crate::ops::BinaryOp;
+use crate::optable::binary::{binary_table, DtypeRule};
+use crate::optable::BinaryOp;
+use crate::tensor::dtype::Elem;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::shape::broadcast_shapes;
 use crate::tensor::{err, Tensor};
@@ -90,19 +92,18 @@ fn bool_sub_err(operands: &str) -> crate::error::Error {
 
 /// The dtype an op computes in (its inputs are cast to it).
 pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
-    use BinaryOp::*;
-    Ok(match op {
-        Div => DType::F32,
-        Sub if p == DType::Bool => return Err(bool_sub_err("two bool tensors")),
-        Add | Sub | Mul | FloorDiv | Rem | Pow | Maximum | Minimum => {
+    Ok(match op.dtype_rule() {
+        DtypeRule::Float => DType::F32,
+        DtypeRule::ArithNoBool if p == DType::Bool => return Err(bool_sub_err("two bool tensors")),
+        DtypeRule::Arith | DtypeRule::ArithNoBool => {
             if p == DType::Bool {
                 DType::I64
             } else {
                 p
             }
         }
-        Eq | Ne | Lt | Le | Gt | Ge => p,
-        And | Or | Xor => {
+        DtypeRule::Compare => p,
+        DtypeRule::Logic => {
             if p == DType::F32 {
                 return Err(err(
                     ErrorKind::TypeError,
@@ -117,90 +118,95 @@ pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
     })
 }
 
-macro_rules! arith {
-    ($op:expr, $T:ty, $apply:ident, $div:expr, $mod:expr, $pow:expr, $max:expr, $min:expr) => {
-        match $op {
-            BinaryOp::Add => $apply!(|x: $T, y: $T| x + y),
-            BinaryOp::Sub => $apply!(|x: $T, y: $T| x - y),
-            BinaryOp::Mul => $apply!(|x: $T, y: $T| x * y),
-            BinaryOp::FloorDiv => $apply!($div),
-            BinaryOp::Rem => $apply!($mod),
-            BinaryOp::Pow => $apply!($pow),
-            BinaryOp::Maximum => $apply!($max),
-            BinaryOp::Minimum => $apply!($min),
-            BinaryOp::Div => $apply!(|x: $T, y: $T| x / y),
-            _ => Err(err(
-                ErrorKind::RuntimeError,
-                "internal: not an arithmetic op",
-            )),
-        }
-    };
+/// Runs one elementwise closure over an op's operands: tensor-tensor with broadcasting
+/// ([`Zip`]) or tensor-scalar ([`WithScalar`]).
+trait Apply {
+    fn apply<T: Elem, O: Elem>(&self, f: impl Fn(T, T) -> O + Sync + Send) -> Result<Tensor>;
 }
 
-macro_rules! compare {
-    ($op:expr, $T:ty, $apply:ident) => {
-        match $op {
-            BinaryOp::Eq => $apply!(|x: $T, y: $T| x == y),
-            BinaryOp::Ne => $apply!(|x: $T, y: $T| x != y),
-            BinaryOp::Lt => $apply!(|x: $T, y: $T| x < y),
-            BinaryOp::Le => $apply!(|x: $T, y: $T| x <= y),
-            BinaryOp::Gt => $apply!(|x: $T, y: $T| x > y),
-            BinaryOp::Ge => $apply!(|x: $T, y: $T| x >= y),
-            _ => Err(err(ErrorKind::RuntimeError, "internal: not a comparison")),
-        }
-    };
+struct Zip<'a> {
+    a: &'a Tensor,
+    b: &'a Tensor,
+    shape: &'a [usize],
 }
 
-macro_rules! logic {
-    ($op:expr, $T:ty, $apply:ident) => {
-        match $op {
-            BinaryOp::And => $apply!(|x: $T, y: $T| x & y),
-            BinaryOp::Or => $apply!(|x: $T, y: $T| x | y),
-            BinaryOp::Xor => $apply!(|x: $T, y: $T| x ^ y),
-            _ => Err(err(ErrorKind::RuntimeError, "internal: not a logical op")),
-        }
-    };
+impl Apply for Zip<'_> {
+    fn apply<T: Elem, O: Elem>(&self, f: impl Fn(T, T) -> O + Sync + Send) -> Result<Tensor> {
+        zip(self.a, self.b, self.shape, f)
+    }
 }
 
-/// Run a whole op family for compute dtype `dt`, given an `$apply!(closure)` macro.
-macro_rules! dispatch {
-    ($op:expr, $dt:expr, $apply:ident) => {
-        if $op.is_comparison() {
-            match $dt {
-                DType::F32 => compare!($op, f32, $apply),
-                DType::I64 => compare!($op, i64, $apply),
-                DType::Bool => compare!($op, bool, $apply),
-            }
-        } else if $op.is_logical() {
-            match $dt {
-                DType::I64 => logic!($op, i64, $apply),
-                _ => logic!($op, bool, $apply),
-            }
+/// `a op s`, or `s op a` when `reverse`, without materialising `s`.
+struct WithScalar<'a> {
+    a: &'a Tensor,
+    s: Scalar,
+    reverse: bool,
+}
+
+impl Apply for WithScalar<'_> {
+    fn apply<T: Elem, O: Elem>(&self, f: impl Fn(T, T) -> O + Sync + Send) -> Result<Tensor> {
+        let y = T::from_scalar(self.s);
+        if self.reverse {
+            map(self.a, move |x| f(y, x))
         } else {
-            match $dt {
-                DType::F32 => arith!(
-                    $op,
-                    f32,
-                    $apply,
-                    |x: f32, y: f32| (x / y).floor(),
-                    fmod_py,
-                    |x: f32, y: f32| x.powf(y),
-                    fmax_nan,
-                    fmin_nan
-                ),
-                _ => arith!(
-                    $op,
-                    i64,
-                    $apply,
-                    idiv_py,
-                    imod_py,
-                    ipow,
-                    |x: i64, y: i64| x.max(y),
-                    |x: i64, y: i64| x.min(y)
-                ),
+            map(self.a, move |x| f(x, y))
+        }
+    }
+}
+
+/// The eager kernels, from the table's `f32` and `int` fields.
+macro_rules! binary_kernels {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// Runs `op` computing in `dt` (its dtype rule's compute dtype).
+        fn dispatch(op: BinaryOp, dt: DType, ap: &impl Apply) -> Result<Tensor> {
+            match op {
+                $(BinaryOp::$V => binary_kernels!(@$dt dt, ap, [$($f)*], [$($i)*]),)*
             }
         }
     };
+    (@Arith $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [($xi:ident, $yi:ident) $ie:expr]) => {
+        match $dt {
+            DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
+            _ => $ap.apply(|$xi: i64, $yi: i64| $ie),
+        }
+    };
+    (@ArithNoBool $($t:tt)*) => {
+        binary_kernels!(@Arith $($t)*)
+    };
+    (@Float $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [none]) => {
+        match $dt {
+            DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
+            _ => Err(not_computed_in($dt)),
+        }
+    };
+    (@Compare $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [($xi:ident, $yi:ident) $ie:expr]) => {
+        match $dt {
+            DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
+            DType::I64 => $ap.apply(|$xi: i64, $yi: i64| $ie),
+            DType::Bool => $ap.apply(|$xi: bool, $yi: bool| $ie),
+        }
+    };
+    (@Logic $dt:ident, $ap:ident, [none], [($xi:ident, $yi:ident) $ie:expr]) => {
+        match $dt {
+            DType::I64 => $ap.apply(|$xi: i64, $yi: i64| $ie),
+            DType::Bool => $ap.apply(|$xi: bool, $yi: bool| $ie),
+            DType::F32 => Err(not_computed_in($dt)),
+        }
+    };
+}
+
+binary_table!(binary_kernels);
+
+/// A compute dtype the op's dtype rule never gives (an internal error, not a panic).
+fn not_computed_in(dt: DType) -> crate::error::Error {
+    err(
+        ErrorKind::RuntimeError,
+        format!("internal: binary op computed in {}", dt.name()),
+    )
 }
 
 fn int_checks(op: BinaryOp, dt: DType, rhs: &Tensor) -> Result<()> {
@@ -229,18 +235,18 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dt = compute_dtype(op, a.dtype().promote(b.dtype()))?;
     int_checks(op, dt, b)?;
     let (a, b) = (a.cast(dt)?, b.cast(dt)?);
-    macro_rules! apply {
-        ($f:expr) => {
-            zip(&a, &b, &shape, $f)
-        };
-    }
-    dispatch!(op, dt, apply)
+    let ap = Zip {
+        a: &a,
+        b: &b,
+        shape: &shape,
+    };
+    dispatch(op, dt, &ap)
 }
 
 /// `a op s` (or `s op a` when `reverse`) with a Rust scalar; no autograd.
 pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let p = s.promote_with(a.dtype());
-    if op == BinaryOp::Sub && p == DType::Bool {
+    if op.dtype_rule() == DtypeRule::ArithNoBool && p == DType::Bool {
         return Err(bool_sub_err("a bool tensor"));
     }
     let dt = compute_dtype(op, p)?;
@@ -253,16 +259,5 @@ pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> 
         int_checks(op, dt, &rhs)?;
     }
     let a = a.cast(dt)?;
-    macro_rules! apply {
-        ($f:expr) => {{
-            let f = $f;
-            let y = crate::tensor::dtype::Elem::from_scalar(s);
-            if reverse {
-                map(&a, move |x| f(y, x))
-            } else {
-                map(&a, move |x| f(x, y))
-            }
-        }};
-    }
-    dispatch!(op, dt, apply)
+    dispatch(op, dt, &WithScalar { a: &a, s, reverse })
 }

@@ -1,12 +1,12 @@
 //! Unary elementwise kernels: the per-op loops from the op table's `f32`/`int` fields
-//! (`ops::table`) and the helpers they call (transcendental ops compute in float32;
+//! (`optable::unary`) and the helpers they call (transcendental ops compute in float32;
 //! ops with an `int` kernel keep int64; `~` needs bool or int64).
 
 use super::elementwise::map;
 use super::fastmath;
 use crate::error::{ErrorKind, Result};
-use crate::ops::table::unary_table;
-use crate::ops::UnaryOp;
+use crate::optable::unary::unary_table;
+use crate::optable::UnaryOp;
 use crate::tensor::dtype::DType;
 use crate::tensor::{err, Tensor};
 

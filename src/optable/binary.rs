@@ -1,0 +1,302 @@
+//! The one table of primitive binary elementwise ops: every op is declared once in
+//! [`binary_table!`] with its name, dtype rule, saved tensors, eager scalar kernels,
+//! gradient, fused-kernel op and ONNX lowering (an X-macro, as `unary_table!`: each layer
+//! expands the field it needs into an exhaustive `match` on [`BinaryOp`];
+//! tensor/kernels/binary.rs: `f32`/`int`, autograd/rules.rs: `grad`,
+//! compile/passes/fuse.rs: `fused`, onnx/lower.rs: `onnx`).
+//!
+//! Row fields, in this order (all required):
+//! - `name`: PyTorch's name (error messages, IR dumps);
+//! - `dtype`: the [`DtypeRule`] (which dtype the op computes in, and what it returns);
+//! - `saves`: which of `a`, `b`, `out` the gradient reads (only those are saved);
+//! - `f32`: `[(x, y) expr]`, the float32 scalar kernel, or `[none]` (a TypeError);
+//! - `int`: `[(x, y) expr]`, the int64 kernel (also the bool kernel of comparisons and
+//!   logical ops), or `[none]` (the op computes in float32);
+//! - `grad`: `[(g, a, b, out) expr]`, the two input gradients as tensor ops, or `[none]`
+//!   (not differentiable);
+//! - `fused`: the fused-kernel op it becomes (`[Binary(K)]` or `[Compare(C)]`, kernel IR
+//!   names), or `[none]` (graphs run it eagerly);
+//! - `onnx`: `["OpType"]` (one ONNX node) or `[(l, cd, x, y) expr]` (a composite built by
+//!   the lowerer `l` from operand names `x`, `y` cast to the compute dtype `cd`).
+
+/// Calls `$cb!` with every binary op row (see the module docs for the fields).
+macro_rules! binary_table {
+    ($cb:ident) => {
+        $cb! {
+            Add {
+                name: "add", dtype: Arith, saves: [],
+                f32: [(x, y) x + y],
+                int: [(x, y) x.wrapping_add(y)],
+                grad: [(g, a, b, out) (g.clone(), g.clone())],
+                fused: [Binary(Add)],
+                onnx: ["Add"],
+            }
+            Sub {
+                name: "sub", dtype: ArithNoBool, saves: [],
+                f32: [(x, y) x - y],
+                int: [(x, y) x.wrapping_sub(y)],
+                grad: [(g, a, b, out) (g.clone(), g.neg()?)],
+                fused: [Binary(Sub)],
+                onnx: ["Sub"],
+            }
+            Mul {
+                name: "mul", dtype: Arith, saves: [a, b],
+                f32: [(x, y) x * y],
+                int: [(x, y) x.wrapping_mul(y)],
+                grad: [(g, a, b, out) (g.mul(b)?, g.mul(a)?)],
+                fused: [Binary(Mul)],
+                onnx: ["Mul"],
+            }
+            // True division: always float32.
+            Div {
+                name: "div", dtype: Float, saves: [b, out],
+                f32: [(x, y) x / y],
+                int: [none],
+                grad: [(g, a, b, out) (g.div(b)?, g.mul(out)?.div(b)?.neg()?)],
+                fused: [Binary(Div)],
+                onnx: ["Div"],
+            }
+            // Python `//`; int64 division by zero is a ZeroDivisionError.
+            FloorDiv {
+                name: "floor_divide", dtype: Arith, saves: [],
+                f32: [(x, y) (x / y).floor()],
+                int: [(x, y) idiv_py(x, y)],
+                grad: [(g, a, b, out) (g.mul_s(0.0)?, g.mul_s(0.0)?)],
+                fused: [Binary(FloorDiv)],
+                onnx: [(l, cd, x, y) if cd == DType::I64 {
+                    // Python's floor division: `(a - a mod b) / b` is exact, and ONNX Mod
+                    // with fmod=0 takes the divisor's sign as Python's `%` does.
+                    let m = l.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)]);
+                    let d = l.b.op("Sub", &[x, &m], vec![]);
+                    l.b.op("Div", &[&d, y], vec![])
+                } else {
+                    let q = l.b.op("Div", &[x, y], vec![]);
+                    l.b.op("Floor", &[&q], vec![])
+                }],
+            }
+            // Python `%`: the result has the divisor's sign.
+            Rem {
+                name: "remainder", dtype: Arith, saves: [a, b],
+                f32: [(x, y) fmod_py(x, y)],
+                int: [(x, y) imod_py(x, y)],
+                grad: [(g, a, b, out) {
+                    (g.clone(), g.mul(&binary(BinaryOp::FloorDiv, a, b)?)?.neg()?)
+                }],
+                fused: [Binary(Mod)],
+                onnx: [(l, cd, x, y) if cd == DType::I64 {
+                    l.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)])
+                } else {
+                    let q = l.b.op("Div", &[x, y], vec![]);
+                    let f = l.b.op("Floor", &[&q], vec![]);
+                    let m = l.b.op("Mul", &[&f, y], vec![]);
+                    l.b.op("Sub", &[x, &m], vec![])
+                }],
+            }
+            // int64 to a negative int64 power is a ValueError.
+            Pow {
+                name: "pow", dtype: Arith, saves: [a, b, out],
+                f32: [(x, y) x.powf(y)],
+                int: [(x, y) ipow(x, y)],
+                grad: [(g, a, b, out) {
+                    let ga = g.mul(b)?.mul(&binary(BinaryOp::Pow, a, &b.add_s(-1.0)?)?)?;
+                    let log_a = a.un(UnaryOp::Log)?;
+                    let zero_a = a.cmp_s(BinaryOp::Eq, 0.0)?;
+                    let gb = g
+                        .mul(out)?
+                        .mul(&log_a)?
+                        .masked_fill(&zero_a, Scalar::Float(0.0))?;
+                    (ga, gb)
+                }],
+                fused: [Binary(Pow)],
+                onnx: ["Pow"],
+            }
+            // NaN propagates and -0.0 < +0.0 (IEEE 754-2019 `maximum`).
+            Maximum {
+                name: "maximum", dtype: Arith, saves: [a, b],
+                f32: [(x, y) fmax_nan(x, y)],
+                int: [(x, y) x.max(y)],
+                grad: [(g, a, b, out) min_max_grads(BinaryOp::Gt, a, b, g)?],
+                fused: [Binary(Max)],
+                onnx: ["Max"],
+            }
+            Minimum {
+                name: "minimum", dtype: Arith, saves: [a, b],
+                f32: [(x, y) fmin_nan(x, y)],
+                int: [(x, y) x.min(y)],
+                grad: [(g, a, b, out) min_max_grads(BinaryOp::Lt, a, b, g)?],
+                fused: [Binary(Min)],
+                onnx: ["Min"],
+            }
+            Eq {
+                name: "eq", dtype: Compare, saves: [],
+                f32: [(x, y) x == y],
+                int: [(x, y) x == y],
+                grad: [none],
+                fused: [Compare(Eq)],
+                onnx: ["Equal"],
+            }
+            // True for NaN.
+            Ne {
+                name: "ne", dtype: Compare, saves: [],
+                f32: [(x, y) x != y],
+                int: [(x, y) x != y],
+                grad: [none],
+                fused: [Compare(Ne)],
+                onnx: [(l, cd, x, y) {
+                    let e = l.b.op("Equal", &[x, y], vec![]);
+                    l.b.op("Not", &[&e], vec![])
+                }],
+            }
+            Lt {
+                name: "lt", dtype: Compare, saves: [],
+                f32: [(x, y) x < y],
+                int: [(x, y) x < y],
+                grad: [none],
+                fused: [Compare(Lt)],
+                onnx: ["Less"],
+            }
+            Le {
+                name: "le", dtype: Compare, saves: [],
+                f32: [(x, y) x <= y],
+                int: [(x, y) x <= y],
+                grad: [none],
+                fused: [Compare(Le)],
+                onnx: ["LessOrEqual"],
+            }
+            Gt {
+                name: "gt", dtype: Compare, saves: [],
+                f32: [(x, y) x > y],
+                int: [(x, y) x > y],
+                grad: [none],
+                fused: [Compare(Gt)],
+                onnx: ["Greater"],
+            }
+            Ge {
+                name: "ge", dtype: Compare, saves: [],
+                f32: [(x, y) x >= y],
+                int: [(x, y) x >= y],
+                grad: [none],
+                fused: [Compare(Ge)],
+                onnx: ["GreaterOrEqual"],
+            }
+            // `&`: logical on bool, bitwise on int64.
+            And {
+                name: "bitwise_and", dtype: Logic, saves: [],
+                f32: [none],
+                int: [(x, y) x & y],
+                grad: [none],
+                fused: [none],
+                onnx: [(l, cd, x, y) {
+                    let ty = if cd == DType::Bool { "And" } else { "BitwiseAnd" };
+                    l.b.op(ty, &[x, y], vec![])
+                }],
+            }
+            Or {
+                name: "bitwise_or", dtype: Logic, saves: [],
+                f32: [none],
+                int: [(x, y) x | y],
+                grad: [none],
+                fused: [none],
+                onnx: [(l, cd, x, y) {
+                    let ty = if cd == DType::Bool { "Or" } else { "BitwiseOr" };
+                    l.b.op(ty, &[x, y], vec![])
+                }],
+            }
+            Xor {
+                name: "bitwise_xor", dtype: Logic, saves: [],
+                f32: [none],
+                int: [(x, y) x ^ y],
+                grad: [none],
+                fused: [none],
+                onnx: [(l, cd, x, y) {
+                    let ty = if cd == DType::Bool { "Xor" } else { "BitwiseXor" };
+                    l.b.op(ty, &[x, y], vec![])
+                }],
+            }
+        }
+    };
+}
+pub(crate) use binary_table;
+
+/// The dtype a binary op computes in, from the promoted operand dtype `p`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DtypeRule {
+    /// `p`, with bool computed as int64.
+    Arith,
+    /// As `Arith`, but bool operands are a TypeError (`-` on bools).
+    ArithNoBool,
+    /// Always float32 (true division).
+    Float,
+    /// Computes in `p`, returns bool.
+    Compare,
+    /// bool or int64 only (float32 is a TypeError).
+    Logic,
+}
+
+/// The enum and its data methods, from the table's data fields.
+macro_rules! binary_enum {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// Binary elementwise ops (`+ - * / // % **`, comparisons, `& | ^`,
+        /// maximum/minimum): one enum for eager, autograd, the IR and ONNX.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum BinaryOp {
+            $($V,)*
+        }
+
+        impl BinaryOp {
+            /// Every op, in table order.
+            pub const ALL: &'static [BinaryOp] = &[$(BinaryOp::$V,)*];
+
+            /// The op's name in error messages (PyTorch's function names).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(BinaryOp::$V => $name,)*
+                }
+            }
+
+            /// The op's dtype rule.
+            pub fn dtype_rule(self) -> DtypeRule {
+                match self {
+                    $(BinaryOp::$V => DtypeRule::$dt,)*
+                }
+            }
+
+            /// Which of (a, b, out) the gradient reads: only those are saved (so
+            /// unrelated in-place writes stay legal).
+            pub fn saves(self) -> (bool, bool, bool) {
+                match self {
+                    $(BinaryOp::$V => binary_enum!(@saves [$($s)*]),)*
+                }
+            }
+
+            /// Ops with a gradient (floor_divide gets zero gradients).
+            pub fn differentiable(self) -> bool {
+                match self {
+                    $(BinaryOp::$V => binary_enum!(@some $($g)*),)*
+                }
+            }
+        }
+    };
+    (@some none) => { false };
+    (@some $($t:tt)+) => { true };
+    (@saves []) => { (false, false, false) };
+    (@saves [a b]) => { (true, true, false) };
+    (@saves [b out]) => { (false, true, true) };
+    (@saves [a b out]) => { (true, true, true) };
+}
+
+binary_table!(binary_enum);
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        self.dtype_rule() == DtypeRule::Compare
+    }
+
+    pub fn is_logical(self) -> bool {
+        self.dtype_rule() == DtypeRule::Logic
+    }
+}
