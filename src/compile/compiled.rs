@@ -250,6 +250,7 @@ impl Interp {
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
         tracer.unroll.clone_from(&cf.cache.borrow().unroll);
+        tracer.spec.clone_from(&spec);
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
         }
@@ -475,6 +476,14 @@ fn sym_text(g: &super::ir::Graph) -> String {
             }
         }
     }
+    // Bounds other than the default `s >= 2` (guards from slices and comparisons).
+    for (s, (&lo, &hi)) in info.min.iter().zip(&info.max).enumerate() {
+        match hi {
+            i64::MAX if lo > 2 => named.push(format!("s{s} >= {lo}")),
+            i64::MAX => {}
+            hi => named.push(format!("{lo} <= s{s} <= {hi}")),
+        }
+    }
     format!(", symbolic sizes ({})", named.join(", "))
 }
 
@@ -515,6 +524,14 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             Ok(OutTemplate::List(items))
         }
         Value::Dict(_) | Value::Set(_) | Value::Iter(_) => Err(brk("a dict, set or iterator")),
+        // A returned size is a constant of the version: guarded on its value.
+        Value::SymInt(s) => {
+            if s.gen == t.gen {
+                let fact = super::symint::SymFact::Value(s.expr.clone());
+                t.hints.facts.push(fact);
+            }
+            Ok(OutTemplate::Value(Value::Int(s.value)))
+        }
         Value::Instance(i) if t.is_created(Rc::as_ptr(i) as usize) => {
             Err(brk("an object created in the function"))
         }

@@ -45,6 +45,7 @@ mod sched;
 pub mod sym;
 mod sym_grad;
 pub mod symguard;
+pub mod symint;
 pub mod trace;
 mod trace_effects;
 pub mod traced;

@@ -186,7 +186,18 @@ impl Interp {
                 self.invoke(func.clone(), base)
             }
             Value::Native(n) => match &n.code {
-                NativeCode::Builtin(f) => f(self, &args, &kw),
+                NativeCode::Builtin(f) => {
+                    use super::capture::symint;
+                    if symint::any_sym(&args) || kw.iter().any(|(_, v)| symint::has_sym(v)) {
+                        let args = symint::concrete_all(&args);
+                        let kw: Vec<_> = kw
+                            .iter()
+                            .map(|(k, v)| (k.clone(), symint::concrete(v)))
+                            .collect();
+                        return f(self, &args, &kw);
+                    }
+                    f(self, &args, &kw)
+                }
                 NativeCode::Host(h) => {
                     use crate::compile::trace;
                     if trace::active() {

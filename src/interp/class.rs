@@ -352,7 +352,7 @@ impl Interp {
             Value::Instance(i) => return i.class.clone(),
             Value::None => TypeTag::NoneType,
             Value::Bool(_) => TypeTag::Bool,
-            Value::Int(_) => TypeTag::Int,
+            Value::Int(_) | Value::SymInt(_) => TypeTag::Int,
             Value::Float(_) => TypeTag::Float,
             Value::Str(_) => TypeTag::Str,
             Value::List(_) => TypeTag::List,
