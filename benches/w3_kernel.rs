@@ -8,16 +8,16 @@
 //! runs one; `copy` times `x * 1` over the same buffers, `small` one 64k call, `cpv`
 //! single-thread CPU cycles per f32x4 (hot and streaming, GELU and copy), `fmaloop` the
 //! register FMA loop for the shared-core check, `native` the 8-lane AVX2 routine of
-//! compile/gelu_avx2.rs (`W3_NATIVE_MB` sets another size); `W3_DISASM=1` prints the
+//! compile/jit/gelu_avx2.rs (`W3_NATIVE_MB` sets another size); `W3_DISASM=1` prints the
 //! GELU loop's machine code). Then the whole graph path (which runs the native routine
 //! where the CPU has AVX2+FMA, `graph` runs only it):
 //! the W3 IR graph through `passes::optimize` + `lower::compile_graph` (compile ms),
 //! run as a `CompiledGraph` (output buffer reused across calls).
 
-use kiln::compile::infer::{derive, ValueType};
+use kiln::compile::ir::infer::{derive, ValueType};
 use kiln::compile::ir::{Graph, InputKind, IrOp, Node, NodeId, PathStep};
-use kiln::compile::lower::{compile_graph, CompiledGraph};
 use kiln::compile::passes::optimize;
+use kiln::compile::runtime::lower::{compile_graph, CompiledGraph};
 use kiln::compile::{
     compile, Access, BinaryOp, BufView, BufViewMut, CompiledKernel, Kernel, Op, Output, UnaryOp,
     ValueId,
@@ -289,11 +289,11 @@ fn per_vector_report(xs: &[f32]) -> Result<(), kiln::Error> {
     Ok(())
 }
 
-/// The native 8-lane routine (compile/gelu_avx2.rs) over `xs` on 1 thread and on 2
+/// The native 8-lane routine (compile/jit/gelu_avx2.rs) over `xs` on 1 thread and on 2
 /// (rayon, chunks of 64k elements as the compiled runs' tasks), and its single-thread
 /// cycles per f32x8 in L2.
 fn measure_native(xs: &[f32]) -> Result<(), kiln::Error> {
-    use kiln::compile::gelu_avx2::gelu_tanh;
+    use kiln::compile::jit::gelu_avx2::gelu_tanh;
     use rayon::prelude::*;
     let mut out = vec![0.0f32; xs.len()];
     if !gelu_tanh(xs, &mut out) {

@@ -1,4 +1,4 @@
-//! Accuracy and special values of the JIT's fused `GeluTanh` routine (compile/mathgelu.rs)
+//! Accuracy and special values of the JIT's fused `GeluTanh` routine (compile/jit/mathgelu.rs)
 //! against the f64 formula, and its agreement with BENCH W3's bound.
 //!
 //! Documented bound: `2.5 + 3 |u| (1 - sigmoid(u))` ulps, `u = 2 c0 (x + c1 x^3)`: 2.5
@@ -9,7 +9,7 @@
 mod codegen_common;
 
 use codegen_common::*;
-use kiln::compile::reference::gelu_tanh64;
+use kiln::compile::jit::reference::gelu_tanh64;
 use kiln::compile::UnaryOp;
 
 fn u_of(x: f64) -> f64 {

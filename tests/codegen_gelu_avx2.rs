@@ -1,5 +1,5 @@
-//! The native 8-lane `GeluTanh` routine (compile/gelu_avx2.rs) against the Cranelift
-//! f32x4 kernel (compile/mathgelu.rs): bit-identical results on a dense sweep, at every
+//! The native 8-lane `GeluTanh` routine (compile/jit/gelu_avx2.rs) against the Cranelift
+//! f32x4 kernel (compile/jit/mathgelu.rs): bit-identical results on a dense sweep, at every
 //! alignment and tail length; and the compiled W3
 //! function takes the native path (where the CPU has AVX2+FMA) with the kernel's bits.
 
@@ -8,8 +8,8 @@ mod common;
 
 use codegen_common::*;
 use common::{engine, with_last_graph};
-use kiln::compile::fused_step::Native;
-use kiln::compile::gelu_avx2;
+use kiln::compile::jit::gelu_avx2;
+use kiln::compile::runtime::fused_step::Native;
 use kiln::compile::UnaryOp;
 use kiln::tensor::Tensor;
 use kiln::Engine;

@@ -9,7 +9,7 @@
 mod codegen_common;
 
 use codegen_common::*;
-use kiln::compile::reference::erf64;
+use kiln::compile::jit::reference::erf64;
 use kiln::compile::{BinaryOp, UnaryOp};
 
 fn max_ulp(op: UnaryOp, xs: &[f32], truth: fn(f64) -> f64) -> (f64, f32) {

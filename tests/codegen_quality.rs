@@ -121,7 +121,7 @@ fn fp_ops_per_vector(text: &str) -> f64 {
 /// ops on an AVX2+FMA host: `e^-u` taken in base 2, one FMA each for `n` and `f`; the
 /// routine with `u` formed first and reduced by `n ln2` took 16, and W3 compiled as
 /// `x * sigmoid(2u)` 21). 29.75 instructions: the arithmetic, loads and loop, with `x`
-/// loaded again for the final division (compile/sched.rs); 31.25 when the 4 interleaved
+/// loaded again for the final division (compile/jit/sched.rs); 31.25 when the 4 interleaved
 /// chains kept their inputs live and spilled them.
 const PER_BOUND: f64 = 30.0;
 const FP_BOUND: f64 = 15.0;
@@ -187,7 +187,7 @@ fn gelu_op_vector_loop_reloads_its_input_instead_of_spilling() {
 }
 
 /// The 4 f32x4 of an elementwise loop iteration are computed interleaved in program order
-/// (compile/sched.rs), not one whole chain after another: every division comes before
+/// (compile/jit/sched.rs), not one whole chain after another: every division comes before
 /// the first store, and the second vector's clamp before the first vector's polynomial.
 /// (The optimizer alone emits load, chain, store per vector: both fail.)
 #[test]

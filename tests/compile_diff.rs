@@ -9,7 +9,7 @@
 
 mod common;
 
-use kiln::compile::cache::EntryKind;
+use kiln::compile::capture::cache::EntryKind;
 use kiln::{Engine, Value};
 use std::path::{Path, PathBuf};
 

@@ -7,9 +7,9 @@
 mod common;
 
 use common::{engine, with_last_graph};
-use kiln::compile::lower::CompiledGraph;
-use kiln::compile::run_control::ControlStep;
-use kiln::compile::vecmat_kernel::vecmat_f32;
+use kiln::compile::runtime::lower::CompiledGraph;
+use kiln::compile::runtime::run_control::ControlStep;
+use kiln::compile::runtime::vecmat_kernel::vecmat_f32;
 use kiln::tensor::kernels::matmul::{gemm_f32, Mat};
 use kiln::Engine;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -9,10 +9,10 @@
 mod ir_builder;
 
 use ir_builder::{add, bin, input, scalar};
-use kiln::compile::exec;
 use kiln::compile::ir::{Graph, IrOp};
-use kiln::compile::lower::{compile_graph, CompiledGraph};
 use kiln::compile::passes::optimize;
+use kiln::compile::runtime::exec;
+use kiln::compile::runtime::lower::{compile_graph, CompiledGraph};
 use kiln::ops::{BinaryOp, UnaryOp};
 use kiln::tensor::creation::from_f32;
 use kiln::tensor::Tensor;

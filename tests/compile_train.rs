@@ -3,7 +3,7 @@
 //! once for its 20 steps, replays 19 times and never falls back (no eager version, no
 //! graph break), i.e. the optimizer's Python state does not change between steps.
 
-use kiln::compile::cache::EntryKind;
+use kiln::compile::capture::cache::EntryKind;
 use kiln::{Engine, Value};
 use std::path::Path;
 

@@ -41,12 +41,12 @@ const ALLOWED: &[(&str, &str)] = &[
     // interpreter and its capture run (compiled.rs), a traced graph's call (traced.rs),
     // the outputs autodiff differentiates (autodiff.rs) and f-string formatting of
     // tensors (printing.rs) name interpreter values and functions.
-    ("compile/autodiff.rs", "interp"),
-    ("compile/cache.rs", "interp"),
-    ("compile/compiled.rs", "interp"),
-    ("compile/printing.rs", "interp"),
-    ("compile/trace.rs", "interp"),
-    ("compile/traced.rs", "interp"),
+    ("compile/autodiff/mod.rs", "interp"),
+    ("compile/capture/cache.rs", "interp"),
+    ("compile/capture/compiled.rs", "interp"),
+    ("compile/runtime/printing.rs", "interp"),
+    ("compile/capture/trace.rs", "interp"),
+    ("compile/capture/traced.rs", "interp"),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
@@ -111,7 +111,7 @@ fn crate_refs(line: &str) -> Vec<String> {
 
 /// The top-level modules a line of a file `depth` modules below the crate root names
 /// through a chain of `super::` that reaches the root (`super::super::x` in
-/// src/compile/trace.rs, depth 2).
+/// src/compile/passes/mod.rs, depth 2).
 fn super_refs(line: &str, depth: usize) -> Vec<String> {
     let code = line.split("//").next().unwrap_or("");
     let mut out = Vec::new();

@@ -32,7 +32,7 @@ impl RunState {
             handling: i.handling.len(),
             repr_guard: i.repr_guard.len(),
             grad: crate::autograd::is_grad_enabled(),
-            capturing: crate::compile::trace::capturing(),
+            capturing: crate::compile::capture::trace::capturing(),
         }
     }
 
@@ -48,7 +48,7 @@ impl RunState {
         crate::autograd::set_grad_enabled(self.grad);
         if !self.capturing {
             // A capture the panic interrupted: its tracer is dropped.
-            drop(crate::compile::trace::finish());
+            drop(crate::compile::capture::trace::finish());
         }
     }
 }

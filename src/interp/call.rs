@@ -5,7 +5,7 @@ use super::value::{
     discard, hinted_get, AttrMap, Class, ClassKind, Function, Instance, NativeCode, Value,
 };
 use super::{at, err, type_err, Interp, R};
-use crate::compile::trace;
+use crate::compile::capture::trace;
 use crate::error::{ErrorKind, TraceFrame};
 use crate::source::Span;
 use std::cell::RefCell;
@@ -39,7 +39,7 @@ impl Interp {
             _ => {}
         }
         let (pos, kw) = self.eval_args(args)?;
-        crate::compile::trace::set_span(span);
+        crate::compile::capture::trace::set_span(span);
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
     }
 
@@ -149,7 +149,7 @@ impl Interp {
             }
         }
         if let (Value::List(l), [CArg::Pos(x)]) = (&obj, args) {
-            if &**name == "append" && !crate::compile::trace::active() {
+            if &**name == "append" && !crate::compile::capture::trace::active() {
                 let v = self.operand(x)?;
                 if let Ok(mut items) = l.try_borrow_mut() {
                     return super::containers::push(&mut items, v, "list")
@@ -162,7 +162,7 @@ impl Interp {
             }
         }
         let (pos, kw) = self.eval_args(args)?;
-        crate::compile::trace::set_span(span);
+        crate::compile::capture::trace::set_span(span);
         match &obj {
             Value::Instance(_) | Value::Class(_) | Value::Module(_) | Value::Super(_) => {
                 let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
@@ -199,7 +199,7 @@ impl Interp {
                     f(self, &args, &kw)
                 }
                 NativeCode::Host(h) => {
-                    use crate::compile::trace;
+                    use crate::compile::capture::trace;
                     if trace::active() {
                         trace::graph_break(trace::BreakReason::HostFunction(n.name.clone()));
                     }
@@ -402,7 +402,7 @@ impl Interp {
         for (s, c) in proto.free_slots.iter().zip(func.closure.iter()) {
             self.stack[base + *s as usize] = c.clone();
         }
-        if crate::compile::trace::active() {
+        if crate::compile::capture::trace::active() {
             note_frozen_loads(func);
         }
     }
@@ -499,7 +499,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
         dict: RefCell::new(AttrMap::new()),
         gc: Default::default(),
     });
-    crate::compile::trace::note_created(Rc::as_ptr(&inst) as usize);
+    crate::compile::capture::trace::note_created(Rc::as_ptr(&inst) as usize);
     super::gc::track_instance(&inst);
     Value::Instance(inst)
 }
@@ -513,9 +513,9 @@ fn note_frozen_loads(func: &Function) {
         if !matches!(v, Value::Cell(_)) {
             let origin = || {
                 let c = Rc::new(super::value::CellObj::new(v.clone()));
-                crate::compile::trace::Origin::Cell(c, n.clone())
+                crate::compile::capture::trace::Origin::Cell(c, n.clone())
             };
-            crate::compile::trace::note_load(origin, v);
+            crate::compile::capture::trace::note_load(origin, v);
         }
     }
 }
@@ -523,7 +523,7 @@ fn note_frozen_loads(func: &Function) {
 /// A fresh closure cell (noted for capture: stores into it are local).
 pub fn new_cell(v: Value) -> Value {
     let c = Rc::new(super::value::CellObj::new(v));
-    crate::compile::trace::note_created(Rc::as_ptr(&c) as usize);
+    crate::compile::capture::trace::note_created(Rc::as_ptr(&c) as usize);
     super::gc::track_cell(&c);
     Value::Cell(c)
 }

@@ -3,7 +3,7 @@
 use super::tree::ClassProto;
 use super::value::{discard, Class, ClassKind, TypeTag, Value};
 use super::{at, err, type_err, Interp, R};
-use crate::compile::trace::Origin;
+use crate::compile::capture::trace::Origin;
 use crate::error::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -141,14 +141,14 @@ impl Interp {
         match obj {
             Value::Instance(inst) => {
                 if let Some(v) = inst.dict.borrow().get(name) {
-                    if crate::compile::trace::active() {
+                    if crate::compile::capture::trace::active() {
                         let origin = || Origin::Attr(inst.clone(), name.into());
-                        crate::compile::trace::note_load(origin, v);
+                        crate::compile::capture::trace::note_load(origin, v);
                     }
                     return Ok(v.clone());
                 }
-                if crate::compile::trace::active() {
-                    crate::compile::trace::note_absent(inst, name);
+                if crate::compile::capture::trace::active() {
+                    crate::compile::capture::trace::note_absent(inst, name);
                 }
                 if let Some(v) = inst.class.lookup(name) {
                     return self.class_attr_of(obj, &inst.class, v, name);
@@ -246,7 +246,7 @@ impl Interp {
         let Value::Instance(inst) = obj else {
             return self.set_attr(obj, name, v);
         };
-        if crate::compile::trace::active() {
+        if crate::compile::capture::trace::active() {
             // capture must see the store (an outside mutation falls back to eager)
             return self.set_attr(obj, name, v);
         }
@@ -273,7 +273,7 @@ impl Interp {
     pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
         match obj {
             Value::Instance(inst) => {
-                if crate::compile::trace::note_mutation(
+                if crate::compile::capture::trace::note_mutation(
                     Rc::as_ptr(inst) as usize,
                     "attribute store",
                 ) {

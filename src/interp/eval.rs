@@ -6,7 +6,7 @@ use super::suggest::{self, Missing};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, hinted_get, Function, Key, Value};
 use super::{at, err, type_err, Interp, R};
-use crate::compile::trace::{self, Origin};
+use crate::compile::capture::trace::{self, Origin};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BoolOp, CmpOp};
 use std::cell::RefCell;
@@ -359,7 +359,7 @@ impl Interp {
         }
         let cv = self.eval(c)?;
         if let Value::Tensor(t) = &cv {
-            if crate::compile::trace::active() {
+            if crate::compile::capture::trace::active() {
                 return Ok(Err(t.clone()));
             }
         }
@@ -457,7 +457,9 @@ impl Interp {
                 self.stack.push(iter);
                 self.new_generator(f, base)
             }
-            ExKind::FString(parts) if crate::compile::trace::active() => self.fstring_traced(parts),
+            ExKind::FString(parts) if crate::compile::capture::trace::active() => {
+                self.fstring_traced(parts)
+            }
             ExKind::FString(parts) => Ok(Value::str(&self.fstring(parts)?)),
             ExKind::MakeFunc(proto) => self.make_func(proto),
             ExKind::Super(slot) => self.make_super(*slot).map_err(|x| at(x, e.span)),

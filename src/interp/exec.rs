@@ -106,7 +106,7 @@ impl Interp {
     #[inline(never)]
     fn exec_loop(&mut self, s: &St) -> R<Flow> {
         match &s.kind {
-            StKind::While(c, body, orelse) if crate::compile::trace::active() => {
+            StKind::While(c, body, orelse) if crate::compile::capture::trace::active() => {
                 return self.exec_while_traced(c, body, orelse, s.span)
             }
             StKind::While(c, body, orelse) => loop {
@@ -120,7 +120,9 @@ impl Interp {
                     Flow::Normal | Flow::Continue => {}
                 }
             },
-            StKind::For(..) if crate::compile::trace::active() => return self.exec_for_traced(s),
+            StKind::For(..) if crate::compile::capture::trace::active() => {
+                return self.exec_for_traced(s)
+            }
             StKind::For(t, it, body, orelse) => {
                 let itv = self.eval(it)?;
                 return self.for_plain(t, &itv, it.span, body, orelse);
@@ -314,7 +316,7 @@ impl Interp {
             Target::Attr(obj, name, hint) => {
                 let o = self.eval(obj)?;
                 let own = match &o {
-                    Value::Instance(inst) if !crate::compile::trace::active() => {
+                    Value::Instance(inst) if !crate::compile::capture::trace::active() => {
                         hinted_get(&inst.dict.borrow(), name, hint).map(Value::fast_clone)
                     }
                     _ => None,

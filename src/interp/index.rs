@@ -2,7 +2,7 @@
 
 use super::value::{RangeObj, Value};
 use super::{err, type_err, value_err, Interp, R};
-use crate::compile::trace;
+use crate::compile::capture::trace;
 use crate::error::ErrorKind;
 use std::rc::Rc;
 
@@ -265,7 +265,7 @@ fn not_subscriptable(obj: &Value) -> super::Exc {
 /// Reports a mutation of a list/dict/set to an active capture (tensor item stores are
 /// in-place tensor ops, reported by the tensor library).
 pub fn note_container_mutation(obj: &Value, what: &'static str) -> R<()> {
-    use crate::compile::trace;
+    use crate::compile::capture::trace;
     if !trace::active() && !trace::in_speculation() {
         return Ok(());
     }

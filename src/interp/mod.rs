@@ -161,8 +161,8 @@ impl Interp {
             sandbox: false,
             main,
             repr_guard: Vec::new(),
-            compile_enabled: !crate::compile::compiled::eager_only(),
-            compile_check: crate::compile::check::check_env(),
+            compile_enabled: !crate::compile::capture::compiled::eager_only(),
+            compile_check: crate::compile::capture::check::check_env(),
         }
     }
 

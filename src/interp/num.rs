@@ -201,7 +201,7 @@ impl Interp {
             },
             _ => return None,
         };
-        if crate::compile::trace::active() {
+        if crate::compile::capture::trace::active() {
             return None;
         }
         let items = l.try_borrow().ok()?;

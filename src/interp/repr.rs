@@ -225,7 +225,8 @@ impl Interp {
             Value::Str(s) => return format_value(FmtArg::Str(s), spec).map_err(fmt_err),
             // PyTorch's `Tensor.__format__`: a 0-d tensor formats its value.
             Value::Tensor(t) if !spec.is_empty() => {
-                return crate::compile::printing::tensor_text(t, None, Some(spec)).map_err(fmt_err)
+                return crate::compile::runtime::printing::tensor_text(t, None, Some(spec))
+                    .map_err(fmt_err)
             }
             Value::Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__format__", &[Value::str(spec)])? {

@@ -102,14 +102,14 @@ pub enum Value {
     Super(Rc<(Rc<Class>, Value)>),
     /// A tensor (an Rc handle: cloning shares the tensor object).
     Tensor(crate::tensor::Tensor),
-    /// A size of a symbolic dim read during a capture (`compile::symint`); Python sees
+    /// A size of a symbolic dim read during a capture (`compile::capture::symint`); Python sees
     /// an `int` (any use other than affine arithmetic, shapes and slices is a guarded
     /// decision on its value: `interp::capture::symint`).
-    SymInt(Rc<crate::compile::symint::SymInt>),
+    SymInt(Rc<crate::compile::capture::symint::SymInt>),
     /// A `@compile`d function (or a compiled module's bound `forward`).
-    Compiled(Rc<crate::compile::compiled::CompiledFn>),
+    Compiled(Rc<crate::compile::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
-    Graph(Rc<crate::compile::traced::TracedGraph>),
+    Graph(Rc<crate::compile::capture::traced::TracedGraph>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
@@ -529,7 +529,7 @@ impl Value {
 
     pub fn list(v: Vec<Value>) -> Value {
         let l = Rc::new(RefCell::new(v));
-        crate::compile::trace::note_created(Rc::as_ptr(&l) as usize);
+        crate::compile::capture::trace::note_created(Rc::as_ptr(&l) as usize);
         super::gc::track_list(&l);
         Value::List(l)
     }

@@ -8,7 +8,7 @@ use super::proto::{
     Dimension, GraphProto, ModelProto, OperatorSetIdProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
-use crate::compile::compiled::where_text;
+use crate::compile::capture::compiled::where_text;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::SourceMap;
@@ -243,7 +243,7 @@ pub fn save(m: &ModelProto, path: &Path) -> Result<()> {
     crate::io::write_atomic(path, &encode(m))
 }
 
-impl crate::compile::traced::TracedGraph {
+impl crate::compile::capture::traced::TracedGraph {
     /// The ONNX model of the graph.
     pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
         let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();

@@ -5,7 +5,7 @@
 //! The table is an "X-macro": `unary_table!(cb)` calls the macro `cb!` with every row,
 //! and each layer defines its own `cb` that expands the field it needs into an
 //! exhaustive `match` on [`UnaryOp`] (kernels/unary.rs: `f32`/`int`, autograd/rules.rs:
-//! `grad`, compile/body.rs: `jit`, compile/reference.rs: `reference`, onnx/lower.rs:
+//! `grad`, compile/jit/body.rs: `jit`, compile/jit/reference.rs: `reference`, onnx/lower.rs:
 //! `onnx`, interp/builtins/tensor_funcs.rs: the `global` functions). A code field is
 //! written as `(params) expr` and expanded inside that layer's module, so it names the
 //! layer's helpers directly and compiles to the same direct code as a hand-written

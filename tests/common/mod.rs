@@ -2,7 +2,7 @@
 //! typed evaluation that panics with the rendered Kiln error, and `compile_stats`.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use kiln::compile::cache::{EntryKind, GraphEntry};
+use kiln::compile::capture::cache::{EntryKind, GraphEntry};
 use kiln::{Engine, Value};
 use std::cell::RefCell;
 use std::rc::Rc;

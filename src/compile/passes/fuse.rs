@@ -16,7 +16,7 @@
 
 use super::fuse_merge::{merge, Readers};
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
-use crate::compile::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
+use crate::compile::jit::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;

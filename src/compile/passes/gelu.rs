@@ -5,7 +5,7 @@
 //! `1 + tanh(u)` for u << 0. When `u` is the GELU argument `c0*(x + c1*x^3)` with the
 //! constants of the `gelu(approximate='tanh')` op (as f32; the cube in any grouping or
 //! as `x ** 3`), the whole expression becomes that op, which fuses into one routine
-//! (compile/mathgelu.rs); any other `u` becomes `x * sigmoid(2u)`, with the exact
+//! (compile/jit/mathgelu.rs); any other `u` becomes `x * sigmoid(2u)`, with the exact
 //! power-of-two factor folded into a scalar factor of `u` when there is one.
 
 use super::rebuild::Rebuild;

@@ -9,7 +9,7 @@
 
 use super::dce::dce;
 use super::rebuild::{rewrite_loops, Rebuild};
-use crate::compile::control::{LoopSpec, TripCount};
+use crate::compile::ir::control::{LoopSpec, TripCount};
 use crate::compile::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::tensor::dtype::DType;

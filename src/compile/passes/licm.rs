@@ -12,8 +12,8 @@
 
 use super::dce::dce;
 use super::rebuild::{rewrite_loops, Rebuild};
-use crate::compile::control::LoopSpec;
 use crate::compile::internal;
+use crate::compile::ir::control::LoopSpec;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::Result;
 

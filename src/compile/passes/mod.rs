@@ -20,7 +20,7 @@ mod relabel;
 mod simplify;
 
 use super::ir::{Graph, IrOp};
-use super::verify::verify;
+use crate::compile::ir::verify::verify;
 use crate::error::Result;
 
 pub use cse::cse;

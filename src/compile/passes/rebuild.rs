@@ -1,8 +1,8 @@
 //! Rebuilding a graph in order: every pass walks the old nodes once and appends copies
 //! or replacements to a new graph, so SSA order and input slots hold by construction.
 
-use crate::compile::control::LoopSpec;
 use crate::compile::internal;
+use crate::compile::ir::control::LoopSpec;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
 

@@ -72,7 +72,7 @@ fn eval_node(n: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
 
 /// Optimizes, fuses and compiles `g`, then runs it.
 fn run_compiled(g: &Graph, inputs: &[Tensor]) -> (Vec<Tensor>, usize) {
-    let cg = crate::compile::lower::compile_graph(optimize(g.clone()).expect("optimize"))
+    let cg = crate::compile::runtime::lower::compile_graph(optimize(g.clone()).expect("optimize"))
         .expect("compile");
     (
         cg.run(inputs, &eval_node, &mut String::new())
@@ -398,7 +398,8 @@ fn fused_broadcast_and_strided_inputs_match_eager() {
 #[test]
 fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
     let g = gelu_graph(1000);
-    let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
+    let cg =
+        crate::compile::runtime::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
     let x1 = ramp(&[1000]);
     let x2 = from_f32(vec![1.0; 1000], &[1000]).expect("x2");
     let first = cg
@@ -429,7 +430,7 @@ fn fused_outputs_reuse_their_buffer_only_when_the_caller_dropped_it() {
 
 #[test]
 fn matmul_epilogue_fuses_and_other_nodes_run_through_the_executor() {
-    use crate::compile::exec;
+    use crate::compile::runtime::exec;
     let mut g = Graph::new();
     let x = input(&mut g, &[4, 3]);
     let w = input(&mut g, &[3, 5]);
@@ -448,7 +449,8 @@ fn matmul_epilogue_fuses_and_other_nodes_run_through_the_executor() {
     g.outputs.extend([t, s]);
     let inputs = [ramp(&[4, 3]), ramp(&[3, 5]), ramp(&[5])];
     let want = exec::run(&g, &inputs, &exec::last_uses(&g)).expect("exec");
-    let cg = crate::compile::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
+    let cg =
+        crate::compile::runtime::lower::compile_graph(optimize(g).expect("optimize")).expect("cg");
     assert_eq!(cg.fused.len(), 1, "bias add + relu epilogue");
     let got = cg
         .run(&inputs, &exec::eval, &mut String::new())

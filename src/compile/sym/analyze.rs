@@ -7,8 +7,8 @@
 use super::expr::{fixed_shape, SymExpr, SymId, SymShape};
 use super::solve::Solver;
 use super::{SymHints, SymInfo};
+use crate::compile::capture::symint::SymFact;
 use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
-use crate::compile::symint::SymFact;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ir::sym::dim_of_ref;
 

@@ -6,7 +6,7 @@
 
 use super::analyze::Walk;
 use super::expr::{fixed_shape, SymShape};
-use crate::compile::control::{LoopSpec, TripCount};
+use crate::compile::ir::control::{LoopSpec, TripCount};
 use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 
 /// True when every use of region input `input` in `g` (possibly none) is an `Index` of

@@ -34,8 +34,8 @@ pub struct SymHints {
     pub requests: HashMap<NodeId, Vec<i64>>,
     /// Requests with symbolic ints (`view(B, T, H, D)`): Some for a symbolic entry.
     pub sym_requests: HashMap<NodeId, Vec<Option<SymExpr>>>,
-    /// What Python-level decisions on symbolic ints fixed (`compile::symint`).
-    pub facts: Vec<crate::compile::symint::SymFact>,
+    /// What Python-level decisions on symbolic ints fixed (`compile::capture::symint`).
+    pub facts: Vec<crate::compile::capture::symint::SymFact>,
 }
 
 pub use crate::ir::sym::SymInfo;
@@ -96,7 +96,7 @@ impl SymInfo {
 }
 
 /// An index list whose `SymSlice` lengths are those of output `shape` (None with an
-/// `...`, which `compile::symint` never makes symbolic).
+/// `...`, which `compile::capture::symint` never makes symbolic).
 fn sym_slices(indices: &[IrIndex], shape: &[usize]) -> Option<Vec<IrIndex>> {
     let mut o = 0usize;
     let mut out = Vec::with_capacity(indices.len());

@@ -245,7 +245,7 @@ fn sym_slices_follow_input_dims_with_bounds() {
 #[test]
 fn facts_bound_or_specialise_a_symbol() {
     use super::SymExpr;
-    use crate::compile::symint::SymFact;
+    use crate::compile::capture::symint::SymFact;
     let mut g = Graph::new();
     let x = input(&mut g, 0, &[6, 2]);
     let e = push(&mut g, IrOp::Unary(UnaryOp::Exp), &[x], &[6, 2]);

@@ -57,9 +57,11 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
 }
 
 fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    let traced = crate::compile::trace::active();
+    let traced = crate::compile::capture::trace::active();
     if traced && kwarg(kw, "file").is_some_and(|f| !matches!(f, Value::None)) {
-        crate::compile::trace::graph_break(crate::compile::trace::BreakReason::Print);
+        crate::compile::capture::trace::graph_break(
+            crate::compile::capture::trace::BreakReason::Print,
+        );
     }
     no_kw("print", kw, &["sep", "end", "flush", "file"])?;
     let sep = match kwarg(kw, "sep") {
@@ -82,7 +84,7 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             )))
         }
     };
-    if traced && crate::compile::trace::active() {
+    if traced && crate::compile::capture::trace::active() {
         return me.print_traced(args, &sep, &end);
     }
     let mut out = String::new();
@@ -144,7 +146,7 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
 fn len(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("len", args, 1, 1)?;
     if let Value::Tensor(t) = &args[0] {
-        if t.ndim() > 0 && crate::compile::trace::active() {
+        if t.ndim() > 0 && crate::compile::capture::trace::active() {
             return Ok(crate::interp::capture::symint::size_value(t, 0));
         }
     }

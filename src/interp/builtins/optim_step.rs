@@ -4,7 +4,7 @@
 //! tensors do not fit; optim.dl then runs the op chain.
 
 use super::tensor::{float_of, te, Args, Kw};
-use crate::compile::trace;
+use crate::compile::capture::trace;
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{Interp, R};
 use crate::tensor::optim_step::{adam_update, sgd_update, AdamConsts};

@@ -222,7 +222,7 @@ fn like(
     let a = Args::new(fname, args, kw);
     a.check(2, &["input", "fill_value", "dtype", "requires_grad"])?;
     let t = a.tensor(0, "input")?;
-    crate::compile::trace::note_size_read(&t, None);
+    crate::compile::capture::trace::note_size_read(&t, None);
     let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
     let out = f(t.shape(), dt, &a)?;
     finish(out, &a)

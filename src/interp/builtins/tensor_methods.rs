@@ -7,7 +7,7 @@ use super::tensor::{
     tensor_or_scalar, Args, Kw,
 };
 use super::tensor_ops::elementwise;
-use crate::compile::trace;
+use crate::compile::capture::trace;
 use crate::interp::value::Value;
 use crate::interp::{type_err, R};
 use crate::ops::{self, BinaryOp, UnaryOp};

@@ -27,7 +27,7 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     let v = match name {
         "nelement" => {
             a.check(0, &[])?;
-            crate::compile::trace::note_size_read(t, None);
+            crate::compile::capture::trace::note_size_read(t, None);
             Value::Int(t.numel() as i64)
         }
         "element_size" => {

@@ -169,7 +169,7 @@ pub fn tensor_inplace(op: BinOp, t: &Tensor, rhs: &Value) -> R<bool> {
 
 /// `len(t)`: the size of dim 0.
 pub fn tensor_len(t: &Tensor) -> R<i64> {
-    crate::compile::trace::note_size_read(t, Some(0));
+    crate::compile::capture::trace::note_size_read(t, Some(0));
     match t.shape().first() {
         Some(&n) => Ok(n as i64),
         None => Err(type_err("len() of a 0-d tensor")),
@@ -178,7 +178,7 @@ pub fn tensor_len(t: &Tensor) -> R<i64> {
 
 /// The slices of `t` along dim 0 (what iterating a tensor yields).
 pub fn tensor_rows(t: &Tensor) -> R<Vec<Value>> {
-    crate::compile::trace::note_size_read(t, Some(0));
+    crate::compile::capture::trace::note_size_read(t, Some(0));
     let n = match t.shape().first() {
         Some(&n) => n,
         None => return Err(type_err("iteration over a 0-d tensor")),

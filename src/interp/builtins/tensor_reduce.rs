@@ -182,7 +182,7 @@ pub fn shape_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "expand_as" | "view_as" | "reshape_as" => {
             a.check(1, &["other"])?;
             let o = a.tensor(0, "other")?;
-            crate::compile::trace::note_size_read(&o, None);
+            crate::compile::capture::trace::note_size_read(&o, None);
             let s: Vec<i64> = o.shape().iter().map(|&d| d as i64).collect();
             tv(match name {
                 "expand_as" => t.expand(&s),

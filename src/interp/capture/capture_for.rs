@@ -13,7 +13,7 @@
 //! next call recaptures with that loop unrolled (the retry is logged).
 
 use super::capture_loop::{bind_aliases, ForTrip, LoopHead};
-use crate::compile::trace::{self, BreakReason};
+use crate::compile::capture::trace::{self, BreakReason};
 use crate::interp::tree::{CArg, Ex, ExKind, Place, St, StKind, Target};
 use crate::interp::value::{ClassKind, NativeCode, TypeTag, Value};
 use crate::interp::{at, Flow, Interp, R};
@@ -105,9 +105,9 @@ impl Interp {
         } else {
             return Some(*slot as usize);
         };
-        crate::compile::compiled::log(&format!(
+        crate::compile::capture::compiled::log(&format!(
             "the `for` loop at {} is unrolled: its variable {why}",
-            crate::compile::compiled::where_text(&self.sources, Some(s.span))
+            crate::compile::capture::compiled::where_text(&self.sources, Some(s.span))
         ));
         None
     }
@@ -223,7 +223,7 @@ impl Interp {
             return Ok(None);
         }
         Ok(match &self.eval(e)? {
-            Value::SymInt(s) => crate::compile::symint::input_dim(s)
+            Value::SymInt(s) => crate::compile::capture::symint::input_dim(s)
                 .and_then(|(node, d)| Some((node, d, usize::try_from(s.value).ok()?))),
             _ => None,
         })
@@ -441,7 +441,7 @@ impl Interp {
     /// eagerly and no version is cached).
     pub(crate) fn retry_unrolled(
         &mut self,
-        cf: &crate::compile::compiled::CompiledFn,
+        cf: &crate::compile::capture::compiled::CompiledFn,
         t: &mut trace::Tracer,
     ) -> bool {
         if t.retry.is_empty() {
@@ -454,11 +454,11 @@ impl Interp {
                 continue;
             }
             c.unroll.push(span);
-            crate::compile::compiled::log(&format!(
+            crate::compile::capture::compiled::log(&format!(
                 "{}: the `for` loop at {} could not be captured as a loop (its index is \
                  needed as a Python int, or its body broke the graph); recapturing it unrolled",
                 cf.name,
-                crate::compile::compiled::where_text(&self.sources, Some(span))
+                crate::compile::capture::compiled::where_text(&self.sources, Some(span))
             ));
         }
         true

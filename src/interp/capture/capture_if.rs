@@ -6,9 +6,9 @@
 //! and so does the returned value when both sides `return`.
 
 use super::capture_merge::{merged_outputs, Merge};
-use crate::compile::control::Branch;
+use crate::compile::capture::trace::{self, BreakReason, RegionScope};
+use crate::compile::ir::control::Branch;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
-use crate::compile::trace::{self, BreakReason, RegionScope};
 use crate::interp::builtins::tensor_ops::tensor_truthy;
 use crate::interp::tree::St;
 use crate::interp::value::Value;
@@ -171,8 +171,8 @@ impl Interp {
                 return Ok(taken.flow);
             }
         };
-        let effect = crate::compile::control::has_effect(&then_s.region.graph)
-            || crate::compile::control::has_effect(&else_s.region.graph);
+        let effect = crate::compile::ir::control::has_effect(&then_s.region.graph)
+            || crate::compile::ir::control::has_effect(&else_s.region.graph);
         let taken = if is_then { then_s.flow } else { else_s.flow };
         if m.then_outs.is_empty() && !effect {
             return Ok(taken);

@@ -7,9 +7,9 @@
 
 use super::capture_if::{rebind, remap};
 use super::capture_merge::same;
-use crate::compile::control::{LoopSpec, TripCount};
+use crate::compile::capture::trace::{self, BreakReason, RegionScope};
+use crate::compile::ir::control::{LoopSpec, TripCount};
 use crate::compile::ir::{IrOp, NodeId};
-use crate::compile::trace::{self, BreakReason, RegionScope};
 use crate::error::ErrorKind;
 use crate::interp::builtins::tensor_ops::tensor_truthy;
 use crate::interp::tree::{Ex, St};
@@ -222,7 +222,7 @@ impl Interp {
                                 aliases[k].alias.clone()
                             )),
                             super::capture_merge::describe(now),
-                            crate::compile::compiled::where_text(
+                            crate::compile::capture::compiled::where_text(
                                 &self.sources,
                                 super::capture_merge::assign_span(body, i - base).or(Some(span))
                             ),
@@ -369,7 +369,7 @@ impl Interp {
         };
         let (spec, grad) = match tensors {
             None => (spec, None),
-            Some(Some(ts)) => match crate::compile::loop_grad::prepare(spec, &ts, span) {
+            Some(Some(ts)) => match crate::compile::autodiff::loop_grad::prepare(spec, &ts, span) {
                 Ok(p) => {
                     results.extend(p.stacks.iter().map(type_of));
                     (p.spec, Some((p.grad, p.stacks, ts)))
@@ -405,7 +405,7 @@ impl Interp {
             }
         }
         if let Some((g, _, ts)) = grad {
-            crate::compile::loop_grad::attach(&g, &ts, &diff);
+            crate::compile::autodiff::loop_grad::attach(&g, &ts, &diff);
         }
     }
 }

@@ -3,8 +3,8 @@
 //! error naming the variable with both sides' spans when they do not.
 
 use super::capture_if::Side;
+use crate::compile::capture::trace;
 use crate::compile::ir::NodeId;
-use crate::compile::trace;
 use crate::error::ErrorKind;
 use crate::interp::tree::{Place, St, StKind, Target};
 use crate::interp::value::Value;
@@ -178,7 +178,9 @@ fn mismatch(
     (a, b): (Option<Span>, Option<Span>),
     span: Span,
 ) -> crate::interp::Exc {
-    let loc = |s: Option<Span>| crate::compile::compiled::where_text(&me.sources, s.or(Some(span)));
+    let loc = |s: Option<Span>| {
+        crate::compile::capture::compiled::where_text(&me.sources, s.or(Some(span)))
+    };
     let msg = format!(
         "@compile: {what} is {} after the `if` side (at {}) but {} after the `else` side \
          (at {}); both sides of an `if` on a tensor must give it the same dtype and shape \

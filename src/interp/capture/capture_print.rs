@@ -4,10 +4,10 @@
 //! `print(f"loss {loss:.4f}")` prints the current loss; a template string used in any
 //! other way than being printed makes the function run eagerly.
 
-use crate::compile::control::{PrintPiece, PrintSpec};
+use crate::compile::capture::trace::{self, BreakReason};
+use crate::compile::ir::control::{PrintPiece, PrintSpec};
 use crate::compile::ir::{IrOp, Node};
-use crate::compile::printing::tensor_text;
-use crate::compile::trace::{self, BreakReason};
+use crate::compile::runtime::printing::tensor_text;
 use crate::interp::repr::fmt_err;
 use crate::interp::tree::FPart;
 use crate::interp::value::Value;

@@ -1,6 +1,6 @@
 //! The interpreter running in capture mode (`@compile`'s tracing run): how branches,
 //! loops, `for` loops and `print` on tensor values are recorded as IR control and effect
-//! nodes (`crate::compile::control`) into the active capture (`crate::compile::trace`).
+//! nodes (`crate::compile::ir::control`) into the active capture (`crate::compile::capture::trace`).
 
 pub(crate) mod capture_for;
 mod capture_if;

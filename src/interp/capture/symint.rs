@@ -1,10 +1,10 @@
-//! Symbolic ints in the interpreter (`compile::symint`): a size of a symbolic dim read
+//! Symbolic ints in the interpreter (`compile::capture::symint`): a size of a symbolic dim read
 //! during a capture is a `Value::SymInt`. Affine arithmetic keeps it symbolic, view and
 //! reshape requests and tensor slices take it as it is; every other use (a comparison,
 //! truthiness, a dict key, printing, any other builtin) is a Python-level decision that
 //! sees its value and guards the version on the fact it used.
 
-use crate::compile::symint::{self, Cmp, Lin, SymInt};
+use crate::compile::capture::symint::{self, Cmp, Lin, SymInt};
 use crate::interp::ops::int_op;
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
@@ -130,7 +130,7 @@ pub fn size_value(t: &Tensor, d: usize) -> Value {
     if let Some(s) = symint::size(t, d) {
         return sym_value(s);
     }
-    crate::compile::trace::note_size_read(t, Some(d));
+    crate::compile::capture::trace::note_size_read(t, Some(d));
     Value::Int(t.shape().get(d).map_or(0, |&n| n as i64))
 }
 

@@ -1,0 +1,661 @@
+//! Capture by recording an eager run: while a thread-local `Tracer` is active, every
+//! tensor-library entry point reports the op it ran (`Scope::record`), the interpreter
+//! reports where the tensors and Python values it loads come from (`note_load`) and
+//! what it mutates, and anything that cannot be replayed from the graph becomes a
+//! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
+
+use crate::compile::capture::effects::Recorded;
+use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
+use crate::compile::sym::SymHints;
+use crate::interp::value::{CellRef, DictMap, Instance, Key, ModuleObj, Value};
+use crate::ir::record::{set_active, Recorder};
+use crate::source::Span;
+use crate::tensor::Tensor;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+pub use crate::ir::breaks::{BreakReason, GraphBreak};
+pub use crate::ir::record::{
+    active, dim, dims, graph_break, in_speculation, index_op, note_alias, note_backward,
+    note_constant, note_request, note_set_grad, note_size_read, paused, record_after,
+    record_inplace, refuse_effect, scope, set_speculating, speculation_error, Scope,
+};
+
+/// Where a loaded value came from: re-read at every call to check it is unchanged.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Attr(Rc<Instance>, Rc<str>),
+    Global(Rc<ModuleObj>, u32, Rc<str>),
+    Cell(CellRef, Rc<str>),
+    /// `lst[i]` of a list the function did not create (optimizer state lists).
+    Item(Rc<RefCell<Vec<Value>>>, usize),
+    /// `d[k]` of a dict the function did not create (optimizer param groups and state).
+    Key(Rc<RefCell<DictMap>>, Key),
+    /// The `.grad` of a leaf tensor, read as its state: None, or (dtype, contiguous,
+    /// sizes...) of the gradient (the tensor itself is an input read at every call).
+    Grad(Tensor),
+}
+
+impl Origin {
+    /// The value the origin holds now (None when it no longer holds one).
+    pub fn read(&self) -> Option<Value> {
+        match self {
+            Origin::Attr(inst, name) => inst.dict.borrow().get(name).cloned(),
+            Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
+            Origin::Cell(c, _) => Some(c.borrow().clone()),
+            Origin::Item(l, i) => l.borrow().get(*i).cloned(),
+            Origin::Key(d, k) => d.borrow().get(k).cloned(),
+            Origin::Grad(t) => Some(t.grad().map_or(Value::None, |g| {
+                let mut d = vec![Value::DType(g.dtype()), Value::Bool(g.is_contiguous())];
+                d.extend(g.shape().iter().map(|&n| Value::Int(n as i64)));
+                Value::tuple(d)
+            })),
+        }
+    }
+
+    /// `self.w`, `W`: how dumps name an external input.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::Attr(_, n) => format!(".{n}"),
+            Origin::Global(_, _, n) | Origin::Cell(_, n) => n.to_string(),
+            Origin::Item(_, i) => format!("[{i}]"),
+            Origin::Key(_, k) => match &k.0 {
+                Value::Str(s) => format!("[{s:?}]"),
+                other => format!("[{}]", other.type_name()),
+            },
+            Origin::Grad(_) => ".grad".into(),
+        }
+    }
+
+    fn key(&self) -> (usize, u64) {
+        match self {
+            Origin::Attr(i, n) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                n.hash(&mut h);
+                (Rc::as_ptr(i) as usize, h.finish())
+            }
+            Origin::Global(m, s, _) => (Rc::as_ptr(m) as usize, u64::from(*s)),
+            Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
+            Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
+            Origin::Key(d, k) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                k.hash(&mut h);
+                (Rc::as_ptr(d) as usize, h.finish())
+            }
+            Origin::Grad(t) => (t.id(), u64::MAX),
+        }
+    }
+}
+
+/// A value read during capture that the cached version depends on (`Unbound`: the
+/// origin held nothing, e.g. an instance attribute found on the class).
+#[derive(Debug, Clone)]
+pub struct LoadGuard {
+    pub origin: Origin,
+    pub value: Value,
+}
+
+/// An attribute lookup on an instance missed its dict (it found a class attribute):
+/// guard that the instance still does not shadow it.
+pub fn note_absent(inst: &Rc<Instance>, name: &str) {
+    let origin = Origin::Attr(inst.clone(), name.into());
+    with(|t| {
+        if !t.created.contains(&(Rc::as_ptr(inst) as usize)) && t.guarded.insert(origin.key()) {
+            t.guards.push(LoadGuard {
+                origin,
+                value: Value::Unbound,
+            });
+        }
+    });
+}
+
+/// A region being recorded (a branch side, a loop condition or body): ops go to its own
+/// graph; a tensor of an enclosing scope it reads becomes a `Bound` input of the region,
+/// with the enclosing node it is bound to in `captures` (one per input, in slot order).
+#[derive(Default)]
+pub struct RegionScope {
+    pub graph: Graph,
+    pub(in crate::compile) known: HashMap<usize, (Tensor, NodeId)>,
+    pub captures: Vec<NodeId>,
+}
+
+impl RegionScope {
+    /// Pre-binds tensor `t` to a fresh input of this region bound to outer node `outer`
+    /// (a loop's carried values).
+    pub fn bind_input(&mut self, t: &Tensor, outer: NodeId) -> NodeId {
+        let id = self
+            .graph
+            .add_input(InputKind::Bound, t.dtype(), t.shape().into(), None);
+        self.captures.push(outer);
+        self.known.insert(t.id(), (t.clone(), id));
+        id
+    }
+
+    /// The enclosing scope's tensor bound to input `slot` of this region.
+    pub fn bound_tensor(&self, slot: usize) -> Option<Tensor> {
+        let id = *self.graph.inputs.get(slot)?;
+        self.known
+            .values()
+            .find(|(_, n)| *n == id)
+            .map(|(t, _)| t.clone())
+    }
+
+    /// Binds tensor `t` (a captured `for` loop's index) to a fresh input of this region
+    /// that no enclosing node feeds; returns its slot.
+    pub fn bind_index(&mut self, t: &Tensor) -> usize {
+        let slot = self.captures.len();
+        self.bind_input(t, NodeId(u32::MAX));
+        slot
+    }
+}
+
+/// The f-string pieces of a string value built with tensor holes during capture.
+pub type Template = (
+    Rc<str>,
+    Vec<crate::compile::ir::control::PrintPiece>,
+    Vec<Tensor>,
+);
+
+/// The state of one capture.
+#[derive(Default)]
+pub struct Tracer {
+    pub graph: Graph,
+    /// Tensor identity -> (the tensor, kept so its address is not reused; its node).
+    pub(in crate::compile) known: HashMap<usize, (Tensor, NodeId)>,
+    /// Regions being recorded, innermost last (empty: ops go to `graph`).
+    pub regions: Vec<RegionScope>,
+    /// Strings made by f-strings with tensor holes (consumed by `print`).
+    pub templates: Vec<Template>,
+    /// Tensors the interpreter loaded from a guarded origin, not yet used by an op.
+    loaded: HashMap<usize, (Tensor, String)>,
+    /// External input tensors, in input-slot order after the argument inputs.
+    pub externals: Vec<Tensor>,
+    /// (position in `externals`, leaf): externals read as the leaf's `.grad` at each call.
+    pub grad_externals: Vec<(usize, Tensor)>,
+    pub guards: Vec<LoadGuard>,
+    guarded: HashSet<(usize, u64)>,
+    pub breaks: Vec<GraphBreak>,
+    /// Sizes Python code read and sizes reshape/expand asked for (symbolic shapes).
+    pub hints: SymHints,
+    /// Containers (instances, lists, dicts, cells) created during the capture.
+    created: HashSet<usize>,
+    /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor):
+    /// a backward recorded in the capture reads them as their source's value.
+    pub(in crate::compile) aliases: HashMap<usize, (Tensor, Tensor)>,
+    /// Scalar operands an op saved for its backward (made inside the op, unrecorded):
+    /// constants of the graph when a recorded backward reads them.
+    constants: HashMap<usize, Tensor>,
+    /// In-place writes and `.grad` assignments to replay after each run.
+    pub effects: Vec<Recorded>,
+    /// A `backward()` ran during the capture (a whole training step).
+    pub backward_seen: bool,
+    /// Recording a compiled function's backward: the forward values it may read.
+    pub fwd: Option<Box<crate::compile::autodiff::FwdLink>>,
+    /// `for` loops (by span) this capture unrolls instead of capturing as IR loops.
+    pub unroll: Vec<Span>,
+    /// `for` loops whose capture as an IR loop failed: the next capture unrolls them.
+    pub retry: Vec<Span>,
+    /// The index tensors of the `for` loops being captured, with the loops' spans.
+    pub loop_index: Vec<(Tensor, Span)>,
+    pub(in crate::compile) span: Option<Span>,
+    pub(in crate::compile) depth: u32,
+    /// The input dims this capture makes symbolic (None: a static capture).
+    pub spec: Option<crate::compile::sym::InputSpec>,
+    /// This capture's generation (`symint`: which symbolic ints are its own).
+    pub(in crate::compile) gen: u64,
+}
+
+thread_local! {
+    static TRACER: RefCell<Option<Box<Tracer>>> = const { RefCell::new(None) };
+}
+
+/// The recorder a capture installs: the tensor library's hooks (`crate::ir::record`)
+/// report to the thread's `Tracer` through it.
+struct TraceRecorder;
+
+static TRACE_RECORDER: TraceRecorder = TraceRecorder;
+
+/// True while a capture is in progress, even after a graph break stopped its recording
+/// (compiled functions called meanwhile run inline, eagerly).
+pub fn capturing() -> bool {
+    TRACER.with(|t| t.try_borrow().map_or(true, |s| s.is_some()))
+}
+
+pub(in crate::compile) fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+    TRACER.with(|t| t.try_borrow_mut().ok()?.as_deref_mut().map(f))
+}
+
+/// Starts recording with a fresh tracer (the previous one, if any, is returned to the
+/// caller by `finish`).
+pub fn start(mut t: Tracer) {
+    t.gen = super::symint::open();
+    TRACER.with(|slot| {
+        if let Ok(mut s) = slot.try_borrow_mut() {
+            *s = Some(Box::new(t));
+        }
+    });
+    crate::ir::record::start(&TRACE_RECORDER);
+}
+
+/// Runs `f` recording into `t` (an active capture, if any, is set aside meanwhile and
+/// restored after); returns `f`'s result and `t` as `f` left it.
+pub fn isolated<R>(t: Tracer, f: impl FnOnce() -> R) -> (R, Option<Box<Tracer>>) {
+    let outer = TRACER.with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()));
+    let was = active();
+    start(t);
+    let r = f();
+    let inner = finish();
+    TRACER.with(|slot| {
+        if let Ok(mut s) = slot.try_borrow_mut() {
+            *s = outer;
+        }
+    });
+    set_active(was);
+    (r, inner)
+}
+
+/// Stops recording and returns the tracer.
+pub fn finish() -> Option<Box<Tracer>> {
+    set_active(false);
+    let mut t = TRACER.with(|slot| slot.try_borrow_mut().ok()?.take())?;
+    let facts = super::symint::close(t.gen);
+    t.hints.facts.extend(facts);
+    Some(t)
+}
+
+/// Sets the span later recorded ops and breaks are attributed to.
+#[inline]
+pub fn set_span(span: Span) {
+    if active() {
+        with(|t| t.span = Some(span));
+    }
+}
+
+impl Tracer {
+    /// Registers the tensor argument at `path` as the next input.
+    pub fn add_arg(&mut self, t: &Tensor, path: Vec<crate::compile::ir::PathStep>) {
+        if self.known.contains_key(&t.id()) {
+            return;
+        }
+        let id = self
+            .graph
+            .add_input(InputKind::Arg(path), t.dtype(), t.shape().into(), None);
+        self.known.insert(t.id(), (t.clone(), id));
+    }
+
+    /// The node of a tensor an op consumes in the current scope (see `node_at`).
+    pub fn node_of(&mut self, t: &Tensor) -> Option<NodeId> {
+        self.node_at(self.regions.len(), t)
+    }
+
+    /// The nodes of all `args`, or None when one is not a graph value.
+    pub(in crate::compile) fn nodes_of(&mut self, args: &[&Tensor]) -> Option<Vec<NodeId>> {
+        args.iter().map(|a| self.node_of(a)).collect()
+    }
+
+    /// The graph ops are recorded into now.
+    pub fn current(&mut self) -> &mut Graph {
+        match self.regions.last_mut() {
+            Some(r) => &mut r.graph,
+            None => &mut self.graph,
+        }
+    }
+
+    /// Appends `node` to the current graph as the node of tensor `out`.
+    pub fn push_bound(&mut self, node: crate::compile::ir::Node, out: &Tensor) -> NodeId {
+        let id = self.current().push(node);
+        self.bind(out, id);
+        id
+    }
+
+    /// Records that tensor `t` is node `id` of the current graph.
+    pub fn bind(&mut self, t: &Tensor, id: NodeId) {
+        let known = match self.regions.last_mut() {
+            Some(r) => &mut r.known,
+            None => &mut self.known,
+        };
+        known.insert(t.id(), (t.clone(), id));
+    }
+
+    /// Appends a node with no tensor of its own (a control or print node).
+    pub fn push(&mut self, node: crate::compile::ir::Node) -> NodeId {
+        self.current().push(node)
+    }
+
+    /// Appends control node `op(args)` and one `Out` node per result type; returns the
+    /// `Out` nodes (a control node's own type is the placeholder `bool[]`).
+    pub fn push_control(
+        &mut self,
+        op: IrOp,
+        args: Vec<NodeId>,
+        results: Vec<(crate::tensor::dtype::DType, crate::tensor::shape::Dims)>,
+        span: Span,
+    ) -> Vec<NodeId> {
+        let node = self.push(crate::compile::ir::Node {
+            op,
+            args,
+            dtype: crate::tensor::dtype::DType::Bool,
+            shape: Default::default(),
+            span: Some(span),
+        });
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(index, (dtype, shape))| {
+                self.push(crate::compile::ir::Node {
+                    op: IrOp::Out { index },
+                    args: vec![node],
+                    dtype,
+                    shape,
+                    span: Some(span),
+                })
+            })
+            .collect()
+    }
+
+    /// The node of `t` at scope `level` (0: the function's graph; k: region k-1): a
+    /// value known there, else (in a region) the value of an enclosing scope bound to
+    /// a new input of the region.
+    fn node_at(&mut self, level: usize, t: &Tensor) -> Option<NodeId> {
+        let Some(k) = level.checked_sub(1) else {
+            return self.node_of_top(t);
+        };
+        if let Some((_, id)) = self.regions.get(k)?.known.get(&t.id()) {
+            return Some(*id);
+        }
+        let outer = self.node_at(k, t)?;
+        Some(self.regions.get_mut(k)?.bind_input(t, outer))
+    }
+
+    /// The node of a tensor in the function's graph: a known value, or a loaded one
+    /// (becoming an external input now); None for a tensor of unknown origin.
+    fn node_of_top(&mut self, t: &Tensor) -> Option<NodeId> {
+        if let Some((_, id)) = self.known.get(&t.id()) {
+            return Some(*id);
+        }
+        if let Some((_, src)) = self.aliases.get(&t.id()) {
+            let src = src.clone();
+            return self.node_of_source(&src);
+        }
+        if let Some(c) = self.constants.remove(&t.id()) {
+            let id = self.graph.push(crate::compile::ir::Node {
+                op: IrOp::Const(c.clone()),
+                args: Vec::new(),
+                dtype: c.dtype(),
+                shape: c.shape().into(),
+                span: self.span,
+            });
+            self.known.insert(c.id(), (c, id));
+            return Some(id);
+        }
+        if let Some(link) = self.fwd.as_deref_mut() {
+            if let Some(id) = link.read(&mut self.graph, t) {
+                self.known.insert(t.id(), (t.clone(), id));
+                return Some(id);
+            }
+        }
+        let (t, name) = self.loaded.remove(&t.id())?;
+        let kind = InputKind::External { name };
+        let id = self
+            .graph
+            .add_input(kind, t.dtype(), t.shape().into(), self.span);
+        self.externals.push(t.clone());
+        self.known.insert(t.id(), (t, id));
+        Some(id)
+    }
+
+    /// The node of an alias's source (one level: a source is never itself an alias of
+    /// something unknown, since `detach` of a detached tensor aliases the original).
+    fn node_of_source(&mut self, src: &Tensor) -> Option<NodeId> {
+        if self.aliases.contains_key(&src.id()) && !self.known.contains_key(&src.id()) {
+            return None;
+        }
+        self.node_of(src)
+    }
+
+    /// A tracer recording the backward of this finished forward capture: forward values
+    /// (saved tensors through their aliases, unused scalar constants) become its inputs.
+    pub fn for_backward(&mut self) -> Tracer {
+        let known = std::mem::take(&mut self.known);
+        Tracer {
+            aliases: std::mem::take(&mut self.aliases),
+            constants: std::mem::take(&mut self.constants),
+            fwd: Some(Box::new(crate::compile::autodiff::FwdLink::new(known))),
+            ..Tracer::default()
+        }
+    }
+
+    /// Guards `origin` (once) on the value it holds now.
+    pub(in crate::compile) fn guard_now(&mut self, origin: Origin) {
+        if self.guarded.insert(origin.key()) {
+            let value = origin.read().unwrap_or(Value::None);
+            self.guards.push(LoadGuard { origin, value });
+        }
+    }
+
+    /// A tensor the function's graph knows as node `id` (None: none is).
+    pub fn tensor_of(&self, id: NodeId) -> Option<Tensor> {
+        self.known
+            .values()
+            .find(|(_, n)| *n == id)
+            .map(|(t, _)| t.clone())
+    }
+
+    /// The node of an output tensor (None: unknown origin).
+    pub fn output_node(&mut self, t: &Tensor) -> Option<NodeId> {
+        self.node_of(t)
+    }
+
+    /// The span recorded ops are attributed to now.
+    pub fn span(&self) -> Option<Span> {
+        self.span
+    }
+
+    pub fn is_created(&self, addr: usize) -> bool {
+        self.created.contains(&addr)
+    }
+}
+
+/// The interpreter loaded `v` from `origin`: guard it, and remember a tensor's origin.
+pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
+    if !active() || matches!(v, Value::Unbound) {
+        return;
+    }
+    let origin = origin();
+    let aliased = with(|t| {
+        let local = match &origin {
+            Origin::Attr(inst, _) => t.created.contains(&(Rc::as_ptr(inst) as usize)),
+            Origin::Item(l, _) => t.created.contains(&(Rc::as_ptr(l) as usize)),
+            Origin::Key(d, _) => t.created.contains(&(Rc::as_ptr(d) as usize)),
+            _ => false,
+        };
+        if local {
+            return false;
+        }
+        if t.guarded.insert(origin.key()) {
+            t.guards.push(LoadGuard {
+                origin: origin.clone(),
+                value: v.clone(),
+            });
+        }
+        let Value::Tensor(x) = v else { return false };
+        if let Some((_, id)) = t.known.get(&x.id()) {
+            if matches!(origin, Origin::Item(..) | Origin::Key(..)) {
+                // An item of an argument list: the argument input already reads it.
+                return false;
+            }
+            let is_arg = matches!(
+                t.graph.node(*id).map(|n| &n.op),
+                Some(IrOp::Input {
+                    kind: InputKind::Arg(_),
+                    ..
+                })
+            );
+            return is_arg;
+        }
+        t.loaded.insert(x.id(), (x.clone(), origin.describe()));
+        false
+    });
+    if aliased == Some(true) {
+        graph_break(BreakReason::Aliasing);
+    }
+}
+
+/// A container (instance, list, dict, cell) was created: mutating it is local.
+#[inline]
+pub fn note_created(addr: usize) {
+    if active() {
+        with(|t| t.created.insert(addr));
+    }
+}
+
+/// A Python-level mutation of the container at `addr`: a break unless it was created
+/// during the capture. True when it must not happen: an untaken branch running
+/// speculatively may not change anything outside itself (the caller raises).
+#[inline]
+pub fn note_mutation(addr: usize, what: &'static str) -> bool {
+    if !(active() || in_speculation()) {
+        return false;
+    }
+    // In the recorded iteration of a `for` loop even a local container's change is a
+    // break (its contents after the loop would depend on the trip count): that loop is
+    // recaptured unrolled.
+    let in_for = with(|t| t.loop_index.last().map(|(_, s)| *s)).flatten();
+    if let (Some(span), true) = (in_for, active()) {
+        with(|t| t.retry.push(span));
+        graph_break(BreakReason::Mutation(what));
+        return in_speculation();
+    }
+    // Inside a branch or `while` body even a container created during the capture is
+    // an outside effect of the region: its contents after the node would depend on the
+    // outcome or trip count of that call, which the graph cannot replay.
+    if with(|t| t.is_created(addr)) != Some(false) && !in_region() {
+        return false;
+    }
+    graph_break(BreakReason::Mutation(what));
+    in_speculation()
+}
+
+/// Runs `f` on the active capture's tracer (None when there is none).
+pub fn with_tracer<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+    with(f)
+}
+
+/// True while a control-flow region records.
+pub(in crate::compile) fn in_region() -> bool {
+    with(|t| !t.regions.is_empty()) == Some(true)
+}
+
+/// Starts recording a region (ops go to its graph until `exit_region`).
+pub fn enter_region() {
+    with(|t| t.regions.push(RegionScope::default()));
+}
+
+/// Stops recording the innermost region and returns it.
+pub fn exit_region() -> Option<RegionScope> {
+    with(|t| t.regions.pop()).flatten()
+}
+
+/// Stops recording after a break at the outermost library level (the run goes on
+/// eagerly); a break inside a library call is the outer op's, which records nothing.
+fn break_now(reason: BreakReason) {
+    let outer = with(|t| {
+        if t.depth == 0 {
+            t.breaks.push(GraphBreak {
+                reason: reason.clone(),
+                span: t.span,
+            });
+        }
+        t.depth == 0
+    });
+    if outer == Some(true) {
+        set_active(false);
+    }
+}
+
+impl Recorder for TraceRecorder {
+    fn enter(&self) {
+        with(|t| t.depth += 1);
+    }
+
+    fn exit(&self) {
+        with(|t| t.depth = t.depth.saturating_sub(1));
+    }
+
+    fn record(&self, op: IrOp, args: &[&Tensor], out: &Tensor) {
+        let ok = with(|t| {
+            if t.depth != 1 {
+                return true;
+            }
+            let Some(ids) = t.nodes_of(args) else {
+                return false;
+            };
+            let node = crate::compile::ir::Node {
+                op,
+                args: ids,
+                dtype: out.dtype(),
+                shape: out.shape().into(),
+                span: t.span,
+            };
+            t.push_bound(node, out);
+            true
+        });
+        if ok == Some(false) {
+            with(|t| t.depth = 0);
+            graph_break(BreakReason::UntracedTensor);
+        }
+    }
+
+    fn graph_break(&self, reason: BreakReason) {
+        break_now(reason);
+    }
+
+    fn record_inplace(&self, op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
+        crate::compile::capture::trace_effects::record_inplace(op, args, target, what);
+    }
+
+    fn note_set_grad(&self, target: &Tensor, g: Option<&Tensor>) {
+        crate::compile::capture::trace_effects::note_set_grad(target, g);
+    }
+
+    fn note_grad_read(&self, leaf: &Tensor, g: Option<&Tensor>) {
+        crate::compile::capture::trace_effects::note_grad_read(leaf, g);
+    }
+
+    fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&t.id()) {
+                tr.hints.size_reads.push((*id, dim));
+            }
+        });
+    }
+
+    fn note_request(&self, out: &Tensor, req: &[i64]) {
+        with(|tr| {
+            if let Some((_, id)) = tr.known.get(&out.id()) {
+                tr.hints.requests.insert(*id, req.to_vec());
+            }
+        });
+    }
+
+    fn note_alias(&self, alias: &Tensor, src: &Tensor) {
+        with(|t| {
+            let src = match t.aliases.get(&src.id()) {
+                Some((_, s)) => s.clone(),
+                None => src.clone(),
+            };
+            t.aliases.insert(alias.id(), (alias.clone(), src));
+        });
+    }
+
+    fn note_constant(&self, t: &Tensor) {
+        with(|tr| tr.constants.insert(t.id(), t.clone()));
+    }
+
+    fn note_backward(&self) {
+        with(|t| t.backward_seen = true);
+    }
+}

@@ -1,0 +1,533 @@
+//! Result types of IR ops: each op's dtype and shape re-derived from its args' types with
+//! the tensor library's own rules (broadcasting, promotion, reductions, views), so the
+//! verifier can check a graph and passes can build new nodes without running kernels.
+
+use crate::compile::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::source::Span;
+use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::kernels::binary::compute_dtype;
+use crate::tensor::kernels::conv::out_size;
+use crate::tensor::reduce::reduced_shape;
+use crate::tensor::shape::{broadcast_shapes, fmt_shape, numel, Dims};
+
+/// The static type of an IR value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueType {
+    pub dtype: DType,
+    pub shape: Dims,
+}
+
+impl ValueType {
+    pub fn new(dtype: DType, shape: &[usize]) -> ValueType {
+        ValueType {
+            dtype,
+            shape: shape.into(),
+        }
+    }
+}
+
+/// What can be derived for a node: its dtype always, its shape when the op's shape rule
+/// depends only on arg shapes (not on index values, e.g. bool-mask indexing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    pub dtype: DType,
+    pub shape: Option<Dims>,
+}
+
+fn bad(msg: String) -> Error {
+    Error::new(ErrorKind::ShapeError, msg, None)
+}
+
+fn full(dtype: DType, shape: Dims) -> Result<Derived> {
+    Ok(Derived {
+        dtype,
+        shape: Some(shape),
+    })
+}
+
+/// The dtype `unary_raw` produces for `op` on `dt` (None: the op rejects it).
+pub fn unary_dtype(op: UnaryOp, dt: DType) -> Option<DType> {
+    let int_dt = if op.keeps_int() {
+        DType::I64
+    } else {
+        DType::F32
+    };
+    match dt {
+        DType::F32 => op.takes_float().then_some(DType::F32),
+        DType::I64 => Some(int_dt),
+        DType::Bool => match op {
+            UnaryOp::Not => Some(DType::Bool),
+            UnaryOp::Neg => None,
+            _ => Some(int_dt),
+        },
+    }
+}
+
+/// The dtype of `a op b` given the promoted operand dtype.
+pub fn binary_dtype(op: BinaryOp, promoted: DType) -> Result<DType> {
+    let dt = compute_dtype(op, promoted)?;
+    Ok(if op.is_comparison() { DType::Bool } else { dt })
+}
+
+/// A clamp bound as the scalar `ops::clamp` uses.
+fn bound(dt: DType, v: f64) -> Scalar {
+    if dt != DType::F32 && v.fract() == 0.0 {
+        Scalar::Int(v as i64)
+    } else {
+        Scalar::Float(v)
+    }
+}
+
+fn clamp_dtype(dt: DType, min: Option<f64>, max: Option<f64>) -> Result<DType> {
+    let mut out = dt;
+    for (op, b) in [(BinaryOp::Maximum, min), (BinaryOp::Minimum, max)] {
+        if let Some(v) = b {
+            out = binary_dtype(op, bound(dt, v).promote_with(out))?;
+        }
+    }
+    Ok(out)
+}
+
+fn sum_dtype(dt: DType) -> DType {
+    if dt.is_float() {
+        DType::F32
+    } else {
+        DType::I64
+    }
+}
+
+fn check_dims(op: &str, dims: &[usize], ndim: usize) -> Result<()> {
+    match dims.iter().find(|&&d| d >= ndim.max(1)) {
+        Some(d) => Err(bad(format!("{op}: dim {d} out of range for {ndim} dims"))),
+        None => Ok(()),
+    }
+}
+
+fn reduce(op: &str, x: &ValueType, dims: &[usize], keepdim: bool, dt: DType) -> Result<Derived> {
+    check_dims(op, dims, x.shape.len())?;
+    full(dt, reduced_shape(&x.shape, dims, keepdim))
+}
+
+/// Derives the result of `op` applied to args of types `a`.
+pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
+    if let Some(n) = op.arity() {
+        if a.len() != n {
+            return Err(bad(format!(
+                "{}: expected {n} args, got {}",
+                op.name(),
+                a.len()
+            )));
+        }
+    }
+    let x = match a.first() {
+        Some(x) => x,
+        None => return derive_nullary(op),
+    };
+    match op {
+        IrOp::Unary(u) => match unary_dtype(*u, x.dtype) {
+            Some(dt) => full(dt, x.shape.clone()),
+            None => Err(bad(format!("{}: unsupported dtype {}", u.name(), x.dtype))),
+        },
+        IrOp::Binary(b) => {
+            let shape = broadcast_shapes(b.name(), &x.shape, &a[1].shape)?;
+            full(binary_dtype(*b, x.dtype.promote(a[1].dtype))?, shape)
+        }
+        IrOp::BinaryScalar { op, scalar, .. } => full(
+            binary_dtype(*op, scalar.promote_with(x.dtype))?,
+            x.shape.clone(),
+        ),
+        IrOp::Clamp { min, max } => full(clamp_dtype(x.dtype, *min, *max)?, x.shape.clone()),
+        IrOp::Where => derive_where(a),
+        IrOp::Cast(dt) => full(*dt, x.shape.clone()),
+        IrOp::Clone | IrOp::Contiguous => full(x.dtype, x.shape.clone()),
+        _ => derive_reduction(op, x).unwrap_or_else(|| derive_shaping(op, a)),
+    }
+}
+
+fn derive_nullary(op: &IrOp) -> Result<Derived> {
+    match op {
+        IrOp::Const(t) => full(t.dtype(), t.shape().into()),
+        IrOp::Cat { .. } | IrOp::Stack { .. } => Err(bad(format!("{}: no tensors", op.name()))),
+        _ => Err(bad(format!("{}: cannot derive a type", op.name()))),
+    }
+}
+
+fn derive_where(a: &[ValueType]) -> Result<Derived> {
+    if a[0].dtype != DType::Bool {
+        return Err(bad("where: condition must be bool".into()));
+    }
+    let s = broadcast_shapes("where", &a[1].shape, &a[2].shape)?;
+    let s = broadcast_shapes("where", &a[0].shape, &s)?;
+    full(a[1].dtype.promote(a[2].dtype), s)
+}
+
+fn float_in(op: &str, x: &ValueType) -> Result<()> {
+    if x.dtype.is_float() {
+        Ok(())
+    } else {
+        Err(bad(format!("{op}: expected float32, got {}", x.dtype)))
+    }
+}
+
+/// Reductions and dim-wise ops; None for any other op (the caller tries shaping ops).
+fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
+    let name = op.name();
+    Some(match op {
+        IrOp::Sum { dims, keepdim } | IrOp::Prod { dims, keepdim } => {
+            reduce(name, x, dims, *keepdim, sum_dtype(x.dtype))
+        }
+        IrOp::Mean { dims, keepdim } => {
+            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, DType::F32))
+        }
+        IrOp::ExtremeAll { .. } => full(x.dtype, Dims::new()),
+        IrOp::ExtremeDim { dim, keepdim, .. } => {
+            let dims: Vec<usize> = if x.shape.is_empty() {
+                vec![]
+            } else {
+                vec![*dim]
+            };
+            reduce(name, x, &dims, *keepdim, x.dtype)
+        }
+        IrOp::ArgExtreme { dim: None, .. } => full(DType::I64, Dims::new()),
+        IrOp::ArgExtreme {
+            dim: Some(d),
+            keepdim,
+            ..
+        } => {
+            let dims: Vec<usize> = if x.shape.is_empty() { vec![] } else { vec![*d] };
+            reduce(name, x, &dims, *keepdim, DType::I64)
+        }
+        IrOp::Var { dims, keepdim, .. } | IrOp::Norm { dims, keepdim, .. } => {
+            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, DType::F32))
+        }
+        IrOp::LogSumExp { dims, keepdim } => reduce(name, x, dims, *keepdim, DType::F32),
+        IrOp::AllAny { dims, keepdim, .. } => reduce(name, x, dims, *keepdim, DType::Bool),
+        IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => {
+            check_dims(name, &[*dim], x.shape.len()).and_then(|_| full(DType::F32, x.shape.clone()))
+        }
+        IrOp::Cumsum { dim, .. } => check_dims(name, &[*dim], x.shape.len())
+            .and_then(|_| full(sum_dtype(x.dtype), x.shape.clone())),
+        _ => return None,
+    })
+}
+
+/// Views, layout, linear algebra, joins and indexing ops.
+fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
+    let x = &a[0];
+    match op {
+        IrOp::Reshape { shape } => {
+            if numel(shape)? != numel(&x.shape)? {
+                return Err(bad(format!(
+                    "reshape: {} to {}: element counts differ",
+                    fmt_shape(&x.shape),
+                    fmt_shape(shape)
+                )));
+            }
+            full(x.dtype, shape.clone())
+        }
+        IrOp::Permute { perm } => derive_permute(x, perm),
+        IrOp::Expand { shape } => {
+            let b = broadcast_shapes("expand", &x.shape, shape)?;
+            if b != *shape {
+                return Err(bad(format!(
+                    "expand: {} to {}",
+                    fmt_shape(&x.shape),
+                    fmt_shape(shape)
+                )));
+            }
+            full(x.dtype, shape.clone())
+        }
+        IrOp::Narrow { dim, start, len } => {
+            let size = x.shape.get(*dim).copied();
+            match size {
+                Some(s) if start.saturating_add(*len) <= s => {
+                    let mut shape = x.shape.clone();
+                    shape[*dim] = *len;
+                    full(x.dtype, shape)
+                }
+                _ => Err(bad(format!(
+                    "narrow: out of range of {}",
+                    fmt_shape(&x.shape)
+                ))),
+            }
+        }
+        IrOp::Repeat { reps } => derive_repeat(x, reps),
+        IrOp::Matmul => derive_matmul(x, &a[1]),
+        IrOp::Conv2d { params, .. } => {
+            let (w, s) = (&a[1], &x.shape);
+            let sp = |i: usize, k: usize, st: usize, p: usize, d: usize| {
+                out_size("conv2d", i, k, st, p, d)
+            };
+            if w.shape.len() != 4 || !(3..=4).contains(&s.len()) {
+                return Err(bad("conv2d: expected [N,C,H,W] and [O,C,KH,KW]".into()));
+            }
+            let n = s.len();
+            let oh = sp(
+                s[n - 2],
+                w.shape[2],
+                params.stride.0,
+                params.padding.0,
+                params.dilation.0,
+            )?;
+            let ow = sp(
+                s[n - 1],
+                w.shape[3],
+                params.stride.1,
+                params.padding.1,
+                params.dilation.1,
+            )?;
+            let mut shape: Dims = s[..n - 3].into();
+            shape.extend([w.shape[0], oh, ow]);
+            full(DType::F32, shape)
+        }
+        IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
+            let s = &x.shape;
+            if !(3..=4).contains(&s.len()) {
+                return Err(bad("pool2d: expected a 3-D or 4-D input".into()));
+            }
+            let n = s.len();
+            let (p, k, st) = (params.padding, params.kernel, params.stride);
+            let oh = out_size(op.name(), s[n - 2], k.0, st.0, p.0, 1)?;
+            let ow = out_size(op.name(), s[n - 1], k.1, st.1, p.1, 1)?;
+            let mut shape: Dims = s[..n - 2].into();
+            shape.extend([oh, ow]);
+            full(DType::F32, shape)
+        }
+        IrOp::Cat { dim } => derive_cat(a, *dim),
+        IrOp::Stack { dim } => derive_stack(a, *dim),
+        _ => derive_indexing(op, a),
+    }
+}
+
+fn derive_permute(x: &ValueType, perm: &[usize]) -> Result<Derived> {
+    let n = x.shape.len();
+    let mut seen = vec![false; n];
+    for &p in perm {
+        match seen.get_mut(p) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(bad(format!(
+                    "permute: {perm:?} is not a permutation of {n} dims"
+                )))
+            }
+        }
+    }
+    if perm.len() != n {
+        return Err(bad(format!(
+            "permute: {perm:?} is not a permutation of {n} dims"
+        )));
+    }
+    full(x.dtype, perm.iter().map(|&p| x.shape[p]).collect())
+}
+
+fn derive_repeat(x: &ValueType, reps: &[usize]) -> Result<Derived> {
+    if reps.len() < x.shape.len() {
+        return Err(bad("repeat: fewer repeats than dims".into()));
+    }
+    let pad = reps.len() - x.shape.len();
+    let mut shape = Dims::new();
+    for (i, &r) in reps.iter().enumerate() {
+        let s = if i < pad { 1 } else { x.shape[i - pad] };
+        shape.push(
+            s.checked_mul(r)
+                .ok_or_else(|| bad("repeat: too many elements".into()))?,
+        );
+    }
+    full(x.dtype, shape)
+}
+
+fn derive_matmul(a: &ValueType, b: &ValueType) -> Result<Derived> {
+    let (sa, sb) = (&a.shape, &b.shape);
+    let (na, nb) = (sa.len(), sb.len());
+    if na == 0 || nb == 0 {
+        return Err(bad(
+            "matmul: both arguments need at least 1 dimension".into()
+        ));
+    }
+    let kb = if nb == 1 { sb[0] } else { sb[nb - 2] };
+    if sa[na - 1] != kb {
+        return Err(bad(format!(
+            "matmul: {} @ {}: inner dimensions differ",
+            fmt_shape(sa),
+            fmt_shape(sb)
+        )));
+    }
+    let dt = if a.dtype.is_float() || b.dtype.is_float() {
+        DType::F32
+    } else {
+        DType::I64
+    };
+    let ba = if na > 2 { &sa[..na - 2] } else { &[][..] };
+    let bb = if nb > 2 { &sb[..nb - 2] } else { &[][..] };
+    let mut shape = broadcast_shapes("matmul", ba, bb)?;
+    if na > 1 {
+        shape.push(sa[na - 2]);
+    }
+    if nb > 1 {
+        shape.push(sb[nb - 1]);
+    }
+    full(dt, shape)
+}
+
+fn derive_cat(a: &[ValueType], dim: usize) -> Result<Derived> {
+    let first = &a[0];
+    if dim >= first.shape.len() {
+        return Err(bad(format!(
+            "cat: dim {dim} out of range for {} dims",
+            first.shape.len()
+        )));
+    }
+    let mut shape = first.shape.clone();
+    let mut dt = first.dtype;
+    for t in &a[1..] {
+        let same_rank = t.shape.len() == shape.len();
+        let others_match =
+            same_rank && (0..shape.len()).all(|d| d == dim || t.shape[d] == shape[d]);
+        if !others_match {
+            return Err(bad(format!(
+                "cat: {} and {} differ outside dim {dim}",
+                fmt_shape(&first.shape),
+                fmt_shape(&t.shape)
+            )));
+        }
+        shape[dim] += t.shape[dim];
+        dt = dt.promote(t.dtype);
+    }
+    full(dt, shape)
+}
+
+fn derive_stack(a: &[ValueType], dim: usize) -> Result<Derived> {
+    let first = &a[0];
+    if dim > first.shape.len() || a.iter().any(|t| t.shape != first.shape) {
+        return Err(bad("stack: tensors must have equal shapes".into()));
+    }
+    let dt = a.iter().fold(first.dtype, |acc, t| acc.promote(t.dtype));
+    let mut shape = first.shape.clone();
+    shape.insert(dim, a.len());
+    full(dt, shape)
+}
+
+fn want(op: &str, t: &ValueType, dt: DType) -> Result<()> {
+    if t.dtype == dt {
+        Ok(())
+    } else {
+        Err(bad(format!("{op}: expected {dt} index, got {}", t.dtype)))
+    }
+}
+
+fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
+    let x = &a[0];
+    let name = op.name();
+    match op {
+        IrOp::IndexSelect { dim } => {
+            want(name, &a[1], DType::I64)?;
+            check_dims(name, &[*dim], x.shape.len())?;
+            let mut shape = x.shape.clone();
+            if let Some(s) = shape.get_mut(*dim) {
+                *s = numel(&a[1].shape)?;
+            }
+            full(x.dtype, shape)
+        }
+        IrOp::Gather { dim } => {
+            want(name, &a[1], DType::I64)?;
+            check_dims(name, &[*dim], x.shape.len())?;
+            full(x.dtype, a[1].shape.clone())
+        }
+        IrOp::ScatterAdd { dim } => {
+            want(name, &a[1], DType::I64)?;
+            check_dims(name, &[*dim], x.shape.len())?;
+            full(x.dtype, x.shape.clone())
+        }
+        IrOp::OneHot { num_classes } => {
+            want(name, x, DType::I64)?;
+            let mut shape = x.shape.clone();
+            shape.push(*num_classes);
+            full(DType::I64, shape)
+        }
+        IrOp::MaskedFill { .. } => {
+            want(name, &a[1], DType::Bool)?;
+            if broadcast_shapes(name, &x.shape, &a[1].shape)? != x.shape {
+                return Err(bad(
+                    "masked_fill: mask does not broadcast to the input".into()
+                ));
+            }
+            full(x.dtype, x.shape.clone())
+        }
+        IrOp::Index { indices } => derive_index(x, indices, a),
+        IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
+        IrOp::GradKernel(k) => full(DType::F32, grad_kernel_shape(k, a)),
+        _ => Err(bad(format!("{name}: cannot derive a type"))),
+    }
+}
+
+/// The shape of a gradient kernel's result: its input's (conv2d's weight's).
+fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
+    match k {
+        GradKernel::AvgPool2d { in_shape, .. } => in_shape.clone(),
+        GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
+        _ => a[0].shape.clone(),
+    }
+}
+
+/// Indexing keeps the dtype; its shape depends on mask contents, so only arg kinds and
+/// positions are checked here.
+fn derive_index(x: &ValueType, indices: &[IrIndex], a: &[ValueType]) -> Result<Derived> {
+    let mut used = 1;
+    for ix in indices {
+        let (arg, dt) = match ix {
+            IrIndex::Mask { arg } => (*arg, DType::Bool),
+            IrIndex::Indices { arg } => (*arg, DType::I64),
+            _ => continue,
+        };
+        match a.get(arg) {
+            Some(t) if arg == used => want("index", t, dt)?,
+            _ => return Err(bad(format!("index: tensor index refers to arg {arg}"))),
+        }
+        used += 1;
+    }
+    if used != a.len() {
+        return Err(bad("index: unused tensor args".into()));
+    }
+    Ok(Derived {
+        dtype: x.dtype,
+        shape: None,
+    })
+}
+
+impl Graph {
+    /// Appends `op(args)` with its type derived from its args' types (`derive`): an
+    /// error when the op is ill-typed or its shape depends on tensor values.
+    ///
+    /// Hand-built graphs (pass and lowering tests) use it instead of spelling types out.
+    pub fn push_derived(
+        &mut self,
+        op: IrOp,
+        args: &[NodeId],
+        span: Option<Span>,
+    ) -> Result<NodeId> {
+        let types = args
+            .iter()
+            .map(|a| {
+                self.node(*a)
+                    .map(|n| ValueType {
+                        dtype: n.dtype,
+                        shape: n.shape.clone(),
+                    })
+                    .ok_or_else(|| bad(format!("{}: arg {a} is not in the graph", op.name())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let d = derive(&op, &types)?;
+        let shape = d
+            .shape
+            .ok_or_else(|| bad(format!("{}: shape depends on tensor values", op.name())))?;
+        Ok(self.push(Node {
+            op,
+            args: args.to_vec(),
+            dtype: d.dtype,
+            shape,
+            span,
+        }))
+    }
+}

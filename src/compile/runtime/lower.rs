@@ -1,0 +1,440 @@
+//! Lowering an optimized graph to its runnable form: fused groups compiled once with
+//! Cranelift, every other node left to the executor's eager evaluation (passed in by
+//! the caller, so this module runs any op the executor knows).
+//!
+//! A fused group may store several values (`FusedStep::outputs`): the root's step
+//! sets them all; buffer planning is in `fused_step`.
+
+use crate::compile::internal;
+use crate::compile::ir::{Graph, IrOp, Node, NodeId};
+use crate::compile::jit::compile;
+use crate::compile::passes::fuse::find_groups;
+use crate::compile::runtime::exec::last_reads;
+use crate::compile::runtime::fused_step::{FusedStep, GroupValues, Native};
+use crate::compile::runtime::gemm_step::{self, GemmStep};
+use crate::compile::runtime::opt_update;
+use crate::compile::runtime::run_control::{print_node, ControlStep};
+use crate::compile::runtime::vecmat_step::{self, VecmatStep};
+use crate::compile::sym::{SymInfo, SymShape};
+use crate::error::Result;
+use crate::tensor::Tensor;
+use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// What running one node of the graph means.
+enum Step {
+    /// Evaluate the node with the executor.
+    Eval,
+    /// Computed inside (later) fused step `k`; nothing to do here.
+    Fused(usize),
+    /// The root of fused group `k`.
+    Kernel(usize),
+    /// Control node `k` of `CompiledGraph::controls` (its results go to the tuple table).
+    Control(usize),
+    /// Result `index` of the control node that is the node's arg.
+    Out(usize),
+    /// A print node: formats its holes into the print buffer.
+    Print,
+    /// A matmul computed inside (later) gemm step; nothing to do here.
+    InGemm,
+    /// Gemm step `k` of `CompiledGraph::gemms` (a matmul with its bias added).
+    Gemm(usize),
+    /// Vector-matrix step `k` of `CompiledGraph::vecmats`.
+    Vecmat(usize),
+}
+
+/// A graph ready to run: its fused kernels and the plan of which node runs how.
+pub struct CompiledGraph {
+    pub graph: Graph,
+    pub fused: Vec<FusedStep>,
+    /// Matmuls with a fused bias epilogue.
+    pub gemms: Vec<GemmStep>,
+    /// Vector-matrix products into reused buffers.
+    pub vecmats: Vec<VecmatStep>,
+    /// Compiled regions of the control nodes.
+    pub controls: Vec<ControlStep>,
+    steps: Vec<Step>,
+    /// Per node, the last step that reads it (its value is dropped after that step).
+    last_read: Vec<usize>,
+    /// Reshape/expand nodes whose target shape is symbolic (sorted by node).
+    targets: Vec<(NodeId, SymShape)>,
+    /// Wall time spent finding groups and generating code.
+    pub compile_time: Duration,
+    /// The value table of `run`, kept empty between runs to reuse its allocation.
+    scratch: RefCell<Vec<Option<Tensor>>>,
+}
+
+/// Fuses and compiles `graph` (already optimized). A group the JIT rejects stays
+/// node-by-node (never an error: the executor can run every node).
+pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
+    let t0 = Instant::now();
+    let mut steps: Vec<Step> = graph.nodes.iter().map(|_| Step::Eval).collect();
+    let mut fused = Vec::new();
+    for group in find_groups(&graph, &gemm_step::epilogues(&graph)) {
+        let Ok(kernel) = compile(&group.kernel) else {
+            continue;
+        };
+        for m in &group.members {
+            if let Some(s) = steps.get_mut(m.index()) {
+                *s = Step::Fused(fused.len());
+            }
+        }
+        if let Some(s) = steps.get_mut(group.root.index()) {
+            *s = Step::Kernel(fused.len());
+        }
+        let update = opt_update::find(&graph, &group);
+        fused.push(FusedStep::new(group, kernel, update));
+    }
+    let mut controls = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let step = match &node.op {
+            IrOp::If(_) | IrOp::Loop(_) => {
+                controls.push(ControlStep::new(&node.op)?);
+                Step::Control(controls.len() - 1)
+            }
+            IrOp::Out { index } => Step::Out(*index),
+            IrOp::Print(_) => Step::Print,
+            _ => continue,
+        };
+        steps[i] = step;
+    }
+    let mut gemms = Vec::new();
+    for (i, g) in gemm_step::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval))) {
+        steps[g.product.index()] = Step::InGemm;
+        steps[i] = Step::Gemm(gemms.len());
+        gemms.push(g);
+    }
+    let mut vecmats = Vec::new();
+    for (i, v) in vecmat_step::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval))) {
+        steps[i] = Step::Vecmat(vecmats.len());
+        vecmats.push(v);
+    }
+    let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
+    let mut targets = graph
+        .sym
+        .as_ref()
+        .map_or_else(Vec::new, |s| s.targets.clone());
+    targets.sort_by_key(|t| t.0);
+    Ok(CompiledGraph {
+        graph,
+        fused,
+        gemms,
+        vecmats,
+        controls,
+        steps,
+        last_read,
+        targets,
+        compile_time: t0.elapsed(),
+        scratch: RefCell::new(Vec::new()),
+    })
+}
+
+/// The values step `i` (node `node`) reads: a node's args, a fused kernel's or gemm
+/// step's inputs, or nothing for a node computed inside one.
+fn reads<'a>(
+    steps: &[Step],
+    fused: &'a [FusedStep],
+    gemms: &'a [GemmStep],
+    i: usize,
+    node: &'a Node,
+) -> &'a [NodeId] {
+    match steps.get(i) {
+        Some(Step::Fused(_) | Step::InGemm) => &[],
+        Some(Step::Kernel(k)) => fused.get(*k).map_or(&[], |f| &f.inputs),
+        Some(Step::Gemm(k)) => gemms.get(*k).map_or(&[], |g| &g.inputs),
+        _ => &node.args,
+    }
+}
+
+impl CompiledGraph {
+    /// Outputs the fused kernels, gemm and vector-matrix steps have allocated so far,
+    /// those in regions of control nodes included (the rest reused a buffer).
+    pub fn fresh_outputs(&self) -> usize {
+        let gemm: usize = self.gemms.iter().map(|g| g.pool.fresh_outputs()).sum();
+        let vecmat: usize = self.vecmats.iter().map(|v| v.pool.fresh_outputs()).sum();
+        let regions = self.controls.iter().flat_map(|c| c.regions());
+        let inner: usize = regions.map(|(_, r)| r.fresh_outputs()).sum();
+        let fused: usize = self.fused.iter().map(|f| f.pool.fresh_outputs()).sum();
+        fused + gemm + vecmat + inner
+    }
+
+    /// Fused-kernel runs that took the inline path, those in regions included.
+    pub fn inline_runs(&self) -> usize {
+        let regions = self.controls.iter().flat_map(|c| c.regions());
+        let inner: usize = regions.map(|(_, r)| r.inline_runs()).sum();
+        inner + self.fused.iter().map(FusedStep::inline_runs).sum::<usize>()
+    }
+
+    /// True when `t` (one of this graph's run outputs) is held by nothing but that
+    /// output and the fused kernels' and gemm steps' reuse lists: no view, no other
+    /// handle.
+    pub fn private_value(&self, t: &Tensor) -> bool {
+        let fused = self.fused.iter().filter(|f| f.pool.holds(t));
+        let gemm = self.gemms.iter().filter(|g| g.pool.holds(t));
+        let vecmat = self.vecmats.iter().filter(|v| v.pool.holds(t));
+        let kept = fused.count() + gemm.count() + vecmat.count();
+        std::rc::Rc::strong_count(t.storage()) == 1 && t.handle_count() == 1 + kept
+    }
+
+    /// The optimized graph as text, then one line per fused kernel: the nodes it
+    /// computes in one loop nest and the values it reads.
+    pub fn to_text(&self, sources: Option<&crate::source::SourceMap>) -> String {
+        let mut out = self.graph.to_text(sources);
+        self.fused_text("", &mut out);
+        out
+    }
+
+    /// The number of fused kernels, those in regions of control nodes included.
+    pub fn fused_total(&self) -> usize {
+        let inner: usize = self
+            .controls
+            .iter()
+            .flat_map(|c| c.regions())
+            .map(|(_, r)| r.fused_total())
+            .sum();
+        self.fused.len() + inner
+    }
+
+    /// One line per fused kernel (`where` names the region, e.g. `%2 body: `), then those
+    /// of the regions of control nodes.
+    fn fused_text(&self, place: &str, out: &mut String) {
+        for (k, step) in self.fused.iter().enumerate() {
+            let members: Vec<String> = self
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches!(s, Step::Fused(g) if *g == k))
+                .map(|(i, _)| format!("%{i}"))
+                .chain(std::iter::once(format!("%{}", step.root.index())))
+                .collect();
+            let ins: Vec<String> = step
+                .inputs
+                .iter()
+                .map(|a| format!("%{}", a.index()))
+                .collect();
+            out.push_str(&format!(
+                "{place}fused kernel {k}: [{}] reads ({})",
+                members.join(", "),
+                ins.join(", ")
+            ));
+            if step.outputs.len() > 1 {
+                let outs: Vec<String> = step
+                    .outputs
+                    .iter()
+                    .map(|a| format!("%{}", a.index()))
+                    .collect();
+                out.push_str(&format!(" writes ({})", outs.join(", ")));
+            }
+            // (The native GELU is not named: the text would depend on the CPU.)
+            if let Some(Native::Update(u)) = &step.native {
+                out.push_str(&format!(" ({})", u.name()));
+            }
+            out.push('\n');
+        }
+        let nodes = self.graph.nodes.iter().enumerate();
+        let controls = nodes.filter_map(|(i, _)| match self.steps.get(i) {
+            Some(Step::Control(k)) => self.controls.get(*k).map(|c| (i, c)),
+            _ => None,
+        });
+        for (i, c) in controls {
+            for (name, r) in c.regions() {
+                r.fused_text(&format!("{place}%{i} {name}: "), out);
+            }
+        }
+    }
+
+    /// Runs the graph; `eval(node, args, inputs)` evaluates a non-fused node; printed
+    /// text is appended to `printed` (written by the caller once the whole call succeeded).
+    pub fn run<F>(&self, inputs: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        let mut outs = Vec::new();
+        self.run_into(inputs, eval, printed, &mut outs)?;
+        Ok(outs)
+    }
+
+    /// `run` with the outputs written to `outs` (emptied first; a loop reuses one list
+    /// for every iteration of its body).
+    pub fn run_into<F>(
+        &self,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+        outs: &mut Vec<Tensor>,
+    ) -> Result<()>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        // The value table's allocation is kept between runs (a loop body runs once per
+        // iteration); it is emptied before it is put back, so it holds no tensor.
+        let mut vals = self.scratch.take();
+        vals.clear();
+        vals.resize(self.graph.len(), None);
+        let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
+        let syms = match (&self.graph.sym, self.targets.is_empty()) {
+            (Some(info), false) => info.bind(inputs),
+            _ => Vec::new(),
+        };
+        let mut next_target = self.targets.iter().peekable();
+        for (i, node) in self.graph.nodes.iter().enumerate() {
+            let inst = match next_target.peek() {
+                Some((id, target)) if id.index() == i => {
+                    next_target.next();
+                    Some(
+                        SymInfo::instantiate(node, target, &syms)
+                            .ok_or_else(|| internal("a symbolic size is out of range"))?,
+                    )
+                }
+                _ => None,
+            };
+            let node = inst.as_ref().unwrap_or(node);
+            let step = self.steps.get(i);
+            if let Some(Step::Fused(_) | Step::InGemm) = step {
+                continue;
+            }
+            let out = self
+                .run_step(step, node, &vals, &tuples, inputs, eval, printed)
+                .map_err(|mut e| {
+                    if e.span.is_none() {
+                        e.span = node.span;
+                    }
+                    e
+                })?;
+            match out {
+                Produced::One(t) => vals[i] = Some(t),
+                Produced::Many(ts) => {
+                    tuples.insert(i, ts);
+                }
+                Produced::Group(ts) => self.store_group(step, ts, &mut vals)?,
+                Produced::Nothing => {}
+            }
+            for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
+                if self.last_read.get(a.index()) == Some(&i) {
+                    vals[a.index()] = None;
+                    if !tuples.is_empty() {
+                        tuples.remove(&a.index());
+                    }
+                }
+            }
+        }
+        outs.clear();
+        outs.try_reserve(self.graph.outputs.len())
+            .map_err(|_| internal("out of memory for a graph's outputs"))?;
+        let mut done = Ok(());
+        for o in &self.graph.outputs {
+            match vals.get(o.index()).cloned().flatten() {
+                Some(t) => outs.push(t),
+                None => done = Err(internal("an output was not computed")),
+            }
+        }
+        vals.clear();
+        self.scratch.replace(vals);
+        done
+    }
+}
+
+/// What one step computed.
+enum Produced {
+    One(Tensor),
+    Many(Vec<Tensor>),
+    /// A fused kernel's values, one per node of its `outputs`.
+    Group(GroupValues),
+    Nothing,
+}
+
+impl CompiledGraph {
+    #[allow(clippy::too_many_arguments)]
+    fn run_step<F>(
+        &self,
+        step: Option<&Step>,
+        node: &Node,
+        vals: &[Option<Tensor>],
+        tuples: &HashMap<usize, Vec<Tensor>>,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+    ) -> Result<Produced>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        Ok(match step {
+            Some(Step::Control(k)) => {
+                let c = self
+                    .controls
+                    .get(*k)
+                    .ok_or_else(|| internal("missing control step"))?;
+                Produced::Many(c.run(&gather(vals, &node.args)?, eval, printed)?)
+            }
+            Some(Step::Print) => {
+                printed.push_str(&print_node(node, &gather(vals, &node.args)?)?);
+                Produced::Nothing
+            }
+            Some(Step::Out(index)) => Produced::One(
+                node.args
+                    .first()
+                    .and_then(|a| tuples.get(&a.index()))
+                    .and_then(|t| t.get(*index))
+                    .cloned()
+                    .ok_or_else(|| internal("a control result was not computed"))?,
+            ),
+            Some(Step::Kernel(k)) => {
+                let step = self
+                    .fused
+                    .get(*k)
+                    .ok_or_else(|| internal("missing kernel"))?;
+                Produced::Group(step.run(node, &gather(vals, &step.inputs)?)?)
+            }
+            Some(Step::Gemm(k)) => {
+                let step = self
+                    .gemms
+                    .get(*k)
+                    .ok_or_else(|| internal("missing gemm step"))?;
+                Produced::One(gemm_step::run(step, &gather(vals, &step.inputs)?)?)
+            }
+            Some(Step::Vecmat(k)) => {
+                let step = self
+                    .vecmats
+                    .get(*k)
+                    .ok_or_else(|| internal("missing vector-matrix step"))?;
+                Produced::One(vecmat_step::run(step, &gather(vals, &node.args)?)?)
+            }
+            _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
+        })
+    }
+}
+
+impl CompiledGraph {
+    /// Stores a fused kernel's values as the values of its output nodes.
+    fn store_group(
+        &self,
+        step: Option<&Step>,
+        ts: GroupValues,
+        vals: &mut [Option<Tensor>],
+    ) -> Result<()> {
+        let Some(Step::Kernel(k)) = step else {
+            return Err(internal("a group's values outside a kernel step"));
+        };
+        let f = self
+            .fused
+            .get(*k)
+            .ok_or_else(|| internal("missing kernel"))?;
+        for (id, t) in f.outputs.iter().zip(ts) {
+            let slot = vals
+                .get_mut(id.index())
+                .ok_or_else(|| internal("a fused output is out of range"))?;
+            *slot = Some(t);
+        }
+        Ok(())
+    }
+}
+
+/// The values `ids` name (inline for up to four: no allocation per step).
+fn gather(vals: &[Option<Tensor>], ids: &[NodeId]) -> Result<SmallVec<[Tensor; 4]>> {
+    ids.iter()
+        .map(|a| vals.get(a.index()).cloned().flatten())
+        .collect::<Option<SmallVec<[Tensor; 4]>>>()
+        .ok_or_else(|| internal("a fused input was not computed"))
+}

@@ -1,0 +1,17 @@
+//! Runtime: an optimized graph lowered to its runnable form (`lower`, the orchestrating
+//! file of the passes -> runtime boundary) and run without the interpreter (`exec`, with
+//! `run_control` for branches and loops): fused-group, gemm and vector-matrix steps,
+//! fast paths, optimizer updates, reused output buffers and `print` text.
+
+pub mod exec;
+pub(super) mod fastpath;
+pub mod fused_step;
+pub mod gemm_step;
+pub mod lower;
+pub(super) mod opt_update;
+pub(super) mod out_pool;
+pub mod printing;
+pub mod run_control;
+pub(super) mod scan_rows;
+pub mod vecmat_kernel;
+pub mod vecmat_step;
