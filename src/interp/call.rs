@@ -168,6 +168,10 @@ impl Interp {
                 let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
                 self.call_value(&f, pos, kw).map_err(|e| at(e, span))
             }
+            Value::Compiled(cf) if cf.module.is_some() => {
+                let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
+                self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+            }
             _ => self
                 .call_builtin_method(&obj, name, pos, kw)
                 .map_err(|e| at(e, span)),
@@ -223,6 +227,14 @@ impl Interp {
                 self.call_value(&bm.1, all, kw)
             }
             Value::BuiltinMethod(bm) => self.call_builtin_method(&bm.0, &bm.1, args, kw),
+            Value::Class(c) if matches!(c.kind, ClassKind::Builtin(_)) => {
+                // `int(T)`, `range(T)`, `str(T)`: built-in types see a symbolic int's value.
+                use super::capture::symint;
+                if symint::any_sym(&args) {
+                    return self.instantiate(c, symint::concrete_all(&args), kw);
+                }
+                self.instantiate(c, args, kw)
+            }
             Value::Class(c) => self.instantiate(c, args, kw),
             Value::Instance(inst) => match inst.class.lookup("__call__") {
                 Some(m) => {

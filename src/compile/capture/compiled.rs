@@ -32,6 +32,9 @@ pub struct CompiledFn {
     pub dynamic: bool,
     /// `check=True`: every call is checked against eager (see check.rs).
     pub check: bool,
+    /// `compile(module)`: the module, whose attributes and methods (`parameters()`,
+    /// `state_dict()`, `train()`, ...) the compiled value passes through.
+    pub module: Option<Value>,
     pub cache: RefCell<Cache>,
 }
 
@@ -467,11 +470,16 @@ impl Interp {
     }
 }
 
-/// `, symbolic sizes s0 (input 0 dim 0)` for a graph with symbols.
+/// `, symbolic sizes (s0 = input 0 dim 0)` for a graph with symbols.
 fn sym_text(g: &crate::compile::ir::Graph) -> String {
-    let Some(info) = &g.sym else {
-        return String::new();
-    };
+    match &g.sym {
+        Some(info) => format!(", symbolic sizes ({})", sym_names(info).join(", ")),
+        None => String::new(),
+    }
+}
+
+/// `s0 = input 0 dim 0` for each symbolic input dim.
+fn sym_names(info: &crate::compile::sym::SymInfo) -> Vec<String> {
     let mut named = Vec::new();
     for (slot, dims) in info.inputs.iter().enumerate() {
         for (d, s) in dims.iter().enumerate() {
@@ -480,15 +488,23 @@ fn sym_text(g: &crate::compile::ir::Graph) -> String {
             }
         }
     }
-    // Bounds other than the default `s >= 2` (guards from slices and comparisons).
+    named
+}
+
+/// What a version's shape guard accepts: `static` (exactly its shapes) or its symbols
+/// with their bounds (`s0 = input 0 dim 1, 2 <= s0 <= 64`).
+pub fn guard_text(g: &crate::compile::ir::Graph) -> String {
+    let Some(info) = &g.sym else {
+        return "static".into();
+    };
+    let mut parts = sym_names(info);
     for (s, (&lo, &hi)) in info.min.iter().zip(&info.max).enumerate() {
         match hi {
-            i64::MAX if lo > 2 => named.push(format!("s{s} >= {lo}")),
-            i64::MAX => {}
-            hi => named.push(format!("{lo} <= s{s} <= {hi}")),
+            i64::MAX => parts.push(format!("s{s} >= {lo}")),
+            hi => parts.push(format!("{lo} <= s{s} <= {hi}")),
         }
     }
-    format!(", symbolic sizes ({})", named.join(", "))
+    parts.join(", ")
 }
 
 /// The output structure of a captured return value, or the break that prevents it.

@@ -162,8 +162,8 @@ impl Interp {
                 rows: None,
             }));
         }
-        if let Some((node, dim, n)) = self.sym_trip(stop)? {
-            return Ok((start == 0 && step == 1 && n > 0).then_some(Header {
+        if let (Some((node, dim, n)), 0, 1) = (self.sym_trip(stop)?, start, step) {
+            return Ok((n > 0).then_some(Header {
                 start,
                 step,
                 trip: ForTrip::Dim { node, dim },
