@@ -228,10 +228,12 @@ impl Interp {
             }
             Value::BuiltinMethod(bm) => self.call_builtin_method(&bm.0, &bm.1, args, kw),
             Value::Class(c) if matches!(c.kind, ClassKind::Builtin(_)) => {
-                // `int(T)`, `range(T)`, `str(T)`: built-in types see a symbolic int's value.
-                use super::capture::symint;
-                if symint::any_sym(&args) {
-                    return self.instantiate(c, symint::concrete_all(&args), kw);
+                // `int(T)`, `range(T)`, `str(T)`: built-in types see a symbolic int's
+                // value; `tuple(x.shape)` keeps its items as they are (reading them is a
+                // use of its own).
+                if args.iter().any(|a| matches!(a, Value::SymInt(_))) {
+                    let args = args.iter().map(super::capture::symint::concrete).collect();
+                    return self.instantiate(c, args, kw);
                 }
                 self.instantiate(c, args, kw)
             }
