@@ -471,7 +471,7 @@ impl Walk<'_> {
 
     /// A size over input dims (`dim_ref`) as an expression over this analysis's symbols
     /// (a fixed input dim is its size).
-    fn from_input_dims(&self, e: &SymExpr) -> Option<SymExpr> {
+    fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
         let ok = std::cell::Cell::new(true);
         let out = e.subst(&|r| {
             let (slot, d) = dim_of_ref(r);
@@ -500,7 +500,7 @@ impl Walk<'_> {
     /// The length of a `SymSlice` `[start:start + len]` of a dim of size `e`: `len`
     /// while `0 <= len` and `start + len <= e` (guards), else its capture-time length.
     fn sym_slice_len(&mut self, e: &SymExpr, start: i64, len: i64, sym: &SymExpr) -> SymExpr {
-        let l = self.from_input_dims(sym).map(|l| self.solver.norm(&l));
+        let l = self.over_symbols(sym).map(|l| self.solver.norm(&l));
         let room = l
             .as_ref()
             .and_then(|l| e.add(&SymExpr::konst(-start))?.add(&l.scale(-1)?));
