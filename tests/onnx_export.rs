@@ -431,8 +431,9 @@ fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
         let err = e.eval(src).expect_err(src);
         assert!(err.message.contains(want), "{src}: {}", err.message);
     }
-    // a size read by Python code fixes the axis
-    let src = "def h(x):\n    return x.reshape(x.shape[0] * 3)\ntrace(h, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    // a Python-level decision on a size (here `int()`) fixes the axis; `x.shape[0] * 3`
+    // alone is a symbolic int and stays dynamic (issue 26), so the program converts it
+    let src = "def h(x):\n    return x.reshape(int(x.shape[0]) * 3)\ntrace(h, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
     let err = e.run_source(src, "fixed.dl").expect_err("a fixed axis");
     assert_eq!(err.kind, ErrorKind::ValueError);
     assert!(

@@ -168,6 +168,10 @@ impl Interp {
                 let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
                 self.call_value(&f, pos, kw).map_err(|e| at(e, span))
             }
+            Value::Compiled(cf) if cf.module.is_some() => {
+                let f = self.get_attr(&obj, name).map_err(|e| at(e, span))?;
+                self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+            }
             _ => self
                 .call_builtin_method(&obj, name, pos, kw)
                 .map_err(|e| at(e, span)),
@@ -186,7 +190,18 @@ impl Interp {
                 self.invoke(func.clone(), base)
             }
             Value::Native(n) => match &n.code {
-                NativeCode::Builtin(f) => f(self, &args, &kw),
+                NativeCode::Builtin(f) => {
+                    use super::capture::symint;
+                    if symint::any_sym(&args) || kw.iter().any(|(_, v)| symint::has_sym(v)) {
+                        let args = symint::concrete_all(&args);
+                        let kw: Vec<_> = kw
+                            .iter()
+                            .map(|(k, v)| (k.clone(), symint::concrete(v)))
+                            .collect();
+                        return f(self, &args, &kw);
+                    }
+                    f(self, &args, &kw)
+                }
                 NativeCode::Host(h) => {
                     use crate::compile::capture::trace;
                     if trace::active() {
@@ -212,6 +227,16 @@ impl Interp {
                 self.call_value(&bm.1, all, kw)
             }
             Value::BuiltinMethod(bm) => self.call_builtin_method(&bm.0, &bm.1, args, kw),
+            Value::Class(c) if matches!(c.kind, ClassKind::Builtin(_)) => {
+                // `int(T)`, `range(T)`, `str(T)`: built-in types see a symbolic int's
+                // value; `tuple(x.shape)` keeps its items as they are (reading them is a
+                // use of its own).
+                if args.iter().any(|a| matches!(a, Value::SymInt(_))) {
+                    let args = args.iter().map(super::capture::symint::concrete).collect();
+                    return self.instantiate(c, args, kw);
+                }
+                self.instantiate(c, args, kw)
+            }
             Value::Class(c) => self.instantiate(c, args, kw),
             Value::Instance(inst) => match inst.class.lookup("__call__") {
                 Some(m) => {

@@ -224,6 +224,16 @@ impl Interp {
                 "__name__" => Ok(Value::Str(f.proto.name.clone())),
                 _ => Err(no_attr(obj, name)),
             },
+            // `compile(module)` passes the module's attributes through (`_orig_mod`: the
+            // module itself, as in PyTorch).
+            Value::Compiled(cf) => match (&cf.module, name) {
+                (Some(m), "_orig_mod") => Ok(m.clone()),
+                (Some(m), _) => {
+                    let m = m.clone();
+                    self.find_attr(&m, name)
+                }
+                (None, _) => Err(no_attr(obj, name)),
+            },
             Value::Native(f) => match name {
                 "__name__" => Ok(Value::Str(f.name.clone())),
                 _ => Err(no_attr(obj, name)),
@@ -271,6 +281,11 @@ impl Interp {
     }
 
     pub fn set_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
+        if let Value::Compiled(cf) = obj {
+            if let Some(m) = cf.module.clone() {
+                return self.set_attr(&m, name, v);
+            }
+        }
         match obj {
             Value::Instance(inst) => {
                 if crate::compile::capture::trace::note_mutation(
@@ -352,7 +367,7 @@ impl Interp {
             Value::Instance(i) => return i.class.clone(),
             Value::None => TypeTag::NoneType,
             Value::Bool(_) => TypeTag::Bool,
-            Value::Int(_) => TypeTag::Int,
+            Value::Int(_) | Value::SymInt(_) => TypeTag::Int,
             Value::Float(_) => TypeTag::Float,
             Value::Str(_) => TypeTag::Str,
             Value::List(_) => TypeTag::List,

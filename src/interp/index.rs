@@ -86,6 +86,11 @@ fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
 
 impl Interp {
     pub fn get_item(&mut self, obj: &Value, idx: &Value) -> R<Value> {
+        if let Value::SymInt(_) | Value::Slice(_) | Value::Tuple(_) = idx {
+            if let Some(r) = self.sym_get_item(obj, idx) {
+                return r;
+            }
+        }
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {
                 let l = l.borrow();
@@ -152,6 +157,13 @@ impl Interp {
     }
 
     pub fn set_item(&mut self, obj: &Value, idx: &Value, v: Value) -> R<()> {
+        if super::capture::symint::has_sym(idx) || super::capture::symint::has_sym(&v) {
+            let (idx, v) = (
+                super::capture::symint::concrete(idx),
+                super::capture::symint::concrete(&v),
+            );
+            return self.set_item(obj, &idx, v);
+        }
         note_container_mutation(obj, "item store")?;
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => {

@@ -214,6 +214,9 @@ impl Interp {
 
     fn binop_slow(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
         use Value::*;
+        if let (SymInt(_), _) | (_, SymInt(_)) = (a, b) {
+            return self.sym_binop(op, a, b);
+        }
         // An instance on the left (and no tensor on the right, which the tensor library
         // sees first) can only go to its dunder: try that before the built-in cases.
         if let (Instance(_), false) = (a, matches!(b, Tensor(_))) {
@@ -358,6 +361,7 @@ impl Interp {
             (UnaryOp::Invert, Int(i)) => Int(!i),
             (UnaryOp::Invert, Bool(b)) => Int(!(*b as i64)),
             (_, Tensor(t)) => return super::builtins::tensor_ops::tensor_unary(op, t),
+            (_, SymInt(s)) => return self.sym_unary(op, s),
             _ => {
                 let name = match op {
                     UnaryOp::Neg => "__neg__",
@@ -396,6 +400,7 @@ impl Interp {
             Dict(d) | Set(d) => !d.borrow().is_empty(),
             Range(r) => !r.is_empty(),
             Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
+            SymInt(s) => super::capture::symint::truthy(s),
             Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__bool__", &[])? {
                     return match r {
@@ -419,6 +424,7 @@ impl Interp {
             (Int(x), Int(y)) => Ok(x == y),
             (Float(x), Float(y)) => Ok(x == y),
             (Str(x), Str(y)) => Ok(x == y),
+            (SymInt(_), _) | (_, SymInt(_)) => self.sym_compare(CmpOp::Eq, a, b),
             (List(x), List(y)) => {
                 if Rc::ptr_eq(x, y) {
                     return Ok(true);
@@ -488,6 +494,7 @@ impl Interp {
         use Value::*;
         let ord = match (a, b) {
             (Int(x), Int(y)) => Some(x.cmp(y)),
+            (SymInt(_), _) | (_, SymInt(_)) => return self.sym_compare(op, a, b),
             (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
                 num(a).partial_cmp(&num(b))
             }

@@ -60,6 +60,7 @@ impl Interp {
             None => out.push_str("None"),
             Bool(b) => out.push_str(if *b { "True" } else { "False" }),
             Int(i) => out.push_str(&i.to_string()),
+            SymInt(s) => out.push_str(&s.concrete().to_string()),
             Float(f) => out.push_str(&float_repr(*f)),
             Str(s) => {
                 if is_repr {
@@ -218,6 +219,7 @@ impl Interp {
     pub fn format_spec(&mut self, v: &Value, spec: &str) -> R<String> {
         let arg = match v {
             Value::Int(i) => FmtArg::Int(*i),
+            Value::SymInt(s) => FmtArg::Int(s.concrete()),
             Value::Bool(b) => FmtArg::Bool(*b),
             Value::Float(f) => FmtArg::Float(*f),
             Value::Str(s) => return format_value(FmtArg::Str(s), spec).map_err(fmt_err),

@@ -102,6 +102,10 @@ pub enum Value {
     Super(Rc<(Rc<Class>, Value)>),
     /// A tensor (an Rc handle: cloning shares the tensor object).
     Tensor(crate::tensor::Tensor),
+    /// A size of a symbolic dim read during a capture (`compile::capture::symint`); Python sees
+    /// an `int` (any use other than affine arithmetic, shapes and slices is a guarded
+    /// decision on its value: `interp::capture::symint`).
+    SymInt(Rc<crate::compile::capture::symint::SymInt>),
     /// A `@compile`d function (or a compiled module's bound `forward`).
     Compiled(Rc<crate::compile::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
@@ -424,6 +428,10 @@ impl Key {
     /// Wraps a value as a key: `TypeError` if it is unhashable, `RecursionError` for
     /// tuples nested deeper than [`MAX_KEY_DEPTH`].
     pub fn new(v: Value) -> super::R<Key> {
+        let v = match super::capture::symint::has_sym(&v) {
+            true => super::capture::symint::concrete(&v),
+            false => v,
+        };
         Key::check(&v, 0)?;
         Ok(Key(v))
     }
@@ -568,7 +576,7 @@ impl Value {
             Compiled(x) => Rc::as_ptr(x) as usize,
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
-            None | Bool(_) | Int(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
+            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
         }
     }
 
@@ -594,7 +602,7 @@ impl Value {
         let s = match self {
             None => "NoneType",
             Bool(_) => "bool",
-            Int(_) => "int",
+            Int(_) | SymInt(_) => "int",
             Float(_) => "float",
             Str(_) => "str",
             List(_) => "list",

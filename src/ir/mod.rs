@@ -79,6 +79,14 @@ pub enum IrIndex {
         stop: Option<i64>,
         step: Option<i64>,
     },
+    /// A unit-step slice `[start:start + len]` whose length follows symbolic sizes:
+    /// `len` is its capture-time length, `sym` the length over input dims
+    /// ([`sym::dim_ref`]); a symbolic graph re-evaluates `len` per call (its `targets`).
+    SymSlice {
+        start: i64,
+        len: i64,
+        sym: sym::SymExpr,
+    },
     NewAxis,
     Ellipsis,
     /// A bool mask tensor.

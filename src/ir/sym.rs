@@ -18,12 +18,29 @@ pub struct SymExpr {
 /// A symbolic shape: one expression per dim.
 pub type SymShape = Vec<SymExpr>;
 
+/// The symbol that stands for input `slot`'s dim `dim` in a size expression carried by
+/// an op attribute (`IrIndex::SymSlice`): attributes name input dims, not a graph's
+/// symbols, so they survive the passes (which drop `Graph::sym`) and renumbering.
+pub fn dim_ref(slot: usize, dim: usize) -> Option<SymId> {
+    let (s, d) = (u32::try_from(slot).ok()?, u32::try_from(dim).ok()?);
+    (s < (1 << 24) && d < 256).then_some((s << 8) | d)
+}
+
+/// The (input slot, dim) a [`dim_ref`] names.
+pub fn dim_of_ref(r: SymId) -> (usize, usize) {
+    ((r >> 8) as usize, (r & 0xff) as usize)
+}
+
 /// A graph's symbolic sizes (see `compile::sym`).
 #[derive(Debug, Clone, Default)]
 pub struct SymInfo {
     pub inputs: Vec<Vec<Option<SymId>>>,
     pub example: Vec<i64>,
     pub min: Vec<i64>,
+    /// The largest size each symbol accepts (`i64::MAX`: unbounded); set by a slice
+    /// whose symbolic stop must stay within a fixed dim (`w[:T]`: `T <= w.shape[0]`) and
+    /// by a Python comparison on a symbolic int (`T <= 64`).
+    pub max: Vec<i64>,
     pub shapes: Vec<SymShape>,
     pub targets: Vec<(NodeId, SymShape)>,
 }

@@ -51,9 +51,16 @@ impl Lower<'_> {
                     rank = rank.saturating_sub(1);
                     src += 1;
                 }
-                IrIndex::Slice { start, stop, step } => {
+                IrIndex::Slice { .. } | IrIndex::SymSlice { .. } => {
+                    let (start, stop, step) = match ix {
+                        IrIndex::SymSlice { start, len, .. } => {
+                            (Some(*start), Some(start.saturating_add(*len)), None)
+                        }
+                        IrIndex::Slice { start, stop, step } => (*start, *stop, *step),
+                        _ => (None, None, None),
+                    };
                     let size = sizes(src).ok_or_else(|| self.bad("an index past the last dim"))?;
-                    x = self.slice_index(&x, axis, (*start, *stop, *step), size)?;
+                    x = self.slice_index(&x, axis, (start, stop, step), size)?;
                     axis += 1;
                     src += 1;
                 }
@@ -92,7 +99,10 @@ impl Lower<'_> {
         indices
             .iter()
             .map(|ix| match ix {
-                IrIndex::Int(_) | IrIndex::Slice { .. } | IrIndex::Indices { .. } => Ok(1),
+                IrIndex::Int(_)
+                | IrIndex::Slice { .. }
+                | IrIndex::SymSlice { .. }
+                | IrIndex::Indices { .. } => Ok(1),
                 IrIndex::Mask { arg } => Ok(self.arg(n, *arg)?.shape.len()),
                 IrIndex::NewAxis | IrIndex::Ellipsis => Ok(0),
             })

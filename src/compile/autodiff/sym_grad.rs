@@ -124,7 +124,8 @@ fn follow(
     // A backward asking a larger least size than the forward's guard admits.
     pins.extend(map.iter().filter_map(|(w, g)| {
         let (a, b) = (out.min.get(*g as usize), info.min.get(*w as usize));
-        (a.is_none() || b.is_none() || a > b).then_some(*w)
+        let (c, d) = (out.max.get(*g as usize), info.max.get(*w as usize));
+        (a.is_none() || b.is_none() || a > b || c.is_none() || d.is_none() || c < d).then_some(*w)
     }));
     if pins.is_empty() {
         return Some(Follow::All(out));
@@ -146,6 +147,7 @@ fn backward_spec(info: &SymInfo, fwd: &Graph, positions: &[usize]) -> Option<Inp
         dims: Vec::with_capacity(positions.len()),
         example: info.example.clone(),
         min: info.min.clone(),
+        max: info.max.clone(),
     };
     for &pos in positions {
         let node = fwd.outputs.get(pos)?;

@@ -32,6 +32,9 @@ pub struct CompiledFn {
     pub dynamic: bool,
     /// `check=True`: every call is checked against eager (see check.rs).
     pub check: bool,
+    /// `compile(module)`: the module, whose attributes and methods (`parameters()`,
+    /// `state_dict()`, `train()`, ...) the compiled value passes through.
+    pub module: Option<Value>,
     pub cache: RefCell<Cache>,
 }
 
@@ -254,6 +257,7 @@ impl Interp {
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
         tracer.unroll.clone_from(&cf.cache.borrow().unroll);
+        tracer.spec.clone_from(&spec);
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
         }
@@ -471,11 +475,16 @@ impl Interp {
     }
 }
 
-/// `, symbolic sizes s0 (input 0 dim 0)` for a graph with symbols.
+/// `, symbolic sizes (s0 = input 0 dim 0)` for a graph with symbols.
 fn sym_text(g: &crate::compile::ir::Graph) -> String {
-    let Some(info) = &g.sym else {
-        return String::new();
-    };
+    match &g.sym {
+        Some(info) => format!(", symbolic sizes ({})", sym_names(info).join(", ")),
+        None => String::new(),
+    }
+}
+
+/// `s0 = input 0 dim 0` for each symbolic input dim.
+fn sym_names(info: &crate::compile::sym::SymInfo) -> Vec<String> {
     let mut named = Vec::new();
     for (slot, dims) in info.inputs.iter().enumerate() {
         for (d, s) in dims.iter().enumerate() {
@@ -484,7 +493,23 @@ fn sym_text(g: &crate::compile::ir::Graph) -> String {
             }
         }
     }
-    format!(", symbolic sizes ({})", named.join(", "))
+    named
+}
+
+/// What a version's shape guard accepts: `static` (exactly its shapes) or its symbols
+/// with their bounds (`s0 = input 0 dim 1, 2 <= s0 <= 64`).
+pub fn guard_text(g: &crate::compile::ir::Graph) -> String {
+    let Some(info) = &g.sym else {
+        return "static".into();
+    };
+    let mut parts = sym_names(info);
+    for (s, (&lo, &hi)) in info.min.iter().zip(&info.max).enumerate() {
+        match hi {
+            i64::MAX => parts.push(format!("s{s} >= {lo}")),
+            hi => parts.push(format!("{lo} <= s{s} <= {hi}")),
+        }
+    }
+    parts.join(", ")
 }
 
 /// The output structure of a captured return value, or the break that prevents it.
@@ -534,6 +559,14 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             Ok(OutTemplate::List(items))
         }
         Value::Dict(_) | Value::Set(_) | Value::Iter(_) => Err(brk("a dict, set or iterator")),
+        // A returned size is a constant of the version: guarded on its value.
+        Value::SymInt(s) => {
+            if s.gen == t.gen {
+                let fact = super::symint::SymFact::Value(s.expr.clone());
+                t.hints.facts.push(fact);
+            }
+            Ok(OutTemplate::Value(Value::Int(s.value)))
+        }
         Value::Instance(i) if t.is_created(Rc::as_ptr(i) as usize) => {
             Err(brk("an object created in the function"))
         }

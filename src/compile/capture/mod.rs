@@ -9,6 +9,7 @@ pub mod check;
 pub mod compiled;
 pub mod effects;
 pub mod symguard;
+pub mod symint;
 pub mod trace;
 pub(super) mod trace_effects;
 pub mod traced;

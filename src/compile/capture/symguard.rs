@@ -8,11 +8,12 @@ use crate::compile::capture::cache::KeyPart;
 use crate::compile::sym::{SymId, SymInfo};
 
 /// Which argument-tensor dims of a version are symbolic (per input slot, per dim) and
-/// each symbol's least size.
+/// each symbol's least and largest size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SymGuard {
     pub dims: Vec<Vec<Option<SymId>>>,
     pub min: Vec<i64>,
+    pub max: Vec<i64>,
 }
 
 impl SymGuard {
@@ -25,6 +26,7 @@ impl SymGuard {
         Some(SymGuard {
             dims: info.inputs.iter().take(args).cloned().collect(),
             min: info.min.clone(),
+            max: info.max.clone(),
         })
     }
 
@@ -42,10 +44,12 @@ impl SymGuard {
                     None => {}
                     Some(s) => {
                         let min = self.min.get(s as usize).copied().unwrap_or(i64::MAX);
+                        let max = self.max.get(s as usize).copied().unwrap_or(i64::MIN);
                         let Some(v) = vals.get_mut(s as usize) else {
                             return false;
                         };
-                        if (y as i64) < min || v.is_some_and(|v| v != y) {
+                        let n = y as i64;
+                        if n < min || n > max || v.is_some_and(|v| v != y) {
                             return false;
                         }
                         *v = Some(y);

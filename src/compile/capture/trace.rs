@@ -202,6 +202,10 @@ pub struct Tracer {
     pub loop_index: Vec<(Tensor, Span)>,
     pub(in crate::compile) span: Option<Span>,
     pub(in crate::compile) depth: u32,
+    /// The input dims this capture makes symbolic (None: a static capture).
+    pub spec: Option<crate::compile::sym::InputSpec>,
+    /// This capture's generation (`symint`: which symbolic ints are its own).
+    pub(in crate::compile) gen: u64,
 }
 
 thread_local! {
@@ -226,7 +230,8 @@ pub(in crate::compile) fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R>
 
 /// Starts recording with a fresh tracer (the previous one, if any, is returned to the
 /// caller by `finish`).
-pub fn start(t: Tracer) {
+pub fn start(mut t: Tracer) {
+    t.gen = super::symint::open();
     TRACER.with(|slot| {
         if let Ok(mut s) = slot.try_borrow_mut() {
             *s = Some(Box::new(t));
@@ -255,7 +260,10 @@ pub fn isolated<R>(t: Tracer, f: impl FnOnce() -> R) -> (R, Option<Box<Tracer>>)
 /// Stops recording and returns the tracer.
 pub fn finish() -> Option<Box<Tracer>> {
     set_active(false);
-    TRACER.with(|slot| slot.try_borrow_mut().ok()?.take())
+    let mut t = TRACER.with(|slot| slot.try_borrow_mut().ok()?.take())?;
+    let facts = super::symint::close(t.gen);
+    t.hints.facts.extend(facts);
+    Some(t)
 }
 
 /// Sets the span later recorded ops and breaks are attributed to.

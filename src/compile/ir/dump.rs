@@ -76,6 +76,14 @@ fn index_text(ix: &IrIndex, args: &[NodeId]) -> String {
                 None => base,
             }
         }
+        IrIndex::SymSlice { start, len, sym } => {
+            let refs = sym.symbols().map(|r| {
+                let (slot, d) = crate::ir::sym::dim_of_ref(r);
+                format!("s{r}=in{slot}.{d}")
+            });
+            let refs: Vec<String> = refs.collect();
+            format!("{start}:{start}+({sym}: {len}; {})", refs.join(", "))
+        }
         IrIndex::NewAxis => "None".into(),
         IrIndex::Ellipsis => "...".into(),
         IrIndex::Mask { arg: k } | IrIndex::Indices { arg: k } => arg(*k),

@@ -224,6 +224,29 @@ pub fn disassemble(kernel: &Kernel) -> Result<String> {
 }
 
 /// Validates and compiles `kernel` to native code.
+/// The most kernels [`compile_shared`] keeps (their machine code lives as long as the
+/// process; past this, kernels are compiled afresh and freed with their graph).
+const SHARED_MAX: usize = 4096;
+
+/// [`compile`], reusing the machine code of an identical kernel compiled before in this
+/// process: a graph's Adam updates of same-rank parameters are one kernel, and a
+/// function recompiled with symbolic sizes (or a second function over the same layers)
+/// finds its kernels compiled. A kernel's code depends only on its IR (sizes are run
+/// arguments), so equal IR means equal code.
+pub fn compile_shared(kernel: &Kernel) -> Result<std::sync::Arc<CompiledKernel>> {
+    use std::sync::{Arc, Mutex};
+    static SHARED: Mutex<Vec<Arc<CompiledKernel>>> = Mutex::new(Vec::new());
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = shared.iter().find(|k| k.kernel == *kernel) {
+        return Ok(k.clone());
+    }
+    let k = Arc::new(compile(kernel)?);
+    if shared.len() < SHARED_MAX {
+        shared.push(k.clone());
+    }
+    Ok(k)
+}
+
 pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
     let t0 = Instant::now();
     let Defined {

@@ -270,6 +270,11 @@ fn to_indices(ix: &[IrIndex], args: &[Tensor]) -> Result<Vec<TensorIndex>> {
                     stop: *stop,
                     step: *step,
                 },
+                IrIndex::SymSlice { start, len, .. } => TensorIndex::Slice {
+                    start: Some(*start),
+                    stop: Some(start.saturating_add(*len)),
+                    step: None,
+                },
                 IrIndex::NewAxis => TensorIndex::NewAxis,
                 IrIndex::Ellipsis => TensorIndex::Ellipsis,
                 IrIndex::Mask { arg: k } => TensorIndex::Mask(arg(args, *k)?.clone()),

@@ -26,7 +26,7 @@ pub struct FusedStep {
     pub inputs: Vec<NodeId>,
     /// The nodes whose values the kernel stores, in buffer order; the root is last.
     pub outputs: Vec<NodeId>,
-    pub kernel: CompiledKernel,
+    pub kernel: std::sync::Arc<CompiledKernel>,
     /// The loop nest's shape (a reduction's input shape).
     shape: Vec<usize>,
     /// A mean: the kernel's sum is divided by the reduced count of each call.
@@ -50,7 +50,11 @@ pub enum Native {
 }
 
 impl FusedStep {
-    pub fn new(group: Group, kernel: CompiledKernel, update: Option<Update>) -> FusedStep {
+    pub fn new(
+        group: Group,
+        kernel: std::sync::Arc<CompiledKernel>,
+        update: Option<Update>,
+    ) -> FusedStep {
         let gelu = gelu_avx2::available() && gelu_avx2::is_lone_gelu(kernel.kernel());
         let native = update.map(Native::Update).or(gelu.then_some(Native::Gelu));
         FusedStep {

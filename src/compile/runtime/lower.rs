@@ -7,7 +7,7 @@
 
 use crate::compile::internal;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
-use crate::compile::jit::compile;
+use crate::compile::jit::compile_shared;
 use crate::compile::passes::fuse::find_groups;
 use crate::compile::runtime::exec::last_reads;
 use crate::compile::runtime::fused_step::{FusedStep, GroupValues, Native};
@@ -73,7 +73,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     let mut steps: Vec<Step> = graph.nodes.iter().map(|_| Step::Eval).collect();
     let mut fused = Vec::new();
     for group in find_groups(&graph, &gemm_step::epilogues(&graph)) {
-        let Ok(kernel) = compile(&group.kernel) else {
+        let Ok(kernel) = compile_shared(&group.kernel) else {
             continue;
         };
         for m in &group.members {

@@ -7,8 +7,10 @@
 use super::expr::{fixed_shape, SymExpr, SymId, SymShape};
 use super::solve::Solver;
 use super::{SymHints, SymInfo};
+use crate::compile::capture::symint::SymFact;
 use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ir::sym::dim_of_ref;
 
 fn internal(msg: String) -> Error {
     Error::new(
@@ -19,16 +21,18 @@ fn internal(msg: String) -> Error {
 }
 
 /// What the analysis starts from: per input slot, per dim, the symbol it binds (None:
-/// a fixed dim), and per symbol its capture-time size and least size.
+/// a fixed dim), and per symbol its capture-time size, least and largest size.
 #[derive(Debug, Clone, Default)]
 pub struct InputSpec {
     pub dims: Vec<Vec<Option<SymId>>>,
     pub example: Vec<i64>,
     pub min: Vec<i64>,
+    pub max: Vec<i64>,
 }
 
 pub(super) struct Walk<'g> {
     pub g: &'g Graph,
+    pub spec: &'g InputSpec,
     pub solver: Solver,
     pub shapes: Vec<SymShape>,
     pub hints: Option<&'g SymHints>,
@@ -37,34 +41,78 @@ pub(super) struct Walk<'g> {
 /// Analyses `g` from `spec`; `hints` (from the capture) name sizes Python code read and
 /// the shapes reshape/expand calls asked for.
 pub fn analyze(g: &Graph, spec: &InputSpec, hints: Option<&SymHints>) -> Result<SymInfo> {
+    let mut w = walk(g, spec, hints, g.len())?;
+    if let Some(h) = hints {
+        w.apply(h, &h.facts);
+    }
+    w.finish(spec)
+}
+
+/// The shapes of `g`'s first `n` nodes.
+fn walk<'g>(
+    g: &'g Graph,
+    spec: &'g InputSpec,
+    hints: Option<&'g SymHints>,
+    n: usize,
+) -> Result<Walk<'g>> {
     let mut solver = Solver::default();
-    for (&ex, &m) in spec.example.iter().zip(&spec.min) {
-        solver.new_sym(ex, m);
+    for (s, (&ex, &m)) in spec.example.iter().zip(&spec.min).enumerate() {
+        solver.new_sym(ex, m, spec.max.get(s).copied().unwrap_or(i64::MAX));
     }
     let mut w = Walk {
         g,
+        spec,
         solver,
-        shapes: Vec::with_capacity(g.len()),
+        shapes: Vec::with_capacity(n),
         hints,
     };
-    for (i, node) in g.nodes.iter().enumerate() {
+    for (i, node) in g.nodes.iter().take(n).enumerate() {
         let s = w.node_shape(NodeId(i as u32), node, spec)?;
         w.shapes.push(s);
     }
-    if let Some(h) = hints {
+    Ok(w)
+}
+
+/// During a capture: dim `dim` of node `id` (of the graph so far) over the spec's
+/// symbols, given the sizes read and the facts recorded so far.
+pub fn size_expr(
+    g: &Graph,
+    spec: &InputSpec,
+    hints: &SymHints,
+    facts: &[SymFact],
+    id: NodeId,
+    dim: usize,
+) -> Option<SymExpr> {
+    let mut w = walk(g, spec, Some(hints), id.index() + 1).ok()?;
+    w.apply(hints, facts);
+    let e = w.shapes.get(id.index())?.get(dim)?;
+    Some(w.solver.norm(e))
+}
+
+impl Walk<'_> {
+    /// Specialises the sizes Python code read and applies the facts of decisions on
+    /// symbolic ints.
+    fn apply(&mut self, h: &SymHints, facts: &[SymFact]) {
         for &(id, dim) in &h.size_reads {
-            let shape = w.shapes.get(id.index()).cloned().unwrap_or_default();
+            let Some(shape) = self.shapes.get(id.index()).cloned() else {
+                continue;
+            };
             match dim {
                 Some(d) => {
                     if let Some(e) = shape.get(d) {
-                        w.solver.specialize(e);
+                        self.solver.specialize(e);
                     }
                 }
-                None => w.solver.specialize_all(&shape),
+                None => self.solver.specialize_all(&shape),
+            }
+        }
+        for f in facts {
+            match f {
+                SymFact::Value(e) => self.solver.specialize(e),
+                SymFact::NonNeg(e) => self.solver.require_nonneg(e),
             }
         }
     }
-    w.finish(spec)
 }
 
 impl Walk<'_> {
@@ -363,7 +411,10 @@ impl Walk<'_> {
             .filter(|i| {
                 matches!(
                     i,
-                    IrIndex::Int(_) | IrIndex::Slice { .. } | IrIndex::Indices { .. }
+                    IrIndex::Int(_)
+                        | IrIndex::Slice { .. }
+                        | IrIndex::SymSlice { .. }
+                        | IrIndex::Indices { .. }
                 )
             })
             .count();
@@ -377,6 +428,13 @@ impl Walk<'_> {
                         return self.opaque(node, args);
                     };
                     out.push(self.slice(e, *start, *stop, *step));
+                    d += 1;
+                }
+                IrIndex::SymSlice { start, len, sym } => {
+                    let Some(e) = x.get(d).cloned() else {
+                        return self.opaque(node, args);
+                    };
+                    out.push(self.sym_slice_len(&e, *start, *len, sym));
                     d += 1;
                 }
                 IrIndex::NewAxis => out.push(SymExpr::konst(1)),
@@ -409,6 +467,57 @@ impl Walk<'_> {
         }
         self.solver.specialize(&e);
         SymExpr::konst(slice_len(n, start, stop, step.unwrap_or(1)))
+    }
+
+    /// A size over input dims (`dim_ref`) as an expression over this analysis's symbols
+    /// (a fixed input dim is its size).
+    fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
+        let ok = std::cell::Cell::new(true);
+        let out = e.subst(&|r| {
+            let (slot, d) = dim_of_ref(r);
+            if let Some(s) = self
+                .spec
+                .dims
+                .get(slot)
+                .and_then(|v| v.get(d))
+                .copied()
+                .flatten()
+            {
+                return SymExpr::sym(s);
+            }
+            let n = self.g.inputs.get(slot).and_then(|i| self.g.node(*i));
+            match n.and_then(|n| n.shape.get(d)) {
+                Some(&v) => SymExpr::konst(v as i64),
+                None => {
+                    ok.set(false);
+                    SymExpr::konst(0)
+                }
+            }
+        });
+        out.filter(|_| ok.get())
+    }
+
+    /// The length of a `SymSlice` `[start:start + len]` of a dim of size `e`: `len`
+    /// while `0 <= len` and `start + len <= e` (guards), else its capture-time length.
+    fn sym_slice_len(&mut self, e: &SymExpr, start: i64, len: i64, sym: &SymExpr) -> SymExpr {
+        let l = self.over_symbols(sym).map(|l| self.solver.norm(&l));
+        let room = l
+            .as_ref()
+            .and_then(|l| e.add(&SymExpr::konst(-start))?.add(&l.scale(-1)?));
+        match (l, room) {
+            (Some(l), Some(room)) if self.solver.eval(&l) == Some(len) => {
+                self.solver.require_nonneg(&l);
+                self.solver.require_nonneg(&room);
+                self.solver.norm(&l)
+            }
+            (l, _) => {
+                if let Some(l) = l {
+                    self.solver.specialize(&l);
+                }
+                self.solver.specialize(e);
+                SymExpr::konst(len)
+            }
+        }
     }
 
     /// A unit-step slice of a symbolic size whose length is affine given a lower bound.

@@ -5,7 +5,7 @@
 use super::analyze::{InputSpec, Walk};
 use super::expr::{shape_text, SymExpr, SymId, SymShape};
 use super::SymInfo;
-use crate::compile::ir::{IrOp, NodeId};
+use crate::compile::ir::{IrIndex, IrOp, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::shape::fmt_shape;
 use std::collections::HashMap;
@@ -15,6 +15,7 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
     let mut renum: HashMap<SymId, SymId> = HashMap::new();
     let mut example = Vec::new();
     let mut min = Vec::new();
+    let mut max = Vec::new();
     let inputs: Vec<Vec<Option<SymId>>> = spec
         .dims
         .iter()
@@ -27,6 +28,7 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
                     Some(*renum.entry(r).or_insert_with(|| {
                         example.push(solver.example.get(r as usize).copied().unwrap_or(0));
                         min.push(solver.min_of(r));
+                        max.push(solver.max_of(r));
                         next
                     }))
                 })
@@ -61,7 +63,14 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
             )));
         }
         let symbolic = shape.iter().any(|e| e.as_const().is_none());
-        if symbolic && matches!(node.op, IrOp::Reshape { .. } | IrOp::Expand { .. }) {
+        let sym_index = match &node.op {
+            IrOp::Index { indices } => indices
+                .iter()
+                .any(|i| matches!(i, IrIndex::SymSlice { .. })),
+            _ => false,
+        };
+        if symbolic && (sym_index || matches!(node.op, IrOp::Reshape { .. } | IrOp::Expand { .. }))
+        {
             targets.push((NodeId(i as u32), shape.clone()));
         }
         shapes.push(shape);
@@ -70,6 +79,7 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
         inputs,
         example,
         min,
+        max,
         shapes,
         targets,
     })

@@ -38,7 +38,10 @@ fn runtime_index_at(g: &Graph, n: &Node, indices: &[IrIndex], dim: usize) -> boo
                     .and_then(|a| g.node(*a))
                     .is_some_and(|a| a.shape.is_empty());
             }
-            IrIndex::Int(_) | IrIndex::Slice { .. } | IrIndex::Indices { .. } => d += 1,
+            IrIndex::Int(_)
+            | IrIndex::Slice { .. }
+            | IrIndex::SymSlice { .. }
+            | IrIndex::Indices { .. } => d += 1,
             IrIndex::NewAxis | IrIndex::Ellipsis | IrIndex::Mask { .. } => return false,
         }
     }

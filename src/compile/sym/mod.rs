@@ -22,7 +22,7 @@ mod solve;
 pub use analyze::{analyze, InputSpec};
 pub use expr::{shape_text, SymExpr, SymId, SymShape};
 
-use crate::compile::ir::{IrOp, Node, NodeId};
+use crate::compile::ir::{IrIndex, IrOp, Node, NodeId};
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 
@@ -32,6 +32,10 @@ use std::collections::HashMap;
 pub struct SymHints {
     pub size_reads: Vec<(NodeId, Option<usize>)>,
     pub requests: HashMap<NodeId, Vec<i64>>,
+    /// Requests with symbolic ints (`view(B, T, H, D)`): Some for a symbolic entry.
+    pub sym_requests: HashMap<NodeId, Vec<Option<SymExpr>>>,
+    /// What Python-level decisions on symbolic ints fixed (`compile::capture::symint`).
+    pub facts: Vec<crate::compile::capture::symint::SymFact>,
 }
 
 pub use crate::ir::sym::SymInfo;
@@ -47,6 +51,7 @@ impl SymInfo {
             dims: self.inputs.clone(),
             example: self.example.clone(),
             min: self.min.clone(),
+            max: self.max.clone(),
         }
     }
 
@@ -72,9 +77,12 @@ impl SymInfo {
             .iter()
             .map(|e| usize::try_from(e.eval(|s| vals.get(s as usize).copied())?).ok())
             .collect::<Option<_>>()?;
-        let op = match node.op {
+        let op = match &node.op {
             IrOp::Reshape { .. } => IrOp::Reshape { shape },
             IrOp::Expand { .. } => IrOp::Expand { shape },
+            IrOp::Index { indices } => IrOp::Index {
+                indices: sym_slices(indices, &shape)?,
+            },
             _ => return None,
         };
         Some(Node {
@@ -85,6 +93,32 @@ impl SymInfo {
             span: node.span,
         })
     }
+}
+
+/// An index list whose `SymSlice` lengths are those of output `shape` (None with an
+/// `...`, which `compile::capture::symint` never makes symbolic).
+fn sym_slices(indices: &[IrIndex], shape: &[usize]) -> Option<Vec<IrIndex>> {
+    let mut o = 0usize;
+    let mut out = Vec::with_capacity(indices.len());
+    for ix in indices {
+        out.push(match ix {
+            IrIndex::SymSlice { start, sym, .. } => {
+                o += 1;
+                IrIndex::SymSlice {
+                    start: *start,
+                    len: i64::try_from(*shape.get(o - 1)?).ok()?,
+                    sym: sym.clone(),
+                }
+            }
+            IrIndex::Slice { .. } | IrIndex::NewAxis => {
+                o += 1;
+                ix.clone()
+            }
+            IrIndex::Int(_) | IrIndex::Indices { .. } => ix.clone(),
+            IrIndex::Ellipsis | IrIndex::Mask { .. } => return None,
+        });
+    }
+    Some(out)
 }
 
 /// A fresh capture's spec: one symbol per input dim `symbolic(slot, dim)` selects whose
@@ -99,6 +133,7 @@ pub fn fresh_spec(shapes: &[&[usize]], symbolic: impl Fn(usize, usize) -> bool) 
                 (n >= 2 && symbolic(slot, d)).then(|| {
                     spec.example.push(n as i64);
                     spec.min.push(2);
+                    spec.max.push(i64::MAX);
                     (spec.example.len() - 1) as SymId
                 })
             })

@@ -10,8 +10,19 @@ use super::expr::{fixed_shape, SymExpr, SymShape};
 use crate::compile::ir::{Node, NodeId};
 
 impl Walk<'_> {
-    fn request(&self, id: NodeId) -> Option<&Vec<i64>> {
-        self.hints.and_then(|h| h.requests.get(&id))
+    /// The sizes a reshape/expand call asked for: a constant, `-1` (None), or the
+    /// expression of a symbolic int.
+    fn request(&self, id: NodeId) -> Option<Vec<Option<SymExpr>>> {
+        let h = self.hints?;
+        let req = h.requests.get(&id)?;
+        let syms = h.sym_requests.get(&id);
+        let out = req.iter().enumerate().map(|(i, &r)| {
+            match syms.and_then(|s| s.get(i)).cloned().flatten() {
+                Some(e) => Some(self.solver.norm(&e)),
+                None => (r >= 0).then(|| SymExpr::konst(r)),
+            }
+        });
+        Some(out.collect())
     }
 
     fn agree(
@@ -38,8 +49,11 @@ impl Walk<'_> {
         }
         let x_ex: Vec<usize> = self.arg_example(node, 0);
         let structural = structural_reshape(x, &x_ex, &node.shape);
-        let exact = match self.request(id).cloned() {
-            Some(req) => exact_reshape(x, &req),
+        let exact = match self.request(id) {
+            Some(req) => {
+                let xn: SymShape = x.iter().map(|e| self.solver.norm(e)).collect();
+                exact_reshape(&xn, &req)
+            }
             None => structural.clone(),
         };
         self.agree(node, x, structural, exact)
@@ -57,18 +71,17 @@ impl Walk<'_> {
                 _ => SymExpr::konst(out[i] as i64),
             })
             .collect();
-        let exact = match self.request(id).cloned() {
+        let exact = match self.request(id) {
             Some(req) if req.len() == out.len() => Some(
-                req.iter()
+                req.into_iter()
                     .enumerate()
-                    .map(|(i, &r)| match i.checked_sub(lead) {
-                        Some(j) if r == -1 => x[j].clone(),
-                        Some(j) if x_ex.get(j) != Some(&1) => {
-                            let c = SymExpr::konst(r);
+                    .map(|(i, r)| match (i.checked_sub(lead), r) {
+                        (Some(j), None) => x[j].clone(),
+                        (Some(j), Some(c)) if x_ex.get(j) != Some(&1) => {
                             self.solver.unify(&x[j], &c);
                             c
                         }
-                        _ => SymExpr::konst(r),
+                        (_, r) => r.unwrap_or_else(|| SymExpr::konst(-1)),
                     })
                     .collect(),
             ),
@@ -79,25 +92,26 @@ impl Walk<'_> {
     }
 }
 
-/// From the request: explicit sizes are constants, the `-1` dim is the input's element
-/// count divided by theirs.
-fn exact_reshape(x: &[SymExpr], req: &[i64]) -> Option<SymShape> {
+/// From the request: explicit sizes are constants or symbolic ints' expressions, the
+/// `-1` dim (None) is the input's element count divided by theirs (when those are
+/// constants). Without a `-1` the request must hold the input's symbols.
+fn exact_reshape(x: &[SymExpr], req: &[Option<SymExpr>]) -> Option<SymShape> {
     let total = product(x)?;
-    let known: i64 = req
-        .iter()
-        .filter(|&&r| r >= 0)
-        .try_fold(1i64, |acc, &r| acc.checked_mul(r))?;
-    let mut out = Vec::with_capacity(req.len());
-    let mut inferred = false;
-    for &r in req {
-        if r >= 0 {
-            out.push(SymExpr::konst(r));
-        } else {
-            inferred = true;
-            out.push(total.div_exact(known)?);
-        }
+    let inferred = req.iter().any(Option::is_none);
+    if !inferred {
+        let asked = req.iter().flatten().cloned().collect::<Vec<_>>();
+        return (product(&asked)? == total).then_some(asked);
     }
-    (inferred || total.as_const().is_some()).then_some(out)
+    let known = req
+        .iter()
+        .flatten()
+        .try_fold(1i64, |acc, r| acc.checked_mul(r.as_const()?))?;
+    req.iter()
+        .map(|r| match r {
+            Some(e) => Some(e.clone()),
+            None => total.div_exact(known),
+        })
+        .collect()
 }
 
 /// From the shapes: the input and output are cut into the smallest groups of equal

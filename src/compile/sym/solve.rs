@@ -14,16 +14,19 @@ pub struct Solver {
     fixed: Vec<bool>,
     /// Per root: the least size the graph is valid for.
     min: Vec<i64>,
+    /// Per root: the largest size the graph is valid for.
+    max: Vec<i64>,
 }
 
 impl Solver {
-    /// A new symbol of capture-time size `example`, valid from `min` up.
-    pub fn new_sym(&mut self, example: i64, min: i64) -> SymId {
+    /// A new symbol of capture-time size `example`, valid from `min` up to `max`.
+    pub fn new_sym(&mut self, example: i64, min: i64, max: i64) -> SymId {
         let id = self.parent.len() as SymId;
         self.parent.push(id);
         self.example.push(example);
         self.fixed.push(false);
         self.min.push(min.max(2));
+        self.max.push(max);
         id
     }
 
@@ -61,6 +64,45 @@ impl Solver {
     /// The least size of root `s` (0 for unknown symbols).
     pub fn min_of(&self, s: SymId) -> i64 {
         self.min.get(self.find(s) as usize).copied().unwrap_or(0)
+    }
+
+    /// The largest size of root `s` (`i64::MAX`: unbounded).
+    pub fn max_of(&self, s: SymId) -> i64 {
+        self.max
+            .get(self.find(s) as usize)
+            .copied()
+            .unwrap_or(i64::MAX)
+    }
+
+    /// Requires `e >= 0` at every call (it holds at capture): a bound on `e`'s symbol
+    /// when `e` is `s + k` or `k - s`, else `e`'s symbols are specialised.
+    pub fn require_nonneg(&mut self, e: &SymExpr) {
+        let e = self.norm(e);
+        if e.as_const().is_some() {
+            return;
+        }
+        if self.eval(&e).is_some_and(|v| v >= 0) {
+            match e.terms.as_slice() {
+                [(s, 1)] => return self.require_min(&SymExpr::sym(*s), -e.k),
+                [(s, -1)] => return self.require_max(&SymExpr::sym(*s), e.k),
+                _ => {}
+            }
+        }
+        self.specialize(&e);
+    }
+
+    /// Requires `e <= m` at every call: an upper bound when `e` is a plain symbol whose
+    /// capture-time size satisfies it, else `e` is specialised.
+    pub fn require_max(&mut self, e: &SymExpr, m: i64) {
+        let e = self.norm(e);
+        match e.as_sym() {
+            Some(s) if self.example.get(s as usize).is_some_and(|&x| x <= m) => {
+                if let Some(v) = self.max.get_mut(s as usize) {
+                    *v = (*v).min(m);
+                }
+            }
+            _ => self.specialize(&e),
+        }
     }
 
     /// Specialises every symbol of `e` to its capture-time size.
@@ -103,8 +145,10 @@ impl Solver {
         match (na.as_sym(), nb.as_sym()) {
             (Some(x), Some(y)) if self.eval(&na) == self.eval(&nb) => {
                 let m = self.min_of(x).max(self.min_of(y));
+                let hi = self.max_of(x).min(self.max_of(y));
                 self.parent[y as usize] = x;
                 self.min[x as usize] = m;
+                self.max[x as usize] = hi;
             }
             (Some(_), None) if nb.as_const().is_some() => self.specialize(&na),
             (None, Some(_)) if na.as_const().is_some() => self.specialize(&nb),

@@ -211,3 +211,69 @@ fn dumps_show_symbolic_dims() {
     let t = g.to_text(None);
     assert!(t.contains("%1 = exp(%0) : f32[s0, 32]"), "{t}");
 }
+
+#[test]
+fn sym_slices_follow_input_dims_with_bounds() {
+    use super::SymExpr;
+    let mut g = Graph::new();
+    let x = input(&mut g, 0, &[5, 3]);
+    let w = input(&mut g, 1, &[48, 3]);
+    let r = crate::ir::sym::dim_ref(0, 0).unwrap();
+    let sl = |start, len, sym| IrOp::Index {
+        indices: vec![IrIndex::SymSlice { start, len, sym }],
+    };
+    // `w[:T]` of a fixed table and `x[1:T]` of x itself, T = x.shape[0].
+    let head = push(&mut g, sl(0, 5, SymExpr::sym(r)), &[w], &[5, 3]);
+    let add = push(&mut g, IrOp::Binary(BinaryOp::Add), &[x, head], &[5, 3]);
+    let minus1 = SymExpr::sym(r).add(&SymExpr::konst(-1)).unwrap();
+    let tail = push(&mut g, sl(1, 4, minus1), &[x], &[4, 3]);
+    g.outputs.extend([add, tail]);
+    let info = dim0_dynamic(&g, None);
+    assert_eq!(text(&info, head), "[s0, 3]");
+    assert_eq!(text(&info, tail), "[s0-1, 3]");
+    assert_eq!(info.max, vec![48], "w[:T] needs T <= 48");
+    assert_eq!(info.targets.len(), 2);
+    let inst = SymInfo::instantiate(&g.nodes[head.index()], &info.shapes[head.index()], &[9]);
+    let want = [IrIndex::SymSlice {
+        start: 0,
+        len: 9,
+        sym: SymExpr::sym(r),
+    }];
+    assert!(matches!(inst.map(|n| n.op), Some(IrOp::Index { indices }) if indices == want));
+}
+
+#[test]
+fn facts_bound_or_specialise_a_symbol() {
+    use super::SymExpr;
+    use crate::compile::capture::symint::SymFact;
+    let mut g = Graph::new();
+    let x = input(&mut g, 0, &[6, 2]);
+    let e = push(&mut g, IrOp::Unary(UnaryOp::Exp), &[x], &[6, 2]);
+    g.outputs.push(e);
+    // `T <= 10` held at capture: 10 - s0 >= 0.
+    let le10 = SymExpr::konst(10).add(&SymExpr::sym(0).scale(-1).unwrap());
+    let hints = SymHints {
+        facts: vec![SymFact::NonNeg(le10.unwrap())],
+        ..SymHints::default()
+    };
+    let info = dim0_dynamic(&g, Some(&hints));
+    assert_eq!((info.min.clone(), info.max.clone()), (vec![2], vec![10]));
+    // `T >= 5`: s0 - 5 >= 0.
+    let hints = SymHints {
+        facts: vec![SymFact::NonNeg(
+            SymExpr::sym(0).add(&SymExpr::konst(-5)).unwrap(),
+        )],
+        ..SymHints::default()
+    };
+    let info = dim0_dynamic(&g, Some(&hints));
+    assert_eq!(
+        (info.min.clone(), info.max.clone()),
+        (vec![5], vec![i64::MAX])
+    );
+    // A value decision (printing T) specialises it.
+    let hints = SymHints {
+        facts: vec![SymFact::Value(SymExpr::sym(0))],
+        ..SymHints::default()
+    };
+    assert_eq!(dim0_dynamic(&g, Some(&hints)).num_symbols(), 0);
+}

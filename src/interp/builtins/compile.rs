@@ -4,7 +4,7 @@
 
 use super::{kwarg, native, no_kw};
 use crate::compile::capture::cache::{Cache, CallKey, EntryKind};
-use crate::compile::capture::compiled::{reason_lines, CompiledFn};
+use crate::compile::capture::compiled::{guard_text, reason_lines, CompiledFn};
 use crate::interp::value::{DictMap, Key, NativeImpl, Value};
 use crate::interp::{type_err, value_err, Interp, R};
 use std::cell::RefCell;
@@ -63,6 +63,7 @@ fn compile_flagged(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 }
 
 pub(super) fn wrap(me: &mut Interp, f: &Value, flags: Flags) -> R<Value> {
+    let mut module = None;
     let (func, name) = match f {
         Value::Compiled(_) => return Ok(f.clone()),
         Value::Func(func) => (f.clone(), func.proto.name.clone()),
@@ -75,6 +76,7 @@ pub(super) fn wrap(me: &mut Interp, f: &Value, flags: Flags) -> R<Value> {
         }
         Value::Instance(inst) => {
             let fwd = me.get_attr(f, "forward")?;
+            module = Some(f.clone());
             (fwd, inst.class.name.clone())
         }
         other => {
@@ -89,6 +91,7 @@ pub(super) fn wrap(me: &mut Interp, f: &Value, flags: Flags) -> R<Value> {
         name,
         dynamic: flags.dynamic,
         check: flags.check,
+        module,
         cache: RefCell::new(Cache::default()),
     })))
 }
@@ -200,6 +203,12 @@ fn compile_stats(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         Key(Value::str("versions")),
         Value::Int(c.entries.len() as i64),
     );
+    // Per version, what its shape guard accepts.
+    let guards = c.entries.iter().map(|e| match &e.kind {
+        EntryKind::Graph(g) => Value::str(&guard_text(&g.compiled.graph)),
+        EntryKind::Eager(_) => Value::str("eager"),
+    });
+    m.insert(Key(Value::str("guards")), Value::list(guards.collect()));
     Ok(Value::Dict(Rc::new(RefCell::new(m))))
 }
 

@@ -145,6 +145,11 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
 
 fn len(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("len", args, 1, 1)?;
+    if let Value::Tensor(t) = &args[0] {
+        if t.ndim() > 0 && crate::compile::capture::trace::active() {
+            return Ok(crate::interp::capture::symint::size_value(t, 0));
+        }
+    }
     Ok(Value::Int(length(me, &args[0])?))
 }
 

@@ -280,6 +280,23 @@ impl Interp {
         args: Vec<Value>,
         kw: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
+        use crate::interp::capture::symint;
+        if let Value::SymInt(_) = obj {
+            return self.call_builtin_method(&symint::concrete(obj), name, args, kw);
+        }
+        if symint::any_sym(&args) || kw.iter().any(|(_, v)| symint::has_sym(v)) {
+            if let Value::Tensor(t) = obj {
+                if let Some(r) = symint::shape_method(t, name, &args, &kw) {
+                    return r;
+                }
+            }
+            let args = symint::concrete_all(&args);
+            let kw = kw
+                .iter()
+                .map(|(k, v)| (k.clone(), symint::concrete(v)))
+                .collect();
+            return self.call_builtin_method(obj, name, args, kw);
+        }
         let r = match obj {
             Value::Str(s) => methods::str_method(self, s, name, &args, &kw),
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),

@@ -298,9 +298,8 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             a.check(1, &["dim"])?;
             match a.int(0, "dim")? {
                 Some(d) => {
-                    let n = t.size(d).map_err(te)?;
-                    trace::note_size_read(t, Some(trace::dim(d, t.ndim())));
-                    Value::Int(n as i64)
+                    t.size(d).map_err(te)?;
+                    crate::interp::capture::symint::size_value(t, trace::dim(d, t.ndim()))
                 }
                 None => shape_value(t),
             }
@@ -375,8 +374,7 @@ fn inplace_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
 
 /// `t.shape` as a tuple.
 pub fn shape_value(t: &Tensor) -> Value {
-    trace::note_size_read(t, None);
-    Value::tuple(t.shape().iter().map(|&d| Value::Int(d as i64)).collect())
+    crate::interp::capture::symint::shape_value(t)
 }
 
 /// Data attributes of a tensor.

@@ -162,6 +162,15 @@ impl Interp {
                 rows: None,
             }));
         }
+        if let (Some((node, dim, n)), 0, 1) = (self.sym_trip(stop)?, start, step) {
+            return Ok((n > 0).then_some(Header {
+                start,
+                step,
+                trip: ForTrip::Dim { node, dim },
+                n,
+                rows: None,
+            }));
+        }
         let Some((x, dim)) = self.size_expr(stop)? else {
             return Ok(None);
         };
@@ -205,6 +214,19 @@ impl Interp {
             return Ok(false);
         }
         Ok(is(&self.eval(f)?))
+    }
+
+    /// A side-effect-free expression whose value is a symbolic int exactly the size of an
+    /// argument dim (`T` of `B, T = x.shape`): that input's node, dim and size.
+    fn sym_trip(&mut self, e: &Ex) -> R<Option<(crate::compile::ir::NodeId, usize, usize)>> {
+        if !pure(e) {
+            return Ok(None);
+        }
+        Ok(match &self.eval(e)? {
+            Value::SymInt(s) => crate::compile::capture::symint::input_dim(s)
+                .and_then(|(node, d)| Some((node, d, usize::try_from(s.value).ok()?))),
+            _ => None,
+        })
     }
 
     /// The Python int a side-effect-free expression evaluates to (None: not one).

@@ -8,3 +8,4 @@ mod capture_loop;
 mod capture_merge;
 pub(crate) mod capture_print;
 mod for_scan;
+pub(crate) mod symint;

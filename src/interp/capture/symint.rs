@@ -1,0 +1,260 @@
+//! Symbolic ints in the interpreter (`compile::capture::symint`): a size of a symbolic dim read
+//! during a capture is a `Value::SymInt`. Affine arithmetic keeps it symbolic, view and
+//! reshape requests and tensor slices take it as it is; every other use (a comparison,
+//! truthiness, a dict key, printing, any other builtin) is a Python-level decision that
+//! sees its value and guards the version on the fact it used.
+
+use crate::compile::capture::symint::{self, Cmp, Lin, SymInt};
+use crate::interp::ops::int_op;
+use crate::interp::value::Value;
+use crate::interp::{Interp, R};
+use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
+use crate::tensor::Tensor;
+use std::rc::Rc;
+
+/// `v` for a Python-level use: a symbolic int becomes its (guarded) value, other values
+/// are unchanged.
+pub fn concrete(v: &Value) -> Value {
+    match v {
+        Value::SymInt(s) => Value::Int(s.concrete()),
+        Value::Tuple(t) if t.iter().any(has_sym) => Value::tuple(t.iter().map(concrete).collect()),
+        Value::Slice(s) if s.iter().any(has_sym) => {
+            Value::Slice(Rc::new([concrete(&s[0]), concrete(&s[1]), concrete(&s[2])]))
+        }
+        _ => v.clone(),
+    }
+}
+
+/// True when `v` is a symbolic int or a tuple/slice holding one.
+pub fn has_sym(v: &Value) -> bool {
+    match v {
+        Value::SymInt(_) => true,
+        Value::Tuple(t) => t.iter().any(has_sym),
+        Value::Slice(s) => s.iter().any(has_sym),
+        _ => false,
+    }
+}
+
+/// True when `vs` holds a symbolic int (at the top level or in a tuple/slice).
+pub fn any_sym(vs: &[Value]) -> bool {
+    vs.iter().any(has_sym)
+}
+
+/// `vs` with every symbolic int replaced by its value.
+pub fn concrete_all(vs: &[Value]) -> Vec<Value> {
+    vs.iter().map(concrete).collect()
+}
+
+/// The int operand of `v`: an int, a bool or a symbolic int.
+fn operand(v: &Value) -> Option<(i64, Option<&SymInt>)> {
+    match v {
+        Value::Int(i) => Some((*i, None)),
+        Value::Bool(b) => Some((*b as i64, None)),
+        Value::SymInt(s) => Some((s.value, Some(&**s))),
+        _ => None,
+    }
+}
+
+fn sym_value(s: SymInt) -> Value {
+    Value::SymInt(Rc::new(s))
+}
+
+impl Interp {
+    /// `a op b` when one side is a symbolic int.
+    pub(crate) fn sym_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> R<Value> {
+        if let (Some(x), Some(y)) = (operand(a), operand(b)) {
+            let lin = match op {
+                BinOp::Add => Some(Lin::Add),
+                BinOp::Sub => Some(Lin::Sub),
+                BinOp::Mul => Some(Lin::Mul),
+                _ => None,
+            };
+            if let Some(lin) = lin {
+                if let Value::Int(v) = int_op(op, x.0, y.0)? {
+                    if let Some(s) = symint::linear(lin, x, y, v) {
+                        return Ok(sym_value(s));
+                    }
+                }
+            }
+        }
+        self.binop(op, &concrete(a), &concrete(b))
+    }
+
+    /// A unary operator on a symbolic int.
+    pub(crate) fn sym_unary(&mut self, op: UnaryOp, s: &Rc<SymInt>) -> R<Value> {
+        if let UnaryOp::Neg | UnaryOp::Pos = op {
+            let k = if op == UnaryOp::Neg { -1 } else { 1 };
+            if let Some(v) = s.value.checked_mul(k) {
+                if let Some(r) = symint::linear(Lin::Mul, (s.value, Some(s)), (k, None), v) {
+                    return Ok(sym_value(r));
+                }
+            }
+        }
+        self.unary(op, &Value::Int(s.concrete()))
+    }
+
+    /// A comparison with a symbolic int on one side: decided on the values, guarded by
+    /// the relation (or, for `==`, the value) that decided it.
+    pub(crate) fn sym_compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
+        let (Some(x), Some(y)) = (operand(a), operand(b)) else {
+            return self.compare(op, &concrete(a), &concrete(b));
+        };
+        let (cmp, outcome) = match op {
+            CmpOp::Eq => (Cmp::Eq, x.0 == y.0),
+            CmpOp::NotEq => (Cmp::Ne, x.0 != y.0),
+            CmpOp::Lt => (Cmp::Lt, x.0 < y.0),
+            CmpOp::LtE => (Cmp::Le, x.0 <= y.0),
+            CmpOp::Gt => (Cmp::Gt, x.0 > y.0),
+            CmpOp::GtE => (Cmp::Ge, x.0 >= y.0),
+            _ => return self.compare(op, &concrete(a), &concrete(b)),
+        };
+        symint::compare(cmp, x, y, outcome);
+        Ok(outcome)
+    }
+}
+
+/// Truthiness of a symbolic int: guarded by `s >= 1` (or its value when it is not
+/// positive).
+pub fn truthy(s: &SymInt) -> bool {
+    if s.value > 0 {
+        symint::compare(Cmp::Ge, (s.value, Some(s)), (1, None), true);
+        true
+    } else {
+        s.concrete() != 0
+    }
+}
+
+/// Size `d` of `t` as Python sees it: a symbolic int for a symbolic dim during a
+/// capture, else an int (a read the capture notes).
+pub fn size_value(t: &Tensor, d: usize) -> Value {
+    if let Some(s) = symint::size(t, d) {
+        return sym_value(s);
+    }
+    crate::compile::capture::trace::note_size_read(t, Some(d));
+    Value::Int(t.shape().get(d).map_or(0, |&n| n as i64))
+}
+
+/// `t.shape` as a tuple (symbolic ints for symbolic dims during a capture).
+pub fn shape_value(t: &Tensor) -> Value {
+    Value::tuple((0..t.ndim()).map(|d| size_value(t, d)).collect())
+}
+
+/// The symbolic ints of a shape request given as varargs or one tuple/list, in the
+/// order of the request's entries (None: a plain entry).
+pub fn request_syms(args: &[Value]) -> Vec<Option<Rc<SymInt>>> {
+    let one = |v: &Value| match v {
+        Value::SymInt(s) => Some(s.clone()),
+        _ => None,
+    };
+    match args {
+        [Value::Tuple(t)] => t.iter().map(one).collect(),
+        [Value::List(l)] => l.borrow().iter().map(one).collect(),
+        _ => args.iter().map(one).collect(),
+    }
+}
+
+/// `args` with symbolic ints replaced by their values without a guard (the caller
+/// records them symbolically), including the items of one tuple/list argument.
+pub fn values_unguarded(args: &[Value]) -> Vec<Value> {
+    let one = |v: &Value| match v {
+        Value::SymInt(s) => Value::Int(s.value),
+        _ => v.clone(),
+    };
+    match args {
+        [Value::Tuple(t)] => vec![Value::tuple(t.iter().map(one).collect())],
+        [Value::List(l)] => {
+            let items: Vec<Value> = l.borrow().iter().map(one).collect();
+            vec![Value::tuple(items)]
+        }
+        _ => args.iter().map(one).collect(),
+    }
+}
+
+/// `t.view(...)`, `t.reshape(...)`, `t.expand(...)` with symbolic ints among the sizes:
+/// run on their values, the request recorded symbolically (None: not such a call).
+pub fn shape_method(
+    t: &Tensor,
+    name: &str,
+    args: &[Value],
+    kw: super::super::builtins::tensor::Kw,
+) -> Option<R<Value>> {
+    if !matches!(name, "view" | "reshape" | "expand") || !kw.is_empty() {
+        return None;
+    }
+    let syms = request_syms(args);
+    if syms.iter().all(Option::is_none) {
+        return None;
+    }
+    let plain = values_unguarded(args);
+    let out = super::super::builtins::tensor_methods::tensor_method(t, name, &plain, kw);
+    match &out {
+        Ok(Value::Tensor(o)) => {
+            let req: Vec<Option<&SymInt>> = syms.iter().map(|s| s.as_deref()).collect();
+            symint::note_request(o, &req);
+        }
+        _ => {
+            for s in syms.iter().flatten() {
+                s.concrete();
+            }
+        }
+    }
+    Some(out)
+}
+
+impl Interp {
+    /// `obj[idx]` when the index holds a symbolic int (None: it does not). A tensor
+    /// slice takes a symbolic stop as it is; every other use sees the value.
+    pub(crate) fn sym_get_item(&mut self, obj: &Value, idx: &Value) -> Option<R<Value>> {
+        if !has_sym(idx) {
+            return None;
+        }
+        if let Value::Tensor(t) = obj {
+            return Some(tensor_get(t, idx));
+        }
+        Some(self.get_item(obj, &concrete(idx)))
+    }
+}
+
+/// `t[idx]` with symbolic ints in the index: the stop of a unit-step slice stays
+/// symbolic (`compile::symint::note_slices`), any other symbolic int is a value.
+fn tensor_get(t: &Tensor, idx: &Value) -> R<Value> {
+    let items: Vec<Value> = match idx {
+        Value::Tuple(items) => items.to_vec(),
+        v => vec![v.clone()],
+    };
+    let mut stops: Vec<(usize, Rc<SymInt>)> = Vec::new();
+    let plain: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v {
+            Value::Slice(s) => {
+                let stop = match (&s[1], &s[2]) {
+                    (Value::SymInt(x), Value::None) => {
+                        stops.push((k, x.clone()));
+                        Value::Int(x.value)
+                    }
+                    (other, _) => concrete(other),
+                };
+                Value::Slice(Rc::new([concrete(&s[0]), stop, concrete(&s[2])]))
+            }
+            other => concrete(other),
+        })
+        .collect();
+    let idx = match idx {
+        Value::Tuple(_) => Value::tuple(plain),
+        _ => plain.into_iter().next().unwrap_or(Value::None),
+    };
+    let out = crate::interp::builtins::tensor_index::get(t, &idx);
+    match &out {
+        Ok(Value::Tensor(o)) if !stops.is_empty() => {
+            let s: Vec<(usize, &SymInt)> = stops.iter().map(|(k, x)| (*k, &**x)).collect();
+            symint::note_slices(o, &s);
+        }
+        _ => {
+            for (_, s) in &stops {
+                s.concrete();
+            }
+        }
+    }
+    out
+}
