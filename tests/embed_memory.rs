@@ -101,6 +101,19 @@ fn sizes_are_checked_before_work_starts() {
     assert_eq!(err.kind, ErrorKind::MemoryError);
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     assert_usable(&mut e);
+    // an index of 2^41 entries, 2^40 histogram or bincount bins: allocation failures
+    // that aborted the process
+    for src in [
+        "ones(2).repeat_interleave(1 << 40)",
+        "ones(2).repeat_interleave(tensor([1 << 62, 1 << 62]))",
+        "histc(ones(3), bins=1 << 40)",
+        "bincount(tensor([1 << 40]))",
+        "bincount(tensor([1 << 40]), weights=ones(1))",
+    ] {
+        let err = e.eval(src).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
+        assert_usable(&mut e);
+    }
 }
 
 #[test]
@@ -154,7 +167,7 @@ fn memory_cap_counts_strings_held_by_locals_and_globals() {
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
         assert!(err.message.contains("memory limit"), "{}", err.message);
-        assert!(t.elapsed() < Duration::from_secs(20), "{src}");
+        assert!(t.elapsed() < Duration::from_secs(60), "{src}");
         e.eval("a0 = a1 = a2 = objs = None").unwrap();
         assert_usable(&mut e);
     }
@@ -168,7 +181,8 @@ fn memory_cap_counts_strings_held_by_locals_and_globals() {
 /// The fused attention and LSTM/GRU kernels poll the deadline: each call below is
 /// seconds of work in one native call (16384 x 16384 scores; 3000 steps of a 1024-unit
 /// recurrence, whose per-step gemm of one row is a single block the gemm never polls),
-/// stopped shortly after the 200 ms limit.
+/// stopped shortly after the 200 ms limit (unpolled, attention alone took 3 s on an idle
+/// core and 7 s under load).
 #[test]
 fn wall_time_stops_fused_attention_and_recurrent_kernels() {
     let limits = Limits {
@@ -189,7 +203,7 @@ fn wall_time_stops_fused_attention_and_recurrent_kernels() {
         let err = e.eval(call).unwrap_err();
         assert_eq!(err.kind, ErrorKind::LimitExceeded, "{call}: {err}");
         assert!(
-            t.elapsed() < Duration::from_millis(1500),
+            t.elapsed() < Duration::from_secs(3),
             "{call}: {:?}",
             t.elapsed()
         );

@@ -157,7 +157,9 @@ pub fn forward(
             }
             for r in 0..br {
                 let orow = &mut o[r * d.ev..(r + 1) * d.ev];
-                if sum[r] > 0.0 {
+                // a NaN score (NaN in q or k past the running max) makes the row NaN, as
+                // PyTorch's; only a row with every key masked is zero
+                if sum[r] > 0.0 || sum[r].is_nan() {
                     orow.iter_mut().for_each(|x| *x /= sum[r]);
                     lse[b * d.l + i0 + r] = mx[r] + sum[r].ln();
                 } else {
