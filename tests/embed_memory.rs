@@ -181,8 +181,8 @@ fn memory_cap_counts_strings_held_by_locals_and_globals() {
 /// The fused attention and LSTM/GRU kernels poll the deadline: each call below is
 /// seconds of work in one native call (16384 x 16384 scores; 3000 steps of a 1024-unit
 /// recurrence, whose per-step gemm of one row is a single block the gemm never polls),
-/// stopped shortly after the 200 ms limit (unpolled, attention alone took 3 s on an idle
-/// core and 7 s under load).
+/// stopped shortly after the 200 ms limit (unpolled, the attention call alone took 7 s
+/// here on a loaded machine).
 #[test]
 fn wall_time_stops_fused_attention_and_recurrent_kernels() {
     let limits = Limits {
