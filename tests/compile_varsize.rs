@@ -165,32 +165,54 @@ fn agree(a: &str, b: &str, rel: f64) -> bool {
             })
 }
 
-/// The differential run: `n` programs from `seed`; returns the mismatches.
-fn differential(seed: u64, n: usize) -> Vec<String> {
-    let mut rng = Rng(seed);
-    let mut bad = Vec::new();
-    for _ in 0..n {
-        let src = program(&mut rng);
-        let (eager, compiled) = (run(&src, false), run(&src, true));
-        let same = match (&eager, &compiled) {
-            (Ok(a), Ok(b)) => agree(a, b, 1e-5),
-            (Err(a), Err(b)) => a == b,
-            _ => false,
-        };
-        if !same {
-            bad.push(format!("{src}\neager    {eager:?}\ncompiled {compiled:?}"));
-        }
-    }
-    bad
+/// The mismatch report of one program (None: eager and compiled agree).
+fn check(src: &str) -> Option<String> {
+    let (eager, compiled) = (run(src, false), run(src, true));
+    let same = match (&eager, &compiled) {
+        (Ok(a), Ok(b)) => agree(a, b, 1e-5),
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    };
+    (!same).then(|| format!("{src}\neager    {eager:?}\ncompiled {compiled:?}"))
 }
 
+/// The differential run: `n` programs from `seed` (generated in order, so the set does
+/// not depend on the thread count), checked on `threads` threads (each program in its
+/// own engines, as alone); returns the mismatches in program order.
+fn differential(seed: u64, n: usize, threads: usize) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let programs: Vec<String> = (0..n).map(|_| program(&mut rng)).collect();
+    let threads = threads.clamp(1, n.max(1));
+    let mut found: Vec<(usize, String)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let programs = &programs;
+                s.spawn(move || {
+                    (t..programs.len())
+                        .step_by(threads)
+                        .filter_map(|i| check(&programs[i]).map(|m| (i, m)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a differential worker panicked"))
+            .collect()
+    });
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().map(|(_, m)| m).collect()
+}
+
+/// 3000 programs (`KILN_DIFF_CASES` changes it) on two threads: about 10 s of CI time
+/// on two idle cores.
 #[test]
 fn random_programs_at_varying_sizes_agree_with_eager() {
     let n = std::env::var("KILN_DIFF_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let bad = differential(0x5EED_2026, n);
+        .unwrap_or(3000);
+    let bad = differential(0x5EED_2026, n, 2);
     assert!(
         bad.is_empty(),
         "{} of {n} programs differ; first:\n{}",
@@ -294,4 +316,67 @@ fn signed_zeros_agree_with_pytorch() {
         out,
         "['0.0', '0.0', '-0.0', '-0.0', '0.0', '-0.0', '0.0', '-0.0']"
     );
+}
+
+/// Issue 29.1: max()/min() full and along the last dim over ±0.0 and NaN agree eagerly
+/// and compiled (the fused reduction folds in lane order), with PyTorch's indices and
+/// PyTorch's values except a zero's sign in a row holding both zeros (the `mixed` rows
+/// of tests/refs/extreme_zeros_ref.py, whose output lists these rows' torch values).
+#[test]
+fn max_min_over_signed_zeros_and_nan() {
+    let src = "def h(x):\n    y = x * 1.0\n    a, i = y.max(-1)\n    b, j = y.min(-1)\n    \
+               return [y.max(), y.min(), a, i, b, j]\n\
+               g = compile(h)\nout = []\n\
+               for r in [[-0.0, 0.0], [0.0, -0.0], [-0.0, -0.0], [0.0, 0.0], [1.0, float('nan'), 2.0], \
+               [float('nan'), -0.0, 0.0], [-1.0, -0.0, -2.0], [3.0, 0.0, 3.0]]:\n    \
+               x = tensor(r)\n    g(x)\n    out.append(' '.join([str(t.item()) for t in g(x)]))\n";
+    let out = same_both_ways(src);
+    // torch: max() min() max(-1) argmax min(-1) argmin; differs only in the mixed rows
+    // (torch "0.0 0.0 -0.0 0 -0.0 0", "-0.0 -0.0 0.0 0 0.0 0")
+    let want = [
+        "0.0 -0.0 0.0 0 -0.0 0",
+        "0.0 -0.0 0.0 0 -0.0 0",
+        "-0.0 -0.0 -0.0 0 -0.0 0",
+        "0.0 0.0 0.0 0 0.0 0",
+        "nan nan nan 1 nan 1",
+        "nan nan nan 0 nan 0",
+        "-0.0 -2.0 -0.0 1 -2.0 2",
+        "3.0 0.0 3.0 0 0.0 1",
+    ];
+    assert_eq!(out, format!("['{}']", want.join("', '")));
+}
+
+/// Issue 29.7: cross_entropy / nll_loss with a class index out of range (-1, >= C, on
+/// 1-D and batched input) raise PyTorch's IndexError "Target -1 is out of bounds.",
+/// eagerly and compiled (torch 2.15 prints the same messages for these calls), and the
+/// compiled loss still captures (one capture, then hits) on valid targets.
+#[test]
+fn cross_entropy_target_out_of_range_raises_pytorchs_error() {
+    for (call, bad) in [
+        ("ce(logits, tensor([0, -1]))", "-1"),
+        ("ce(logits, tensor([3, 0]))", "3"),
+        ("ce(logits, tensor([-100, 7]))", "7"),
+        ("nll(logits.log_softmax(1), tensor([-5, 1]))", "-5"),
+        ("ce(logits[0], tensor(-1))", "-1"),
+        ("nll(logits[0].log_softmax(0), tensor(3))", "3"),
+    ] {
+        let src = format!(
+            "import nn.functional as F\nce = compile(F.cross_entropy)\nnll = compile(F.nll_loss)\n\
+             logits = randn(2, 3)\nok = [ce(logits, tensor([2, 0])), ce(logits, tensor([1, 1]))]\n\
+             out = [compile_stats(ce)['captures'], compile_stats(ce)['hits']]\nr = {call}\n"
+        );
+        let rendered = |compile: bool| {
+            let mut e = Engine::new();
+            e.set_compile(compile);
+            e.set_output(Box::new(|_| {}));
+            let err = e.run_source(&src, "ce.dl").unwrap_err();
+            let out: String = e.eval_as("str(out)").unwrap();
+            (format!("{:?}: {}", err.kind, err.message), out)
+        };
+        let (eager, _) = rendered(false);
+        assert_eq!(eager, format!("IndexError: Target {bad} is out of bounds."));
+        let (compiled, stats) = rendered(true);
+        assert_eq!(compiled, eager, "{call}");
+        assert_eq!(stats, "[1, 1]", "{call}");
+    }
 }

@@ -101,6 +101,19 @@ fn sizes_are_checked_before_work_starts() {
     assert_eq!(err.kind, ErrorKind::MemoryError);
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     assert_usable(&mut e);
+    // an index of 2^41 entries, 2^40 histogram or bincount bins: allocation failures
+    // that aborted the process
+    for src in [
+        "ones(2).repeat_interleave(1 << 40)",
+        "ones(2).repeat_interleave(tensor([1 << 62, 1 << 62]))",
+        "histc(ones(3), bins=1 << 40)",
+        "bincount(tensor([1 << 40]))",
+        "bincount(tensor([1 << 40]), weights=ones(1))",
+    ] {
+        let err = e.eval(src).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
+        assert_usable(&mut e);
+    }
 }
 
 #[test]
@@ -125,4 +138,75 @@ fn wall_time_stops_long_native_operations() {
         ErrorKind::RecursionError
     );
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+}
+
+/// Values held only by running frames (locals), module globals, instance attributes and
+/// closure cells count toward the memory cap: the registry walk alone cannot see them,
+/// so the limits check re-measures with the interpreter's value stack as roots. Each
+/// case holds about 300 MB under a 64 MB cap (before: no error, 300 MB of RSS).
+#[test]
+fn memory_cap_counts_strings_held_by_locals_and_globals() {
+    let mut e = quiet(issue_limits());
+    for src in [
+        // each frame of a recursion holds its own 1 MB string in a local
+        "def f(n):\n    s = 'x' * 1000000 + str(n)\n    if n:\n        return f(n - 1) + 1\n    return 0\nf(300)",
+        // a local string grown by concatenation (and a tuple of strings in a local)
+        "def g():\n    s = ''\n    for i in range(100):\n        s = s + 'x' * 4000000\n    return len(s)\ng()",
+        "def h(n):\n    t = tuple('y' * 1000000 + str(i) for i in range(3))\n    return h(n - 1) if n else 0\nh(100)",
+        // globals bound one by one, strings joined and repeated
+        "a0 = 'p' * 30000000\na1 = 'q' * 30000000\na2 = 'r' * 30000000",
+        "def j(n):\n    s = ''.join(['ab'] * 500000)\n    return j(n - 1) if n else 0\nj(300)",
+        // instance attributes and closure cells
+        "class A:\n    pass\nobjs = A()\nfor i in range(300):\n    setattr(objs, 'a' + str(i), 'z' * 1000000 + str(i))",
+        "def k(n):\n    s = 'c' * 1000000 + str(n)\n    def inner():\n        return s\n    return k(n - 1) if n else inner\nk(300)",
+    ] {
+        let t = Instant::now();
+        let err = e
+            .eval(src)
+            .map(|_| panic!("{src}: should exceed the memory limit"))
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MemoryError, "{src}: {err}");
+        assert!(err.message.contains("memory limit"), "{}", err.message);
+        assert!(t.elapsed() < Duration::from_secs(60), "{src}");
+        e.eval("a0 = a1 = a2 = objs = None").unwrap();
+        assert_usable(&mut e);
+    }
+    // churn through locals stays under the cap: 300 MB allocated, 1 MB alive at a time
+    e.eval("def m(i):\n    s = 'x' * 1000000 + str(i)\n    return len(s)\nfor i in range(300):\n    m(i)")
+        .unwrap();
+    e.eval("def r(n):\n    s = 'x' * 100000\n    return r(n - 1) if n else len(s)\nr(300)")
+        .unwrap();
+}
+
+/// The fused attention and LSTM/GRU kernels poll the deadline: each call below is
+/// seconds of work in one native call (16384 x 16384 scores; 3000 steps of a 1024-unit
+/// recurrence, whose per-step gemm of one row is a single block the gemm never polls),
+/// stopped shortly after the 200 ms limit (unpolled, the attention call alone took 7 s
+/// here on a loaded machine).
+#[test]
+fn wall_time_stops_fused_attention_and_recurrent_kernels() {
+    let limits = Limits {
+        wall_time: Some(Duration::from_millis(200)),
+        ..Limits::default()
+    };
+    let mut e = quiet(limits);
+    e.eval("import nn\nimport nn.functional as F\nq = ones(1, 16384, 64)\nx = zeros(3000, 1, 1)")
+        .unwrap();
+    e.eval("lstm = nn.LSTM(1, 1024)").unwrap();
+    e.eval("gru = nn.GRU(1, 1024)").unwrap();
+    for call in [
+        "F.scaled_dot_product_attention(q, q, q)",
+        "lstm(x)",
+        "gru(x)",
+    ] {
+        let t = Instant::now();
+        let err = e.eval(call).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::LimitExceeded, "{call}: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{call}: {:?}",
+            t.elapsed()
+        );
+        assert_usable(&mut e);
+    }
 }

@@ -8,7 +8,10 @@
 //! instead, when the counter plus the live tensor bytes passes the cap, the live
 //! containers are measured (`gc::live_container_bytes`, a walk over the collector's
 //! registry) and the counter restarts from that figure. Only when the measurement is
-//! still over the cap is `MemoryError` raised.
+//! still over the cap is `MemoryError` raised. The registry cannot see values held only
+//! by a running frame (a local `s = s + "x" * 1000000`): a measurement that passes marks
+//! the count as unseen, and the interpreter's next limits check (every few operations
+//! while a memory cap is set) measures again with its value stack as roots.
 
 use super::value::{DictMap, Key, Value};
 use super::{err, R};
@@ -27,12 +30,33 @@ thread_local! {
     static MEM_CAP: Cell<usize> = const { Cell::new(usize::MAX) };
     /// Container bytes at the last measurement plus the growth since.
     static MEM_USED: Cell<usize> = const { Cell::new(0) };
+    /// A measurement over the registry alone passed since the last one with roots.
+    static UNSEEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a memory cap is set on this thread.
+pub fn has_memory_cap() -> bool {
+    MEM_CAP.with(Cell::get) != usize::MAX
+}
+
+/// After a measurement that could not see the running frames' locals: measures again
+/// with `roots` (the interpreter's value stack) and raises `MemoryError` when the total
+/// is over the cap. Cheap when no such measurement is pending.
+#[inline]
+pub fn remeasure_roots(roots: &[Value]) -> R<()> {
+    if !UNSEEN.with(Cell::get) {
+        return Ok(());
+    }
+    let r = remeasure(MEM_CAP.with(Cell::get), 0, roots);
+    UNSEEN.with(|u| u.set(false));
+    r
 }
 
 /// Replaces the current thread's memory cap (`usize::MAX`: none) and starts its count
 /// afresh; returns the previous cap.
 pub fn set_max_memory(cap: usize) -> usize {
     MEM_USED.with(|u| u.set(0));
+    UNSEEN.with(|u| u.set(false));
     MEM_CAP.with(|m| m.replace(cap))
 }
 
@@ -63,7 +87,9 @@ fn remeasure(cap: usize, building: usize, items: &[Value]) -> R<()> {
     let live = super::gc::live_container_bytes(items).saturating_add(building);
     MEM_USED.with(|u| u.set(live));
     let tensors = crate::tensor::storage::live_bytes();
-    if live.saturating_add(tensors) > cap {
+    let over = live.saturating_add(tensors) > cap;
+    UNSEEN.with(|u| u.set(!over));
+    if over {
         return Err(err(
             ErrorKind::MemoryError,
             format!(

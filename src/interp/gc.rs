@@ -252,9 +252,11 @@ pub fn live_objects() -> usize {
 
 /// Approximate bytes held by the live tracked containers, for the memory limit (a walk
 /// over the registry, run only when the growth counter passes the cap): list buffers,
-/// dict and set entries, and the strings and tuples they hold (each counted once). A
-/// container borrowed right now (the one being grown) is skipped; the caller adds it,
-/// and `extra` (the items of a list under construction) is counted with the rest.
+/// dict and set entries, module globals, instance attributes and cells, and the strings
+/// and tuples they hold (each counted once). A container borrowed right now (the one
+/// being grown) is skipped; the caller adds it. `extra` is counted with the rest: the
+/// items of a list under construction, or the interpreter's value stack (the locals of
+/// every running frame, see `containers::remeasure_roots`).
 pub fn live_container_bytes(extra: &[Value]) -> usize {
     use super::containers::MAP_ENTRY_BYTES;
     const SLOT: usize = std::mem::size_of::<Value>();
@@ -296,9 +298,25 @@ pub fn live_container_bytes(extra: &[Value]) -> usize {
                 }
                 Tracked::Instance(w) => w
                     .upgrade()
-                    .and_then(|i| i.dict.try_borrow().ok().map(|m| m.len() * MAP_ENTRY_BYTES))
+                    .and_then(|i| {
+                        i.dict.try_borrow().ok().map(|m| {
+                            m.len() * MAP_ENTRY_BYTES + m.values().map(&mut held).sum::<usize>()
+                        })
+                    })
                     .unwrap_or(0),
-                _ => 0,
+                Tracked::Cell(w) => w
+                    .upgrade()
+                    .and_then(|c| c.try_borrow().ok().map(|v| held(&v)))
+                    .unwrap_or(0),
+                Tracked::Module(w) => w
+                    .upgrade()
+                    .and_then(|m| {
+                        m.slots.try_borrow().ok().map(|v| {
+                            v.len() * MAP_ENTRY_BYTES + v.iter().map(&mut held).sum::<usize>()
+                        })
+                    })
+                    .unwrap_or(0),
+                Tracked::Class(_) => 0,
             };
         }
         total

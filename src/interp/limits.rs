@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 /// How many ticks pass between two full checks (deadline, interrupt, budget refill).
 const TICK_BATCH: u32 = 256;
+/// The batch while `Limits::max_memory` is set (see `containers::remeasure_roots`).
+const MEMORY_TICK_BATCH: u32 = 16;
 
 /// Safety limits applied to every host entry into the engine (`eval`, `run_file`,
 /// `call`, ...). Each run gets a fresh budget; `None` means unlimited.
@@ -176,9 +178,15 @@ impl Interp {
         let left = st
             .max_ops
             .map_or(u64::MAX, |m| m.saturating_sub(st.used).saturating_add(1));
-        st.batch = u32::try_from(left).unwrap_or(u32::MAX).clamp(1, TICK_BATCH);
+        // under a memory cap, check often: values held only by frames are measured here
+        let most = if super::containers::has_memory_cap() {
+            MEMORY_TICK_BATCH
+        } else {
+            TICK_BATCH
+        };
+        st.batch = u32::try_from(left).unwrap_or(u32::MAX).clamp(1, most);
         st.ticks_left = st.batch;
-        Ok(())
+        super::containers::remeasure_roots(&self.stack)
     }
 
     /// Whether the operation budget left in this run is below `n` (a loop of `n`

@@ -145,12 +145,18 @@ pub fn repeat_interleave(x: &Tensor, repeats: &[i64], dim: Option<i64>) -> Resul
             "repeat_interleave: repeats can not be negative",
         ));
     }
-    let idx: Vec<i64> = reps
+    // the index is allocated under the tensor caps (MemoryError, not an abort, for
+    // `ones(2).repeat_interleave(1 << 40)`)
+    let k = reps
         .iter()
-        .enumerate()
-        .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize))
-        .collect();
-    let k = idx.len();
+        .try_fold(0usize, |acc, &r| acc.checked_add(r as usize))
+        .unwrap_or(usize::MAX);
+    let idx = crate::tensor::storage::collect_vec::<i64>(
+        k,
+        reps.iter()
+            .enumerate()
+            .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize)),
+    )?;
     src.index_select(d as i64, &index_const(idx, &[k])?)
 }
 

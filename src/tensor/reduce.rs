@@ -150,7 +150,10 @@ impl Tensor {
         let oshape = reduced_shape(self.shape(), &dims, keepdim);
         let idx = self.arg_rows(&dims, is_min)?;
         let index = Tensor::from_vec(idx, &oshape);
-        let values = self.gather_rows(&dims, &index)?;
+        let values = match self.float_extremes(&dims, &oshape, is_min)? {
+            Some(v) => v,
+            None => self.gather_rows(&dims, &index)?,
+        };
         if values.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeDim {
                 in_shape: self.shape().into(),
@@ -175,6 +178,31 @@ impl Tensor {
                 per_row(&data, n, k, |r| arg_extreme(r, is_min))
             }
         }
+    }
+
+    /// The max/min of each row of an f32 tensor (None for other dtypes), shaped
+    /// `shape`: IEEE 754-2019 maximum/minimum, NaN propagating and -0.0 < 0.0, the fold
+    /// a compiled reduction does in any lane order. The index of a ±0 result (`arg_rows`)
+    /// is the first zero's, as PyTorch's; PyTorch's value there has that element's sign
+    /// (and `max()`'s sign depends on its vector path), so a row holding both zeros
+    /// gives 0.0 for max and -0.0 for min here, eager and compiled alike.
+    fn float_extremes(
+        &self,
+        dims: &[usize],
+        shape: &[usize],
+        is_min: bool,
+    ) -> Result<Option<Tensor>> {
+        use super::kernels::binary::{fmax_nan, fmin_nan};
+        if self.dtype() != DType::F32 {
+            return Ok(None);
+        }
+        let (data, k) = rows::<f32>(self, dims)?;
+        let pick = if is_min { fmin_nan } else { fmax_nan };
+        let n = outer(self.shape(), dims);
+        let v = per_row(&data, n, k, |r| {
+            r.iter().copied().reduce(pick).unwrap_or(f32::NAN)
+        })?;
+        Ok(Some(Tensor::from_vec(v, shape)))
     }
 
     /// The values at row-wise `index` (the same layout as `arg_rows`).
@@ -214,8 +242,13 @@ impl Tensor {
             ));
         }
         let all: Vec<usize> = (0..self.ndim()).collect();
-        let idx = Tensor::from_vec(self.arg_rows(&all, is_min)?, &[]);
-        let out = self.gather_rows(&all, &idx)?;
+        let out = match self.float_extremes(&all, &[], is_min)? {
+            Some(v) => v,
+            None => {
+                let idx = Tensor::from_vec(self.arg_rows(&all, is_min)?, &[]);
+                self.gather_rows(&all, &idx)?
+            }
+        };
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeAll {
                 x: Saved::new(self),

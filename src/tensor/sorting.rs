@@ -191,7 +191,8 @@ pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: usize) -> Resul
     let len = (v.iter().copied().max().map_or(0, |m| m as usize + 1)).max(minlength);
     match weights {
         None => {
-            let mut c = vec![0i64; len];
+            // under the tensor caps: `bincount(tensor([1 << 40]))` is a MemoryError
+            let mut c = super::storage::alloc_filled(len, 0i64)?;
             v.iter().for_each(|&i| c[i as usize] += 1);
             Ok(Tensor::from_vec(c, &[len]))
         }
@@ -203,14 +204,21 @@ pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: usize) -> Resul
                 ));
             }
             let w = w.to_f32_vec()?;
-            let mut c = vec![0f64; len];
+            // the output under the tensor caps, the f64 sums without aborting
+            let mut out = super::storage::alloc_vec::<f32>(len)?;
+            let mut c: Vec<f64> = Vec::new();
+            c.try_reserve_exact(len).map_err(|_| {
+                err(
+                    ErrorKind::MemoryError,
+                    format!("bincount: out of memory for {len} bins"),
+                )
+            })?;
+            c.resize(len, 0.0);
             v.iter()
                 .zip(&w)
                 .for_each(|(&i, &wi)| c[i as usize] += f64::from(wi));
-            Ok(Tensor::from_vec(
-                c.into_iter().map(|x| x as f32).collect(),
-                &[len],
-            ))
+            out.extend(c.into_iter().map(|x| x as f32));
+            Ok(Tensor::from_vec(out, &[len]))
         }
     }
 }
@@ -238,7 +246,8 @@ pub fn histc(x: &Tensor, bins: usize, min: f64, max: f64) -> Result<Tensor> {
             format!("histc: max must be larger than min (got min={min}, max={max})"),
         ));
     }
-    let mut c = vec![0f32; bins];
+    // under the tensor caps: `histc(x, bins=1 << 40)` is a MemoryError, not an abort
+    let mut c = super::storage::alloc_filled(bins, 0f32)?;
     for &e in &v {
         if e >= lo && e <= hi {
             let b = (((e - lo) / (hi - lo)) * bins as f64) as usize;

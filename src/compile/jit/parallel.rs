@@ -266,8 +266,8 @@ fn split(len: usize, t: usize, n: usize) -> usize {
 fn combine(op: ReduceOp, a: f32, b: f32) -> f32 {
     match op {
         ReduceOp::Sum => a + b,
-        ReduceOp::Max | ReduceOp::Min if a.is_nan() || b.is_nan() => f32::NAN,
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
+        // as the kernels' fmax/fmin: NaN propagates, -0.0 < 0.0
+        ReduceOp::Max => crate::tensor::kernels::binary::fmax_nan(a, b),
+        ReduceOp::Min => crate::tensor::kernels::binary::fmin_nan(a, b),
     }
 }

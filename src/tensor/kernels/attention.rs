@@ -3,13 +3,15 @@
 //! a `BR x BC` buffer, folded into the output with an online softmax (running max and
 //! sum per row), so the `L x S` score matrix is never formed. A causal mask skips the
 //! key blocks wholly above the diagonal. The forward keeps each row's logsumexp; the
-//! backward recomputes the blocks' probabilities from it.
+//! backward recomputes the blocks' probabilities from it. Each query block polls the
+//! running engine's interrupt and deadline (`cancel::poll_kernel`).
 //!
 //! Layout: `q [N, L, E]`, `k [N, S, E]`, `v [N, S, Ev]`, row-major; an additive mask is
 //! `[*, L, S]` with `mask_off[n]` the offset of batch entry n's `L x S` block.
 
 use super::matmul::{gemm_f32, Mat};
 use crate::error::Result;
+use crate::tensor::cancel::poll_kernel;
 
 const BR: usize = 64;
 const BC: usize = 64;
@@ -113,6 +115,7 @@ pub fn forward(
     let mut buf = vec![0.0; BR * BC];
     for b in 0..d.n {
         for i0 in (0..d.l).step_by(BR) {
+            poll_kernel()?;
             let i1 = d.l.min(i0 + BR);
             let br = i1 - i0;
             let mut mx = vec![f32::NEG_INFINITY; br];
@@ -154,7 +157,9 @@ pub fn forward(
             }
             for r in 0..br {
                 let orow = &mut o[r * d.ev..(r + 1) * d.ev];
-                if sum[r] > 0.0 {
+                // a NaN score (NaN in q or k past the running max) makes the row NaN, as
+                // PyTorch's; only a row with every key masked is zero
+                if sum[r] > 0.0 || sum[r].is_nan() {
                     orow.iter_mut().for_each(|x| *x /= sum[r]);
                     lse[b * d.l + i0 + r] = mx[r] + sum[r].ln();
                 } else {
@@ -185,6 +190,7 @@ pub fn backward(
     let mut dp = vec![0.0; BR * BC];
     for b in 0..d.n {
         for i0 in (0..d.l).step_by(BR) {
+            poll_kernel()?;
             let i1 = d.l.min(i0 + BR);
             let br = i1 - i0;
             let delta: Vec<f32> = (i0..i1)

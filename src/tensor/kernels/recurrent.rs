@@ -1,6 +1,8 @@
 //! Fused LSTM and GRU layers over whole sequences (f32): per step one gemm of the hidden
 //! state with W_hh and one pass over the gates; the backward walks the steps in reverse
-//! from the gate activations the forward saved, then forms dW_hh with one gemm.
+//! from the gate activations the forward saved, then forms dW_hh with one gemm. Every
+//! step polls the running engine's interrupt and deadline (`cancel::poll_kernel`): a
+//! step's gemm of a few rows is one block, which the gemm itself never polls.
 //!
 //! Shapes: `T` steps, `B` batch rows, `H` hidden units; `xp` is the input projection
 //! x W_ih^T (+ biases) for every step, `[T, B, G*H]` with G = 4 (LSTM: i, f, g, o) or
@@ -8,6 +10,7 @@
 
 use super::matmul::{gemm_f32, Mat};
 use crate::error::Result;
+use crate::tensor::cancel::poll_kernel;
 
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
@@ -116,6 +119,7 @@ pub fn lstm_forward(
     let mut h = h0.to_vec();
     let mut c = c0.to_vec();
     for s in 0..t {
+        poll_kernel()?;
         let gates = &mut acts[s * b * gh..(s + 1) * b * gh];
         hidden_gemm(gates, &h, w, b, gh, hid, true)?;
         for r in 0..b {
@@ -159,6 +163,7 @@ pub fn lstm_backward(
     let mut dh = vec![0.0; b * hid];
     let mut dc = vec![0.0; b * hid];
     for s in (0..t).rev() {
+        poll_kernel()?;
         for r in 0..b {
             let row = s * b + r;
             let a = &acts[row * gh..(row + 1) * gh];
@@ -206,6 +211,7 @@ pub fn gru_forward(
     let mut h = h0.to_vec();
     let mut hg = vec![0.0; b * gh];
     for s in 0..t {
+        poll_kernel()?;
         for r in 0..b {
             for (j, v) in hg[r * gh..(r + 1) * gh].iter_mut().enumerate() {
                 *v = bias.get(j).copied().unwrap_or(0.0);
@@ -252,6 +258,7 @@ pub fn gru_backward(
     let mut dh = vec![0.0; b * hid];
     let mut dh_next = vec![0.0; b * hid];
     for s in (0..t).rev() {
+        poll_kernel()?;
         for r in 0..b {
             let row = s * b + r;
             let sv = &saved[row * 4 * hid..(row + 1) * 4 * hid];
