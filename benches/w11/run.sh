@@ -10,7 +10,8 @@
 #
 # CG=1: each program at its small size (small.txt, rewritten by shrink.py) under
 # `valgrind --tool=callgrind`, for Kiln and CPython: noise-free counts for before/after
-# comparisons on a loaded machine, and their ratio (a rough proxy of the time ratio).
+# comparisons on a loaded machine, and their ratio (a rough proxy of the time ratio);
+# `net` takes each interpreter's start-up (an empty program) off first.
 # W1 (benches/w1_*.dl) is counted for Kiln too.
 #
 # For each program: RUNS wall-clock timings of the whole process for
@@ -48,23 +49,34 @@ cg_count() {
 }
 
 if [ -n "${CG:-}" ]; then
+    # Start-up (an empty program) is counted once and taken off both sides for the
+    # `net` ratio: CPython's start-up alone can outweigh a small program's work.
+    echo "pass" > "$TMP/empty.py"
+    p0=$(cg_count "$PY" "$TMP/empty.py")
+    k0=0
+    if [ -n "$KILN" ]; then
+        k0=$(cg_count "$KILN" "$TMP/empty.py")
+    fi
     echo "# callgrind instructions at the sizes of small.txt (kiln: ${KILN:-unset})"
-    printf '%-16s %14s %14s %9s\n' program python_instr kiln_instr kiln/py
+    echo "# start-up (empty program): python $p0, kiln $k0; net = minus start-up"
+    printf '%-16s %14s %14s %9s %9s\n' program python_instr kiln_instr kiln/py net
     for name in $PROGRAMS; do
         "$PY" shrink.py "$name" > "$TMP/$name.py" || exit 2
         p=$(cg_count "$PY" "$TMP/$name.py")
         k=-
         r=-
+        n=-
         if [ -n "$KILN" ]; then
             k=$(cg_count "$KILN" "$TMP/$name.py")
             r=$("$PY" -c "print('%.2fx' % ($k / $p))")
+            n=$("$PY" -c "print('%.2fx' % (($k - $k0) / max($p - $p0, 1)))")
         fi
-        printf '%-16s %14s %14s %9s\n' "$name" "$p" "$k" "$r"
+        printf '%-16s %14s %14s %9s %9s\n' "$name" "$p" "$k" "$r" "$n"
     done
     if [ -n "$KILN" ] && [ $# -eq 0 ]; then
         for w in w1_fib w1_loop w1_micrograd; do
             k=$(cd ../.. && cg_count "$KILN" "benches/$w.dl")
-            printf '%-16s %14s %14s %9s\n' "$w" - "$k" -
+            printf '%-16s %14s %14s %9s %9s\n' "$w" - "$k" - -
         done
     fi
     exit 0

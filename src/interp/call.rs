@@ -13,6 +13,14 @@ use std::rc::Rc;
 
 type Kw = Vec<(Rc<str>, Value)>;
 
+/// Positional arguments of a native call, on the native stack up to four.
+type PosArgs = smallvec::SmallVec<[Value; 4]>;
+
+/// Whether every argument is a plain positional one (no `*`, `**` or keyword).
+fn all_pos(args: &[CArg]) -> bool {
+    args.iter().all(|a| matches!(a, CArg::Pos(_)))
+}
+
 impl Interp {
     /// Counts one operation; every few hundred (see `limits`) checks the interrupt flag
     /// (KeyboardInterrupt), the operation budget and the deadline (LimitExceeded).
@@ -36,11 +44,77 @@ impl Interp {
                     }
                 }
             }
+            Value::Native(n) if all_pos(args) && !trace::active() => {
+                if let NativeCode::Builtin(b) = &n.code {
+                    let pos = self.eval_pos(args)?;
+                    return b(self, &pos, &[]).map_err(|e| at(e, span));
+                }
+            }
             _ => {}
         }
         let (pos, kw) = self.eval_args(args)?;
         crate::compile::capture::trace::set_span(span);
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+    }
+
+    /// Plain positional arguments (see `all_pos`), evaluated in order.
+    fn eval_pos(&mut self, args: &[CArg]) -> R<PosArgs> {
+        let mut pos = PosArgs::new();
+        for a in args {
+            if let CArg::Pos(x) = a {
+                pos.push(self.operand(x)?);
+            }
+        }
+        Ok(pos)
+    }
+
+    /// `obj.name(args)` on a str, dict, set or tuple, or a module's native function,
+    /// positional arguments only, outside a capture: no argument `Vec`, no bound
+    /// method. `None` when it does not apply.
+    fn call_native_method(
+        &mut self,
+        obj: &Value,
+        name: &Rc<str>,
+        args: &[CArg],
+        span: Span,
+    ) -> Option<R<Value>> {
+        if !all_pos(args) || trace::active() {
+            return None;
+        }
+        use super::builtins::{methods, seqmethods};
+        if let Value::Module(m) = obj {
+            let f = m.get(name)?;
+            let Value::Native(n) = &f else {
+                return None;
+            };
+            let NativeCode::Builtin(b) = &n.code else {
+                return None;
+            };
+            let r = self.eval_pos(args).and_then(|pos| b(self, &pos, &[]));
+            return Some(r.map_err(|e| at(e, span)));
+        }
+        if !matches!(
+            obj,
+            Value::Str(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_)
+        ) {
+            return None;
+        }
+        let pos = match self.eval_pos(args) {
+            Ok(pos) => pos,
+            Err(e) => return Some(Err(at(e, span))),
+        };
+        let r = match obj {
+            Value::Str(s) => methods::str_method(self, s, name, &pos, &[]),
+            Value::Dict(d) => seqmethods::dict_method(self, d, name, &pos),
+            Value::Set(d) => seqmethods::set_method(self, d, name, &pos),
+            Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &pos),
+            _ => {
+                let r = self.call_builtin_method(obj, name, pos.into_vec(), Vec::new());
+                return Some(r.map_err(|e| at(e, span)));
+            }
+        };
+        let r = r.map_err(|e| super::suggest::note_attr(e, obj, name));
+        Some(r.map_err(|e| at(e, span)))
     }
 
     /// The call expression `e` = `f(args)`. A global bound to a Kiln function taking
@@ -160,6 +234,9 @@ impl Interp {
                     .call_builtin_method(&obj, name, vec![v], Vec::new())
                     .map_err(|e| at(e, span));
             }
+        }
+        if let Some(r) = self.call_native_method(&obj, name, args, span) {
+            return r;
         }
         let (pos, kw) = self.eval_args(args)?;
         crate::compile::capture::trace::set_span(span);

@@ -6,7 +6,6 @@ use super::builtins::pyfuncs::native_class as class;
 use super::value::{Class, Instance, Value};
 use super::{err, type_err, Interp, R};
 use crate::error::ErrorKind;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The three descriptor classes.
@@ -113,7 +112,7 @@ fn wrap_init(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 impl Descriptors {
     /// Creates the classes and registers them as builtins.
-    pub fn new(names: &mut HashMap<Rc<str>, Value>) -> Descriptors {
+    pub fn new(names: &mut crate::interp::builtins::Names) -> Descriptors {
         let property = class(
             "property",
             &[

@@ -45,7 +45,7 @@ impl Interp {
             }
             StKind::AugLocal(slot, name, op, e) => {
                 let i = self.fp + *slot as usize;
-                if let (Some(x), Some(y)) = (Num::of(&self.stack[i]), self.num(e)) {
+                if let (Some(x), Some(y)) = (Num::of(&self.stack[i]), self.num_rhs(e)) {
                     if let Some(n) = num_op(*op, x, y) {
                         Value::set_slot(&mut self.stack[i], n.value());
                         return Ok(Flow::Normal);
@@ -147,6 +147,11 @@ impl Interp {
             Target::Place(Place::Local(s, _)) => Some(*s as usize),
             _ => None,
         };
+        if let (Value::Range(r), Some(s)) = (itv, local) {
+            return self
+                .for_range_local(r, s, body, orelse)
+                .map_err(|x| at(x, it_span));
+        }
         // `for_each` counts one operation per item (`check_interrupt`).
         let done = self.for_each(itv, |me, v| {
             match local {
@@ -174,6 +179,32 @@ impl Interp {
             return self.exec_block(orelse);
         }
         Ok(Flow::Normal)
+    }
+
+    /// `for i in range(..)` into a local: `for_each`'s range loop without the closure.
+    fn for_range_local(
+        &mut self,
+        r: &super::value::RangeObj,
+        slot: usize,
+        body: &[St],
+        orelse: &[St],
+    ) -> R<Flow> {
+        let (mut i, stop, step) = (r.start, r.stop, r.step);
+        while (step > 0 && i < stop) || (step < 0 && i > stop) {
+            self.check_interrupt()?;
+            let at = self.fp + slot;
+            Value::set_slot(&mut self.stack[at], Value::Int(i));
+            match self.exec_block(body)? {
+                Flow::Break => return Ok(Flow::Normal),
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Normal | Flow::Continue => {}
+            }
+            i = match i.checked_add(step) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        self.exec_block(orelse)
     }
 
     /// The less frequent statements, kept out of `exec_inner` to keep its frame small.
@@ -332,6 +363,17 @@ impl Interp {
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
                 let i = self.eval(idx)?;
+                if let Some(x) = super::index::list_num(&o, &i) {
+                    // `xs[k] op= number`: no item clone, no generic store
+                    let rhs = rhs(self)?;
+                    if let Some(n) = Num::of(&rhs).and_then(|y| num_op(op, x, y)) {
+                        if super::index::set_list_num(&o, &i, n) {
+                            return Ok(());
+                        }
+                    }
+                    let new = self.inplace(op, x.value(), &rhs)?;
+                    return self.set_item(&o, &i, new);
+                }
                 let cur = self
                     .get_item(&o, &i)
                     .map_err(|x| at(x, obj.span.to(idx.span)))?;

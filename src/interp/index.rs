@@ -1,5 +1,6 @@
 //! Subscripts: indexing and slicing of str/list/tuple/range, dict lookups, `__getitem__`.
 
+use super::num::Num;
 use super::value::{RangeObj, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::compile::capture::trace;
@@ -98,9 +99,13 @@ impl Interp {
                 Ok(Value::list(pos.into_iter().map(|i| l[i].clone()).collect()))
             }
             (Value::List(l), _) => {
-                let i = norm_index(idx, l.borrow().len(), "list")?;
-                let v = l.borrow()[i].clone();
-                trace::note_load(|| trace::Origin::Item(l.clone(), i), &v);
+                let items = l.borrow();
+                let i = norm_index(idx, items.len(), "list")?;
+                let v = items[i].clone();
+                drop(items);
+                if trace::active() {
+                    trace::note_load(|| trace::Origin::Item(l.clone(), i), &v);
+                }
                 Ok(v)
             }
             (Value::Tuple(t), Value::Slice(s)) => {
@@ -138,7 +143,9 @@ impl Interp {
                 let found = d.borrow().get(&k).cloned();
                 match found {
                     Some(v) => {
-                        trace::note_load(|| trace::Origin::Key(d.clone(), k), &v);
+                        if trace::active() {
+                            trace::note_load(|| trace::Origin::Key(d.clone(), k), &v);
+                        }
                         Ok(v)
                     }
                     None => Err(self.key_error(idx)),
@@ -264,6 +271,50 @@ fn not_subscriptable(obj: &Value) -> super::Exc {
 
 /// Reports a mutation of a list/dict/set to an active capture (tensor item stores are
 /// in-place tensor ops, reported by the tensor library).
+/// `xs[k]` when `xs` is a list, `k` an int in range and the item a number, outside a
+/// capture (which guards item loads): `a[3] - b[3]`, `a[3] -= dx * bm`.
+#[inline]
+pub fn list_num(o: &Value, k: &Value) -> Option<Num> {
+    let (Value::List(l), Value::Int(k)) = (o, k) else {
+        return None;
+    };
+    if trace::active() {
+        return None;
+    }
+    let items = l.try_borrow().ok()?;
+    Num::of(items.get(list_pos(*k, items.len())?)?)
+}
+
+/// Stores the number `n` at `xs[k]` (see `list_num`); false when `k` is no longer in
+/// range (the right-hand side shrank the list) or a capture notes stores, for the
+/// general store to do it (or raise).
+#[inline]
+pub fn set_list_num(o: &Value, k: &Value, n: Num) -> bool {
+    let (Value::List(l), Value::Int(k)) = (o, k) else {
+        return false;
+    };
+    if trace::active() || trace::in_speculation() {
+        return false;
+    }
+    let Ok(mut items) = l.try_borrow_mut() else {
+        return false;
+    };
+    match list_pos(*k, items.len()) {
+        Some(j) => {
+            Value::set_slot(&mut items[j], n.value());
+            true
+        }
+        None => false,
+    }
+}
+
+/// The position of index `k` (negative from the end) in a sequence of `len`, if in range.
+#[inline]
+fn list_pos(k: i64, len: usize) -> Option<usize> {
+    let j = if k < 0 { k.checked_add(len as i64)? } else { k };
+    usize::try_from(j).ok().filter(|&j| j < len)
+}
+
 pub fn note_container_mutation(obj: &Value, what: &'static str) -> R<()> {
     use crate::compile::capture::trace;
     if !trace::active() && !trace::in_speculation() {
@@ -281,4 +332,30 @@ pub fn note_container_mutation(obj: &Value, what: &'static str) -> R<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_numbers_read_and_store_in_range_only() {
+        let xs = Value::list(vec![Value::Int(1), Value::Float(2.5), Value::Bool(true)]);
+        assert_eq!(list_num(&xs, &Value::Int(0)), Some(Num::I(1)));
+        assert_eq!(list_num(&xs, &Value::Int(-2)), Some(Num::F(2.5)));
+        // a bool item, an index out of range, a non-int index: the general path
+        assert_eq!(list_num(&xs, &Value::Int(2)), None);
+        assert_eq!(list_num(&xs, &Value::Int(3)), None);
+        assert_eq!(list_num(&xs, &Value::Int(-4)), None);
+        assert_eq!(list_num(&xs, &Value::Int(i64::MIN)), None);
+        assert_eq!(list_num(&xs, &Value::Bool(false)), None);
+        assert!(set_list_num(&xs, &Value::Int(-3), Num::F(0.5)));
+        assert_eq!(list_num(&xs, &Value::Int(0)), Some(Num::F(0.5)));
+        assert!(!set_list_num(&xs, &Value::Int(3), Num::I(7)));
+        assert!(!set_list_num(
+            &Value::tuple(vec![Value::Int(1)]),
+            &Value::Int(0),
+            Num::I(7)
+        ));
+    }
 }

@@ -127,6 +127,16 @@ impl Interp {
         self.num_at(e, 0)
     }
 
+    /// The right-hand side of `x op= e` on the fast path: a binary operator's first
+    /// level inline (`s += i * 0.5` makes no call), anything else through `num`.
+    #[inline(always)]
+    pub fn num_rhs(&self, e: &Ex) -> Option<Num> {
+        match &e.kind {
+            ExKind::Binary(op, a, b) => self.num_binop(*op, a, b),
+            _ => self.num(e),
+        }
+    }
+
     /// `a op b` on the fast path, if both sides are numbers it can compute.
     #[inline(always)]
     pub fn num_binop(&self, op: BinOp, a: &Ex, b: &Ex) -> Option<Num> {
@@ -183,34 +193,21 @@ impl Interp {
     }
 
     /// `xs[i]` when `xs` is a local holding a list, `i` an int constant or local in
-    /// range, and the element a number. (Not while a capture records: it guards every
-    /// load from a list.)
+    /// range, and the element a number (see `index::list_num`).
     #[inline]
     fn num_item(&self, o: &Ex, i: &Ex) -> Option<Num> {
         let ExKind::Load(Place::Local(s, _)) = &o.kind else {
             return None;
         };
-        let Value::List(l) = self.local(*s) else {
-            return None;
-        };
-        let i = match &i.kind {
-            ExKind::Const(Value::Int(c)) => *c,
-            ExKind::Load(Place::Local(t, _)) => match self.local(*t) {
-                Value::Int(x) => *x,
-                _ => return None,
-            },
+        let k = match &i.kind {
+            ExKind::Const(v) => v,
+            ExKind::Load(Place::Local(t, _)) => self.local(*t),
             _ => return None,
         };
         if crate::compile::capture::trace::active() {
             return None;
         }
-        let items = l.try_borrow().ok()?;
-        let j = if i < 0 {
-            i.checked_add(items.len() as i64)?
-        } else {
-            i
-        };
-        Num::of(items.get(usize::try_from(j).ok()?)?)
+        super::index::list_num(self.local(*s), k)
     }
 
     fn num_bin(&self, op: BinOp, a: &Ex, b: &Ex, nest: u32) -> Option<Num> {

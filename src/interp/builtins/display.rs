@@ -8,7 +8,6 @@ use super::{native, no_kw};
 use crate::error::ErrorKind;
 use crate::interp::value::Value;
 use crate::interp::{type_err, Interp, R};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 type Kw<'a> = &'a [(Rc<str>, Value)];
@@ -28,7 +27,7 @@ const RICH: &[(&str, &str)] = &[
     ("_repr_png_", "image/png"),
 ];
 
-pub fn register(names: &mut HashMap<Rc<str>, Value>) {
+pub fn register(names: &mut super::Names) {
     names.insert("display".into(), native("display", display));
 }
 

@@ -7,7 +7,6 @@ use crate::error::ErrorKind;
 use crate::interp::repr::fmt_err;
 use crate::interp::value::{IterObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 type Kw<'a> = &'a [(Rc<str>, Value)];
@@ -18,7 +17,7 @@ fn on_tensor(name: &str, args: &[Value], kw: Kw) -> Option<R<Value>> {
     super::tensor_funcs::builtin_on_tensor(name, args, kw)
 }
 
-pub fn register(names: &mut HashMap<Rc<str>, Value>) {
+pub fn register(names: &mut super::Names) {
     let table: &[(&str, crate::interp::value::NativeImpl)] = &[
         ("print", print),
         ("len", len),

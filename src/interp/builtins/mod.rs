@@ -53,8 +53,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The builtin namespace and the class objects of built-in types and exceptions.
+/// The builtin names, hashed with foldhash: every load of a builtin (`len`, `str`)
+/// looks it up here.
+pub type Names = HashMap<Rc<str>, Value, crate::interp::value::FxBuild>;
+
 pub struct Builtins {
-    pub names: HashMap<Rc<str>, Value>,
+    pub names: Names,
     types: Vec<(TypeTag, Rc<Class>)>,
     excs: Vec<(ErrorKind, Rc<Class>)>,
     pub object: Rc<Class>,
@@ -164,7 +168,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
 impl Builtins {
     pub fn new() -> Builtins {
         let object = new_class("object", None, ClassKind::Builtin(TypeTag::Object));
-        let mut names: HashMap<Rc<str>, Value> = HashMap::new();
+        let mut names = Names::default();
         let mut types = vec![(TypeTag::Object, object.clone())];
         names.insert("object".into(), Value::Class(object.clone()));
         for (tag, name) in TYPES {
@@ -300,9 +304,9 @@ impl Interp {
         let r = match obj {
             Value::Str(s) => methods::str_method(self, s, name, &args, &kw),
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
-            Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
-            Value::Set(d) => seqmethods::set_method(self, d, name, args),
-            Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
+            Value::Dict(d) => seqmethods::dict_method(self, d, name, &args),
+            Value::Set(d) => seqmethods::set_method(self, d, name, &args),
+            Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &args),
             Value::Tensor(t) if name == "backward" => tensor_grad::backward(self, t, &args, &kw)
                 .and_then(|v| {
                     self.dist_after_backward()?;
@@ -352,18 +356,19 @@ impl Interp {
 /// Checks the positional argument count of a builtin.
 pub fn arity(name: &str, args: &[Value], min: usize, max: usize) -> R<()> {
     if args.len() < min || args.len() > max {
-        let want = if min == max {
-            format!("exactly {min}")
+        let (want, n) = if min == max {
+            ("exactly", min)
         } else if args.len() < min {
-            format!("at least {min}")
+            ("at least", min)
         } else {
-            format!("at most {max}")
+            ("at most", max)
         };
         return Err(type_err(format!(
-            "{}() takes {} argument{} ({} given)",
+            "{}() takes {} {} argument{} ({} given)",
             name,
             want,
-            if min == max && min == 1 { "" } else { "s" },
+            n,
+            if n == 1 { "" } else { "s" },
             args.len()
         )));
     }

@@ -184,8 +184,8 @@ pub fn list_method(
     })
 }
 
-pub fn tuple_method(me: &mut Interp, t: &Rc<[Value]>, name: &str, args: Vec<Value>) -> R<Value> {
-    arity(name, &args, 1, 1)?;
+pub fn tuple_method(me: &mut Interp, t: &Rc<[Value]>, name: &str, args: &[Value]) -> R<Value> {
+    arity(name, args, 1, 1)?;
     match name {
         "index" => match find(me, t, &args[0])? {
             Some(i) => Ok(Value::Int(i as i64)),
@@ -204,14 +204,14 @@ pub fn dict_method(
     me: &mut Interp,
     d: &Rc<RefCell<DictMap>>,
     name: &str,
-    args: Vec<Value>,
+    args: &[Value],
 ) -> R<Value> {
     if matches!(name, "pop" | "popitem" | "update" | "clear" | "setdefault") {
         crate::interp::index::note_container_mutation(&Value::Dict(d.clone()), "dict method")?;
     }
     Ok(match name {
         "get" => {
-            arity(name, &args, 1, 2)?;
+            arity(name, args, 1, 2)?;
             let k = me.key(args[0].clone())?;
             let found = d.borrow().get(&k).cloned();
             found.unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
@@ -225,7 +225,7 @@ pub fn dict_method(
                 .collect(),
         ),
         "pop" => {
-            arity(name, &args, 1, 2)?;
+            arity(name, args, 1, 2)?;
             let k = me.key(args[0].clone())?;
             let removed = d.borrow_mut().shift_remove(&k);
             match (removed, args.get(1)) {
@@ -235,7 +235,7 @@ pub fn dict_method(
             }
         }
         "setdefault" => {
-            arity(name, &args, 1, 2)?;
+            arity(name, args, 1, 2)?;
             let k = me.key(args[0].clone())?;
             let def = args.get(1).cloned().unwrap_or(Value::None);
             let mut m = d.borrow_mut();
@@ -247,7 +247,7 @@ pub fn dict_method(
             }
         }
         "update" => {
-            arity(name, &args, 0, 1)?;
+            arity(name, args, 0, 1)?;
             if let Some(v) = args.first() {
                 let mut m = DictMap::default();
                 dict_from(me, v, &mut m)?;
@@ -268,21 +268,21 @@ pub fn set_method(
     me: &mut Interp,
     d: &Rc<RefCell<DictMap>>,
     name: &str,
-    args: Vec<Value>,
+    args: &[Value],
 ) -> R<Value> {
     let new_set = Value::set;
-    if let Some(v) = me.set_algebra_method(d, name, &args)? {
+    if let Some(v) = me.set_algebra_method(d, name, args)? {
         return Ok(v);
     }
     Ok(match name {
         "add" => {
-            arity(name, &args, 1, 1)?;
+            arity(name, args, 1, 1)?;
             let k = me.key(args[0].clone())?;
             containers::map_insert(&mut d.borrow_mut(), k, Value::None, "set")?;
             Value::None
         }
         "remove" | "discard" => {
-            arity(name, &args, 1, 1)?;
+            arity(name, args, 1, 1)?;
             let k = me.key(args[0].clone())?;
             let removed = d.borrow_mut().shift_remove(&k);
             if removed.is_none() && name == "remove" {

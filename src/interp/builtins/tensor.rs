@@ -7,7 +7,6 @@ use crate::interp::value::{ClassKind, TypeTag, Value};
 use crate::interp::{err, type_err, Exc, Interp, R};
 use crate::tensor::convert::TensorList;
 use crate::tensor::{DType, Scalar, Tensor};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 pub type Kw<'a> = &'a [(Rc<str>, Value)];
@@ -244,7 +243,7 @@ pub fn finish(t: Tensor, a: &Args) -> R<Value> {
 }
 
 /// Registers every tensor global.
-pub fn register(names: &mut HashMap<Rc<str>, Value>) {
+pub fn register(names: &mut super::Names) {
     names.insert("float32".into(), Value::DType(DType::F32));
     names.insert("int64".into(), Value::DType(DType::I64));
     let all = super::tensor_create::GLOBALS
