@@ -150,16 +150,14 @@ pub fn print_details(kiln: &BTreeMap<String, Outcome>, peers: &BTreeMap<String, 
     }
 }
 
-/// `v` with 7 significant digits (integers as integers).
+/// `v` with 7 significant digits (integers as integers, tiny values in e-notation).
 fn significant(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         return format!("{v:.0}");
     }
-    let mag = if v == 0.0 {
-        0
-    } else {
-        v.abs().log10().floor() as i32
-    };
-    let decimals = usize::try_from(6 - mag).unwrap_or(0);
+    if v.abs() < 1e-3 {
+        return format!("{v:.6e}");
+    }
+    let decimals = usize::try_from(6 - v.abs().log10().floor() as i32).unwrap_or(0);
     format!("{v:.decimals$}")
 }
