@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # w11 interpreter benchmarks: CPython vs Kiln on the same .py files.
-# (The peers' shared/bench/peers/w11/run.sh, plus CG mode and a default KILN.)
+# (With a CG mode and a default KILN.)
 #
 #   ./run.sh                    # Kiln (target/release/kiln if built) vs CPython
 #   KILN= ./run.sh              # CPython only (checks every program runs)

@@ -173,3 +173,45 @@ fn explain_and_graph_say_compilation_is_off_under_kiln_eager() {
     );
     assert!(!out.contains("graph:"), "{out}");
 }
+
+/// The benchmark harness (benches/harness.dl) the suite relies on: `KILN_BENCH_ONLY`
+/// runs one variant of a workload file, `KILN_BENCH_REPS` shortens the timing, a passing
+/// check prints a `BENCH` line with figures, and a failed `harness.check` prints
+/// `BENCHFAIL name what` and no time.
+#[test]
+fn bench_harness_selects_variants_and_reports_failed_checks() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("benches/w2_tiny.dl")
+        .current_dir(root)
+        .env("KILN_BENCH_ONLY", "w2_grad")
+        .env("KILN_BENCH_REPS", "1")
+        .output()
+        .expect("run kiln");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].starts_with("BENCH w2_grad median="), "{out}");
+    assert!(lines[0].contains(" us_per_op="), "{out}");
+
+    let script = "import harness\n\
+                  if harness.check('w0_a', 1 + 1 == 3, 'sum=2'):\n    print('timed')\n\
+                  if harness.wanted('w0_b'):\n    print('ran b')\n\
+                  harness.report('w0_c', harness.measure(lambda: None, reps=3), k=2)\n";
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["-c", script])
+        .current_dir(format!("{root}/benches"))
+        .env("KILN_BENCH_ONLY", "w0_a")
+        .output()
+        .expect("run kiln");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "BENCHFAIL w0_a sum=2", "{out}");
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[1].starts_with("BENCH w0_c median=") && lines[1].ends_with(" k=2"),
+        "{out}"
+    );
+}

@@ -1,8 +1,8 @@
 """W5 parity: the final losses of benches/w5_mlp.dl's training runs, with real PyTorch.
 
-Run: PEERS=/work/shared/bench/peers /work/venv-torch/bin/python tests/refs/w5_ref.py
-(torch 2.15.0, CPU). Uses the peers' synth.py (the counter-based generator that
-benches/synth.dl ports) and the exact workload of shared/bench/peers/w5_mlp.py: MLP
+Run: $KILN_PEERS_PYTHON tests/refs/w5_ref.py (torch 2.15.0, CPU). Uses
+benches/peers/synth.py (the NumPy version of benches/synth.dl's counter-based generator)
+and the exact workload of benches/w5_mlp.dl: MLP
 784-256-256-10, 10 fixed batches of 64, mean cross-entropy, step s uses batch s % 10; the
 loss of step 199's forward is the final loss. Prints it for SGD(lr=0.01) and
 Adam(lr=1e-3). No timing.
@@ -10,7 +10,7 @@ Adam(lr=1e-3). No timing.
 import os
 import sys
 
-sys.path.insert(0, os.environ.get("PEERS", "/work/shared/bench/peers"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../benches/peers"))
 import numpy as np  # noqa: E402
 import synth  # noqa: E402
 import torch  # noqa: E402
