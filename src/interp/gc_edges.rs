@@ -106,6 +106,10 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             func.kwdefaults.iter().flatten().for_each(|x| report(x, f));
             func.closure.iter().for_each(|c| report(c, f));
             f(Child::Module(&func.globals));
+            match func.attrs.try_borrow() {
+                Ok(d) => d.values().for_each(|x| report(x, f)),
+                Err(_) => return false,
+            }
         }
         Value::Cell(rc) => match rc.try_borrow() {
             Ok(x) => report(&x, f),
@@ -171,6 +175,11 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
         Value::Cell(rc) => {
             if let Ok(mut x) = rc.try_borrow_mut() {
                 out.push(std::mem::replace(&mut *x, Value::Unbound));
+            }
+        }
+        Value::Func(func) => {
+            if let Ok(mut d) = func.attrs.try_borrow_mut() {
+                out.extend(std::mem::take(&mut *d).into_values());
             }
         }
         Value::Class(c) => {

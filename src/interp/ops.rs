@@ -2,7 +2,7 @@
 
 use super::builtins::format::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
 use super::containers;
-use super::value::{simple_eq, Key, Value};
+use super::value::{simple_eq, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
@@ -599,7 +599,7 @@ impl Interp {
             }
             Tuple(t) => self.any_eq(&t.clone(), item),
             Dict(d) | Set(d) => {
-                let k = Key::new(item.clone())?;
+                let k = self.key_in(item.clone(), d)?;
                 Ok(d.borrow().contains_key(&k))
             }
             Range(r) => Ok(match item {

@@ -171,7 +171,24 @@ pub struct Function {
     pub globals: Rc<ModuleObj>,
     /// The class whose body defined this function (for zero-argument `super()`).
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+    /// Attributes set on the function (`f.__wrapped__ = g`, `functools.wraps`): they
+    /// shadow the computed `__name__`/`__qualname__`/`__doc__`/`__module__`.
+    pub attrs: RefCell<NameMap>,
     pub gc: GcHeader,
+}
+
+impl Function {
+    /// The docstring: the body's first statement when it is a string literal.
+    pub fn doc(&self) -> Value {
+        use super::tree::{ExKind, StKind};
+        match self.proto.body.first().map(|s| &s.kind) {
+            Some(StKind::Expr(e)) => match &e.kind {
+                ExKind::Const(v @ Value::Str(_)) if !self.proto.is_lambda => v.clone(),
+                _ => Value::None,
+            },
+            _ => Value::None,
+        }
+    }
 }
 
 /// A built-in function implemented in Rust.
@@ -308,6 +325,9 @@ impl Class {
 pub struct Instance {
     pub class: Rc<Class>,
     pub dict: RefCell<AttrMap>,
+    /// The last result of the class's own `__hash__` (set by `Interp::key` before every
+    /// map lookup with this instance; unused for identity-hashed classes).
+    pub hash: std::cell::Cell<i64>,
     pub gc: GcHeader,
 }
 
@@ -435,6 +455,11 @@ impl Key {
             Value::Dict(_) => Err(unhashable("dict")),
             Value::Set(_) => Err(unhashable("set")),
             Value::Slice(_) => Err(unhashable("slice")),
+            Value::Instance(i)
+                if matches!(i.class.lookup_static("__hash__"), Some(Value::None)) =>
+            {
+                Err(unhashable(&i.class.name))
+            }
             Value::Tuple(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
                 ErrorKind::RecursionError,
                 "maximum recursion depth exceeded while getting the hash of a tuple",
@@ -466,6 +491,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
                 hash_value(x, h);
             }
         }
+        Value::Instance(i) if super::keys::user_hash_fn(v).is_some() => i.hash.get().hash(h),
         other => other.ptr_id().hash(h),
     }
 }

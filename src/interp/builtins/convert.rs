@@ -157,7 +157,7 @@ pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
                 pair.len()
             )));
         }
-        let k = me.key(pair[0].clone())?;
+        let k = me.key_in_map(pair[0].clone(), m)?;
         crate::interp::containers::map_insert(m, k, pair[1].clone(), "dict")?;
     }
     Ok(())
@@ -254,7 +254,8 @@ impl Interp {
                 let mut m = DictMap::default();
                 if let Some(v) = args.first() {
                     for x in self.collect(v)? {
-                        m.insert(self.key(x)?, Value::None);
+                        let k = self.key_in_map(x, &m)?;
+                        m.insert(k, Value::None);
                     }
                 }
                 Value::set(m)
@@ -297,6 +298,7 @@ impl Interp {
                 Value::Instance(Rc::new(crate::interp::value::Instance {
                     class: self.b.object.clone(),
                     dict: RefCell::new(Default::default()),
+                    hash: Default::default(),
                     gc: Default::default(),
                 }))
             }

@@ -36,6 +36,7 @@ fn new_instance(i: &Rc<Instance>, dict: crate::interp::value::AttrMap) -> Value 
     let inst = Rc::new(Instance {
         class: i.class.clone(),
         dict: RefCell::new(dict),
+        hash: Default::default(),
         gc: Default::default(),
     });
     crate::interp::gc::track_instance(&inst);

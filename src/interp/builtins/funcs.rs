@@ -40,6 +40,7 @@ pub fn register(names: &mut HashMap<Rc<str>, Value>) {
         ("hasattr", hasattr),
         ("getattr", getattr),
         ("setattr", setattr),
+        ("delattr", delattr),
         ("repr", repr),
         ("next", next),
         ("hash", hash),
@@ -543,6 +544,13 @@ fn setattr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::None)
 }
 
+fn delattr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("delattr", args, 2, 2)?;
+    let n = attr_name(&args[1])?;
+    me.del_attr(&args[0], &n)?;
+    Ok(Value::None)
+}
+
 fn repr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("repr", args, 1, 1)?;
     Ok(Value::str(&me.repr(&args[0])?))
@@ -567,6 +575,9 @@ fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("hash", args, 1, 1)?;
     let k = me.key(args[0].clone())?;
     match &k.0 {
+        Value::Instance(i) if crate::interp::keys::user_hash_fn(&k.0).is_some() => {
+            return Ok(Value::Int(i.hash.get()))
+        }
         Value::Int(i) => return Ok(Value::Int(*i)),
         Value::Bool(b) => return Ok(Value::Int(*b as i64)),
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {

@@ -43,6 +43,7 @@ pub mod tensor_more_funcs;
 pub mod tensor_more_misc;
 pub mod tensor_ops;
 pub mod tensor_reduce;
+pub mod timemod;
 
 use super::value::{Class, ClassKind, NativeCode, NativeFn, NativeImpl, TypeTag, Value};
 use super::{type_err, Interp, R};
@@ -163,6 +164,12 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
 impl Builtins {
     pub fn new() -> Builtins {
         let object = new_class("object", None, ClassKind::Builtin(TypeTag::Object));
+        for (n, f) in [
+            ("__setattr__", super::class::object_setattr as NativeImpl),
+            ("__delattr__", super::class::object_delattr),
+        ] {
+            object.dict.borrow_mut().insert(n.into(), native(n, f));
+        }
         let mut names: HashMap<Rc<str>, Value> = HashMap::new();
         let mut types = vec![(TypeTag::Object, object.clone())];
         names.insert("object".into(), Value::Class(object.clone()));

@@ -212,7 +212,7 @@ pub fn dict_method(
     Ok(match name {
         "get" => {
             arity(name, &args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let found = d.borrow().get(&k).cloned();
             found.unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
         }
@@ -226,7 +226,7 @@ pub fn dict_method(
         ),
         "pop" => {
             arity(name, &args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let removed = d.borrow_mut().shift_remove(&k);
             match (removed, args.get(1)) {
                 (Some(v), _) => v,
@@ -236,7 +236,7 @@ pub fn dict_method(
         }
         "setdefault" => {
             arity(name, &args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let def = args.get(1).cloned().unwrap_or(Value::None);
             let mut m = d.borrow_mut();
             if let Some(v) = m.get(&k) {
@@ -277,13 +277,13 @@ pub fn set_method(
     Ok(match name {
         "add" => {
             arity(name, &args, 1, 1)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             containers::map_insert(&mut d.borrow_mut(), k, Value::None, "set")?;
             Value::None
         }
         "remove" | "discard" => {
             arity(name, &args, 1, 1)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let removed = d.borrow_mut().shift_remove(&k);
             if removed.is_none() && name == "remove" {
                 return Err(me.key_error(&args[0]));

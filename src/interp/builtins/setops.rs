@@ -83,7 +83,8 @@ impl Interp {
         }
         let mut m = DictMap::default();
         for x in self.collect(v)? {
-            crate::interp::containers::map_insert(&mut m, self.key(x)?, Value::None, "set")?;
+            let k = self.key_in_map(x, &m)?;
+            crate::interp::containers::map_insert(&mut m, k, Value::None, "set")?;
         }
         Ok(m)
     }
