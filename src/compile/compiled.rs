@@ -514,7 +514,9 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
                 .collect::<Result<_, _>>()?;
             Ok(OutTemplate::List(items))
         }
-        Value::Dict(_) | Value::Set(_) | Value::Iter(_) => Err(brk("a dict, set or iterator")),
+        Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) | Value::Iter(_) => {
+            Err(brk("a dict, set or iterator"))
+        }
         Value::Instance(i) if t.is_created(Rc::as_ptr(i) as usize) => {
             Err(brk("an object created in the function"))
         }

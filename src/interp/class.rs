@@ -451,6 +451,7 @@ impl Interp {
             Value::Tuple(_) => TypeTag::Tuple,
             Value::Dict(_) => TypeTag::Dict,
             Value::Set(_) => TypeTag::Set,
+            Value::FrozenSet(_) => TypeTag::FrozenSet,
             Value::Range(_) => TypeTag::Range,
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,

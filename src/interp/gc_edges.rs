@@ -46,7 +46,9 @@ pub(super) fn id(v: &Value) -> Id<'_> {
         Value::Func(rc) => Id::Header(&rc.gc),
         Value::Class(rc) => Id::Header(&rc.gc),
         Value::Module(rc) => Id::Header(&rc.gc),
-        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) => Id::Addr(v.ptr_id()),
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) => {
+            Id::Addr(v.ptr_id())
+        }
         Value::BoundMethod(_) => Id::Addr(v.ptr_id()),
         _ => Id::Other,
     }
@@ -64,7 +66,7 @@ pub(super) fn strong_count(v: &Value) -> i64 {
     let n = match v {
         Value::List(rc) => Rc::strong_count(rc),
         Value::Tuple(rc) => Rc::strong_count(rc),
-        Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc),
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => Rc::strong_count(rc),
         Value::Instance(rc) => Rc::strong_count(rc),
         Value::Func(rc) => Rc::strong_count(rc),
         Value::Cell(rc) => Rc::strong_count(rc),
@@ -87,7 +89,7 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             Err(_) => return false,
         },
         Value::Tuple(rc) => rc.iter().for_each(|x| report(x, f)),
-        Value::Dict(rc) | Value::Set(rc) => match rc.try_borrow() {
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => match rc.try_borrow() {
             Ok(m) => m.iter().for_each(|(k, x)| {
                 report(&k.0, f);
                 report(x, f);
@@ -159,7 +161,7 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
                 out.append(&mut items);
             }
         }
-        Value::Dict(rc) | Value::Set(rc) => {
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => {
             if let Ok(mut m) = rc.try_borrow_mut() {
                 for (k, x) in std::mem::take(&mut *m) {
                     out.push(k.0);

@@ -393,7 +393,7 @@ impl Interp {
             Str(s) => !s.is_empty(),
             List(l) => !l.borrow().is_empty(),
             Tuple(t) => !t.is_empty(),
-            Dict(d) | Set(d) => !d.borrow().is_empty(),
+            Dict(d) | Set(d) | FrozenSet(d) => !d.borrow().is_empty(),
             Range(r) => !r.is_empty(),
             Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
             Instance(_) => {
@@ -446,7 +446,7 @@ impl Interp {
                     Ok(true)
                 })
             }
-            (Set(x), Set(y)) => {
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
                 let (x, y) = (x.borrow(), y.borrow());
                 Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
             }
@@ -500,7 +500,7 @@ impl Interp {
                 let (x, y) = (x.clone(), y.clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
-            (Set(x), Set(y)) => {
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
                 let r = super::builtins::setops::compare(&x.borrow(), &y.borrow(), op);
                 return Ok(r.unwrap_or(false));
             }
@@ -598,7 +598,7 @@ impl Interp {
                 self.any_eq(&items, item)
             }
             Tuple(t) => self.any_eq(&t.clone(), item),
-            Dict(d) | Set(d) => {
+            Dict(d) | Set(d) | FrozenSet(d) => {
                 let k = self.key_in(item.clone(), d)?;
                 Ok(d.borrow().contains_key(&k))
             }

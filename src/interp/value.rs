@@ -86,6 +86,8 @@ pub enum Value {
     Tuple(Rc<[Value]>),
     Dict(Rc<RefCell<DictMap>>),
     Set(Rc<RefCell<DictMap>>),
+    /// A `frozenset`: a set nothing mutates after it is built (so it is hashable).
+    FrozenSet(Rc<RefCell<DictMap>>),
     Range(Rc<RangeObj>),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
@@ -236,6 +238,7 @@ pub enum TypeTag {
     Tuple,
     Dict,
     Set,
+    FrozenSet,
     Range,
     Slice,
     Function,
@@ -491,6 +494,17 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
                 hash_value(x, h);
             }
         }
+        Value::FrozenSet(d) => {
+            // order-independent: a sum of the members' hashes
+            let build = FxBuild::default();
+            let members = d.try_borrow().map_or(0u64, |m| {
+                m.keys().fold(0u64, |acc, k| {
+                    use std::hash::BuildHasher;
+                    acc.wrapping_add(build.hash_one(k))
+                })
+            });
+            (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
+        }
         Value::Instance(i) if super::keys::user_hash_fn(v).is_some() => i.hash.get().hash(h),
         other => other.ptr_id().hash(h),
     }
@@ -523,6 +537,12 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Str(x), Str(y)) => x == y,
         (Tuple(x), Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
+        }
+        (FrozenSet(x), FrozenSet(y)) | (FrozenSet(x), Set(y)) | (Set(x), FrozenSet(y)) => {
+            match (x.try_borrow(), y.try_borrow()) {
+                (Ok(x), Ok(y)) => x.len() == y.len() && x.keys().all(|k| y.contains_key(k)),
+                _ => false,
+            }
         }
         (DType(x), DType(y)) => x == y,
         (DType(d), Class(c)) | (Class(c), DType(d)) => is_bool_dtype(*d, c),
@@ -570,6 +590,21 @@ impl Value {
         Value::Set(d)
     }
 
+    /// A fresh frozenset (tracked by the cycle collector as a set).
+    pub fn frozenset(m: DictMap) -> Value {
+        let d = Rc::new(RefCell::new(m));
+        super::gc::track_set(&d);
+        Value::FrozenSet(d)
+    }
+
+    /// The members of a set or frozenset.
+    pub fn set_members(&self) -> Option<&Rc<RefCell<DictMap>>> {
+        match self {
+            Value::Set(d) | Value::FrozenSet(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The address of a heap object (0 for unboxed values): used for `id` and `is`.
     pub fn ptr_id(&self) -> usize {
         use Value::*;
@@ -577,7 +612,7 @@ impl Value {
             Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             List(x) => Rc::as_ptr(x) as usize,
             Tuple(x) => Rc::as_ptr(x) as *const u8 as usize,
-            Dict(x) | Set(x) => Rc::as_ptr(x) as usize,
+            Dict(x) | Set(x) | FrozenSet(x) => Rc::as_ptr(x) as usize,
             Range(x) => Rc::as_ptr(x) as usize,
             Slice(x) => Rc::as_ptr(x) as usize,
             Func(x) => Rc::as_ptr(x) as usize,
@@ -627,6 +662,7 @@ impl Value {
             Tuple(_) => "tuple",
             Dict(_) => "dict",
             Set(_) => "set",
+            FrozenSet(_) => "frozenset",
             Range(_) => "range",
             Slice(_) => "slice",
             Ellipsis => "ellipsis",

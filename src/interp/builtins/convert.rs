@@ -249,8 +249,11 @@ impl Interp {
                 }
                 Value::dict(m)
             }
-            TypeTag::Set => {
+            TypeTag::Set | TypeTag::FrozenSet => {
                 arity(name, &args, 0, 1)?;
+                if let (TypeTag::FrozenSet, Some(v @ Value::FrozenSet(_))) = (tag, args.first()) {
+                    return Ok(v.clone());
+                }
                 let mut m = DictMap::default();
                 if let Some(v) = args.first() {
                     for x in self.collect(v)? {
@@ -258,7 +261,11 @@ impl Interp {
                         m.insert(k, Value::None);
                     }
                 }
-                Value::set(m)
+                if tag == TypeTag::Set {
+                    Value::set(m)
+                } else {
+                    Value::frozenset(m)
+                }
             }
             TypeTag::Range => {
                 arity(name, &args, 1, 3)?;
@@ -323,6 +330,7 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Tuple => "tuple",
         TypeTag::Dict => "dict",
         TypeTag::Set => "set",
+        TypeTag::FrozenSet => "frozenset",
         TypeTag::Range => "range",
         TypeTag::Slice => "slice",
         TypeTag::Function => "function",

@@ -114,7 +114,7 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
         Value::Str(s) => crate::interp::strindex::char_len(s) as i64,
         Value::List(l) => l.borrow().len() as i64,
         Value::Tuple(t) => t.len() as i64,
-        Value::Dict(d) | Value::Set(d) => d.borrow().len() as i64,
+        Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => d.borrow().len() as i64,
         Value::Range(r) => r.len(),
         Value::Tensor(t) => super::tensor_ops::tensor_len(t)?,
         Value::Instance(_) => match me.call_dunder(v, "__len__", &[])? {

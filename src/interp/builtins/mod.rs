@@ -92,6 +92,7 @@ const TYPES: &[(TypeTag, &str)] = &[
     (TypeTag::Tuple, "tuple"),
     (TypeTag::Dict, "dict"),
     (TypeTag::Set, "set"),
+    (TypeTag::FrozenSet, "frozenset"),
     (TypeTag::Range, "range"),
     (TypeTag::Slice, "slice"),
     (TypeTag::Function, "function"),
@@ -264,6 +265,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::List(_) => seqmethods::LIST_METHODS.contains(&name),
         Value::Dict(_) => seqmethods::DICT_METHODS.contains(&name),
         Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
+        Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS.contains(&name),
         Value::Tuple(_) => matches!(name, "index" | "count"),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
@@ -290,6 +292,7 @@ impl Interp {
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
             Value::Dict(d) => seqmethods::dict_method(self, d, name, args),
             Value::Set(d) => seqmethods::set_method(self, d, name, args),
+            Value::FrozenSet(d) => seqmethods::frozenset_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, args),
             Value::Tensor(t) if name == "backward" => {
                 tensor_methods::tensor_method(t, name, &args, &kw).and_then(|v| {

@@ -24,6 +24,17 @@ pub const DICT_METHODS: &[&str] = &[
     "copy",
     "clear",
 ];
+/// The methods of `frozenset`: the set methods that build a new set.
+pub const FROZENSET_METHODS: &[&str] = &[
+    "copy",
+    "union",
+    "intersection",
+    "difference",
+    "symmetric_difference",
+    "issubset",
+    "issuperset",
+    "isdisjoint",
+];
 pub const SET_METHODS: &[&str] = &[
     "add",
     "remove",
@@ -264,6 +275,31 @@ pub fn dict_method(
     })
 }
 
+/// A method of a frozenset: the non-mutating set methods, results frozensets.
+pub fn frozenset_method(
+    me: &mut Interp,
+    d: &Rc<RefCell<DictMap>>,
+    name: &str,
+    args: Vec<Value>,
+) -> R<Value> {
+    let this = Value::FrozenSet(d.clone());
+    let missing = || {
+        err(
+            ErrorKind::AttributeError,
+            format!("'frozenset' object has no attribute '{name}'"),
+        )
+    };
+    if !FROZENSET_METHODS.contains(&name) {
+        return Err(missing());
+    }
+    if name == "copy" {
+        arity(name, &args, 0, 0)?;
+        return Ok(this);
+    }
+    me.set_algebra_method(d, &this, name, &args)?
+        .ok_or_else(missing)
+}
+
 pub fn set_method(
     me: &mut Interp,
     d: &Rc<RefCell<DictMap>>,
@@ -271,7 +307,7 @@ pub fn set_method(
     args: Vec<Value>,
 ) -> R<Value> {
     let new_set = Value::set;
-    if let Some(v) = me.set_algebra_method(d, name, &args)? {
+    if let Some(v) = me.set_algebra_method(d, &Value::Set(d.clone()), name, &args)? {
         return Ok(v);
     }
     Ok(match name {
