@@ -4,7 +4,9 @@
 //! taken out.
 
 use super::gc::GcHeader;
-use super::value::{Class, ModuleObj, Value};
+use super::gen::GenState;
+use super::value::{Class, IterObj, ModuleObj, Value};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 /// One strong reference an object holds: a value, or a class or module held as a plain
@@ -49,7 +51,7 @@ pub(super) fn id(v: &Value) -> Id<'_> {
         Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) => {
             Id::Addr(v.ptr_id())
         }
-        Value::BoundMethod(_) => Id::Addr(v.ptr_id()),
+        Value::BoundMethod(_) | Value::Iter(_) => Id::Addr(v.ptr_id()),
         _ => Id::Other,
     }
 }
@@ -73,6 +75,7 @@ pub(super) fn strong_count(v: &Value) -> i64 {
         Value::BoundMethod(rc) => Rc::strong_count(rc),
         Value::Class(rc) => Rc::strong_count(rc),
         Value::Module(rc) => Rc::strong_count(rc),
+        Value::Iter(rc) => Rc::strong_count(rc),
         _ => 1,
     };
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -121,6 +124,18 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             report(&pair.0, f);
             report(&pair.1, f);
         }
+        // a suspended generator: its frame's slots and the iterator it delegates to (one
+        // shared beyond its iterator object, or running, is a root)
+        Value::Iter(rc) => match rc.try_borrow().as_deref() {
+            Ok(IterObj::Gen(g)) if Rc::strong_count(g) == 1 => match g.inner.try_borrow() {
+                Ok(inner) if inner.state != GenState::Running => {
+                    inner.slots.iter().for_each(|x| report(x, f));
+                    inner.delegate.iter().for_each(|x| report(x, f));
+                }
+                _ => return false,
+            },
+            _ => return false,
+        },
         Value::Class(c) => {
             if let Some(b) = &c.base {
                 f(Child::Class(b));
@@ -182,6 +197,15 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
         Value::Func(func) => {
             if let Ok(mut d) = func.attrs.try_borrow_mut() {
                 out.extend(std::mem::take(&mut *d).into_values());
+            }
+        }
+        // the generator leaves its iterator object (which is done from now on) in a new
+        // one that `out` drops: a generator suspended inside `try/finally` or `with` is
+        // then queued and closed once, as when reference counting frees it
+        Value::Iter(rc) => {
+            if let Ok(mut it) = rc.try_borrow_mut() {
+                let old = std::mem::replace(&mut *it, IterObj::Done);
+                out.push(Value::Iter(Rc::new(RefCell::new(old))));
             }
         }
         Value::Class(c) => {

@@ -25,6 +25,7 @@ pub mod pyfuncs;
 pub mod pyrandom;
 pub mod randmod;
 pub mod randmore;
+pub mod reengine;
 pub mod remod;
 pub mod seq_funcs;
 pub mod seqmethods;
