@@ -13,7 +13,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 /// when the class sets `__hash__ = None`).
 pub fn user_hash_fn(v: &Value) -> Option<Value> {
     match v {
-        Value::Instance(i) => i
+        Value::Instance(i) if i.class.key_flags().user_hash => i
             .class
             .lookup_static("__hash__")
             .filter(|f| !matches!(f, Value::None)),
@@ -25,7 +25,7 @@ pub fn user_hash_fn(v: &Value) -> Option<Value> {
 /// defining it, also inside a tuple).
 fn needs_user_eq(v: &Value, depth: usize) -> bool {
     match v {
-        Value::Instance(i) => i.class.lookup_static("__eq__").is_some(),
+        Value::Instance(i) => i.class.key_flags().user_eq,
         Value::Tuple(t) if depth < MAX_KEY_DEPTH => t.iter().any(|x| needs_user_eq(x, depth + 1)),
         _ => false,
     }

@@ -95,6 +95,20 @@ pub struct MethodCache {
     entries: RefCell<Memo>,
     /// The class's [`Hooks`], with the epoch they were found in.
     hooks: Cell<Option<(u64, Hooks)>>,
+    /// The class's [`KeyFlags`], with the epoch they were found in.
+    key_flags: Cell<Option<(u64, KeyFlags)>>,
+}
+
+/// How instances of a class behave as dict keys and set members (memoized per class, so
+/// hashing an instance of a plain class tests one flag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyFlags {
+    /// The chain defines `__hash__` (a function).
+    pub user_hash: bool,
+    /// The chain sets `__hash__ = None` (or defines `__eq__` alone).
+    pub unhashable: bool,
+    /// The chain defines `__eq__`.
+    pub user_eq: bool,
 }
 
 /// What an attribute store or delete on an instance must look for in its class chain
@@ -146,6 +160,20 @@ impl MethodCache {
     /// Memoizes the hooks for the current epoch.
     pub fn set_hooks(&self, v: Hooks) {
         self.hooks.set(Some((EPOCH.with(Cell::get), v)));
+    }
+
+    /// The memoized key flags, `None` when not known for this epoch.
+    #[inline]
+    pub fn key_flags(&self) -> Option<KeyFlags> {
+        let now = EPOCH.with(Cell::get);
+        self.key_flags
+            .get()
+            .and_then(|(e, v)| (e == now).then_some(v))
+    }
+
+    /// Memoizes the key flags for the current epoch.
+    pub fn set_key_flags(&self, v: KeyFlags) {
+        self.key_flags.set(Some((EPOCH.with(Cell::get), v)));
     }
 
     /// The memoized values (the cycle collector's view of the references they hold).

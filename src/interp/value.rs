@@ -304,6 +304,22 @@ impl Class {
         v
     }
 
+    /// How instances hash and compare as dict keys (memoized until a class changes).
+    #[inline]
+    pub fn key_flags(&self) -> super::method_cache::KeyFlags {
+        if let Some(f) = self.methods.key_flags() {
+            return f;
+        }
+        let h = self.lookup("__hash__");
+        let f = super::method_cache::KeyFlags {
+            user_hash: matches!(&h, Some(v) if !matches!(v, Value::None)),
+            unhashable: matches!(h, Some(Value::None)),
+            user_eq: self.lookup("__eq__").is_some(),
+        };
+        self.methods.set_key_flags(f);
+        f
+    }
+
     /// True when `self` is `other` or derives from it.
     pub fn is_subclass(self: &Rc<Class>, other: &Rc<Class>) -> bool {
         if other.kind == ClassKind::Builtin(TypeTag::Object) {
@@ -458,11 +474,7 @@ impl Key {
             Value::Dict(_) => Err(unhashable("dict")),
             Value::Set(_) => Err(unhashable("set")),
             Value::Slice(_) => Err(unhashable("slice")),
-            Value::Instance(i)
-                if matches!(i.class.lookup_static("__hash__"), Some(Value::None)) =>
-            {
-                Err(unhashable(&i.class.name))
-            }
+            Value::Instance(i) if i.class.key_flags().unhashable => Err(unhashable(&i.class.name)),
             Value::Tuple(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
                 ErrorKind::RecursionError,
                 "maximum recursion depth exceeded while getting the hash of a tuple",
@@ -505,7 +517,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             });
             (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
         }
-        Value::Instance(i) if super::keys::user_hash_fn(v).is_some() => i.hash.get().hash(h),
+        Value::Instance(i) if i.class.key_flags().user_hash => i.hash.get().hash(h),
         other => other.ptr_id().hash(h),
     }
 }
