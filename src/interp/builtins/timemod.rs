@@ -94,9 +94,9 @@ fn secs_arg(a: &[Value], name: &str) -> R<libc::time_t> {
     arity(name, a, 0, 1)?;
     let secs = match a.first() {
         None | Some(Value::None) => return Ok(since_epoch().as_secs() as libc::time_t),
-        Some(v @ (Value::Int(_) | Value::Bool(_))) => return Ok(int_arg(v, name)?),
+        Some(v @ (Value::Int(_) | Value::Bool(_))) => return int_arg(v, name),
         Some(Value::Float(f)) => *f,
-        Some(v) => return Ok(int_arg(v, "")?),
+        Some(v) => return int_arg(v, ""),
     };
     if secs.is_nan() {
         return Err(value_err("Invalid value NaN (not a number)"));
@@ -126,7 +126,7 @@ fn tm_tuple(tm: &libc::tm, zone: &str) -> Value {
         i(tm.tm_yday + 1),
         i(tm.tm_isdst),
         Value::str(zone),
-        Value::Int(tm.tm_gmtoff as i64),
+        Value::Int(tm.tm_gmtoff),
     ])
 }
 
@@ -185,7 +185,7 @@ fn zone_constants() -> (i64, i64, i64, Value) {
         // January 1st / July 1st of this year, noon UTC (a day never straddles a zone)
         let days = days_from_civil(year as i64 + 1900, mon, 1);
         local_tm((days * 86400 + 43200) as libc::time_t)
-            .map_or((0, "UTC".to_string()), |(tm, z)| (tm.tm_gmtoff as i64, z))
+            .map_or((0, "UTC".to_string()), |(tm, z)| (tm.tm_gmtoff, z))
     };
     let (jan, jan_name) = at(1);
     let (jul, jul_name) = at(7);
