@@ -488,3 +488,41 @@ def make():
     assert!(freed >= 40, "freed only {freed}");
     assert!(gc::live_objects() <= before, "classes leaked");
 }
+
+/// A generator whose frame references the generator itself is cyclic garbage once the
+/// script drops it: the collector frees it and, as CPython's finalizer does, runs its
+/// pending `finally` exactly once (counted by the script; the truth is the number made).
+#[test]
+fn self_referencing_generators_are_collected_and_closed_once() {
+    let mut e = engine();
+    run(
+        &mut e,
+        "
+closed = 0
+def gen():
+    global closed
+    me = yield 1
+    try:
+        yield me
+    finally:
+        closed += 1
+
+def make(n):
+    for i in range(n):
+        g = gen()
+        next(g)
+        assert g.send(g) is g
+",
+    );
+    gc::collect();
+    let before = gc::live_objects();
+    run(&mut e, "make(300)");
+    gc::collect();
+    // the collected generators are closed at the next statement boundary
+    run(&mut e, "pass");
+    assert_eq!(int(&mut e, "closed"), 300);
+    gc::collect();
+    run(&mut e, "pass");
+    assert_eq!(int(&mut e, "closed"), 300, "a finally ran twice");
+    assert!(gc::live_objects() <= before + 10, "generators leaked");
+}

@@ -246,11 +246,18 @@ fn misplaced_statements() {
         "default 'except:' must be last",
         "except:\n  pass",
     );
+    // bare annotations parse (`x: int` sets `__annotations__`); CPython's target errors
     check(
-        "x: int",
-        "annotations without a value are not supported",
-        "x: int",
+        "(a, b): int",
+        "only single target (not tuple) can be annotated",
+        "(a, b)",
     );
+    check(
+        "[a]: int = 1",
+        "only single target (not list) can be annotated",
+        "[a]",
+    );
+    check("f(): int", "illegal target for annotation", "f()");
     assert!(module_ok(
         "for x in y:\n  if x:\n    break\n  continue\nelse:\n  pass"
     ));

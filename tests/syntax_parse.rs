@@ -184,7 +184,9 @@ fn assignments() {
     assert_eq!(sx("[a, *rest] = xs"), "(= (list a (* rest)) xs)");
     assert_eq!(sx("w[0] = 1"), "(= ([] w 0) 1)");
     assert_eq!(sx("o.a.b = 1"), "(= (. (. o a) b) 1)");
-    assert_eq!(sx("x: int = 5"), "(= x 5)");
+    assert_eq!(sx("x: int = 5"), "(: x int 5)");
+    assert_eq!(sx("x: int"), "(: x int _)");
+    assert_eq!(sx("self.w: list = []"), "(: (. self w) list (list))");
     for op in [
         "+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>",
     ] {

@@ -588,6 +588,7 @@ fn new_instance(c: &Rc<Class>) -> Value {
     let inst = Rc::new(Instance {
         class: c.clone(),
         dict: RefCell::new(AttrMap::new()),
+        hash: Default::default(),
         gc: Default::default(),
     });
     crate::compile::capture::trace::note_created(Rc::as_ptr(&inst) as usize);

@@ -26,6 +26,40 @@ fn object_init(_: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Val
     Ok(Value::None)
 }
 
+/// `object.__setattr__(obj, name, value)`: the plain store, bypassing the class's own
+/// `__setattr__` (what `super().__setattr__` reaches too).
+pub fn object_setattr(me: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Value> {
+    match (args, kw) {
+        ([obj, Value::Str(name), v], []) => me.set_attr_plain(obj, name, v.clone()),
+        ([_, n, _], []) => Err(attr_name_err(n)),
+        _ => Err(type_err(format!(
+            "expected 3 arguments, got {}",
+            args.len() + kw.len()
+        ))),
+    }
+    .map(|()| Value::None)
+}
+
+/// `object.__delattr__(obj, name)`.
+pub fn object_delattr(me: &mut Interp, args: &[Value], kw: &[(Rc<str>, Value)]) -> R<Value> {
+    match (args, kw) {
+        ([obj, Value::Str(name)], []) => me.del_attr_plain(obj, name),
+        ([_, n], []) => Err(attr_name_err(n)),
+        _ => Err(type_err(format!(
+            "expected 2 arguments, got {}",
+            args.len() + kw.len()
+        ))),
+    }
+    .map(|()| Value::None)
+}
+
+fn attr_name_err(n: &Value) -> super::Exc {
+    type_err(format!(
+        "attribute name must be string, not '{}'",
+        n.type_name()
+    ))
+}
+
 /// Binds a class attribute found on an instance: functions become bound methods.
 fn bind(obj: &Value, v: Value) -> Value {
     match v {
@@ -80,7 +114,11 @@ impl Interp {
         let r = self.exec_block(&c.body);
         self.class_ns.pop();
         r?;
-        let dict = std::mem::take(&mut *ns.borrow_mut());
+        let mut dict = std::mem::take(&mut *ns.borrow_mut());
+        if dict.contains_key("__eq__") && !dict.contains_key("__hash__") {
+            // as CPython: defining `__eq__` alone makes instances unhashable
+            dict.insert("__hash__".into(), Value::None);
+        }
         let cls = Rc::new(Class {
             name: c.name.clone(),
             base,
@@ -177,7 +215,7 @@ impl Interp {
                     return Ok(v);
                 }
                 match name {
-                    "__name__" => Ok(Value::Str(c.name.clone())),
+                    "__name__" | "__qualname__" => Ok(Value::Str(c.name.clone())),
                     "__base__" => Ok(c.base.clone().map(Value::Class).unwrap_or(Value::None)),
                     "__mro__" => Ok(super::mro::mro_tuple(c, &self.b.object)),
                     _ => Err(err(
@@ -214,16 +252,36 @@ impl Interp {
                         &s.1,
                         super::builtins::native("object.__init__", object_init),
                     )),
+                    None if matches!(name, "__setattr__" | "__delattr__") => {
+                        let o = self.b.object.lookup(name).unwrap_or(Value::None);
+                        Ok(bind(&s.1, o))
+                    }
                     None => Err(err(
                         ErrorKind::AttributeError,
                         format!("'super' object has no attribute '{name}'"),
                     )),
                 }
             }
-            Value::Func(f) => match name {
-                "__name__" => Ok(Value::Str(f.proto.name.clone())),
-                _ => Err(no_attr(obj, name)),
-            },
+            Value::Func(f) => {
+                if let Some(v) = f.attrs.borrow().get(name) {
+                    return Ok(v.clone());
+                }
+                match name {
+                    "__name__" | "__qualname__" => Ok(Value::Str(f.proto.name.clone())),
+                    "__doc__" => Ok(f.doc()),
+                    "__module__" => Ok(Value::Str(f.globals.name.clone())),
+                    "__dict__" => {
+                        // the computed names live outside `__dict__`, as in CPython
+                        let computed = ["__name__", "__qualname__", "__doc__", "__module__"];
+                        let attrs = f.attrs.borrow();
+                        let m = attrs.iter().filter(|(k, _)| !computed.contains(&&***k));
+                        let m =
+                            m.map(|(k, v)| (super::value::Key(Value::Str(k.clone())), v.clone()));
+                        Ok(Value::dict(m.collect()))
+                    }
+                    _ => Err(no_attr(obj, name)),
+                }
+            }
             // `compile(module)` passes the module's attributes through (`_orig_mod`: the
             // module itself, as in PyTorch).
             Value::Compiled(cf) => match (&cf.module, name) {
@@ -260,6 +318,10 @@ impl Interp {
             // capture must see the store (an outside mutation falls back to eager)
             return self.set_attr(obj, name, v);
         }
+        let hooks = self.hooks(&inst.class);
+        if hooks.setattr {
+            return self.set_attr(obj, name, v);
+        }
         let mut d = inst.dict.borrow_mut();
         if let Some((k, slot)) = d.get_index_mut(hint.get() as usize) {
             if Rc::ptr_eq(k, name) || **k == **name {
@@ -269,7 +331,7 @@ impl Interp {
                 return Ok(());
             }
         }
-        if d.get(name).is_none() && self.has_property(&inst.class) {
+        if hooks.property && d.get(name).is_none() {
             drop(d);
             return self.set_attr(obj, name, v);
         }
@@ -286,6 +348,19 @@ impl Interp {
                 return self.set_attr(&m, name, v);
             }
         }
+        if let Value::Instance(inst) = obj {
+            if self.hooks(&inst.class).setattr {
+                if let Some(f) = inst.class.lookup("__setattr__") {
+                    let args = vec![obj.clone(), Value::Str(name.clone()), v];
+                    return self.call_value(&f, args, vec![]).map(discard);
+                }
+            }
+        }
+        self.set_attr_plain(obj, name, v)
+    }
+
+    /// `object.__setattr__`: the store without the class's `__setattr__`.
+    pub fn set_attr_plain(&mut self, obj: &Value, name: &Rc<str>, v: Value) -> R<()> {
         match obj {
             Value::Instance(inst) => {
                 if crate::compile::capture::trace::note_mutation(
@@ -323,6 +398,10 @@ impl Interp {
                 m.set(name, v);
                 Ok(())
             }
+            Value::Func(f) => {
+                f.attrs.borrow_mut().insert(name.clone(), v);
+                Ok(())
+            }
             Value::Tensor(t) => super::builtins::tensor_methods::set_tensor_attr(t, name, &v),
             _ => Err(err(
                 ErrorKind::AttributeError,
@@ -336,6 +415,19 @@ impl Interp {
     }
 
     pub fn del_attr(&mut self, obj: &Value, name: &str) -> R<()> {
+        if let Value::Instance(inst) = obj {
+            if self.hooks(&inst.class).delattr {
+                if let Some(f) = inst.class.lookup("__delattr__") {
+                    let args = vec![obj.clone(), Value::str(name)];
+                    return self.call_value(&f, args, vec![]).map(discard);
+                }
+            }
+        }
+        self.del_attr_plain(obj, name)
+    }
+
+    /// `object.__delattr__`: the delete without the class's `__delattr__`.
+    pub fn del_attr_plain(&mut self, obj: &Value, name: &str) -> R<()> {
         if self.property_set(obj, name, None)? {
             return Ok(());
         }
@@ -374,6 +466,7 @@ impl Interp {
             Value::Tuple(_) => TypeTag::Tuple,
             Value::Dict(_) => TypeTag::Dict,
             Value::Set(_) => TypeTag::Set,
+            Value::FrozenSet(_) => TypeTag::FrozenSet,
             Value::Range(_) => TypeTag::Range,
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,

@@ -3,6 +3,7 @@
 //! attributes hold the functions (`fget`/`fset`/`fdel`, or `__func__`).
 
 use super::builtins::pyfuncs::native_class as class;
+use super::method_cache::Hooks;
 use super::value::{Class, Instance, Value};
 use super::{err, type_err, Interp, R};
 use crate::error::ErrorKind;
@@ -192,21 +193,36 @@ impl Interp {
 
     /// `obj.name = v` / `del obj.name` where the class has a property `name`: calls its
     /// setter (`Some(v)`) or deleter (`None`). `Ok(false)` when `name` is no property.
-    /// True when `c` or a class of its MRO holds a property (memoized per class until any
-    /// class dict changes): only then can a plain attribute store reach a setter.
-    pub fn has_property(&self, c: &Class) -> bool {
-        if let Some(v) = c.methods.has_property() {
+    /// Whether `c` or a class of its MRO holds a property (only then can a plain
+    /// attribute store reach a setter) or defines `__setattr__`/`__delattr__`; memoized
+    /// per class until any class dict changes.
+    #[inline]
+    pub fn hooks(&self, c: &Class) -> Hooks {
+        if let Some(v) = c.methods.hooks() {
             return v;
         }
-        let holds = |k: &Class| {
-            k.dict.try_borrow().map_or(true, |d| {
-                d.values()
-                    .any(|v| self.b.descr.kind(v) == Some(Descr::Property))
-            })
-        };
-        let any = holds(c) || c.mro.iter().any(|k| holds(k));
-        c.methods.set_has_property(any);
-        any
+        self.find_hooks(c)
+    }
+
+    fn find_hooks(&self, c: &Class) -> Hooks {
+        let mut h = Hooks::default();
+        for k in std::iter::once(c).chain(c.mro.iter().map(|k| &**k)) {
+            let Ok(d) = k.dict.try_borrow() else {
+                // a class dict being changed right now: assume every hook, memoize nothing
+                return Hooks {
+                    property: true,
+                    setattr: true,
+                    delattr: true,
+                };
+            };
+            h.property |= d
+                .values()
+                .any(|v| self.b.descr.kind(v) == Some(Descr::Property));
+            h.setattr |= d.contains_key("__setattr__");
+            h.delattr |= d.contains_key("__delattr__");
+        }
+        c.methods.set_hooks(h);
+        h
     }
 
     pub fn property_set(&mut self, obj: &Value, name: &str, v: Option<Value>) -> R<bool> {

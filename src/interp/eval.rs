@@ -4,7 +4,7 @@ use super::containers;
 use super::num::{int_add_sub, num_cmp, num_op, Num};
 use super::suggest::{self, Missing};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
-use super::value::{discard, hinted_get, Function, Key, Value};
+use super::value::{discard, hinted_get, Function, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace::{self, Origin};
 use crate::error::ErrorKind;
@@ -415,7 +415,7 @@ impl Interp {
                 for (k, v) in kv {
                     let kv = self.eval(k)?;
                     let vv = self.eval(v)?;
-                    m.insert(self.key(kv).map_err(|x| at(x, k.span))?, vv);
+                    m.insert(self.key_in_map(kv, &m).map_err(|x| at(x, k.span))?, vv);
                 }
                 Ok(new_dict(m))
             }
@@ -429,7 +429,7 @@ impl Interp {
                     };
                     let kv = self.eval(k)?;
                     let vv = self.eval(v)?;
-                    m.insert(self.key(kv).map_err(|x| at(x, k.span))?, vv);
+                    m.insert(self.key_in_map(kv, &m).map_err(|x| at(x, k.span))?, vv);
                 }
                 Ok(new_dict(m))
             }
@@ -441,7 +441,8 @@ impl Interp {
             ExKind::Set(xs) => {
                 let mut m = super::value::DictMap::default();
                 for x in self.eval_items(xs)? {
-                    m.insert(self.key(x).map_err(|x| at(x, e.span))?, Value::None);
+                    let k = self.key_in_map(x, &m).map_err(|x| at(x, e.span))?;
+                    m.insert(k, Value::None);
                 }
                 Ok(Value::set(m))
             }
@@ -491,11 +492,6 @@ impl Interp {
         }
     }
 
-    /// Wraps a value as a dict key, raising TypeError for unhashable values.
-    pub fn key(&self, v: Value) -> R<Key> {
-        Key::new(v)
-    }
-
     fn eval_items(&mut self, xs: &[Ex]) -> R<Vec<Value>> {
         let mut out = Vec::with_capacity(xs.len());
         for x in xs {
@@ -528,7 +524,8 @@ impl Interp {
         };
         for k in self.collect(&keys)? {
             let x = self.get_item(&v, &k)?;
-            m.insert(self.key(k)?, x);
+            let k = self.key_in_map(k, m)?;
+            m.insert(k, x);
         }
         Ok(())
     }
@@ -569,7 +566,7 @@ impl Interp {
             CompOut::Dict(m, k, v) => {
                 let kv = self.eval(k)?;
                 let vv = self.eval(v)?;
-                let key = self.key(kv).map_err(|x| at(x, k.span))?;
+                let key = self.key_in_map(kv, m).map_err(|x| at(x, k.span))?;
                 containers::map_insert(m, key, vv, "dict")?;
             }
         }
@@ -623,6 +620,7 @@ impl Interp {
             closure,
             globals: self.globals.clone(),
             owner: RefCell::new(None),
+            attrs: Default::default(),
             gc: Default::default(),
         });
         Ok(Value::Func(f))

@@ -259,6 +259,7 @@ pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
     let inst = Instance {
         class: cls.clone(),
         dict: RefCell::new(Default::default()),
+        hash: Default::default(),
         gc: Default::default(),
     };
     inst.dict

@@ -29,7 +29,7 @@
 //! oldest only when it has grown by a quarter since its last collection).
 
 use super::gc_scan::Scan;
-use super::value::{CellObj, Class, DictMap, Instance, ModuleObj, Value};
+use super::value::{CellObj, Class, DictMap, Instance, IterObj, ModuleObj, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
@@ -75,6 +75,8 @@ pub(super) enum Tracked {
     Cell(Weak<CellObj>),
     Class(Weak<Class>),
     Module(Weak<ModuleObj>),
+    /// A generator (its frame can reference the generator itself).
+    Gen(Weak<RefCell<IterObj>>),
 }
 
 impl Tracked {
@@ -88,6 +90,7 @@ impl Tracked {
             Tracked::Cell(w) => Value::Cell(w.upgrade()?),
             Tracked::Class(w) => Value::Class(w.upgrade()?),
             Tracked::Module(w) => Value::Module(w.upgrade()?),
+            Tracked::Gen(w) => Value::Iter(w.upgrade()?),
         })
     }
 
@@ -99,6 +102,7 @@ impl Tracked {
             Tracked::Cell(w) => w.strong_count() > 0,
             Tracked::Class(w) => w.strong_count() > 0,
             Tracked::Module(w) => w.strong_count() > 0,
+            Tracked::Gen(w) => w.strong_count() > 0,
         }
     }
 }
@@ -189,6 +193,11 @@ pub fn track_cell(rc: &Rc<CellObj>) {
 
 pub fn track_class(rc: &Rc<Class>) {
     track(Tracked::Class(Rc::downgrade(rc)));
+}
+
+/// Tracks a generator object.
+pub fn track_gen(rc: &Rc<RefCell<IterObj>>) {
+    track(Tracked::Gen(Rc::downgrade(rc)));
 }
 
 /// Tracks a script module (its functions reference it back through their globals).
@@ -316,7 +325,8 @@ pub fn live_container_bytes(extra: &[Value]) -> usize {
                         })
                     })
                     .unwrap_or(0),
-                Tracked::Class(_) => 0,
+                // a suspended generator's locals are not counted (docs/EMBEDDING.md)
+                Tracked::Class(_) | Tracked::Gen(_) => 0,
             };
         }
         total

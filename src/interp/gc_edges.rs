@@ -4,7 +4,9 @@
 //! taken out.
 
 use super::gc::GcHeader;
-use super::value::{Class, ModuleObj, Value};
+use super::gen::GenState;
+use super::value::{Class, IterObj, ModuleObj, Value};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 /// One strong reference an object holds: a value, or a class or module held as a plain
@@ -46,8 +48,10 @@ pub(super) fn id(v: &Value) -> Id<'_> {
         Value::Func(rc) => Id::Header(&rc.gc),
         Value::Class(rc) => Id::Header(&rc.gc),
         Value::Module(rc) => Id::Header(&rc.gc),
-        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) => Id::Addr(v.ptr_id()),
-        Value::BoundMethod(_) => Id::Addr(v.ptr_id()),
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) => {
+            Id::Addr(v.ptr_id())
+        }
+        Value::BoundMethod(_) | Value::Iter(_) => Id::Addr(v.ptr_id()),
         _ => Id::Other,
     }
 }
@@ -64,13 +68,14 @@ pub(super) fn strong_count(v: &Value) -> i64 {
     let n = match v {
         Value::List(rc) => Rc::strong_count(rc),
         Value::Tuple(rc) => Rc::strong_count(rc),
-        Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc),
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => Rc::strong_count(rc),
         Value::Instance(rc) => Rc::strong_count(rc),
         Value::Func(rc) => Rc::strong_count(rc),
         Value::Cell(rc) => Rc::strong_count(rc),
         Value::BoundMethod(rc) => Rc::strong_count(rc),
         Value::Class(rc) => Rc::strong_count(rc),
         Value::Module(rc) => Rc::strong_count(rc),
+        Value::Iter(rc) => Rc::strong_count(rc),
         _ => 1,
     };
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -87,7 +92,7 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             Err(_) => return false,
         },
         Value::Tuple(rc) => rc.iter().for_each(|x| report(x, f)),
-        Value::Dict(rc) | Value::Set(rc) => match rc.try_borrow() {
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => match rc.try_borrow() {
             Ok(m) => m.iter().for_each(|(k, x)| {
                 report(&k.0, f);
                 report(x, f);
@@ -106,6 +111,10 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             func.kwdefaults.iter().flatten().for_each(|x| report(x, f));
             func.closure.iter().for_each(|c| report(c, f));
             f(Child::Module(&func.globals));
+            match func.attrs.try_borrow() {
+                Ok(d) => d.values().for_each(|x| report(x, f)),
+                Err(_) => return false,
+            }
         }
         Value::Cell(rc) => match rc.try_borrow() {
             Ok(x) => report(&x, f),
@@ -115,6 +124,18 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             report(&pair.0, f);
             report(&pair.1, f);
         }
+        // a suspended generator: its frame's slots and the iterator it delegates to (one
+        // shared beyond its iterator object, or running, is a root)
+        Value::Iter(rc) => match rc.try_borrow().as_deref() {
+            Ok(IterObj::Gen(g)) if Rc::strong_count(g) == 1 => match g.inner.try_borrow() {
+                Ok(inner) if inner.state != GenState::Running => {
+                    inner.slots.iter().for_each(|x| report(x, f));
+                    inner.delegate.iter().for_each(|x| report(x, f));
+                }
+                _ => return false,
+            },
+            _ => return false,
+        },
         Value::Class(c) => {
             if let Some(b) = &c.base {
                 f(Child::Class(b));
@@ -155,7 +176,7 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
                 out.append(&mut items);
             }
         }
-        Value::Dict(rc) | Value::Set(rc) => {
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => {
             if let Ok(mut m) = rc.try_borrow_mut() {
                 for (k, x) in std::mem::take(&mut *m) {
                     out.push(k.0);
@@ -171,6 +192,20 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
         Value::Cell(rc) => {
             if let Ok(mut x) = rc.try_borrow_mut() {
                 out.push(std::mem::replace(&mut *x, Value::Unbound));
+            }
+        }
+        Value::Func(func) => {
+            if let Ok(mut d) = func.attrs.try_borrow_mut() {
+                out.extend(std::mem::take(&mut *d).into_values());
+            }
+        }
+        // the generator leaves its iterator object (which is done from now on) in a new
+        // one that `out` drops: a generator suspended inside `try/finally` or `with` is
+        // then queued and closed once, as when reference counting frees it
+        Value::Iter(rc) => {
+            if let Ok(mut it) = rc.try_borrow_mut() {
+                let old = std::mem::replace(&mut *it, IterObj::Done);
+                out.push(Value::Iter(Rc::new(RefCell::new(old))));
             }
         }
         Value::Class(c) => {

@@ -134,7 +134,11 @@ impl Interp {
                 ..GenInner::default()
             }),
         };
-        Ok(self.make_iter(IterObj::Gen(Rc::new(g))))
+        let it = self.make_iter(IterObj::Gen(Rc::new(g)));
+        if let Value::Iter(rc) = &it {
+            super::gc::track_gen(rc);
+        }
+        Ok(it)
     }
 
     /// Resumes a generator: runs it to its next `yield`, its end, or an exception.

@@ -139,7 +139,7 @@ impl Interp {
                 Ok(Value::Int(r.get(i as i64)))
             }
             (Value::Dict(d), _) => {
-                let k = self.key(idx.clone())?;
+                let k = self.key_in(idx.clone(), d)?;
                 let found = d.borrow().get(&k).cloned();
                 match found {
                     Some(v) => {
@@ -202,7 +202,7 @@ impl Interp {
                 Ok(())
             }
             (Value::Dict(d), _) => {
-                let k = self.key(idx.clone())?;
+                let k = self.key_in(idx.clone(), d)?;
                 super::containers::map_insert(&mut d.borrow_mut(), k, v, "dict")
             }
             (Value::Tensor(t), _) => super::builtins::tensor_index::set(t, idx, &v),
@@ -241,7 +241,7 @@ impl Interp {
                 Ok(())
             }
             (Value::Dict(d), _) => {
-                let k = self.key(idx.clone())?;
+                let k = self.key_in(idx.clone(), d)?;
                 let removed = d.borrow_mut().shift_remove(&k);
                 match removed {
                     Some(_) => Ok(()),

@@ -63,7 +63,7 @@ impl Interp {
                 }
                 Ok(true)
             }
-            Value::Dict(d) | Value::Set(d) => {
+            Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => {
                 let keys: Vec<Value> = d.borrow().keys().map(|k| k.0.clone()).collect();
                 for k in keys {
                     if !f(self, k)? {
@@ -126,7 +126,7 @@ impl Interp {
                 stop: r.stop,
                 step: r.step,
             },
-            Value::Str(_) | Value::Dict(_) | Value::Set(_) => {
+            Value::Str(_) | Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) => {
                 let items = self.collect(v)?;
                 IterObj::Seq {
                     items: items.into(),

@@ -93,8 +93,34 @@ pub type Memo = Vec<(&'static str, Option<Value>)>;
 pub struct MethodCache {
     epoch: Cell<u64>,
     entries: RefCell<Memo>,
-    /// Whether the class or its MRO holds a property, with the epoch it was found in.
-    property: Cell<Option<(u64, bool)>>,
+    /// The class's [`Hooks`], with the epoch they were found in.
+    hooks: Cell<Option<(u64, Hooks)>>,
+    /// The class's [`KeyFlags`], with the epoch they were found in.
+    key_flags: Cell<Option<(u64, KeyFlags)>>,
+}
+
+/// How instances of a class behave as dict keys and set members (memoized per class, so
+/// hashing an instance of a plain class tests one flag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyFlags {
+    /// The chain defines `__hash__` (a function).
+    pub user_hash: bool,
+    /// The chain sets `__hash__ = None` (or defines `__eq__` alone).
+    pub unhashable: bool,
+    /// The chain defines `__eq__`.
+    pub user_eq: bool,
+}
+
+/// What an attribute store or delete on an instance must look for in its class chain
+/// (memoized per class, so a class with none of them pays one flag test).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// Some class of the chain holds a property (a store may reach its setter).
+    pub property: bool,
+    /// The chain defines `__setattr__`.
+    pub setattr: bool,
+    /// The chain defines `__delattr__`.
+    pub delattr: bool,
 }
 
 impl MethodCache {
@@ -124,18 +150,30 @@ impl MethodCache {
         }
     }
 
-    /// The memoized "holds a property" flag, `None` when not known for this epoch.
+    /// The memoized hooks, `None` when not known for this epoch.
     #[inline]
-    pub fn has_property(&self) -> Option<bool> {
+    pub fn hooks(&self) -> Option<Hooks> {
         let now = EPOCH.with(Cell::get);
-        self.property
+        self.hooks.get().and_then(|(e, v)| (e == now).then_some(v))
+    }
+
+    /// Memoizes the hooks for the current epoch.
+    pub fn set_hooks(&self, v: Hooks) {
+        self.hooks.set(Some((EPOCH.with(Cell::get), v)));
+    }
+
+    /// The memoized key flags, `None` when not known for this epoch.
+    #[inline]
+    pub fn key_flags(&self) -> Option<KeyFlags> {
+        let now = EPOCH.with(Cell::get);
+        self.key_flags
             .get()
             .and_then(|(e, v)| (e == now).then_some(v))
     }
 
-    /// Memoizes the "holds a property" flag for the current epoch.
-    pub fn set_has_property(&self, v: bool) {
-        self.property.set(Some((EPOCH.with(Cell::get), v)));
+    /// Memoizes the key flags for the current epoch.
+    pub fn set_key_flags(&self, v: KeyFlags) {
+        self.key_flags.set(Some((EPOCH.with(Cell::get), v)));
     }
 
     /// The memoized values (the cycle collector's view of the references they hold).

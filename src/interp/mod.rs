@@ -18,6 +18,7 @@ pub mod gen;
 mod gen_exec;
 pub mod index;
 pub mod iter;
+pub mod keys;
 pub mod limits;
 pub mod method_cache;
 pub mod modules;

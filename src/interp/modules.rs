@@ -42,6 +42,8 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("collections", include_str!("../../stdlib/collections.dl")),
     ("itertools", include_str!("../../stdlib/itertools.dl")),
     ("functools", include_str!("../../stdlib/functools.dl")),
+    ("dataclasses", include_str!("../../stdlib/dataclasses.dl")),
+    ("time", include_str!("../../stdlib/time.dl")),
     ("string", include_str!("../../stdlib/string.dl")),
     ("pathlib", include_str!("../../stdlib/pathlib.dl")),
     ("argparse", include_str!("../../stdlib/argparse.dl")),
@@ -126,7 +128,7 @@ impl Interp {
                 super::builtins::mathmore::extend(&m);
                 Some(m)
             }
-            "time" => Some(super::builtins::mathmod::time_module()),
+            "_time" => Some(super::builtins::timemod::time_module()),
             "random" => {
                 let m = super::builtins::randmod::random_module();
                 super::builtins::randmore::extend(&m);

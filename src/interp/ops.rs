@@ -2,7 +2,7 @@
 
 use super::builtins::format::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
 use super::containers;
-use super::value::{simple_eq, Key, Value};
+use super::value::{simple_eq, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
@@ -397,7 +397,7 @@ impl Interp {
             Str(s) => !s.is_empty(),
             List(l) => !l.borrow().is_empty(),
             Tuple(t) => !t.is_empty(),
-            Dict(d) | Set(d) => !d.borrow().is_empty(),
+            Dict(d) | Set(d) | FrozenSet(d) => !d.borrow().is_empty(),
             Range(r) => !r.is_empty(),
             Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
             SymInt(s) => super::capture::symint::truthy(s),
@@ -452,7 +452,7 @@ impl Interp {
                     Ok(true)
                 })
             }
-            (Set(x), Set(y)) => {
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
                 let (x, y) = (x.borrow(), y.borrow());
                 Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
             }
@@ -507,7 +507,7 @@ impl Interp {
                 let (x, y) = (x.clone(), y.clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
-            (Set(x), Set(y)) => {
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
                 let r = super::builtins::setops::compare(&x.borrow(), &y.borrow(), op);
                 return Ok(r.unwrap_or(false));
             }
@@ -605,8 +605,8 @@ impl Interp {
                 self.any_eq(&items, item)
             }
             Tuple(t) => self.any_eq(&t.clone(), item),
-            Dict(d) | Set(d) => {
-                let k = Key::new(item.clone())?;
+            Dict(d) | Set(d) | FrozenSet(d) => {
+                let k = self.key_in(item.clone(), d)?;
                 Ok(d.borrow().contains_key(&k))
             }
             Range(r) => Ok(match item {

@@ -118,6 +118,14 @@ impl Interp {
                     self.repr_seq(&items, "{", "}", out)?;
                 }
             }
+            FrozenSet(d) => {
+                let items: Vec<Value> = d.borrow().keys().map(|k| k.0.clone()).collect();
+                out.push_str("frozenset(");
+                if !items.is_empty() {
+                    self.repr_seq(&items, "{", "}", out)?;
+                }
+                out.push(')');
+            }
             Range(r) => {
                 if r.step == 1 {
                     out.push_str(&format!("range({}, {})", r.start, r.stop))

@@ -9,6 +9,8 @@ use crate::syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+mod ann;
+
 struct FrameCtx {
     slots: HashMap<(usize, Name), (u32, bool)>,
     n_slots: u32,
@@ -46,7 +48,7 @@ pub fn resolve_module(m: &ast::Module, module: &ModuleObj) -> Result<Code> {
         sid: 0,
         attr_names: HashSet::new(),
     };
-    let body = r.stmts(&m.body)?;
+    let body = r.class_body(&m.body, m.span)?;
     let n_slots = r.frames.last().map(|f| f.n_slots).unwrap_or(0);
     Ok(Code {
         body,
@@ -125,6 +127,15 @@ impl Resolver<'_> {
                 }
             }
         }
+    }
+
+    /// A class or module body: its statements, after `__annotations__ = {}` when it
+    /// annotates names.
+    fn class_body(&mut self, body: &[Stmt], span: Span) -> Result<Vec<St>> {
+        let init = self.annotations_init(body, span)?;
+        let mut out: Vec<St> = init.into_iter().collect();
+        out.extend(self.stmts(body)?);
+        Ok(out)
     }
 
     fn stmts(&mut self, body: &[Stmt]) -> Result<Vec<St>> {
@@ -395,6 +406,19 @@ impl Resolver<'_> {
                 }
                 StKind::Assign(ts, value)
             }
+            StmtKind::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => {
+                // a block of one or two statements: run as `if True:`
+                let body = self.ann_assign(target, annotation, value.as_ref(), s.span)?;
+                StKind::If(
+                    Ex::new(ExKind::Const(Value::Bool(true)), s.span),
+                    body,
+                    Vec::new(),
+                )
+            }
             StmtKind::AugAssign { target, op, value } => {
                 let value = self.ex(value)?;
                 match self.target(target)? {
@@ -604,7 +628,7 @@ impl Resolver<'_> {
         };
         let saved = self.sid;
         self.sid = cid;
-        let body = self.stmts(&c.body);
+        let body = self.class_body(&c.body, c.span);
         self.sid = saved;
         Ok(Rc::new(ClassProto {
             name: c.name.clone(),

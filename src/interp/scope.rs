@@ -204,6 +204,22 @@ impl Analyzer {
                     self.target(t);
                 }
             }
+            StmtKind::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => {
+                if self.scope().kind != ScopeKind::Function {
+                    self.expr(annotation);
+                    if matches!(target.kind, ExprKind::Name(_)) {
+                        self.bind(&"__annotations__".into());
+                    }
+                }
+                if let Some(v) = value {
+                    self.expr(v);
+                }
+                self.target(target);
+            }
             StmtKind::AugAssign { target, value, .. } => {
                 self.expr(value);
                 if let ExprKind::Name(n) = &target.kind {

@@ -243,6 +243,7 @@ fn builtin_method_names(v: &Value) -> &'static [&'static str] {
         Value::List(_) => seqmethods::LIST_METHODS,
         Value::Dict(_) => seqmethods::DICT_METHODS,
         Value::Set(_) => seqmethods::SET_METHODS,
+        Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS,
         Value::Tuple(_) => &["count", "index"],
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.as_slice(),
         _ => &[],

@@ -86,6 +86,8 @@ pub enum Value {
     Tuple(Rc<[Value]>),
     Dict(Rc<RefCell<DictMap>>),
     Set(Rc<RefCell<DictMap>>),
+    /// A `frozenset`: a set nothing mutates after it is built (so it is hashable).
+    FrozenSet(Rc<RefCell<DictMap>>),
     Range(Rc<RangeObj>),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
@@ -175,7 +177,24 @@ pub struct Function {
     pub globals: Rc<ModuleObj>,
     /// The class whose body defined this function (for zero-argument `super()`).
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+    /// Attributes set on the function (`f.__wrapped__ = g`, `functools.wraps`): they
+    /// shadow the computed `__name__`/`__qualname__`/`__doc__`/`__module__`.
+    pub attrs: RefCell<NameMap>,
     pub gc: GcHeader,
+}
+
+impl Function {
+    /// The docstring: the body's first statement when it is a string literal.
+    pub fn doc(&self) -> Value {
+        use super::tree::{ExKind, StKind};
+        match self.proto.body.first().map(|s| &s.kind) {
+            Some(StKind::Expr(e)) => match &e.kind {
+                ExKind::Const(v @ Value::Str(_)) if !self.proto.is_lambda => v.clone(),
+                _ => Value::None,
+            },
+            _ => Value::None,
+        }
+    }
 }
 
 /// A built-in function implemented in Rust.
@@ -223,6 +242,7 @@ pub enum TypeTag {
     Tuple,
     Dict,
     Set,
+    FrozenSet,
     Range,
     Slice,
     Function,
@@ -288,6 +308,22 @@ impl Class {
         v
     }
 
+    /// How instances hash and compare as dict keys (memoized until a class changes).
+    #[inline]
+    pub fn key_flags(&self) -> super::method_cache::KeyFlags {
+        if let Some(f) = self.methods.key_flags() {
+            return f;
+        }
+        let h = self.lookup("__hash__");
+        let f = super::method_cache::KeyFlags {
+            user_hash: matches!(&h, Some(v) if !matches!(v, Value::None)),
+            unhashable: matches!(h, Some(Value::None)),
+            user_eq: self.lookup("__eq__").is_some(),
+        };
+        self.methods.set_key_flags(f);
+        f
+    }
+
     /// True when `self` is `other` or derives from it.
     pub fn is_subclass(self: &Rc<Class>, other: &Rc<Class>) -> bool {
         if other.kind == ClassKind::Builtin(TypeTag::Object) {
@@ -312,6 +348,9 @@ impl Class {
 pub struct Instance {
     pub class: Rc<Class>,
     pub dict: RefCell<AttrMap>,
+    /// The last result of the class's own `__hash__` (set by `Interp::key` before every
+    /// map lookup with this instance; unused for identity-hashed classes).
+    pub hash: std::cell::Cell<i64>,
     pub gc: GcHeader,
 }
 
@@ -443,6 +482,7 @@ impl Key {
             Value::Dict(_) => Err(unhashable("dict")),
             Value::Set(_) => Err(unhashable("set")),
             Value::Slice(_) => Err(unhashable("slice")),
+            Value::Instance(i) if i.class.key_flags().unhashable => Err(unhashable(&i.class.name)),
             Value::Tuple(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
                 ErrorKind::RecursionError,
                 "maximum recursion depth exceeded while getting the hash of a tuple",
@@ -474,6 +514,18 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
                 hash_value(x, h);
             }
         }
+        Value::FrozenSet(d) => {
+            // order-independent: a sum of the members' hashes
+            let build = FxBuild::default();
+            let members = d.try_borrow().map_or(0u64, |m| {
+                m.keys().fold(0u64, |acc, k| {
+                    use std::hash::BuildHasher;
+                    acc.wrapping_add(build.hash_one(k))
+                })
+            });
+            (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
+        }
+        Value::Instance(i) if i.class.key_flags().user_hash => i.hash.get().hash(h),
         other => other.ptr_id().hash(h),
     }
 }
@@ -505,6 +557,12 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Str(x), Str(y)) => x == y,
         (Tuple(x), Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
+        }
+        (FrozenSet(x), FrozenSet(y)) | (FrozenSet(x), Set(y)) | (Set(x), FrozenSet(y)) => {
+            match (x.try_borrow(), y.try_borrow()) {
+                (Ok(x), Ok(y)) => x.len() == y.len() && x.keys().all(|k| y.contains_key(k)),
+                _ => false,
+            }
         }
         (DType(x), DType(y)) => x == y,
         (DType(d), Class(c)) | (Class(c), DType(d)) => is_bool_dtype(*d, c),
@@ -552,6 +610,21 @@ impl Value {
         Value::Set(d)
     }
 
+    /// A fresh frozenset (tracked by the cycle collector as a set).
+    pub fn frozenset(m: DictMap) -> Value {
+        let d = Rc::new(RefCell::new(m));
+        super::gc::track_set(&d);
+        Value::FrozenSet(d)
+    }
+
+    /// The members of a set or frozenset.
+    pub fn set_members(&self) -> Option<&Rc<RefCell<DictMap>>> {
+        match self {
+            Value::Set(d) | Value::FrozenSet(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The address of a heap object (0 for unboxed values): used for `id` and `is`.
     pub fn ptr_id(&self) -> usize {
         use Value::*;
@@ -559,7 +632,7 @@ impl Value {
             Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             List(x) => Rc::as_ptr(x) as usize,
             Tuple(x) => Rc::as_ptr(x) as *const u8 as usize,
-            Dict(x) | Set(x) => Rc::as_ptr(x) as usize,
+            Dict(x) | Set(x) | FrozenSet(x) => Rc::as_ptr(x) as usize,
             Range(x) => Rc::as_ptr(x) as usize,
             Slice(x) => Rc::as_ptr(x) as usize,
             Func(x) => Rc::as_ptr(x) as usize,
@@ -609,6 +682,7 @@ impl Value {
             Tuple(_) => "tuple",
             Dict(_) => "dict",
             Set(_) => "set",
+            FrozenSet(_) => "frozenset",
             Range(_) => "range",
             Slice(_) => "slice",
             Ellipsis => "ellipsis",

@@ -45,7 +45,7 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
                 items.iter_mut().for_each(|x| f(std::mem::take(x)));
             }
         }
-        Value::Dict(rc) | Value::Set(rc) if Rc::strong_count(rc) == 1 => {
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) if Rc::strong_count(rc) == 1 => {
             let m = match rc.try_borrow_mut() {
                 Ok(mut m) => std::mem::take(&mut *m),
                 Err(_) => return,
@@ -79,6 +79,9 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
                     .for_each(&mut f);
                 std::mem::take(&mut func.closure)
                     .into_iter()
+                    .for_each(&mut f);
+                std::mem::take(func.attrs.get_mut())
+                    .into_values()
                     .for_each(&mut f);
             }
         }
@@ -124,7 +127,7 @@ impl Drop for Value {
         let last = match self {
             Value::List(rc) => Rc::strong_count(rc) == 1,
             Value::Tuple(rc) => Rc::strong_count(rc) == 1,
-            Value::Dict(rc) | Value::Set(rc) => Rc::strong_count(rc) == 1,
+            Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => Rc::strong_count(rc) == 1,
             Value::Instance(rc) => Rc::strong_count(rc) == 1,
             Value::Cell(rc) => Rc::strong_count(rc) == 1,
             Value::Func(rc) => Rc::strong_count(rc) == 1,

@@ -30,6 +30,14 @@ pub enum StmtKind {
         targets: Vec<Expr>,
         value: Expr,
     },
+    /// `target: annotation = value` (the value optional). In a class body or at module
+    /// level a name target's annotation is evaluated into `__annotations__`; in a function
+    /// it is not evaluated (as CPython).
+    AnnAssign {
+        target: Expr,
+        annotation: Expr,
+        value: Option<Expr>,
+    },
     /// `target op= value`; the target is a `Name`, `Attr` or `Subscript`.
     AugAssign {
         target: Expr,

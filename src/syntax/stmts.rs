@@ -69,6 +69,34 @@ impl Cx<'_> {
         Ok(self.stmt(StmtKind::Assign { targets, value }, l, r))
     }
 
+    /// `target: annotation [= value]`; the target is a single `Name`, `Attr` or `Subscript`
+    /// (as CPython: "only single target (not tuple) can be annotated").
+    pub fn ann_assign(
+        &self,
+        t: Node,
+        annotation: Node,
+        value: Option<Node>,
+        l: usize,
+        r: usize,
+    ) -> PResult<Stmt> {
+        let target = match &t.e.kind {
+            ExprKind::Name(_) | ExprKind::Attr(..) | ExprKind::Subscript(..) => t.e,
+            ExprKind::Tuple(_) => {
+                return self.err_at("only single target (not tuple) can be annotated", t.e.span)
+            }
+            ExprKind::List(_) => {
+                return self.err_at("only single target (not list) can be annotated", t.e.span)
+            }
+            _ => return self.err_at("illegal target for annotation", t.e.span),
+        };
+        let kind = StmtKind::AnnAssign {
+            target,
+            annotation: annotation.e,
+            value: value.map(|v| v.e),
+        };
+        Ok(self.stmt(kind, l, r))
+    }
+
     pub fn aug_assign(&self, t: Node, op: BinOp, v: Node, l: usize, r: usize) -> PResult<Stmt> {
         let target = self.aug_target(t)?;
         let kind = StmtKind::AugAssign {

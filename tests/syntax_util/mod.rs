@@ -66,6 +66,11 @@ pub fn stmt(s: &Stmt) -> String {
         StmtKind::Assign { targets, value } => {
             format!("(= {} {})", list(targets, expr), expr(value))
         }
+        StmtKind::AnnAssign {
+            target,
+            annotation,
+            value,
+        } => format!("(: {} {} {})", expr(target), expr(annotation), opt(value)),
         StmtKind::AugAssign { target, op, value } => {
             format!("({}= {} {})", op.symbol(), expr(target), expr(value))
         }

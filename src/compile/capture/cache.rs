@@ -201,7 +201,7 @@ pub fn identity(v: &Value) -> usize {
         Value::Module(m) => Rc::as_ptr(m) as usize,
         Value::BoundMethod(b) => Rc::as_ptr(b) as usize,
         Value::List(l) => Rc::as_ptr(l) as usize,
-        Value::Dict(d) | Value::Set(d) => Rc::as_ptr(d) as usize,
+        Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => Rc::as_ptr(d) as usize,
         Value::Tensor(t) => t.id(),
         Value::Compiled(c) => Rc::as_ptr(c) as usize,
         _ => 0,

@@ -558,7 +558,9 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
                 .collect::<Result<_, _>>()?;
             Ok(OutTemplate::List(items))
         }
-        Value::Dict(_) | Value::Set(_) | Value::Iter(_) => Err(brk("a dict, set or iterator")),
+        Value::Dict(_) | Value::Set(_) | Value::FrozenSet(_) | Value::Iter(_) => {
+            Err(brk("a dict, set or iterator"))
+        }
         // A returned size is a constant of the version: guarded on its value.
         Value::SymInt(s) => {
             if s.gen == t.gen {

@@ -157,7 +157,7 @@ pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
                 pair.len()
             )));
         }
-        let k = me.key(pair[0].clone())?;
+        let k = me.key_in_map(pair[0].clone(), m)?;
         crate::interp::containers::map_insert(m, k, pair[1].clone(), "dict")?;
     }
     Ok(())
@@ -249,15 +249,23 @@ impl Interp {
                 }
                 Value::dict(m)
             }
-            TypeTag::Set => {
+            TypeTag::Set | TypeTag::FrozenSet => {
                 arity(name, &args, 0, 1)?;
+                if let (TypeTag::FrozenSet, Some(v @ Value::FrozenSet(_))) = (tag, args.first()) {
+                    return Ok(v.clone());
+                }
                 let mut m = DictMap::default();
                 if let Some(v) = args.first() {
                     for x in self.collect(v)? {
-                        m.insert(self.key(x)?, Value::None);
+                        let k = self.key_in_map(x, &m)?;
+                        m.insert(k, Value::None);
                     }
                 }
-                Value::set(m)
+                if tag == TypeTag::Set {
+                    Value::set(m)
+                } else {
+                    Value::frozenset(m)
+                }
             }
             TypeTag::Range => {
                 arity(name, &args, 1, 3)?;
@@ -297,6 +305,7 @@ impl Interp {
                 Value::Instance(Rc::new(crate::interp::value::Instance {
                     class: self.b.object.clone(),
                     dict: RefCell::new(Default::default()),
+                    hash: Default::default(),
                     gc: Default::default(),
                 }))
             }
@@ -321,6 +330,7 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Tuple => "tuple",
         TypeTag::Dict => "dict",
         TypeTag::Set => "set",
+        TypeTag::FrozenSet => "frozenset",
         TypeTag::Range => "range",
         TypeTag::Slice => "slice",
         TypeTag::Function => "function",

@@ -36,6 +36,7 @@ fn new_instance(i: &Rc<Instance>, dict: crate::interp::value::AttrMap) -> Value 
     let inst = Rc::new(Instance {
         class: i.class.clone(),
         dict: RefCell::new(dict),
+        hash: Default::default(),
         gc: Default::default(),
     });
     crate::interp::gc::track_instance(&inst);
@@ -50,6 +51,7 @@ fn copy(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         Value::List(l) => Value::list(l.borrow().clone()),
         Value::Dict(d) => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
         Value::Set(d) => Value::Set(Rc::new(RefCell::new(d.borrow().clone()))),
+        Value::FrozenSet(_) => x.clone(),
         Value::Instance(i) => {
             if let Some(f) = i.class.lookup("__copy__") {
                 return me.call_value(&f, vec![x.clone()], vec![]);
@@ -101,12 +103,12 @@ fn deep(me: &mut Interp, x: &Value, memo: &mut HashMap<usize, Value>, depth: usi
             memo.insert(id, v.clone());
             v
         }
-        Value::Dict(d) | Value::Set(d) => {
+        Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => {
             let out = Rc::new(RefCell::new(DictMap::default()));
-            let v = if matches!(x, Value::Dict(_)) {
-                Value::Dict(out.clone())
-            } else {
-                Value::Set(out.clone())
+            let v = match x {
+                Value::Dict(_) => Value::Dict(out.clone()),
+                Value::Set(_) => Value::Set(out.clone()),
+                _ => Value::FrozenSet(out.clone()),
             };
             memo.insert(id, v.clone());
             let items: Vec<(Key, Value)> = d

@@ -105,7 +105,7 @@ impl Interp {
                 _ => f.proto.name.clone(),
             };
             out += &format!("Signature: {name}({})\n", self.params_text(&f, bound)?);
-            if let Some(doc) = docstring(&f.proto.body) {
+            if let Value::Str(doc) = &f.doc() {
                 out += &format!("Docstring: {doc}\n");
             }
         }
@@ -142,17 +142,5 @@ impl Interp {
             parts.push("**kwargs".into());
         }
         Ok(parts.join(", "))
-    }
-}
-
-/// A function body's docstring: its first statement when that is a string literal.
-fn docstring(body: &[crate::interp::tree::St]) -> Option<String> {
-    use crate::interp::tree::{ExKind, StKind};
-    match &body.first()?.kind {
-        StKind::Expr(e) => match &e.kind {
-            ExKind::Const(Value::Str(s)) => Some(s.to_string()),
-            _ => None,
-        },
-        _ => None,
     }
 }

@@ -224,6 +224,7 @@ pub fn open(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let inst = Instance {
         class: FILE_CLASS.with(|c| c.clone()),
         dict: RefCell::new(Default::default()),
+        hash: Default::default(),
         gc: Default::default(),
     };
     {

@@ -39,6 +39,7 @@ pub fn register(names: &mut super::Names) {
         ("hasattr", hasattr),
         ("getattr", getattr),
         ("setattr", setattr),
+        ("delattr", delattr),
         ("repr", repr),
         ("next", next),
         ("hash", hash),
@@ -114,7 +115,7 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
         Value::Str(s) => crate::interp::strindex::char_len(s) as i64,
         Value::List(l) => l.borrow().len() as i64,
         Value::Tuple(t) => t.len() as i64,
-        Value::Dict(d) | Value::Set(d) => d.borrow().len() as i64,
+        Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => d.borrow().len() as i64,
         Value::Range(r) => r.len(),
         Value::Tensor(t) => super::tensor_ops::tensor_len(t)?,
         Value::Instance(_) => match me.call_dunder(v, "__len__", &[])? {
@@ -549,6 +550,13 @@ fn setattr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::None)
 }
 
+fn delattr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
+    arity("delattr", args, 2, 2)?;
+    let n = attr_name(&args[1])?;
+    me.del_attr(&args[0], &n)?;
+    Ok(Value::None)
+}
+
 fn repr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("repr", args, 1, 1)?;
     Ok(Value::str(&me.repr(&args[0])?))
@@ -573,6 +581,9 @@ fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("hash", args, 1, 1)?;
     let k = me.key(args[0].clone())?;
     match &k.0 {
+        Value::Instance(i) if crate::interp::keys::user_hash_fn(&k.0).is_some() => {
+            return Ok(Value::Int(i.hash.get()))
+        }
         Value::Int(i) => return Ok(Value::Int(*i)),
         Value::Bool(b) => return Ok(Value::Int(*b as i64)),
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {

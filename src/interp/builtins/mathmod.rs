@@ -1,4 +1,4 @@
-//! The native `math` and `time` modules.
+//! The native `math` module.
 
 use super::convert::{int_arg, num_arg};
 use super::{arity, native};
@@ -256,51 +256,4 @@ fn isclose(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
     Ok(Value::Bool(
         d <= (rel * y).abs() || d <= (rel * x).abs() || d <= abs,
     ))
-}
-
-pub fn time_module() -> Rc<ModuleObj> {
-    module(
-        "time",
-        &[
-            ("time", time),
-            ("perf_counter", perf_counter),
-            ("monotonic", perf_counter),
-            ("sleep", sleep),
-        ],
-        &[],
-    )
-}
-
-fn time(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
-    arity("time", a, 0, 0)?;
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    Ok(Value::Float(d))
-}
-
-fn perf_counter(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
-    arity("perf_counter", a, 0, 0)?;
-    thread_local! {
-        static START: std::time::Instant = std::time::Instant::now();
-    }
-    Ok(Value::Float(START.with(|s| s.elapsed().as_secs_f64())))
-}
-
-fn sleep(me: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
-    let secs = one(a, "sleep")?;
-    if secs.is_nan() || secs < 0.0 {
-        return Err(value_err("sleep length must be non-negative"));
-    }
-    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(1e9));
-    // Sleep in slices so the interrupt flag is honoured.
-    loop {
-        me.poll_limits()?;
-        let now = std::time::Instant::now();
-        if now >= end {
-            return Ok(Value::None);
-        }
-        std::thread::sleep((end - now).min(std::time::Duration::from_millis(20)));
-    }
 }

@@ -26,6 +26,7 @@ pub mod pyfuncs;
 pub mod pyrandom;
 pub mod randmod;
 pub mod randmore;
+pub mod reengine;
 pub mod remod;
 pub mod seq_funcs;
 pub mod seqmethods;
@@ -44,6 +45,7 @@ pub mod tensor_more_funcs;
 pub mod tensor_more_misc;
 pub mod tensor_ops;
 pub mod tensor_reduce;
+pub mod timemod;
 
 use super::value::{Class, ClassKind, NativeCode, NativeFn, NativeImpl, TypeTag, Value};
 use super::{type_err, Interp, R};
@@ -96,6 +98,7 @@ const TYPES: &[(TypeTag, &str)] = &[
     (TypeTag::Tuple, "tuple"),
     (TypeTag::Dict, "dict"),
     (TypeTag::Set, "set"),
+    (TypeTag::FrozenSet, "frozenset"),
     (TypeTag::Range, "range"),
     (TypeTag::Slice, "slice"),
     (TypeTag::Function, "function"),
@@ -168,6 +171,12 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
 impl Builtins {
     pub fn new() -> Builtins {
         let object = new_class("object", None, ClassKind::Builtin(TypeTag::Object));
+        for (n, f) in [
+            ("__setattr__", super::class::object_setattr as NativeImpl),
+            ("__delattr__", super::class::object_delattr),
+        ] {
+            object.dict.borrow_mut().insert(n.into(), native(n, f));
+        }
         let mut names = Names::default();
         let mut types = vec![(TypeTag::Object, object.clone())];
         names.insert("object".into(), Value::Class(object.clone()));
@@ -263,6 +272,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::List(_) => seqmethods::LIST_METHODS.contains(&name),
         Value::Dict(_) => seqmethods::DICT_METHODS.contains(&name),
         Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
+        Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS.contains(&name),
         Value::Tuple(_) => matches!(name, "index" | "count"),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
@@ -306,6 +316,7 @@ impl Interp {
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
             Value::Dict(d) => seqmethods::dict_method(self, d, name, &args),
             Value::Set(d) => seqmethods::set_method(self, d, name, &args),
+            Value::FrozenSet(d) => seqmethods::frozenset_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &args),
             Value::Tensor(t) if name == "backward" => tensor_grad::backward(self, t, &args, &kw)
                 .and_then(|v| {

@@ -160,6 +160,7 @@ pub fn new_instance(class: Rc<Class>, attrs: &[(&str, Value)]) -> Value {
     let inst = Instance {
         class,
         dict: RefCell::new(Default::default()),
+        hash: Default::default(),
         gc: Default::default(),
     };
     for (k, v) in attrs {

@@ -1,17 +1,18 @@
-//! The `re` module on the `regex` crate: `compile match search fullmatch findall finditer
-//! sub subn split escape`, Pattern and Match objects with character (not byte)
-//! positions, flags `I M S X A`, `re.error` for bad patterns. Python's `\1`/`\g<name>`
-//! replacement templates are expanded here. Not supported (re.error): backreferences and
-//! lookaround, which the `regex` crate does not have.
+//! The `re` module: `compile match search fullmatch findall finditer sub subn split
+//! escape`, Pattern and Match objects with character (not byte) positions, flags
+//! `I M S X A`, `re.error` for bad patterns. Python's `\1`/`\g<name>` replacement
+//! templates are expanded here. Matching is `reengine`'s: the linear-time `regex` crate,
+//! or `fancy-regex` for backreferences and lookaround (a search that backtracks past its
+//! limit raises RuntimeError).
 
 use super::convert::int_arg;
 use super::mathmod::module;
 use super::pyfuncs::{native_class, new_instance};
+use super::reengine::{Engine, Flags, Spans};
 use super::{arity, kwarg};
 use crate::error::ErrorKind;
 use crate::interp::value::{Class, ClassKind, DictMap, Key, ModuleObj, Value};
 use crate::interp::{err, type_err, Interp, R};
-use regex::{Regex, RegexBuilder};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -33,7 +34,7 @@ enum Anchor {
 }
 
 thread_local! {
-    static CACHE: RefCell<HashMap<(String, i64, Anchor), Rc<Regex>>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<(String, i64, Anchor), Rc<Engine>>> = RefCell::new(HashMap::new());
     static PATTERN: Rc<Class> = native_class("Pattern", &[
         ("match", p_match), ("search", p_search), ("fullmatch", p_fullmatch),
         ("findall", p_findall), ("finditer", p_finditer), ("sub", p_sub), ("subn", p_subn),
@@ -115,7 +116,7 @@ fn translate(p: &str) -> String {
     out
 }
 
-fn regex_for(me: &mut Interp, pat: &str, flags: i64, anchor: Anchor) -> R<Rc<Regex>> {
+fn regex_for(me: &mut Interp, pat: &str, flags: i64, anchor: Anchor) -> R<Rc<Engine>> {
     let key = (pat.to_string(), flags, anchor);
     if let Some(r) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(r);
@@ -126,13 +127,16 @@ fn regex_for(me: &mut Interp, pat: &str, flags: i64, anchor: Anchor) -> R<Rc<Reg
         Anchor::Start => format!("\\A(?:{body})"),
         Anchor::Full => format!("\\A(?:{body})\\z"),
     };
-    let built = RegexBuilder::new(&src)
-        .case_insensitive(flags & IGNORECASE != 0)
-        .multi_line(flags & MULTILINE != 0)
-        .dot_matches_new_line(flags & DOTALL != 0)
-        .ignore_whitespace(flags & VERBOSE != 0)
-        .unicode(flags & ASCII == 0)
-        .build();
+    let built = Engine::new(
+        &src,
+        Flags {
+            ignore_case: flags & IGNORECASE != 0,
+            multi_line: flags & MULTILINE != 0,
+            dot_all: flags & DOTALL != 0,
+            verbose: flags & VERBOSE != 0,
+            unicode: flags & ASCII == 0,
+        },
+    );
     match built {
         Ok(r) => {
             let r = Rc::new(r);
@@ -145,7 +149,7 @@ fn regex_for(me: &mut Interp, pat: &str, flags: i64, anchor: Anchor) -> R<Rc<Reg
             });
             Ok(r)
         }
-        Err(e) => Err(re_error(me, e.to_string())),
+        Err(e) => Err(re_error(me, e)),
     }
 }
 
@@ -185,11 +189,11 @@ fn flags_arg(args: &[Value], at: usize, kw: Kw) -> R<i64> {
     }
 }
 
-fn pattern_obj(pat: &str, flags: i64, r: &Regex) -> Value {
+fn pattern_obj(pat: &str, flags: i64, r: &Engine) -> Value {
     let mut idx = DictMap::default();
-    for (i, n) in r.capture_names().enumerate() {
+    for (i, n) in r.names().into_iter().enumerate() {
         if let Some(n) = n {
-            idx.insert(Key(Value::str(n)), Value::Int(i as i64));
+            idx.insert(Key(Value::str(&n)), Value::Int(i as i64));
         }
     }
     new_instance(
@@ -236,19 +240,21 @@ fn byte_at(s: &str, c: i64) -> usize {
     s.char_indices().nth(c as usize).map_or(s.len(), |(b, _)| b)
 }
 
-fn match_obj(s: &Rc<str>, caps: &regex::Captures, r: &Regex, pat: &Value) -> Value {
-    let spans: Vec<Value> = (0..caps.len())
-        .map(|i| match caps.get(i) {
-            Some(m) => Value::tuple(vec![
-                Value::Int(chars_at(s, m.start())),
-                Value::Int(chars_at(s, m.end())),
+fn match_obj(s: &Rc<str>, caps: &Spans, r: &Engine, pat: &Value) -> Value {
+    let spans: Vec<Value> = caps
+        .iter()
+        .map(|m| match m {
+            Some((a, b)) => Value::tuple(vec![
+                Value::Int(chars_at(s, *a)),
+                Value::Int(chars_at(s, *b)),
             ]),
             None => Value::None,
         })
         .collect();
     let names: Vec<Value> = r
-        .capture_names()
-        .map(|n| n.map_or(Value::None, Value::str))
+        .names()
+        .into_iter()
+        .map(|n| n.map_or(Value::None, |n| Value::str(&n)))
         .collect();
     new_instance(
         MATCH.with(|c| c.clone()),
@@ -278,13 +284,11 @@ fn do_find(
         None => 0,
     };
     let hay = &s[..];
-    let caps = if start == 0 {
-        r.captures(hay)
-    } else if anchor == Anchor::None {
-        r.captures_at(hay, start)
+    let caps = if start == 0 || anchor == Anchor::None {
+        r.captures_at(hay, start).map_err(exhausted)?
     } else {
         // anchored at `pos`: match against the tail, then shift the spans
-        return match r.captures(&hay[start..]) {
+        return match r.captures_at(&hay[start..], 0).map_err(exhausted)? {
             Some(c) => {
                 let tail: Rc<str> = Rc::from(&hay[start..]);
                 let m = match_obj(&tail, &c, &r, pat);
@@ -298,6 +302,17 @@ fn do_find(
         Some(c) => match_obj(&s, &c, &r, pat),
         None => Value::None,
     })
+}
+
+/// A search the backtracking engine gave up on.
+fn exhausted(e: super::reengine::Exhausted) -> crate::interp::Exc {
+    err(
+        ErrorKind::RuntimeError,
+        format!(
+            "regular expression search gave up: {} (the pattern backtracks catastrophically on this input)",
+            e.0
+        ),
+    )
 }
 
 /// Moves a match's spans by `by` characters and points it at the whole string.
@@ -348,9 +363,8 @@ fn all_matches(me: &mut Interp, pat: &Value, flags: i64, s: &Value) -> R<Vec<Val
     let (p, f) = pat_of(pat, flags)?;
     let s = str_of(s)?.clone();
     let r = regex_for(me, &p, f, Anchor::None)?;
-    Ok(r.captures_iter(&s)
-        .map(|c| match_obj(&s, &c, &r, pat))
-        .collect())
+    let all = r.captures_all(&s).map_err(exhausted)?;
+    Ok(all.iter().map(|c| match_obj(&s, c, &r, pat)).collect())
 }
 
 fn findall_of(me: &mut Interp, pat: &Value, flags: i64, s: &Value) -> R<Value> {

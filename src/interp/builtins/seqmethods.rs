@@ -24,6 +24,17 @@ pub const DICT_METHODS: &[&str] = &[
     "copy",
     "clear",
 ];
+/// The methods of `frozenset`: the set methods that build a new set.
+pub const FROZENSET_METHODS: &[&str] = &[
+    "copy",
+    "union",
+    "intersection",
+    "difference",
+    "symmetric_difference",
+    "issubset",
+    "issuperset",
+    "isdisjoint",
+];
 pub const SET_METHODS: &[&str] = &[
     "add",
     "remove",
@@ -212,7 +223,7 @@ pub fn dict_method(
     Ok(match name {
         "get" => {
             arity(name, args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let found = d.borrow().get(&k).cloned();
             found.unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
         }
@@ -226,7 +237,7 @@ pub fn dict_method(
         ),
         "pop" => {
             arity(name, args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let removed = d.borrow_mut().shift_remove(&k);
             match (removed, args.get(1)) {
                 (Some(v), _) => v,
@@ -236,7 +247,7 @@ pub fn dict_method(
         }
         "setdefault" => {
             arity(name, args, 1, 2)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let def = args.get(1).cloned().unwrap_or(Value::None);
             let mut m = d.borrow_mut();
             if let Some(v) = m.get(&k) {
@@ -264,6 +275,31 @@ pub fn dict_method(
     })
 }
 
+/// A method of a frozenset: the non-mutating set methods, results frozensets.
+pub fn frozenset_method(
+    me: &mut Interp,
+    d: &Rc<RefCell<DictMap>>,
+    name: &str,
+    args: Vec<Value>,
+) -> R<Value> {
+    let this = Value::FrozenSet(d.clone());
+    let missing = || {
+        err(
+            ErrorKind::AttributeError,
+            format!("'frozenset' object has no attribute '{name}'"),
+        )
+    };
+    if !FROZENSET_METHODS.contains(&name) {
+        return Err(missing());
+    }
+    if name == "copy" {
+        arity(name, &args, 0, 0)?;
+        return Ok(this);
+    }
+    me.set_algebra_method(d, &this, name, &args)?
+        .ok_or_else(missing)
+}
+
 pub fn set_method(
     me: &mut Interp,
     d: &Rc<RefCell<DictMap>>,
@@ -271,19 +307,19 @@ pub fn set_method(
     args: &[Value],
 ) -> R<Value> {
     let new_set = Value::set;
-    if let Some(v) = me.set_algebra_method(d, name, args)? {
+    if let Some(v) = me.set_algebra_method(d, &Value::Set(d.clone()), name, args)? {
         return Ok(v);
     }
     Ok(match name {
         "add" => {
             arity(name, args, 1, 1)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             containers::map_insert(&mut d.borrow_mut(), k, Value::None, "set")?;
             Value::None
         }
         "remove" | "discard" => {
             arity(name, args, 1, 1)?;
-            let k = me.key(args[0].clone())?;
+            let k = me.key_in(args[0].clone(), d)?;
             let removed = d.borrow_mut().shift_remove(&k);
             if removed.is_none() && name == "remove" {
                 return Err(me.key_error(&args[0]));

@@ -71,35 +71,42 @@ pub fn compare(a: &DictMap, b: &DictMap, op: CmpOp) -> Option<bool> {
     })
 }
 
-fn new_set(m: DictMap) -> Value {
-    Value::Set(Rc::new(RefCell::new(m)))
+/// A new set, or frozenset when `like` is one (CPython's result type follows the left
+/// operand or the receiver).
+fn new_set(m: DictMap, like: &Value) -> Value {
+    match like {
+        Value::FrozenSet(_) => Value::frozenset(m),
+        _ => Value::set(m),
+    }
 }
 
 impl Interp {
     /// The items of any iterable as a set map (for the methods taking iterables).
     pub fn set_map(&mut self, v: &Value) -> R<DictMap> {
-        if let Value::Set(d) = v {
+        if let Some(d) = v.set_members() {
             return Ok(d.borrow().clone());
         }
         let mut m = DictMap::default();
         for x in self.collect(v)? {
-            crate::interp::containers::map_insert(&mut m, self.key(x)?, Value::None, "set")?;
+            let k = self.key_in_map(x, &m)?;
+            crate::interp::containers::map_insert(&mut m, k, Value::None, "set")?;
         }
         Ok(m)
     }
 
     /// `a op b` for two sets, `None` when an operand is not a set.
     pub fn set_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<Value> {
-        let (Value::Set(x), Value::Set(y), Some(op)) = (a, b, SetOp::of_binop(op)) else {
+        let (Some(x), Some(y), Some(op)) = (a.set_members(), b.set_members(), SetOp::of_binop(op))
+        else {
             return None;
         };
         let m = combine(&x.borrow(), &y.borrow(), op);
-        Some(new_set(m))
+        Some(new_set(m, a))
     }
 
     /// `a op= b` for sets: updates `a` in place.
     pub fn set_inplace(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<R<()>> {
-        let (Value::Set(x), Value::Set(y), Some(op)) = (a, b, SetOp::of_binop(op)) else {
+        let (Value::Set(x), Some(y), Some(op)) = (a, b.set_members(), SetOp::of_binop(op)) else {
             return None;
         };
         let m = combine(&x.borrow(), &y.borrow(), op);
@@ -111,6 +118,7 @@ impl Interp {
     pub fn set_algebra_method(
         &mut self,
         d: &Rc<RefCell<DictMap>>,
+        like: &Value,
         name: &str,
         args: &[Value],
     ) -> R<Option<Value>> {
@@ -160,6 +168,6 @@ impl Interp {
             *d.borrow_mut() = m;
             return Ok(Some(Value::None));
         }
-        Ok(Some(new_set(m)))
+        Ok(Some(new_set(m, like)))
     }
 }

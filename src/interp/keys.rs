@@ -1,0 +1,137 @@
+//! Dict keys and set members with the user's `__hash__`/`__eq__`: an instance whose class
+//! defines `__hash__` hashes by it, and one whose class defines `__eq__` is found under
+//! an equal key already in the map (the map's own comparison stays identity for
+//! instances, so its borrow is never held while user code runs).
+
+use super::value::{DictMap, Key, Value, MAX_KEY_DEPTH};
+use super::{type_err, Interp, R};
+use indexmap::Equivalent;
+use std::cell::RefCell;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+/// The user `__hash__` of an instance's class (`None`: identity hashing, or unhashable
+/// when the class sets `__hash__ = None`).
+pub fn user_hash_fn(v: &Value) -> Option<Value> {
+    match v {
+        Value::Instance(i) if i.class.key_flags().user_hash => i
+            .class
+            .lookup_static("__hash__")
+            .filter(|f| !matches!(f, Value::None)),
+        _ => None,
+    }
+}
+
+/// True when finding `v` in a map may need a user `__eq__` (an instance of a class
+/// defining it, also inside a tuple).
+fn needs_user_eq(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Instance(i) => i.class.key_flags().user_eq,
+        Value::Tuple(t) if depth < MAX_KEY_DEPTH => t.iter().any(|x| needs_user_eq(x, depth + 1)),
+        _ => false,
+    }
+}
+
+/// A lookup that finds `key` by identity and collects the other keys with its hash
+/// (the ones a user `__eq__` may call equal).
+struct Probe<'a> {
+    key: &'a Key,
+    hash: u64,
+    build: super::value::FxBuild,
+    same_hash: RefCell<Vec<Value>>,
+}
+
+impl Hash for Probe<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.key.hash(h)
+    }
+}
+
+impl Equivalent<Key> for Probe<'_> {
+    fn equivalent(&self, k: &Key) -> bool {
+        if *k == *self.key {
+            return true;
+        }
+        if self.build.hash_one(k) == self.hash {
+            self.same_hash.borrow_mut().push(k.0.clone());
+        }
+        false
+    }
+}
+
+/// The keys of `map` that hash like `k` (empty when `k` itself is there).
+fn same_hash_keys(map: &DictMap, k: &Key) -> Vec<Value> {
+    let build = *map.hasher();
+    let probe = Probe {
+        key: k,
+        hash: build.hash_one(k),
+        build,
+        same_hash: RefCell::new(Vec::new()),
+    };
+    if map.get_index_of(&probe).is_some() {
+        return Vec::new();
+    }
+    probe.same_hash.into_inner()
+}
+
+impl Interp {
+    /// Wraps a value as a dict key: `TypeError` for unhashable values; an instance with a
+    /// user `__hash__` (also inside a tuple) gets its hash computed now.
+    pub fn key(&mut self, v: Value) -> R<Key> {
+        self.user_hashes(&v, 0)?;
+        Key::new(v)
+    }
+
+    fn user_hashes(&mut self, v: &Value, depth: usize) -> R<()> {
+        match v {
+            Value::Instance(inst) => {
+                if let Some(f) = user_hash_fn(v) {
+                    let h = match self.call_value(&f, vec![v.clone()], vec![])? {
+                        Value::Int(i) => i,
+                        Value::Bool(b) => b as i64,
+                        _ => return Err(type_err("__hash__ method should return an integer")),
+                    };
+                    // as CPython: -1 is reserved for errors
+                    inst.hash.set(if h == -1 { -2 } else { h });
+                }
+                Ok(())
+            }
+            Value::Tuple(t) if depth < MAX_KEY_DEPTH => {
+                t.iter().try_for_each(|x| self.user_hashes(x, depth + 1))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The key under which `v` is (or would be) in `map`: an equal key already there
+    /// when a user `__eq__` says so (as CPython keeps the first key of equal ones).
+    pub fn key_in(&mut self, v: Value, map: &RefCell<DictMap>) -> R<Key> {
+        let k = self.key(v)?;
+        if !needs_user_eq(&k.0, 0) {
+            return Ok(k);
+        }
+        let cands = match map.try_borrow() {
+            Ok(m) => same_hash_keys(&m, &k),
+            Err(_) => Vec::new(),
+        };
+        self.first_equal(k, cands)
+    }
+
+    /// `key_in` for a map being built (not reachable from user code).
+    pub fn key_in_map(&mut self, v: Value, map: &DictMap) -> R<Key> {
+        let k = self.key(v)?;
+        if !needs_user_eq(&k.0, 0) {
+            return Ok(k);
+        }
+        let cands = same_hash_keys(map, &k);
+        self.first_equal(k, cands)
+    }
+
+    fn first_equal(&mut self, k: Key, cands: Vec<Value>) -> R<Key> {
+        for c in cands {
+            if self.eq(&c, &k.0)? {
+                return Ok(Key(c));
+            }
+        }
+        Ok(k)
+    }
+}
