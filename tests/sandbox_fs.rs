@@ -61,6 +61,8 @@ const CASES: &[(&str, &str)] = &[
 /// those modules must have a case).
 const NO_FILE: &[&str] = &[
     "default_log_dir",
+    "png_base64",
+    "displays",
     "now",
     "figure",
     "close",

@@ -25,12 +25,22 @@ pub fn concrete(v: &Value) -> Value {
     }
 }
 
-/// True when `v` is a symbolic int or a tuple/slice holding one.
+/// True when `v` is a symbolic int or a tuple/slice holding one (looked for down to
+/// `SYM_DEPTH` levels, so a deeply nested tuple costs no deep native recursion; sizes
+/// are never nested that deep).
 pub fn has_sym(v: &Value) -> bool {
+    has_sym_at(v, 0)
+}
+
+/// How deep `has_sym` looks into nested tuples.
+const SYM_DEPTH: usize = 16;
+
+fn has_sym_at(v: &Value, depth: usize) -> bool {
     match v {
         Value::SymInt(_) => true,
-        Value::Tuple(t) => t.iter().any(has_sym),
-        Value::Slice(s) => s.iter().any(has_sym),
+        _ if depth >= SYM_DEPTH => false,
+        Value::Tuple(t) => t.iter().any(|x| has_sym_at(x, depth + 1)),
+        Value::Slice(s) => s.iter().any(|x| has_sym_at(x, depth + 1)),
         _ => false,
     }
 }
