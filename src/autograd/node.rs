@@ -114,6 +114,9 @@ impl Node {
 
     /// The live tensors produced by this node that have hooks (stale entries dropped).
     pub(crate) fn watched(self: &Rc<Self>) -> Vec<Tensor> {
+        if self.watchers.borrow().is_empty() {
+            return Vec::new(); // almost every node: no hook on its output
+        }
         let live: Vec<Tensor> = {
             let mut w = self.watchers.borrow_mut();
             w.retain(|t| t.upgrade().is_some());
