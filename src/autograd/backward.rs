@@ -1,5 +1,8 @@
 //! The backward sweep: visit the nodes reachable from the output in reverse creation
-//! order, apply each node's gradient rule, and accumulate into leaf `.grad`.
+//! order, apply each node's gradient rule, and accumulate into leaf `.grad`. A leaf's
+//! gradient is accumulated (and its hooks run) as soon as the last node that feeds it
+//! ran, not at the end of the sweep, so a post-accumulate hook (DistributedDataParallel's
+//! bucket all-reduce) can start work while the rest of the backward runs.
 
 use super::node::{BackwardOp, Edge, Edges, Node};
 use super::rules::Grads;
@@ -75,9 +78,10 @@ pub fn backward_hooked(
     match root.grad_fn() {
         None => {
             let g = run_hooks(root, g, hooks)?;
-            accumulate_leaf(root, g)
+            accumulate_leaf(root, g)?;
+            run_post_hooks(root, hooks)
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, accumulate_leaf),
+        Some(node) => sweep(node, g, retain_graph, hooks, true, accumulate_leaf),
     }
 }
 
@@ -169,7 +173,7 @@ pub fn grad_wrt(
             let g = run_hooks(root, g, hooks)?;
             sink(root, g)?
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, &mut sink)?,
+        Some(node) => sweep(node, g, retain_graph, hooks, false, &mut sink)?,
     }
     acc.into_iter()
         .map(|a| a.map(|g| g.contiguous_copy()).transpose())
@@ -252,6 +256,12 @@ impl LeafGrads {
         add_to(&mut self.leaves[i].1, g)
     }
 
+    /// The summed gradient of `t`, taken out (None when no use sent it one).
+    fn take(&mut self, t: &Tensor) -> Option<Tensor> {
+        let i = *self.slots.get(&t.id())?;
+        self.leaves[i].1.take()
+    }
+
     /// Applies `op`'s rule for a matmul outside a capture: the weight gradient summed
     /// straight into the running sum of its leaf `b` once that sum exists and nothing
     /// else sees it, else only the gradients some edge needs (a capture records the
@@ -276,68 +286,129 @@ impl LeafGrads {
     }
 }
 
+/// Each leaf of the graph with the position (in `order`) of the last node that sends it
+/// a gradient: its sum is final once that node ran. Sorted by that position; leaves
+/// that end at the same node keep the order of their first use.
+fn leaf_ends(order: &[Rc<Node>]) -> Vec<(usize, Tensor)> {
+    let mut slot: HashMap<usize, usize, FixedState> = HashMap::default();
+    let mut ends: Vec<(usize, Tensor)> = Vec::new();
+    for (i, n) in order.iter().enumerate() {
+        for e in &n.edges {
+            if let Edge::Leaf(t) = e {
+                match slot.get(&t.id()) {
+                    Some(&k) => ends[k].0 = i,
+                    None => {
+                        slot.insert(t.id(), ends.len());
+                        ends.push((i, t.clone()));
+                    }
+                }
+            }
+        }
+    }
+    ends.sort_by_key(|e| e.0);
+    ends
+}
+
+/// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
+/// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
+/// post-accumulate hooks run right after (`backward`, not `autograd.grad`).
 fn sweep<F>(
     root: Rc<Node>,
     g: Tensor,
     retain: bool,
     hooks: &mut HookRunner,
+    post: bool,
     mut leaf: F,
 ) -> Result<()>
 where
     F: FnMut(&Tensor, Tensor) -> Result<()>,
 {
     let order = collect(&root);
+    let ends = leaf_ends(&order);
+    let mut next_end = 0;
     let mut grads: Vec<Option<Tensor>> = vec![None; order.len()];
     grads[position(&order, &root)?] = Some(g);
     let mut leaves = LeafGrads::default();
     for (i, node) in order.iter().enumerate() {
-        let Some(mut g) = grads[i].take() else {
-            continue;
-        };
-        for t in node.watched() {
-            g = run_hooks(&t, g, hooks)?;
-            if t.retains_grad() {
-                let kept = match t.grad() {
-                    Some(prev) => prev.add(&g)?,
-                    None => g.contiguous_copy()?,
-                };
-                t.set_grad(Some(kept));
-            }
+        if let Some(g) = grads[i].take() {
+            node_step(node, g, &order, &mut grads, &mut leaves, retain, hooks)?;
         }
-        let input_grads = {
-            let op = node.op.borrow();
-            let op = op
-                .as_ref()
-                .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
-            match leaves.fused_rule(op, &node.edges, &g)? {
-                Some(grads) => grads,
-                None => rules::apply(op, &g)?,
-            }
-        };
-        drop(g);
-        if !retain
-            && node
-                .op
-                .borrow()
-                .as_ref()
-                .is_some_and(|o| o.freed_by_backward())
-        {
-            node.op.borrow_mut().take();
-        }
-        for (edge, ig) in node.edges.iter().zip(input_grads) {
-            let Some(ig) = ig else { continue };
-            match edge {
-                Edge::None => {}
-                Edge::Leaf(t) => leaves.add(t, ig)?,
-                Edge::Node(m) => add_to(&mut grads[position(&order, m)?], ig)?,
+        while let Some((_, t)) = ends.get(next_end).filter(|e| e.0 == i) {
+            next_end += 1;
+            if let Some(g) = leaves.take(t) {
+                let g = run_hooks(t, g, hooks)?;
+                leaf(t, g)?;
+                if post {
+                    run_post_hooks(t, hooks)?;
+                }
             }
         }
     }
-    drop(grads);
-    for (t, g) in leaves.leaves {
-        if let Some(g) = g {
-            let g = run_hooks(&t, g, hooks)?;
-            leaf(&t, g)?;
+    Ok(())
+}
+
+/// Runs one node of the sweep on its summed output gradient `g`: the hooks of its
+/// watched outputs, then its rule, whose input gradients go to the nodes and leaves
+/// it feeds.
+fn node_step(
+    node: &Rc<Node>,
+    mut g: Tensor,
+    order: &[Rc<Node>],
+    grads: &mut [Option<Tensor>],
+    leaves: &mut LeafGrads,
+    retain: bool,
+    hooks: &mut HookRunner,
+) -> Result<()> {
+    for t in node.watched() {
+        g = run_hooks(&t, g, hooks)?;
+        if t.retains_grad() {
+            let kept = match t.grad() {
+                Some(prev) => prev.add(&g)?,
+                None => g.contiguous_copy()?,
+            };
+            t.set_grad(Some(kept));
+        }
+    }
+    let input_grads = {
+        let op = node.op.borrow();
+        let op = op
+            .as_ref()
+            .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
+        match leaves.fused_rule(op, &node.edges, &g)? {
+            Some(grads) => grads,
+            None => rules::apply(op, &g)?,
+        }
+    };
+    drop(g);
+    if !retain
+        && node
+            .op
+            .borrow()
+            .as_ref()
+            .is_some_and(|o| o.freed_by_backward())
+    {
+        node.op.borrow_mut().take();
+    }
+    for (edge, ig) in node.edges.iter().zip(input_grads) {
+        let Some(ig) = ig else { continue };
+        match edge {
+            Edge::None => {}
+            Edge::Leaf(t) => leaves.add(t, ig)?,
+            Edge::Node(m) => add_to(&mut grads[position(order, m)?], ig)?,
+        }
+    }
+    Ok(())
+}
+
+/// `t`'s post-accumulate hooks, each called with `t` once its `.grad` was updated; a
+/// hook must return None.
+fn run_post_hooks(t: &Tensor, hooks: &mut HookRunner) -> Result<()> {
+    for f in t.post_hook_fns() {
+        if hooks(&f, t)?.is_some() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "a post-accumulate-grad hook must return None",
+            ));
         }
     }
     Ok(())
