@@ -235,31 +235,66 @@ fn add_to(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
 
 /// The gradients of one sweep's leaves, summed over all their uses before they reach
 /// `.grad` (as PyTorch's engine does): one accumulation into `.grad` per backward.
-#[derive(Default)]
 struct LeafGrads {
     leaves: Vec<(Tensor, Option<Tensor>)>,
     slots: HashMap<usize, usize, FixedState>,
+    /// (position in the sweep's order of the last node that feeds the leaf, its slot),
+    /// sorted: the leaf's sum is final once that node ran. Leaves that end at the same
+    /// node keep the order of their first use.
+    ends: Vec<(usize, usize)>,
 }
 
 impl LeafGrads {
+    /// The leaves fed by the nodes of `order` (the sweep's order).
+    fn new(order: &[Rc<Node>]) -> LeafGrads {
+        let mut lg = LeafGrads {
+            leaves: Vec::new(),
+            slots: HashMap::default(),
+            ends: Vec::new(),
+        };
+        for (i, n) in order.iter().enumerate() {
+            for e in &n.edges {
+                if let Edge::Leaf(t) = e {
+                    let next = lg.leaves.len();
+                    let k = *lg.slots.entry(t.id()).or_insert(next);
+                    if k == next {
+                        lg.leaves.push((t.clone(), None));
+                        lg.ends.push((i, k));
+                    } else {
+                        lg.ends[k].0 = i;
+                    }
+                }
+            }
+        }
+        lg.ends.sort_by_key(|e| e.0);
+        lg
+    }
+
     fn add(&mut self, t: &Tensor, g: Tensor) -> Result<()> {
         let g = if g.shape() == t.shape() {
             g
         } else {
             rules::sum_to(&g, t.shape())?
         };
-        let next = self.leaves.len();
-        let i = *self.slots.entry(t.id()).or_insert(next);
-        if i == next {
-            self.leaves.push((t.clone(), None));
-        }
+        let i = *self.slots.get(&t.id()).ok_or_else(|| {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: backward reached a leaf outside its graph",
+            )
+        })?;
         add_to(&mut self.leaves[i].1, g)
     }
 
-    /// The summed gradient of `t`, taken out (None when no use sent it one).
-    fn take(&mut self, t: &Tensor) -> Option<Tensor> {
-        let i = *self.slots.get(&t.id())?;
-        self.leaves[i].1.take()
+    /// The leaves whose sums are final once node `i` (and every node before it) ran,
+    /// with their sums taken out (None where no use sent one); `cursor` walks `ends`.
+    fn finished(&mut self, i: usize, cursor: &mut usize) -> Vec<(Tensor, Option<Tensor>)> {
+        let mut out = Vec::new();
+        while let Some(&(_, k)) = self.ends.get(*cursor).filter(|e| e.0 == i) {
+            *cursor += 1;
+            let (t, g) = &mut self.leaves[k];
+            out.push((t.clone(), g.take()));
+        }
+        out
     }
 
     /// Applies `op`'s rule for a matmul outside a capture: the weight gradient summed
@@ -286,29 +321,6 @@ impl LeafGrads {
     }
 }
 
-/// Each leaf of the graph with the position (in `order`) of the last node that sends it
-/// a gradient: its sum is final once that node ran. Sorted by that position; leaves
-/// that end at the same node keep the order of their first use.
-fn leaf_ends(order: &[Rc<Node>]) -> Vec<(usize, Tensor)> {
-    let mut slot: HashMap<usize, usize, FixedState> = HashMap::default();
-    let mut ends: Vec<(usize, Tensor)> = Vec::new();
-    for (i, n) in order.iter().enumerate() {
-        for e in &n.edges {
-            if let Edge::Leaf(t) = e {
-                match slot.get(&t.id()) {
-                    Some(&k) => ends[k].0 = i,
-                    None => {
-                        slot.insert(t.id(), ends.len());
-                        ends.push((i, t.clone()));
-                    }
-                }
-            }
-        }
-    }
-    ends.sort_by_key(|e| e.0);
-    ends
-}
-
 /// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
 /// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
 /// post-accumulate hooks run right after (`backward`, not `autograd.grad`).
@@ -324,23 +336,20 @@ where
     F: FnMut(&Tensor, Tensor) -> Result<()>,
 {
     let order = collect(&root);
-    let ends = leaf_ends(&order);
-    let mut next_end = 0;
     let mut grads: Vec<Option<Tensor>> = vec![None; order.len()];
     grads[position(&order, &root)?] = Some(g);
-    let mut leaves = LeafGrads::default();
+    let mut leaves = LeafGrads::new(&order);
+    let mut cursor = 0;
     for (i, node) in order.iter().enumerate() {
         if let Some(g) = grads[i].take() {
             node_step(node, g, &order, &mut grads, &mut leaves, retain, hooks)?;
         }
-        while let Some((_, t)) = ends.get(next_end).filter(|e| e.0 == i) {
-            next_end += 1;
-            if let Some(g) = leaves.take(t) {
-                let g = run_hooks(t, g, hooks)?;
-                leaf(t, g)?;
-                if post {
-                    run_post_hooks(t, hooks)?;
-                }
+        for (t, g) in leaves.finished(i, &mut cursor) {
+            let Some(g) = g else { continue };
+            let g = run_hooks(&t, g, hooks)?;
+            leaf(&t, g)?;
+            if post {
+                run_post_hooks(&t, hooks)?;
             }
         }
     }
