@@ -159,7 +159,7 @@ mod with_mpi {
 
     #[test]
     fn w5_mlp_ddp_matches_one_rank_on_the_whole_batch() {
-        equivalence("mlp", &["ddp", "accum"], &[2, 3]);
+        equivalence("mlp", &["ddp", "overlap", "accum"], &[2, 3]);
     }
 
     #[test]
@@ -167,9 +167,37 @@ mod with_mpi {
         equivalence("cnn", &["ddp"], &[2, 3]);
     }
 
+    /// The compiled steps against one rank on the whole batch, and against eager DDP on
+    /// the same 2 ranks.
     #[test]
-    fn compiled_steps_under_ddp_match_one_rank() {
+    fn compiled_steps_under_ddp_match_one_rank_and_eager_ddp() {
         equivalence("mlp", &["split", "compiled"], &[2]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let eager = dir.path().join("eager.safetensors").display().to_string();
+        let o = mpirun(2, &[&script("train.dl"), "mlp", "ddp", &eager]);
+        assert!(o.status.success(), "{}", text(&o));
+        for mode in ["split", "compiled"] {
+            let out_file = dir.path().join(format!("{mode}.safetensors"));
+            let out_file = out_file.display().to_string();
+            let o = mpirun(2, &[&script("train.dl"), "mlp", mode, &out_file, &eager]);
+            let out = text(&o);
+            assert!(o.status.success(), "{mode} against eager DDP: {out}");
+            for r in 0..2 {
+                assert!(out.contains(&format!("rank {r} ok {mode}")), "{out}");
+            }
+        }
+    }
+
+    #[test]
+    fn batchnorm_buffers_follow_rank_0() {
+        for n in [2, 3] {
+            let o = mpirun(n, &[&script("buffers.dl")]);
+            let out = text(&o);
+            assert!(o.status.success(), "{out}");
+            for r in 0..n {
+                assert!(out.contains(&format!("rank {r} buffers ok")), "{out}");
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! The backward sweep: visit the nodes reachable from the output in reverse creation
-//! order, apply each node's gradient rule, and accumulate into leaf `.grad`.
+//! order, apply each node's gradient rule, and accumulate into leaf `.grad`. A leaf's
+//! gradient is accumulated (and its hooks run) as soon as the last node that feeds it
+//! ran, not at the end of the sweep, so a post-accumulate hook (DistributedDataParallel's
+//! bucket all-reduce) can start work while the rest of the backward runs.
 
 use super::node::{BackwardOp, Edge, Edges, Node};
 use super::rules::Grads;
@@ -75,9 +78,10 @@ pub fn backward_hooked(
     match root.grad_fn() {
         None => {
             let g = run_hooks(root, g, hooks)?;
-            accumulate_leaf(root, g)
+            accumulate_leaf(root, g)?;
+            run_post_hooks(root, hooks)
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, accumulate_leaf),
+        Some(node) => sweep(node, g, retain_graph, hooks, true, accumulate_leaf),
     }
 }
 
@@ -169,7 +173,7 @@ pub fn grad_wrt(
             let g = run_hooks(root, g, hooks)?;
             sink(root, g)?
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, &mut sink)?,
+        Some(node) => sweep(node, g, retain_graph, hooks, false, &mut sink)?,
     }
     acc.into_iter()
         .map(|a| a.map(|g| g.contiguous_copy()).transpose())
@@ -231,25 +235,66 @@ fn add_to(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
 
 /// The gradients of one sweep's leaves, summed over all their uses before they reach
 /// `.grad` (as PyTorch's engine does): one accumulation into `.grad` per backward.
-#[derive(Default)]
 struct LeafGrads {
     leaves: Vec<(Tensor, Option<Tensor>)>,
     slots: HashMap<usize, usize, FixedState>,
+    /// (position in the sweep's order of the last node that feeds the leaf, its slot),
+    /// sorted: the leaf's sum is final once that node ran. Leaves that end at the same
+    /// node keep the order of their first use.
+    ends: Vec<(usize, usize)>,
 }
 
 impl LeafGrads {
+    /// The leaves fed by the nodes of `order` (the sweep's order).
+    fn new(order: &[Rc<Node>]) -> LeafGrads {
+        let mut lg = LeafGrads {
+            leaves: Vec::new(),
+            slots: HashMap::default(),
+            ends: Vec::new(),
+        };
+        for (i, n) in order.iter().enumerate() {
+            for e in &n.edges {
+                if let Edge::Leaf(t) = e {
+                    let next = lg.leaves.len();
+                    let k = *lg.slots.entry(t.id()).or_insert(next);
+                    if k == next {
+                        lg.leaves.push((t.clone(), None));
+                        lg.ends.push((i, k));
+                    } else {
+                        lg.ends[k].0 = i;
+                    }
+                }
+            }
+        }
+        lg.ends.sort_by_key(|e| e.0);
+        lg
+    }
+
     fn add(&mut self, t: &Tensor, g: Tensor) -> Result<()> {
         let g = if g.shape() == t.shape() {
             g
         } else {
             rules::sum_to(&g, t.shape())?
         };
-        let next = self.leaves.len();
-        let i = *self.slots.entry(t.id()).or_insert(next);
-        if i == next {
-            self.leaves.push((t.clone(), None));
-        }
+        let i = *self.slots.get(&t.id()).ok_or_else(|| {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: backward reached a leaf outside its graph",
+            )
+        })?;
         add_to(&mut self.leaves[i].1, g)
+    }
+
+    /// The leaves whose sums are final once node `i` (and every node before it) ran,
+    /// with their sums taken out (None where no use sent one); `cursor` walks `ends`.
+    fn finished(&mut self, i: usize, cursor: &mut usize) -> Vec<(Tensor, Option<Tensor>)> {
+        let mut out = Vec::new();
+        while let Some(&(_, k)) = self.ends.get(*cursor).filter(|e| e.0 == i) {
+            *cursor += 1;
+            let (t, g) = &mut self.leaves[k];
+            out.push((t.clone(), g.take()));
+        }
+        out
     }
 
     /// Applies `op`'s rule for a matmul outside a capture: the weight gradient summed
@@ -276,11 +321,15 @@ impl LeafGrads {
     }
 }
 
+/// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
+/// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
+/// post-accumulate hooks run right after (`backward`, not `autograd.grad`).
 fn sweep<F>(
     root: Rc<Node>,
     g: Tensor,
     retain: bool,
     hooks: &mut HookRunner,
+    post: bool,
     mut leaf: F,
 ) -> Result<()>
 where
@@ -289,55 +338,86 @@ where
     let order = collect(&root);
     let mut grads: Vec<Option<Tensor>> = vec![None; order.len()];
     grads[position(&order, &root)?] = Some(g);
-    let mut leaves = LeafGrads::default();
+    let mut leaves = LeafGrads::new(&order);
+    let mut cursor = 0;
     for (i, node) in order.iter().enumerate() {
-        let Some(mut g) = grads[i].take() else {
-            continue;
-        };
-        for t in node.watched() {
-            g = run_hooks(&t, g, hooks)?;
-            if t.retains_grad() {
-                let kept = match t.grad() {
-                    Some(prev) => prev.add(&g)?,
-                    None => g.contiguous_copy()?,
-                };
-                t.set_grad(Some(kept));
-            }
+        if let Some(g) = grads[i].take() {
+            node_step(node, g, &order, &mut grads, &mut leaves, retain, hooks)?;
         }
-        let input_grads = {
-            let op = node.op.borrow();
-            let op = op
-                .as_ref()
-                .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
-            match leaves.fused_rule(op, &node.edges, &g)? {
-                Some(grads) => grads,
-                None => rules::apply(op, &g)?,
-            }
-        };
-        drop(g);
-        if !retain
-            && node
-                .op
-                .borrow()
-                .as_ref()
-                .is_some_and(|o| o.freed_by_backward())
-        {
-            node.op.borrow_mut().take();
-        }
-        for (edge, ig) in node.edges.iter().zip(input_grads) {
-            let Some(ig) = ig else { continue };
-            match edge {
-                Edge::None => {}
-                Edge::Leaf(t) => leaves.add(t, ig)?,
-                Edge::Node(m) => add_to(&mut grads[position(&order, m)?], ig)?,
+        for (t, g) in leaves.finished(i, &mut cursor) {
+            let Some(g) = g else { continue };
+            let g = run_hooks(&t, g, hooks)?;
+            leaf(&t, g)?;
+            if post {
+                run_post_hooks(&t, hooks)?;
             }
         }
     }
-    drop(grads);
-    for (t, g) in leaves.leaves {
-        if let Some(g) = g {
-            let g = run_hooks(&t, g, hooks)?;
-            leaf(&t, g)?;
+    Ok(())
+}
+
+/// Runs one node of the sweep on its summed output gradient `g`: the hooks of its
+/// watched outputs, then its rule, whose input gradients go to the nodes and leaves
+/// it feeds.
+fn node_step(
+    node: &Rc<Node>,
+    mut g: Tensor,
+    order: &[Rc<Node>],
+    grads: &mut [Option<Tensor>],
+    leaves: &mut LeafGrads,
+    retain: bool,
+    hooks: &mut HookRunner,
+) -> Result<()> {
+    for t in node.watched() {
+        g = run_hooks(&t, g, hooks)?;
+        if t.retains_grad() {
+            let kept = match t.grad() {
+                Some(prev) => prev.add(&g)?,
+                None => g.contiguous_copy()?,
+            };
+            t.set_grad(Some(kept));
+        }
+    }
+    let input_grads = {
+        let op = node.op.borrow();
+        let op = op
+            .as_ref()
+            .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
+        match leaves.fused_rule(op, &node.edges, &g)? {
+            Some(grads) => grads,
+            None => rules::apply(op, &g)?,
+        }
+    };
+    drop(g);
+    if !retain
+        && node
+            .op
+            .borrow()
+            .as_ref()
+            .is_some_and(|o| o.freed_by_backward())
+    {
+        node.op.borrow_mut().take();
+    }
+    for (edge, ig) in node.edges.iter().zip(input_grads) {
+        let Some(ig) = ig else { continue };
+        match edge {
+            Edge::None => {}
+            Edge::Leaf(t) => leaves.add(t, ig)?,
+            Edge::Node(m) => add_to(&mut grads[position(order, m)?], ig)?,
+        }
+    }
+    Ok(())
+}
+
+/// `t`'s post-accumulate hooks, each called with `t` once its `.grad` was updated; a
+/// hook must return None.
+fn run_post_hooks(t: &Tensor, hooks: &mut HookRunner) -> Result<()> {
+    for f in t.post_hook_fns() {
+        if hooks(&f, t)?.is_some() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "a post-accumulate-grad hook must return None",
+            ));
         }
     }
     Ok(())

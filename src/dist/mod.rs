@@ -14,6 +14,8 @@ use self::mpi as backend;
 mod none;
 #[cfg(not(feature = "mpi"))]
 use self::none as backend;
+mod work;
+pub use work::{all_reduce_start, test as work_test, wait as work_wait};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::dtype::DType;
@@ -43,6 +45,9 @@ impl ReduceOp {
         }
     }
 }
+
+/// The dtypes a collective carries, in the order their flat buffers travel.
+const WIRE_DTYPES: [DType; 3] = [DType::F32, DType::I64, DType::Bool];
 
 /// What the transport reduces with (AVG is a SUM followed by a division).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +90,15 @@ thread_local! {
 /// The counters since the last [`reset_stats`].
 pub fn stats() -> CommStats {
     STATS.with(|s| s.get())
+}
+
+/// Adds the seconds since `since` (a wait or a progress poll) without counting a call.
+fn count_time(since: Instant) {
+    STATS.with(|s| {
+        let mut c = s.get();
+        c.seconds += since.elapsed().as_secs_f64();
+        s.set(c);
+    });
 }
 
 /// Zeroes the counters.
@@ -253,7 +267,7 @@ pub fn all_reduce(t: &Tensor, op: ReduceOp) -> Result<()> {
 pub fn all_reduce_coalesced(ts: &[Tensor], op: ReduceOp) -> Result<()> {
     let (_, n) = world()?;
     check_capture("all_reduce");
-    for dtype in [DType::F32, DType::I64, DType::Bool] {
+    for dtype in WIRE_DTYPES {
         let group: Vec<&Tensor> = ts.iter().filter(|t| t.dtype() == dtype).collect();
         if group.is_empty() {
             continue;
@@ -272,6 +286,12 @@ pub fn all_reduce_coalesced(ts: &[Tensor], op: ReduceOp) -> Result<()> {
 
 /// Copies rank `src`'s `t` into `t` on every rank.
 pub fn broadcast(t: &Tensor, src: usize) -> Result<()> {
+    broadcast_coalesced(std::slice::from_ref(t), src)
+}
+
+/// Copies rank `src`'s tensors `ts` into `ts` on every rank, one collective per dtype
+/// (the tensors of each dtype travel as one flat buffer).
+pub fn broadcast_coalesced(ts: &[Tensor], src: usize) -> Result<()> {
     let (_, n) = world()?;
     if src >= n {
         return Err(Error::new(
@@ -281,12 +301,18 @@ pub fn broadcast(t: &Tensor, src: usize) -> Result<()> {
         ));
     }
     check_capture("broadcast");
-    let t0 = Instant::now();
-    let mut p = pack(&[t], t.dtype())?;
-    let bytes = p.bytes();
-    backend::broadcast(&mut p, src)?;
-    unpack(&p, &[t])?;
-    count(bytes, t0);
+    for dtype in WIRE_DTYPES {
+        let group: Vec<&Tensor> = ts.iter().filter(|t| t.dtype() == dtype).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let t0 = Instant::now();
+        let mut p = pack(&group, dtype)?;
+        let bytes = p.bytes();
+        backend::broadcast(&mut p, src)?;
+        unpack(&p, &group)?;
+        count(bytes, t0);
+    }
     Ok(())
 }
 

@@ -149,6 +149,99 @@ fn all_reduce_t<T: Equivalence + Copy + 'static>(v: &mut Vec<T>, op: WireOp) -> 
     Ok(())
 }
 
+/// One dtype's all-reduce in flight: its buffers (MPI's until the request completed)
+/// and the request (None once completed).
+pub(super) struct InFlight<T: 'static> {
+    bufs: Option<(Wire<T>, Wire<T>)>,
+    req: Option<Request<'static, [T], StaticScope>>,
+}
+
+fn start_t<T: Equivalence + Copy + 'static>(v: Vec<T>, op: WireOp) -> Result<InFlight<T>> {
+    let w = live("all_reduce")?;
+    let send = Wire::new(v.clone());
+    let recv = Wire::new(v);
+    let req = w.immediate_all_reduce_into(StaticScope, send.get(), recv.get_mut(), sys_op(op));
+    Ok(InFlight {
+        bufs: Some((send, recv)),
+        req: Some(req),
+    })
+}
+
+impl<T: 'static> InFlight<T> {
+    /// One MPI_Test (which also moves MPI's progress on): whether it completed.
+    fn test(&mut self) -> bool {
+        match self.req.take().map(Request::test) {
+            None | Some(Ok(_)) => true,
+            Some(Err(r)) => {
+                self.req = Some(r);
+                false
+            }
+        }
+    }
+
+    /// Waits (bounded by the timeout) and returns the reduced buffer.
+    fn finish(&mut self) -> Result<Vec<T>> {
+        if let Some(r) = self.req.take() {
+            wait(r, "all_reduce")?;
+        }
+        let (send, recv) = self
+            .bufs
+            .take()
+            .ok_or_else(|| err("dist.all_reduce: this work was already waited for"))?;
+        send.take();
+        Ok(recv.take())
+    }
+}
+
+impl<T: 'static> Drop for InFlight<T> {
+    /// A request dropped unfinished is forgotten and its buffers stay MPI's (rsmpi
+    /// panics on dropping a live request); a finished one frees its buffers.
+    fn drop(&mut self) {
+        match self.req.take() {
+            Some(r) => std::mem::forget(r),
+            None => {
+                if let Some((send, recv)) = self.bufs.take() {
+                    send.take();
+                    recv.take();
+                }
+            }
+        }
+    }
+}
+
+/// A nonblocking all-reduce of one payload (`super::work`).
+pub(super) enum Flight {
+    F32(InFlight<f32>),
+    I64(InFlight<i64>),
+    U8(InFlight<u8>),
+}
+
+pub(super) fn all_reduce_start(p: Payload, op: WireOp) -> Result<Flight> {
+    Ok(match p {
+        Payload::F32(v) => Flight::F32(start_t(v, op)?),
+        Payload::I64(v) => Flight::I64(start_t(v, op)?),
+        Payload::U8(v) => Flight::U8(start_t(v, op)?),
+    })
+}
+
+impl Flight {
+    pub(super) fn test(&mut self) -> bool {
+        match self {
+            Flight::F32(f) => f.test(),
+            Flight::I64(f) => f.test(),
+            Flight::U8(f) => f.test(),
+        }
+    }
+
+    pub(super) fn finish(&mut self) -> Result<Payload> {
+        Ok(match self {
+            Flight::F32(f) => Payload::F32(f.finish()?),
+            Flight::I64(f) => Payload::I64(f.finish()?),
+            Flight::U8(f) => Payload::U8(f.finish()?),
+        })
+    }
+}
+
 pub(super) fn all_reduce(p: &mut Payload, op: WireOp) -> Result<()> {
     match p {
         Payload::F32(v) => all_reduce_t(v, op),

@@ -1,7 +1,8 @@
 //! Gradient hooks of a tensor (`register_hook`, `retain_grad`): the callables the
 //! backward sweep runs on the tensor's gradient, kept as opaque `Rc<dyn Any>` (the
 //! interpreter's function values; this layer never looks inside), and whether a non-leaf
-//! keeps its gradient in `.grad`.
+//! keeps its gradient in `.grad`, and the post-accumulate hooks
+//! (`register_post_accumulate_grad_hook`) a leaf runs once its `.grad` was updated.
 
 use super::{Tensor, TensorImpl};
 use std::any::Any;
@@ -12,6 +13,7 @@ use std::rc::{Rc, Weak};
 #[derive(Default)]
 pub struct GradHooks {
     hooks: Vec<(u64, Rc<dyn Any>)>,
+    post: Vec<(u64, Rc<dyn Any>)>,
     retain: bool,
 }
 
@@ -34,6 +36,14 @@ thread_local! {
     static NEXT_HOOK: Cell<u64> = const { Cell::new(1) };
 }
 
+fn next_hook_id() -> u64 {
+    NEXT_HOOK.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    })
+}
+
 impl Tensor {
     pub fn downgrade(&self) -> WeakTensor {
         WeakTensor(Rc::downgrade(&self.0))
@@ -53,22 +63,27 @@ impl Tensor {
 
     /// Adds a gradient hook; returns its id (for `remove_hook`).
     pub fn add_hook(&self, f: Rc<dyn Any>) -> u64 {
-        let id = NEXT_HOOK.with(|n| {
-            let id = n.get();
-            n.set(id + 1);
-            id
-        });
+        let id = next_hook_id();
         self.with_hooks(|h| h.hooks.push((id, f)));
         self.watch();
         id
     }
 
-    /// Removes hook `id`; false when it was already removed.
+    /// Adds a post-accumulate hook (a leaf's: run with the leaf after each backward
+    /// sweep updated its `.grad`); returns its id (for `remove_hook`).
+    pub fn add_post_hook(&self, f: Rc<dyn Any>) -> u64 {
+        let id = next_hook_id();
+        self.with_hooks(|h| h.post.push((id, f)));
+        id
+    }
+
+    /// Removes hook `id` (of either kind); false when it was already removed.
     pub fn remove_hook(&self, id: u64) -> bool {
         self.with_hooks(|h| {
-            let before = h.hooks.len();
+            let before = h.hooks.len() + h.post.len();
             h.hooks.retain(|(i, _)| *i != id);
-            h.hooks.len() != before
+            h.post.retain(|(i, _)| *i != id);
+            h.hooks.len() + h.post.len() != before
         })
     }
 
@@ -89,6 +104,14 @@ impl Tensor {
     pub fn hook_fns(&self) -> Vec<Rc<dyn Any>> {
         match self.0.hooks.borrow().as_ref() {
             Some(h) => h.hooks.iter().map(|(_, f)| f.clone()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The post-accumulate hooks to run, in registration order (a snapshot).
+    pub fn post_hook_fns(&self) -> Vec<Rc<dyn Any>> {
+        match self.0.hooks.borrow().as_ref() {
+            Some(h) => h.post.iter().map(|(_, f)| f.clone()).collect(),
             None => Vec::new(),
         }
     }

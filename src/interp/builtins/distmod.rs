@@ -31,6 +31,10 @@ pub fn dist_module() -> Rc<ModuleObj> {
             ("all_reduce", all_reduce),
             ("all_reduce_coalesced", all_reduce_coalesced),
             ("broadcast", broadcast),
+            ("broadcast_coalesced", broadcast_coalesced),
+            ("all_reduce_async", all_reduce_async),
+            ("work_test", work_test),
+            ("work_wait", work_wait),
             ("all_gather", all_gather),
             ("reduce_scatter", reduce_scatter),
             ("comm_stats", comm_stats),
@@ -162,6 +166,51 @@ fn broadcast(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
     let src = usize::try_from(src)
         .map_err(|_| value_err(format!("broadcast(): src must be a rank, got {src}")))?;
     dist::broadcast(&t, src).map_err(te)?;
+    Ok(Value::None)
+}
+
+/// `broadcast_coalesced(tensors, src=0)`: one collective per dtype for the whole list.
+fn broadcast_coalesced(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("broadcast_coalesced", a, kw);
+    a.check(2, &["tensors", "src"])?;
+    let ts = tensors_of(a.required(0, "tensors")?, a.fname)?;
+    let src = a.int(1, "src")?.unwrap_or(0);
+    let src = usize::try_from(src).map_err(|_| {
+        value_err(format!(
+            "broadcast_coalesced(): src must be a rank, got {src}"
+        ))
+    })?;
+    dist::broadcast_coalesced(&ts, src).map_err(te)?;
+    Ok(Value::None)
+}
+
+/// `all_reduce_async(tensors, op)`: starts one nonblocking all-reduce per dtype for the
+/// whole list; returns the work's number for `work_test` / `work_wait`.
+fn all_reduce_async(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("all_reduce_async", a, kw);
+    a.check(2, &["tensors", "op"])?;
+    let ts = tensors_of(a.required(0, "tensors")?, a.fname)?;
+    let id = dist::all_reduce_start(&ts, op_of(&a, 1)?).map_err(te)?;
+    Ok(Value::Int(id as i64))
+}
+
+fn work_id(a: &Args) -> R<u64> {
+    let id = a.int(0, "work")?.unwrap_or(0);
+    u64::try_from(id).map_err(|_| value_err(format!("{}(): no work {id}", a.fname)))
+}
+
+/// `work_test(id)`: lets the work progress; whether it completed (its result written).
+fn work_test(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("work_test", a, kw);
+    a.check(1, &["work"])?;
+    Ok(Value::Bool(dist::work_test(work_id(&a)?).map_err(te)?))
+}
+
+/// `work_wait(id)`: blocks until the work completed and its result is written.
+fn work_wait(_: &mut Interp, a: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("work_wait", a, kw);
+    a.check(1, &["work"])?;
+    dist::work_wait(work_id(&a)?).map_err(te)?;
     Ok(Value::None)
 }
 

@@ -244,12 +244,31 @@ thread_local! {
 /// `t.register_hook(fn)`: `fn(grad)` runs when `t`'s gradient is computed (a tensor it
 /// returns replaces the gradient); returns a handle whose `remove()` takes it away.
 pub fn register_hook(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
-    let a = Args::new("register_hook", args, kw);
+    let f = hook_arg("register_hook", t, args, kw)?;
+    Ok(handle(t, t.add_hook(Rc::new(f))))
+}
+
+/// `p.register_post_accumulate_grad_hook(fn)`: `fn(p)` runs on the leaf `p` once a
+/// backward updated `p.grad` (it must return None); returns a removable handle.
+pub fn register_post_accumulate_grad_hook(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
+    let f = hook_arg("register_post_accumulate_grad_hook", t, args, kw)?;
+    if !t.is_leaf() {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            "post accumulate grad hooks cannot be registered on non-leaf tensors",
+        ));
+    }
+    Ok(handle(t, t.add_post_hook(Rc::new(f))))
+}
+
+/// The one `hook` argument of a hook registration on `t` (which must require grad).
+fn hook_arg(fname: &str, t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new(fname, args, kw);
     a.check(1, &["hook"])?;
     let Some(f) = a.get(0, "hook") else {
-        return Err(type_err(
-            "register_hook() missing 1 required positional argument: 'hook'",
-        ));
+        return Err(type_err(format!(
+            "{fname}() missing 1 required positional argument: 'hook'"
+        )));
     };
     if !t.requires_grad() {
         return Err(crate::interp::err(
@@ -257,15 +276,19 @@ pub fn register_hook(t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
             "cannot register a hook on a tensor that doesn't require gradient",
         ));
     }
-    let id = t.add_hook(Rc::new(f.clone()));
+    Ok(f.clone())
+}
+
+/// A `RemovableHandle` for hook `id` of `t`.
+fn handle(t: &Tensor, id: u64) -> Value {
     let class = HANDLE.with(|c| c.clone());
-    Ok(super::pyfuncs::new_instance(
+    super::pyfuncs::new_instance(
         class,
         &[
             ("_tensor", Value::Tensor(t.clone())),
             ("id", Value::Int(id as i64)),
         ],
-    ))
+    )
 }
 
 /// `handle.remove()`.

@@ -115,6 +115,7 @@ const OTHER_METHODS: &[&str] = &[
     "requires_grad_",
     "backward",
     "register_hook",
+    "register_post_accumulate_grad_hook",
     "retain_grad",
 ];
 
@@ -305,6 +306,9 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             }
         }
         "register_hook" => super::tensor_grad::register_hook(t, a.pos, a.kw)?,
+        "register_post_accumulate_grad_hook" => {
+            super::tensor_grad::register_post_accumulate_grad_hook(t, a.pos, a.kw)?
+        }
         "retain_grad" => {
             a.check(0, &[])?;
             t.retain_grad();
