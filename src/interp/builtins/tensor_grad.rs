@@ -196,6 +196,10 @@ fn with_py_hooks<T>(
             let Some(func) = h.downcast_ref::<Value>() else {
                 return Ok(None);
             };
+            // A compiled replay would skip the hook's side effects: run eagerly instead.
+            crate::ir::record::graph_break(crate::ir::record::BreakReason::Autograd(
+                "a Python gradient hook",
+            ));
             match &me.call_value(func, vec![Value::Tensor(g.clone())], Vec::new()) {
                 Ok(Value::None) => Ok(None),
                 Ok(Value::Tensor(t)) if t.shape() != g.shape() => {
