@@ -326,3 +326,55 @@ pub fn note_request(out: &Tensor, req: &[Option<&SymInt>]) {
         }
     }
 }
+
+/// `out` is an expand (of a one-element constant: `zeros(T, C)`) whose sizes `req` hold
+/// symbolic ints: the recorded `Expand` node carries their expressions. Unrecorded,
+/// they are specialised.
+pub fn note_expand(out: &Tensor, req: &[Option<&SymInt>]) {
+    let done = with(|tr| {
+        let id = tr.known.get(&out.id())?.1;
+        let spec = tr.spec.clone()?;
+        if !tr.regions.is_empty() {
+            return None;
+        }
+        let exprs = req
+            .iter()
+            .map(|r| match r {
+                Some(s) if s.gen == tr.gen => over_input_dims(&spec, &s.expr).map(Some),
+                Some(_) => None,
+                None => Some(None),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let node = tr.graph.nodes.get_mut(id.index())?;
+        let IrOp::Expand { shape, sym } = &mut node.op else {
+            return None;
+        };
+        if shape.len() != exprs.len() {
+            return None;
+        }
+        *sym = exprs;
+        Some(())
+    })
+    .flatten();
+    if done.is_none() {
+        for s in req.iter().flatten() {
+            s.concrete();
+        }
+    }
+}
+
+/// The integer index `i` into dim `d` of `t` as a constant offset from that dim's end
+/// (`x[T - 1]` is `x[-1]` when `T` is the dim's size), guarded to stay `>= 0` as at
+/// capture; None when it is no such offset.
+pub fn from_end(t: &Tensor, d: usize, i: &SymInt) -> Option<i64> {
+    let n = size(t, d)?;
+    if n.gen != i.gen || i.value < 0 {
+        return None;
+    }
+    let c = i.expr.add(&n.expr.scale(-1)?)?.as_const()?;
+    if c >= 0 {
+        return None;
+    }
+    record(i.gen, SymFact::NonNeg(i.expr.clone()));
+    Some(c)
+}

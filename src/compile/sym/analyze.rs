@@ -471,7 +471,7 @@ impl Walk<'_> {
 
     /// A size over input dims (`dim_ref`) as an expression over this analysis's symbols
     /// (a fixed input dim is its size).
-    fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
+    pub(super) fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
         let ok = std::cell::Cell::new(true);
         let out = e.subst(&|r| {
             let (slot, d) = dim_of_ref(r);
