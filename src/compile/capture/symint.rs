@@ -33,6 +33,9 @@ pub enum SymFact {
     Value(SymExpr),
     /// The expression stays `>= 0`.
     NonNeg(SymExpr),
+    /// The two expressions stay equal (`target.size(0) != input.size(0)` found them
+    /// equal): their symbols are tied, not specialised.
+    Equal(SymExpr, SymExpr),
 }
 
 /// A comparison of two ints.
@@ -192,7 +195,8 @@ pub fn linear(op: Lin, a: Operand<'_>, b: Operand<'_>, value: i64) -> Option<Sym
 }
 
 /// Records the fact behind a comparison's `outcome`: the relation for an order
-/// comparison, the value for `==`/`!=`.
+/// comparison; for `==`/`!=` nothing when the two differ by a constant, a tie when they
+/// are equal, else their values.
 pub fn compare(op: Cmp, a: Operand<'_>, b: Operand<'_>, outcome: bool) {
     let Some(gen) = a.1.or(b.1).map(|s| s.gen) else {
         return;
@@ -211,8 +215,12 @@ pub fn compare(op: Cmp, a: Operand<'_>, b: Operand<'_>, outcome: bool) {
         (Cmp::Ge, true) | (Cmp::Lt, false) => diff(&x, &y, 0),
         (Cmp::Eq | Cmp::Ne, _) => None,
     };
+    let equal = matches!((op, outcome), (Cmp::Eq, true) | (Cmp::Ne, false));
     match fact {
         Some(f) => record(gen, SymFact::NonNeg(f)),
+        // Equal or unequal at every size: no guard needed.
+        None if diff(&x, &y, 0).is_some_and(|d| d.as_const().is_some()) => {}
+        None if equal => record(gen, SymFact::Equal(x, y)),
         None => {
             record(gen, SymFact::Value(x));
             record(gen, SymFact::Value(y));
