@@ -6,6 +6,7 @@
 mod common;
 
 use common::{engine, int, snapshot, stats, text};
+use kiln::compile::capture::cache::EntryKind;
 use kiln::Engine;
 
 #[test]
@@ -149,6 +150,69 @@ fn compiled_module_call() {
     let mut e = engine(src);
     assert_eq!(stats(&mut e, "cnet"), [1, 1, 0, 1]);
     assert_eq!(int(&mut e, "int((b == c).all().item())"), 1);
+}
+
+#[test]
+fn compiled_module_is_an_nn_module() {
+    // As torch.compile's OptimizedModule: an nn.Module, not an instance of the
+    // module's own class (torch 2.15 prints True False True for the same program).
+    let mut e = engine(
+        "import nn\nclass Net(nn.Module):\n    def __init__(self):\n        self.l = nn.Linear(2, 2)\n\n\
+         cnet = compile(Net())\n@compile\ndef f(x):\n    return x\n",
+    );
+    assert_eq!(
+        text(
+            &mut e,
+            "str((isinstance(cnet, nn.Module), isinstance(cnet, Net), \
+             isinstance(cnet._orig_mod, Net), isinstance(f, nn.Module)))"
+        ),
+        "(True, False, True, False)"
+    );
+}
+
+#[test]
+fn eager_check_names_the_first_differing_node() {
+    // A deliberately wrong kernel: the two fused groups' compiled kernels are swapped,
+    // so the first group (line 5) computes the second's formula. The check names the
+    // differing output, then the first node off its reference evaluation: that group's
+    // root, with its line and both values.
+    let mut e = engine(
+        "manual_seed(0)\nW = randn(3, 3)\n@compile(check=True)\ndef f(x):\n    \
+         a = (x * 2.0 + 1.0) @ W\n    return tanh(a * 3.0 - 0.5)\n\nx = randn(4, 3)\nf(x)\nf(x)\n",
+    );
+    {
+        let v = e.get_global("f");
+        let Some(kiln::Value::Compiled(cf)) = &v else {
+            panic!("f is not compiled");
+        };
+        let mut c = cf.cache.borrow_mut();
+        let Some(EntryKind::Graph(g)) = c.entries.last_mut().map(|x| &mut x.kind) else {
+            panic!("f has no graph");
+        };
+        let fused = &mut g.compiled.fused;
+        assert_eq!(fused.len(), 2, "{}", g.compiled.to_text(None));
+        let k0 = fused[0].kernel.clone();
+        fused[0].kernel = fused[1].kernel.clone();
+        fused[1].kernel = k0;
+    }
+    let err = match e.run_source("y = f(x)\n", "u.dl") {
+        Ok(_) => panic!("the wrong kernel went unnoticed"),
+        Err(err) => e.render_error(&err),
+    };
+    assert!(
+        err.contains("compiled and eager differ in returned tensor 0")
+            && err.contains("the first IR node that differs from its reference evaluation is %")
+            && err.contains("= add(...) at t.dl:5")
+            && err.matches(" vs reference ").count() == 1
+            && err.contains("tolerance"),
+        "{err}"
+    );
+    // Unperturbed, the same call passes the check.
+    let mut ok = engine(
+        "manual_seed(0)\nW = randn(3, 3)\n@compile(check=True)\ndef f(x):\n    \
+         a = (x * 2.0 + 1.0) @ W\n    return tanh(a * 3.0 - 0.5)\n\nx = randn(4, 3)\nf(x)\nf(x)\ny = f(x)\n",
+    );
+    assert_eq!(stats(&mut ok, "f")[1], 2);
 }
 
 #[test]

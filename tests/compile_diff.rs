@@ -2,7 +2,8 @@
 //! (compilation off) and compiled; the printed outputs must agree token by token, numbers
 //! within 1e-5 relative (programs print full-precision `.tolist()` values). Compiled
 //! runs must really have captured and replayed graphs (checked through each compiled
-//! global's cache), unless the file says `allow-fallback`; a line
+//! global's cache), unless the file says `allow-fallback`; the model zoo (tests/zoo:
+//! whole train steps of small models) runs the same way. A line
 //! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes); a
 //! line `# grad: A, B` appends the `.grad` of globals A and B after the run, so the
 //! gradients compiled autograd computed are compared with eager's too.
@@ -13,12 +14,25 @@ use kiln::compile::capture::cache::EntryKind;
 use kiln::{Engine, Value};
 use std::path::{Path, PathBuf};
 
+/// The programs of tests/compile and of the model zoo, tests/zoo (`KILN_DIFF_ONLY=NAME`
+/// keeps those whose file name contains NAME, for working on one).
 fn programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out: Vec<PathBuf> = ["tests/compile", "tests/zoo"]
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(root.join(d))
+                .map(|rd| rd.flatten().map(|e| e.path()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+        .collect();
     out.retain(|p| p.extension().is_some_and(|x| x == "dl"));
+    if let Ok(only) = std::env::var("KILN_DIFF_ONLY") {
+        out.retain(|p| {
+            p.file_name()
+                .is_some_and(|f| f.to_string_lossy().contains(&only))
+        });
+    }
     out.sort();
     out
 }
@@ -73,7 +87,7 @@ fn comparison_tolerance() {
 fn compiled_programs_match_eager() {
     let progs = programs();
     assert!(
-        progs.len() >= 4,
+        progs.len() >= 4 || std::env::var("KILN_DIFF_ONLY").is_ok(),
         "tests/compile has {} programs",
         progs.len()
     );
@@ -89,15 +103,15 @@ fn compiled_programs_match_eager() {
         let src = std::fs::read_to_string(&p).unwrap_or_default();
         let globals = compiled_globals(&e);
         assert!(!globals.is_empty(), "{}: no compiled function", p.display());
-        if src.contains("allow-fallback") {
-            continue;
-        }
         for (name, captures, _, _, _) in &globals {
             let want = format!("# expect-captures: {name} ");
             if let Some(line) = src.lines().find(|l| l.starts_with(&want)) {
                 let n: u64 = line[want.len()..].trim().parse().unwrap_or(u64::MAX);
                 assert_eq!(*captures, n, "{}: {name} captures", p.display());
             }
+        }
+        if src.contains("allow-fallback") {
+            continue;
         }
         for (name, captures, hits, graphs, eager_n) in globals {
             assert!(

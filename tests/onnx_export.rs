@@ -378,6 +378,26 @@ fn dynamic_axes_export_as_dim_params_and_run_at_other_sizes() {
 }
 
 #[test]
+fn cnn_keeps_a_dynamic_batch() {
+    let py = python();
+    // traced at batch 4; run at the traced batch and at two others
+    for b in ["4", "7", "2"] {
+        let tag = format!("cnn-dynamic-{b}");
+        let dir = run_script_with("cnn_dynamic", &tag, &[b]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        let dims: Vec<Vec<String>> = g.input.iter().chain(&g.output).map(dims_text).collect();
+        assert_eq!(dims, vec![vec!["batch", "1", "8", "8"], vec!["batch", "4"]]);
+        let ops = op_types(g);
+        assert!(ops.contains(&"Conv") && ops.contains(&"MaxPool"), "{ops:?}");
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("cnn dynamic batch {b}"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn dynamic_axes_check_the_other_axes_and_say_what_is_wrong() {
     let mut e = engine();
     e.run_source(

@@ -39,6 +39,7 @@ fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     trace::record_after(
         || IrOp::Expand {
             shape: shape.into(),
+            sym: Vec::new(),
         },
         &[t],
         &out,

@@ -270,6 +270,12 @@ impl Interp {
                 NativeCode::Builtin(f) => {
                     use super::capture::symint;
                     if symint::any_sym(&args) || kw.iter().any(|(_, v)| symint::has_sym(v)) {
+                        if let Some(v) = symint::min_max(&n.name, &args, &kw) {
+                            return Ok(v);
+                        }
+                        if let Some(r) = symint::create(self, &n.name, *f, &args, &kw) {
+                            return r;
+                        }
                         let args = symint::concrete_all(&args);
                         let kw: Vec<_> = kw
                             .iter()

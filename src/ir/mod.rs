@@ -197,8 +197,12 @@ pub enum IrOp {
     Permute {
         perm: Vec<usize>,
     },
+    /// `sym[i]`, when given, is dim `i`'s size over input dims ([`sym::dim_ref`]): a
+    /// size that came from a symbolic int rather than from the input (`zeros(T, C)`);
+    /// empty when every target size follows the input or is fixed.
     Expand {
         shape: Dims,
+        sym: Vec<Option<sym::SymExpr>>,
     },
     Narrow {
         dim: usize,

@@ -339,6 +339,7 @@ impl Tensor {
         let out = self.expand_eager(req)?;
         let ir = || IrOp::Expand {
             shape: out.shape().into(),
+            sym: Vec::new(),
         };
         sc.record(ir, &[self], &out);
         drop(sc);

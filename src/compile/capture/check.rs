@@ -1,11 +1,20 @@
 //! The built-in eager check (`KILN_CHECK=1`, `@compile(check=True)`): a compiled call
 //! also runs eagerly on the same inputs, and every returned tensor, every in-place
 //! write and every `.grad` the compiled version would set is compared with eager's;
-//! a mismatch raises an error naming the IR node that computed the first differing
-//! value (its op and source line), both values and the tolerance.
+//! a mismatch raises an error naming the graph output that differs and then the first
+//! IR node that differs ([`localize`]): the graph reruns on the call's inputs (as they
+//! were before eager ran) keeping every value it materialises, each node is evaluated
+//! again with the eager library from the reference values of its args, in graph
+//! order, and the first node whose compiled value is off its reference is named with
+//! its op, source line, both values and the tolerance (the accuracy minifier torch
+//! users build by hand). When every node agrees, the graph itself differs from eager
+//! (a capture error), and the message says so.
 
 use crate::compile::capture::cache::GraphEntry;
 use crate::compile::capture::effects::{Effect, Target};
+use crate::compile::ir::NodeId;
+use crate::compile::runtime::exec;
+use crate::compile::sym::SymInfo;
 use crate::source::SourceMap;
 use crate::tensor::Tensor;
 use std::sync::OnceLock;
@@ -145,4 +154,51 @@ pub fn compare(
         ));
     }
     worst.map_or(Ok(()), |(_, msg)| Err(msg))
+}
+
+/// The first node of `g`'s graph whose compiled value differs from its reference
+/// evaluation on `inputs` (the call's inputs before eager ran), as a sentence.
+pub fn localize(g: &GraphEntry, inputs: &[Tensor], sources: &SourceMap) -> String {
+    let cg = &g.compiled;
+    let kept = match cg.run_keeping(inputs, &exec::eval) {
+        Ok(k) => k,
+        Err(e) => return format!("rerunning the graph to find the node failed: {}", e.message),
+    };
+    let graph = &cg.graph;
+    let syms = graph.sym.as_deref().map(|info| (info, info.bind(inputs)));
+    let mut refs: Vec<Option<Tensor>> = Vec::with_capacity(graph.len());
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let id = NodeId(i as u32);
+        let inst = syms.as_ref().and_then(|(info, vals)| {
+            let target = info.targets.iter().find(|t| t.0 == id)?;
+            SymInfo::instantiate(node, &target.1, vals)
+        });
+        let node = inst.as_ref().unwrap_or(node);
+        let compiled = kept.get(i).cloned().flatten();
+        let args: Option<Vec<Tensor>> = node
+            .args
+            .iter()
+            .map(|a| refs.get(a.index()).cloned().flatten())
+            .collect();
+        // Control nodes and their results have no eager evaluation of their own: the
+        // compiled values stand for them.
+        let reference = args
+            .and_then(|a| exec::eval(node, &a, inputs).ok())
+            .or_else(|| compiled.clone());
+        if let (Some(c), Some(r)) = (&compiled, &reference) {
+            if let Some(diff) = first_diff(c, r) {
+                return format!(
+                    "the first IR node that differs from its reference evaluation is {id} = \
+                     {}(...) at {}: {}",
+                    node.op.name(),
+                    crate::compile::capture::compiled::where_text(sources, node.span),
+                    diff.replace("eager", "reference")
+                );
+            }
+        }
+        refs.push(reference);
+    }
+    "every IR node equals its reference evaluation: the captured graph itself differs \
+     from eager (a capture error)"
+        .into()
 }

@@ -196,17 +196,20 @@ impl Interp {
             };
             let _no_grad = crate::autograd::no_grad();
             let _busy = crate::tensor::kernels::team::Busy::new();
+            // The inputs as they are now (eager may update them in place), for `localize`.
+            let before: crate::Result<Vec<_>> =
+                inputs.iter().map(|t| t.contiguous_copy()).collect();
             g.compiled
                 .run(&inputs, &exec::eval, &mut String::new())
                 .and_then(|o| o.iter().map(|t| t.contiguous_copy()).collect())
-                .map(|o: Vec<_>| {
+                .and_then(|o: Vec<_>| {
                     let mut ret = Vec::new();
                     tensors_of(&g.output.build(&o), &mut ret);
-                    (o, ret)
+                    Ok((o, ret, before?))
                 })
         };
         let eager = self.call_value(&cf.func, args, kw)?;
-        let (outs, compiled) = ran.map_err(crate::interp::repr::fmt_err)?;
+        let (outs, compiled, before) = ran.map_err(crate::interp::repr::fmt_err)?;
         let mut ret = check::Returned {
             compiled,
             eager: Vec::new(),
@@ -214,8 +217,13 @@ impl Interp {
         tensors_of(&eager, &mut ret.eager);
         let cache = cf.cache.borrow();
         if let Some(EntryKind::Graph(g)) = cache.entries.get(i).map(|e| &e.kind) {
-            check::compare(g, &inputs, &outs, ret, &self.sources)
-                .map_err(|m| crate::interp::err(crate::error::ErrorKind::RuntimeError, m))?;
+            check::compare(g, &inputs, &outs, ret, &self.sources).map_err(|m| {
+                let node = check::localize(g, &before, &self.sources);
+                crate::interp::err(
+                    crate::error::ErrorKind::RuntimeError,
+                    format!("{m}; {node}"),
+                )
+            })?;
         }
         drop(cache);
         cf.cache.borrow_mut().stats.hits += 1;

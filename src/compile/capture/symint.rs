@@ -33,6 +33,9 @@ pub enum SymFact {
     Value(SymExpr),
     /// The expression stays `>= 0`.
     NonNeg(SymExpr),
+    /// The two expressions stay equal (`target.size(0) != input.size(0)` found them
+    /// equal): their symbols are tied, not specialised.
+    Equal(SymExpr, SymExpr),
 }
 
 /// A comparison of two ints.
@@ -192,7 +195,8 @@ pub fn linear(op: Lin, a: Operand<'_>, b: Operand<'_>, value: i64) -> Option<Sym
 }
 
 /// Records the fact behind a comparison's `outcome`: the relation for an order
-/// comparison, the value for `==`/`!=`.
+/// comparison; for `==`/`!=` nothing when the two differ by a constant, a tie when they
+/// are equal, else their values.
 pub fn compare(op: Cmp, a: Operand<'_>, b: Operand<'_>, outcome: bool) {
     let Some(gen) = a.1.or(b.1).map(|s| s.gen) else {
         return;
@@ -211,8 +215,12 @@ pub fn compare(op: Cmp, a: Operand<'_>, b: Operand<'_>, outcome: bool) {
         (Cmp::Ge, true) | (Cmp::Lt, false) => diff(&x, &y, 0),
         (Cmp::Eq | Cmp::Ne, _) => None,
     };
+    let equal = matches!((op, outcome), (Cmp::Eq, true) | (Cmp::Ne, false));
     match fact {
         Some(f) => record(gen, SymFact::NonNeg(f)),
+        // Equal or unequal at every size: no guard needed.
+        None if diff(&x, &y, 0).is_some_and(|d| d.as_const().is_some()) => {}
+        None if equal => record(gen, SymFact::Equal(x, y)),
         None => {
             record(gen, SymFact::Value(x));
             record(gen, SymFact::Value(y));
@@ -325,4 +333,56 @@ pub fn note_request(out: &Tensor, req: &[Option<&SymInt>]) {
             s.concrete();
         }
     }
+}
+
+/// `out` is an expand (of a one-element constant: `zeros(T, C)`) whose sizes `req` hold
+/// symbolic ints: the recorded `Expand` node carries their expressions. Unrecorded,
+/// they are specialised.
+pub fn note_expand(out: &Tensor, req: &[Option<&SymInt>]) {
+    let done = with(|tr| {
+        let id = tr.known.get(&out.id())?.1;
+        let spec = tr.spec.clone()?;
+        if !tr.regions.is_empty() {
+            return None;
+        }
+        let exprs = req
+            .iter()
+            .map(|r| match r {
+                Some(s) if s.gen == tr.gen => over_input_dims(&spec, &s.expr).map(Some),
+                Some(_) => None,
+                None => Some(None),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let node = tr.graph.nodes.get_mut(id.index())?;
+        let IrOp::Expand { shape, sym } = &mut node.op else {
+            return None;
+        };
+        if shape.len() != exprs.len() {
+            return None;
+        }
+        *sym = exprs;
+        Some(())
+    })
+    .flatten();
+    if done.is_none() {
+        for s in req.iter().flatten() {
+            s.concrete();
+        }
+    }
+}
+
+/// The integer index `i` into dim `d` of `t` as a constant offset from that dim's end
+/// (`x[T - 1]` is `x[-1]` when `T` is the dim's size), guarded to stay `>= 0` as at
+/// capture; None when it is no such offset.
+pub fn from_end(t: &Tensor, d: usize, i: &SymInt) -> Option<i64> {
+    let n = size(t, d)?;
+    if n.gen != i.gen || i.value < 0 {
+        return None;
+    }
+    let c = i.expr.add(&n.expr.scale(-1)?)?.as_const()?;
+    if c >= 0 {
+        return None;
+    }
+    record(i.gen, SymFact::NonNeg(i.expr.clone()));
+    Some(c)
 }

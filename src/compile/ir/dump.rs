@@ -129,7 +129,7 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::Gather { dim }
         | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
         IrOp::Cumsum { dim, .. } => format!("dim={dim}, reverse=True"),
-        IrOp::Reshape { shape } | IrOp::Expand { shape } | IrOp::IndexGrad { shape, .. } => {
+        IrOp::Reshape { shape } | IrOp::Expand { shape, .. } | IrOp::IndexGrad { shape, .. } => {
             format!("shape={:?}", shape.as_slice())
         }
         IrOp::Permute { perm } => format!("perm={perm:?}"),

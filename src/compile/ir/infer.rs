@@ -228,7 +228,7 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             full(x.dtype, shape.clone())
         }
         IrOp::Permute { perm } => derive_permute(x, perm),
-        IrOp::Expand { shape } => {
+        IrOp::Expand { shape, .. } => {
             let b = broadcast_shapes("expand", &x.shape, shape)?;
             if b != *shape {
                 return Err(bad(format!(

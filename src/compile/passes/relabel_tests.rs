@@ -32,6 +32,7 @@ fn expand(g: &mut Graph, x: NodeId, shape: &[usize]) -> NodeId {
         g,
         IrOp::Expand {
             shape: shape.into(),
+            sym: Vec::new(),
         },
         &[x],
     )
@@ -47,7 +48,7 @@ fn run(g: &Graph, inputs: &[Tensor]) -> Vec<Vec<f32>> {
             IrOp::Input { slot, .. } => inputs[*slot].clone(),
             IrOp::Reshape { shape } => x().reshape(&i64s(shape)).expect("reshape"),
             IrOp::Permute { perm } => x().permute(&i64s(perm)).expect("permute"),
-            IrOp::Expand { shape } => x().expand(&i64s(shape)).expect("expand"),
+            IrOp::Expand { shape, .. } => x().expand(&i64s(shape)).expect("expand"),
             op => panic!("unexpected op {op:?}"),
         };
         assert_eq!(v.shape(), &n.shape[..]);

@@ -148,7 +148,7 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
     match &node.op {
         IrOp::Reshape { shape } => x.reshape(&dims_i64(shape)),
         IrOp::Permute { perm } => x.permute(&dims_i64(perm)),
-        IrOp::Expand { shape } => x.expand(&dims_i64(shape)),
+        IrOp::Expand { shape, .. } => x.expand(&dims_i64(shape)),
         IrOp::Narrow { dim, start, len } => x.narrow(*dim as i64, *start as i64, *len as i64),
         IrOp::Repeat { reps } => x.repeat(reps),
         IrOp::Index { indices } => match row_index(indices, args) {

@@ -268,6 +268,33 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
+        self.run_values(inputs, eval, printed, outs, false)
+            .map(|_| ())
+    }
+
+    /// Runs the graph keeping every value it materialises (None for a node computed
+    /// inside a fused group or a matmul epilogue, and for control nodes): what the
+    /// eager check compares node by node with a reference evaluation.
+    pub fn run_keeping<F>(&self, inputs: &[Tensor], eval: &F) -> Result<Vec<Option<Tensor>>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        self.run_values(inputs, eval, &mut String::new(), &mut Vec::new(), true)
+    }
+
+    /// `run_into`; with `keep`, no value is dropped after its last read and the value
+    /// table is returned (else an empty list).
+    fn run_values<F>(
+        &self,
+        inputs: &[Tensor],
+        eval: &F,
+        printed: &mut String,
+        outs: &mut Vec<Tensor>,
+        keep: bool,
+    ) -> Result<Vec<Option<Tensor>>>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
         // The value table's allocation is kept between runs (a loop body runs once per
         // iteration); it is emptied before it is put back, so it holds no tensor.
         let mut vals = self.scratch.take();
@@ -311,6 +338,9 @@ impl CompiledGraph {
                 Produced::Group(ts) => self.store_group(step, ts, &mut vals)?,
                 Produced::Nothing => {}
             }
+            if keep {
+                continue;
+            }
             for a in reads(&self.steps, &self.fused, &self.gemms, i, node) {
                 if self.last_read.get(a.index()) == Some(&i) {
                     vals[a.index()] = None;
@@ -330,9 +360,12 @@ impl CompiledGraph {
                 None => done = Err(internal("an output was not computed")),
             }
         }
+        if keep {
+            return done.map(|()| vals);
+        }
         vals.clear();
         self.scratch.replace(vals);
-        done
+        done.map(|()| Vec::new())
     }
 }
 

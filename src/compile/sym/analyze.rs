@@ -110,6 +110,7 @@ impl Walk<'_> {
             match f {
                 SymFact::Value(e) => self.solver.specialize(e),
                 SymFact::NonNeg(e) => self.solver.require_nonneg(e),
+                SymFact::Equal(a, b) => self.solver.unify(a, b),
             }
         }
     }
@@ -215,15 +216,32 @@ impl Walk<'_> {
                 out.push(SymExpr::konst(*num_classes as i64));
                 out
             }
-            // Control flow (regions keep capture-time shapes) and conv/pool: specialised.
-            IrOp::Conv2d { .. }
-            | IrOp::GradKernel(_)
-            | IrOp::MaxPool2d { .. }
-            | IrOp::AvgPool2d { .. }
-            | IrOp::If(_)
-            | IrOp::Print(_) => self.opaque(node, &args),
+            IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
+                self.batch_only(node, &args)
+            }
+            // Control flow (regions keep capture-time shapes): specialised.
+            IrOp::GradKernel(_) | IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
             IrOp::Out { index } => self.out_node(node, *index, &args),
         })
+    }
+
+    /// conv/pool: the batch (dim 0) follows the input's; every other size of the input
+    /// and of the weight/bias must be fixed (else all are specialised).
+    fn batch_only(&mut self, node: &Node, args: &[SymShape]) -> SymShape {
+        let fixed = |s: &[SymExpr]| s.iter().all(|e| e.as_const().is_some());
+        match args.split_first() {
+            Some((x, rest))
+                if x.len() == node.shape.len()
+                    && !x.is_empty()
+                    && fixed(&x[1..])
+                    && rest.iter().all(|a| fixed(a)) =>
+            {
+                let mut out = vec![x[0].clone()];
+                out.extend(fixed_shape(&node.shape[1..]));
+                out
+            }
+            _ => self.opaque(node, args),
+        }
     }
 
     /// An op whose output sizes are not followed symbolically: its inputs' symbols are
@@ -471,7 +489,7 @@ impl Walk<'_> {
 
     /// A size over input dims (`dim_ref`) as an expression over this analysis's symbols
     /// (a fixed input dim is its size).
-    fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
+    pub(super) fn over_symbols(&self, e: &SymExpr) -> Option<SymExpr> {
         let ok = std::cell::Cell::new(true);
         let out = e.subst(&|r| {
             let (slot, d) = dim_of_ref(r);

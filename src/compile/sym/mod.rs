@@ -79,7 +79,10 @@ impl SymInfo {
             .collect::<Option<_>>()?;
         let op = match &node.op {
             IrOp::Reshape { .. } => IrOp::Reshape { shape },
-            IrOp::Expand { .. } => IrOp::Expand { shape },
+            IrOp::Expand { sym, .. } => IrOp::Expand {
+                shape,
+                sym: sym.clone(),
+            },
             IrOp::Index { indices } => IrOp::Index {
                 indices: sym_slices(indices, &shape)?,
             },

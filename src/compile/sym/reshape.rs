@@ -7,7 +7,7 @@
 
 use super::analyze::{product, Walk};
 use super::expr::{fixed_shape, SymExpr, SymShape};
-use crate::compile::ir::{Node, NodeId};
+use crate::compile::ir::{IrOp, Node, NodeId};
 
 impl Walk<'_> {
     /// The sizes a reshape/expand call asked for: a constant, `-1` (None), or the
@@ -71,6 +71,20 @@ impl Walk<'_> {
                 _ => SymExpr::konst(out[i] as i64),
             })
             .collect();
+        if let IrOp::Expand { sym, .. } = &node.op {
+            if !sym.is_empty() {
+                let carried = self.carried_expand(sym, structural);
+                if carried.is_none() {
+                    // Pinned: the sizes it was asked for keep their values (a guard).
+                    for r in sym.iter().flatten() {
+                        if let Some(e) = self.over_symbols(r) {
+                            self.solver.specialize(&e);
+                        }
+                    }
+                }
+                return self.agree(node, x, carried.clone(), carried);
+            }
+        }
         let exact = match self.request(id) {
             Some(req) if req.len() == out.len() => Some(
                 req.into_iter()
@@ -89,6 +103,39 @@ impl Walk<'_> {
             None => Some(structural.clone()),
         };
         self.agree(node, x, Some(structural), exact)
+    }
+}
+
+impl Walk<'_> {
+    /// The target of an expand whose op carries symbolic sizes (`zeros(T, C)`): those
+    /// sizes over this analysis's symbols where given (each `>= 0` and equal to its
+    /// capture-time size), the structural size elsewhere.
+    fn carried_expand(
+        &mut self,
+        sym: &[Option<SymExpr>],
+        structural: SymShape,
+    ) -> Option<SymShape> {
+        if sym.len() != structural.len() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(sym.len());
+        for (s, st) in sym.iter().zip(structural) {
+            let Some(r) = s else {
+                out.push(st);
+                continue;
+            };
+            let e = self.solver.norm(&self.over_symbols(r)?);
+            if st.as_const().is_some() {
+                if self.solver.eval(&e) != self.solver.eval(&st) {
+                    return None;
+                }
+            } else {
+                self.solver.unify(&st, &e);
+            }
+            self.solver.require_nonneg(&e);
+            out.push(e);
+        }
+        Some(out)
     }
 }
 

@@ -196,7 +196,7 @@ fn fixed_err(name: &str, d: usize) -> Exc {
         format!(
             "dynamic_axes: axis {d} of {name} cannot stay dynamic: the traced graph fixes its \
              size (Python code reads it, or it reaches an op whose sizes are not followed \
-             symbolically: conv/pool, a non-unit-step slice, tensor indexing, if/while)"
+             symbolically: conv/pool sizes other than the batch, a non-unit-step slice, tensor indexing, if/while)"
         ),
     )
 }

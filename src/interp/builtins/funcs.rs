@@ -5,7 +5,7 @@ use super::format::{int_from_float, py_round};
 use super::{arity, kwarg, native, no_kw};
 use crate::error::ErrorKind;
 use crate::interp::repr::fmt_err;
-use crate::interp::value::{IterObj, Value};
+use crate::interp::value::{Class, IterObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
 use std::rc::Rc;
 
@@ -469,11 +469,23 @@ fn all(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     Ok(Value::Bool(done))
 }
 
+/// `compile(module)` is an `nn.Module` (as PyTorch's `OptimizedModule` is), not an
+/// instance of the module's own class: true when `k` is the root base class `Module` of
+/// the compiled module `m`'s class.
+fn module_root(me: &Interp, m: &Value, k: &Rc<Class>) -> bool {
+    let c = me.class_of(m);
+    let root = c.mro.last().unwrap_or(&c);
+    Rc::ptr_eq(root, k) && &*k.name == "Module" && matches!(m, Value::Instance(_))
+}
+
 fn class_check(me: &mut Interp, v: &Value, c: &Value, fname: &str, sub: bool) -> R<bool> {
     match c {
         Value::Class(k) => Ok(match (sub, v) {
             (true, Value::Class(vc)) => vc.is_subclass(k),
             (true, _) => return Err(type_err(format!("{fname}() arg 1 must be a class"))),
+            (false, Value::Compiled(cf)) => {
+                cf.module.as_ref().is_some_and(|m| module_root(me, m, k))
+            }
             (false, _) => me.is_instance(v, k),
         }),
         Value::Tuple(ts) => {

@@ -188,6 +188,9 @@ pub fn shape_method(
     args: &[Value],
     kw: super::super::builtins::tensor::Kw,
 ) -> Option<R<Value>> {
+    if name == "narrow" && kw.is_empty() {
+        return narrow(t, args);
+    }
     if !matches!(name, "view" | "reshape" | "expand") || !kw.is_empty() {
         return None;
     }
@@ -233,10 +236,25 @@ fn tensor_get(t: &Tensor, idx: &Value) -> R<Value> {
         v => vec![v.clone()],
     };
     let mut stops: Vec<(usize, Rc<SymInt>)> = Vec::new();
+    // The dim an item indexes (None after an item of unknown extent: `...`, a tensor).
+    let mut dim = Some(0usize);
     let plain: Vec<Value> = items
         .iter()
         .enumerate()
-        .map(|(k, v)| match v {
+        .map(|(k, v)| {
+            let d = dim;
+            dim = match v {
+                Value::None => dim,
+                Value::Int(_) | Value::SymInt(_) | Value::Slice(_) => dim.map(|d| d + 1),
+                _ => None,
+            };
+            (k, v, d)
+        })
+        .map(|(k, v, d)| match v {
+            Value::SymInt(i) => match d.and_then(|d| symint::from_end(t, d, i)) {
+                Some(c) => Value::Int(c),
+                None => concrete(v),
+            },
             Value::Slice(s) => {
                 let stop = match (&s[1], &s[2]) {
                     (Value::SymInt(x), Value::None) => {
@@ -267,4 +285,116 @@ fn tensor_get(t: &Tensor, idx: &Value) -> R<Value> {
         }
     }
     out
+}
+
+/// `t.narrow(dim, start, T)` with a symbolic length `T` (and plain `dim`, `start >= 0`
+/// within the dim): the slice `[start:start + T]` of that dim, whose stop stays
+/// symbolic; None otherwise (the values are used, and eager's checks apply).
+fn narrow(t: &Tensor, args: &[Value]) -> Option<R<Value>> {
+    let [Value::Int(dim), Value::Int(start), Value::SymInt(len)] = args else {
+        return None;
+    };
+    let nd = i64::try_from(t.ndim()).ok()?;
+    let d = usize::try_from(if *dim < 0 { dim + nd } else { *dim }).ok()?;
+    let size = i64::try_from(*t.shape().get(d)?).ok()?;
+    if *start < 0 || len.value < 0 || start + len.value > size {
+        return None;
+    }
+    let stop = match *start {
+        0 => Value::SymInt(len.clone()),
+        s => sym_value(symint::linear(
+            Lin::Add,
+            (len.value, Some(len)),
+            (s, None),
+            len.value + s,
+        )?),
+    };
+    let mut items = vec![Value::Slice(Rc::new([Value::None, Value::None, Value::None])); d];
+    items.push(Value::Slice(Rc::new([
+        Value::Int(*start),
+        stop,
+        Value::None,
+    ])));
+    Some(tensor_get(t, &Value::tuple(items)))
+}
+
+/// `zeros/ones/full(sizes, ...)` with symbolic ints among the sizes (only `dtype=` as a
+/// keyword): a one-element tensor of the fill expanded to the sizes (the expand keeps
+/// their expressions) and made contiguous. None: not such a call.
+pub fn create(
+    interp: &mut Interp,
+    name: &str,
+    f: crate::interp::value::NativeImpl,
+    args: &[Value],
+    kw: super::super::builtins::tensor::Kw,
+) -> Option<R<Value>> {
+    let (sizes, rest) = match name {
+        "zeros" | "ones" => (args, &[][..]),
+        "full" => args.split_at_checked(1)?,
+        _ => return None,
+    };
+    if kw.iter().any(|(k, v)| &**k != "dtype" || has_sym(v)) {
+        return None;
+    }
+    let syms = request_syms(sizes);
+    if syms.iter().all(Option::is_none) {
+        return None;
+    }
+    let req = match values_unguarded(sizes).as_slice() {
+        [Value::Tuple(t)] => t.to_vec(),
+        other => other.to_vec(),
+    };
+    let req: Vec<i64> = req
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) if *i >= 0 => Some(*i),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let mut one_args = vec![Value::tuple(vec![Value::Int(1); req.len()])];
+    one_args.extend(concrete_all(rest));
+    let one = match f(interp, &one_args, kw) {
+        Ok(v) => match &v {
+            Value::Tensor(t) => t.clone(),
+            _ => return None,
+        },
+        Err(e) => return Some(Err(e)),
+    };
+    let te = super::super::builtins::tensor::te;
+    let wide = match one.expand(&req) {
+        Ok(w) => w,
+        Err(e) => return Some(Err(te(e))),
+    };
+    let s: Vec<Option<&SymInt>> = syms.iter().map(|s| s.as_deref()).collect();
+    symint::note_expand(&wide, &s);
+    Some(wide.contiguous().map(Value::Tensor).map_err(te))
+}
+
+/// `min(a, b)` / `max(a, b)` of ints with a symbolic one: the chosen operand as it is
+/// (a symbolic int stays symbolic), guarded by the relation that chose it. None: not
+/// such a call.
+pub fn min_max(
+    name: &str,
+    args: &[Value],
+    kw: super::super::builtins::tensor::Kw,
+) -> Option<Value> {
+    let is_min = match name {
+        "min" => true,
+        "max" => false,
+        _ => return None,
+    };
+    let ([a, b], true) = (args, kw.is_empty()) else {
+        return None;
+    };
+    let (x, y) = (operand(a)?, operand(b)?);
+    let first = if is_min {
+        let o = x.0 <= y.0;
+        symint::compare(Cmp::Le, x, y, o);
+        o
+    } else {
+        let o = x.0 >= y.0;
+        symint::compare(Cmp::Ge, x, y, o);
+        o
+    };
+    Some(if first { a.clone() } else { b.clone() })
 }
