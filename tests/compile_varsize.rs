@@ -268,6 +268,30 @@ fn input_gradients_follow_the_size_of_each_call() {
     assert!(out.contains("[9, 2], 'float32', [[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"));
 }
 
+/// Issue 29 leftover (item 5): an input gradient that is a broadcast of the output
+/// gradient (`a.sum()`'s) are expanded to each call's input shape at run
+/// time, so varying sizes reuse one symbolic version instead of compiling once per size
+/// (was: one version per size, the backward's constant shape pinning the size).
+#[test]
+fn input_gradients_by_broadcast_reuse_one_version_across_sizes() {
+    // (an intermediate broadcast to the varying size, as in `a.sum(1).sum()` or
+    // `mean`'s 1/n, still specialises the version)
+    for body in ["a.sum()", "a.sum() * 3.0 + 1.0", "(a.sum(0) * 2.0).sum()"] {
+        let src = format!(
+            "@compile\ndef f(a):\n    return {body}\nout = []\n\
+             for n in [3, 5, 9, 6, 11, 7]:\n    a = randn(n, 2, requires_grad=True)\n    \
+             f(a).backward()\n    out.append([list(a.grad.shape), a.grad.tolist()])\n"
+        );
+        same_both_ways(&src);
+        let mut e = Engine::new();
+        e.set_output(Box::new(|_| {}));
+        e.run_source(&src, "p.dl").unwrap();
+        let versions = e.eval_as::<i64>("compile_stats(f)['versions']").unwrap();
+        // the first call's static version, then one symbolic version for every size
+        assert!(versions <= 2, "{body}: {versions} versions for 6 sizes");
+    }
+}
+
 /// Issue 29.3: a compiled RNN over lengths 10, 20, 30 failed its backward at 30 ("index
 /// 29 is out of bounds for dimension 0 with size 20"); with dynamic=True at 20.
 #[test]

@@ -733,3 +733,85 @@ fn grad_api_breadth_ops() {
         gradcheck(name, xs, f.as_ref());
     }
 }
+
+/// Second derivatives (`create_graph`) against central differences of the first:
+/// with g(x) = d sum(f(x) * w) / dx from a create-graph sweep, the backward of
+/// sum(g * v) is H v, and (H v)_i = d (g . v) / dx_i (H symmetric) is differenced from
+/// first-order gradients at x +- eps e_i.
+#[test]
+fn second_derivatives_match_finite_differences() {
+    use kiln::autograd::{grad_wrt, no_hooks, Sweep};
+    let first = |x: &Tensor, f: &F, create_graph: bool| -> Tensor {
+        let out = f(std::slice::from_ref(x)).unwrap();
+        let w: Vec<f32> = weights(out.shape()).iter().map(|&v| v as f32).collect();
+        let loss = out.mul(&from_f32(w, out.shape()).unwrap()).unwrap();
+        let loss = loss.sum(&[], false).unwrap();
+        let sweep = Sweep {
+            retain_graph: create_graph,
+            create_graph,
+        };
+        let g = grad_wrt(&loss, None, std::slice::from_ref(x), sweep, &mut no_hooks);
+        g.unwrap().remove(0).expect("x is used")
+    };
+    manual_seed(5);
+    let w = rn(&[3, 4]);
+    let cases: Vec<(&str, Tensor, Box<F>)> = vec![
+        ("tanh", rn(&[5]), Box::new(|x| x[0].un(UnaryOp::Tanh))),
+        ("sigmoid", rn(&[5]), Box::new(|x| x[0].un(UnaryOp::Sigmoid))),
+        ("log", pos(&[5]), Box::new(|x| x[0].un(UnaryOp::Log))),
+        ("pow", pos(&[5]), Box::new(|x| x[0].pow_s(3.5))),
+        (
+            "div",
+            pos(&[5]),
+            Box::new(|x| x[0].mul(&x[0])?.div(&x[0].add_s(1.0)?)),
+        ),
+        ("softmax", rn(&[2, 4]), Box::new(|x| x[0].softmax(1))),
+        (
+            "matmul",
+            rn(&[2, 3]),
+            Box::new(move |x| linalg::matmul(&x[0], &w)?.un(UnaryOp::Tanh)),
+        ),
+        (
+            "norm",
+            rn(&[2, 3]),
+            Box::new(|x| x[0].norm(2.0, &[1], true)?.mul(&x[0])),
+        ),
+    ];
+    let eps = 1e-2f32;
+    for (name, x0, f) in &cases {
+        let x = x0.contiguous_copy().unwrap();
+        x.set_requires_grad(true).unwrap();
+        let g = first(&x, f.as_ref(), true);
+        assert!(
+            g.requires_grad(),
+            "{name}: a create-graph gradient has history"
+        );
+        let v: Vec<f32> = (0..g.numel())
+            .map(|i| 0.5 + (i % 3) as f32 * 0.25)
+            .collect();
+        let v = from_f32(v, g.shape()).unwrap();
+        backward(&g.mul(&v).unwrap().sum(&[], false).unwrap(), None, false).unwrap();
+        let hv = x.grad().expect("H v").to_f32_vec().unwrap();
+        let base = x.to_f32_vec().unwrap();
+        let vv = v.to_f32_vec().unwrap();
+        for i in 0..base.len() {
+            let at = |d: f32| {
+                let mut p = base.clone();
+                p[i] += d;
+                let xp = from_f32(p, x.shape()).unwrap();
+                xp.set_requires_grad(true).unwrap();
+                let gp = first(&xp, f.as_ref(), false).to_f32_vec().unwrap();
+                gp.iter()
+                    .zip(&vv)
+                    .map(|(&a, &b)| f64::from(a * b))
+                    .sum::<f64>()
+            };
+            let num = (at(eps) - at(-eps)) / (2.0 * f64::from(eps));
+            let ana = f64::from(hv[i]);
+            assert!(
+                (num - ana).abs() <= 2e-2 * (1.0 + num.abs()),
+                "{name}: element {i}: H v {ana} vs numeric {num}"
+            );
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use super::node::{BackwardOp, Edge, Edges, Node};
 use super::rules::Grads;
-use super::{no_grad, rules};
+use super::{create, enable_grad, no_grad, rules};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::IrOp;
@@ -33,14 +33,43 @@ pub fn no_hooks(_: &Rc<dyn Any>, _: &Tensor) -> Result<Option<Tensor>> {
 
 /// `t.backward(grad, retain_graph)`.
 pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
-    backward_hooked(root, grad, retain_graph, &mut no_hooks)
+    let sweep = Sweep {
+        retain_graph,
+        create_graph: false,
+    };
+    backward_hooked(root, grad, sweep, &mut no_hooks)
 }
 
-/// `t.backward(grad, retain_graph)` running tensors' gradient hooks through `hooks`.
+/// How a backward sweep treats the graph: `retain_graph` keeps the nodes' saved
+/// tensors for another backward; `create_graph` runs the rules with grad mode on over
+/// the saved tensors' histories, so the gradients are differentiable (higher-order
+/// gradients; see create.rs).
+#[derive(Clone, Copy)]
+pub struct Sweep {
+    pub retain_graph: bool,
+    pub create_graph: bool,
+}
+
+impl Sweep {
+    /// Grad mode for the sweep (on only when it creates a graph); a capture cannot
+    /// record a differentiable backward, so it breaks (the function runs eagerly).
+    fn grad_mode(self) -> super::GradModeGuard {
+        if !self.create_graph {
+            return no_grad();
+        }
+        if trace::active() {
+            trace::graph_break(trace::BreakReason::Autograd("create_graph=True"));
+        }
+        enable_grad()
+    }
+}
+
+/// `t.backward(grad, retain_graph, create_graph)` running tensors' gradient hooks
+/// through `hooks`.
 pub fn backward_hooked(
     root: &Tensor,
     grad: Option<Tensor>,
-    retain_graph: bool,
+    sweep: Sweep,
     hooks: &mut HookRunner,
 ) -> Result<()> {
     trace::note_backward();
@@ -74,14 +103,14 @@ pub fn backward_hooked(
             creation::ones(root.shape(), root.dtype())?
         }
     };
-    let _guard = no_grad();
+    let _guard = sweep.grad_mode();
     match root.grad_fn() {
         None => {
             let g = run_hooks(root, g, hooks)?;
             accumulate_leaf(root, g)?;
             run_post_hooks(root, hooks)
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, true, accumulate_leaf),
+        Some(node) => run_sweep(node, g, sweep, hooks, true, accumulate_leaf),
     }
 }
 
@@ -98,7 +127,11 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             ),
         ));
     }
-    grad_wrt(root, None, inputs, false, &mut no_hooks)?
+    let sweep = Sweep {
+        retain_graph: false,
+        create_graph: false,
+    };
+    grad_wrt(root, None, inputs, sweep, &mut no_hooks)?
         .into_iter()
         .zip(inputs)
         .map(|(g, x)| match g {
@@ -108,15 +141,15 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .collect()
 }
 
-/// `torch.autograd.grad(root, inputs, grad_output, retain_graph)` for leaf inputs: the
-/// gradient of `root` (weighted by `grad_output`, ones for a one-element root) with
-/// respect to each input (None where `root` does not depend on it), without touching
-/// any `.grad`; the graph is freed unless `retain_graph`.
+/// `torch.autograd.grad(root, inputs, grad_output, retain_graph, create_graph)` for
+/// leaf inputs: the gradient of `root` (weighted by `grad_output`, ones for a
+/// one-element root) with respect to each input (None where `root` does not depend on
+/// it), without touching any `.grad`; the graph is freed unless `retain_graph`.
 pub fn grad_wrt(
     root: &Tensor,
     grad_output: Option<Tensor>,
     inputs: &[Tensor],
-    retain_graph: bool,
+    sweep: Sweep,
     hooks: &mut HookRunner,
 ) -> Result<Vec<Option<Tensor>>> {
     if let Some(x) = inputs.iter().find(|x| !x.is_leaf() || !x.requires_grad()) {
@@ -151,7 +184,7 @@ pub fn grad_wrt(
         }
     };
     let mut acc: Vec<Option<Tensor>> = vec![None; inputs.len()];
-    let _guard = no_grad();
+    let _guard = sweep.grad_mode();
     let mut sink = |t: &Tensor, g: Tensor| -> Result<()> {
         for (slot, x) in acc.iter_mut().zip(inputs) {
             if x.same(t) {
@@ -173,10 +206,10 @@ pub fn grad_wrt(
             let g = run_hooks(root, g, hooks)?;
             sink(root, g)?
         }
-        Some(node) => sweep(node, g, retain_graph, hooks, false, &mut sink)?,
+        Some(node) => run_sweep(node, g, sweep, hooks, false, &mut sink)?,
     }
     acc.into_iter()
-        .map(|a| a.map(|g| g.contiguous_copy()).transpose())
+        .map(|a| a.map(|g| owned(&g)).transpose())
         .collect()
 }
 
@@ -216,10 +249,27 @@ fn position(order: &[Rc<Node>], n: &Rc<Node>) -> Result<usize> {
         })
 }
 
+/// A gradient as a tensor of its own (for `.grad` or autograd.grad's result): a
+/// contiguous copy, or in a create-graph sweep the gradient itself, made contiguous
+/// with its history.
+fn owned(g: &Tensor) -> Result<Tensor> {
+    if creating(g) {
+        g.contiguous()
+    } else {
+        g.contiguous_copy()
+    }
+}
+
+/// Whether `g` is a gradient made by a create-graph sweep (one with history).
+fn creating(g: &Tensor) -> bool {
+    super::is_grad_enabled() && g.requires_grad()
+}
+
 /// `prev + g`: added into `prev`'s buffer when nothing else can see it (outside a
-/// capture, whose recording must see every op), else a new tensor.
+/// capture, whose recording must see every op, and outside a create-graph sweep,
+/// whose gradients are graph values), else a new tensor.
 fn accumulate(prev: Tensor, g: &Tensor) -> Result<Tensor> {
-    if !trace::active() && prev.add_into_unique(g)? {
+    if !trace::active() && !g.requires_grad() && !prev.requires_grad() && prev.add_into_unique(g)? {
         return Ok(prev);
     }
     prev.add(g)
@@ -324,10 +374,10 @@ impl LeafGrads {
 /// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
 /// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
 /// post-accumulate hooks run right after (`backward`, not `autograd.grad`).
-fn sweep<F>(
+fn run_sweep<F>(
     root: Rc<Node>,
     g: Tensor,
-    retain: bool,
+    sweep: Sweep,
     hooks: &mut HookRunner,
     post: bool,
     mut leaf: F,
@@ -342,7 +392,7 @@ where
     let mut cursor = 0;
     for (i, node) in order.iter().enumerate() {
         if let Some(g) = grads[i].take() {
-            node_step(node, g, &order, &mut grads, &mut leaves, retain, hooks)?;
+            node_step(node, g, &order, &mut grads, &mut leaves, sweep, hooks)?;
         }
         for (t, g) in leaves.finished(i, &mut cursor) {
             let Some(g) = g else { continue };
@@ -365,7 +415,7 @@ fn node_step(
     order: &[Rc<Node>],
     grads: &mut [Option<Tensor>],
     leaves: &mut LeafGrads,
-    retain: bool,
+    sweep: Sweep,
     hooks: &mut HookRunner,
 ) -> Result<()> {
     for t in node.watched() {
@@ -373,7 +423,7 @@ fn node_step(
         if t.retains_grad() {
             let kept = match t.grad() {
                 Some(prev) => prev.add(&g)?,
-                None => g.contiguous_copy()?,
+                None => owned(&g)?,
             };
             t.set_grad(Some(kept));
         }
@@ -383,13 +433,18 @@ fn node_step(
         let op = op
             .as_ref()
             .ok_or_else(|| err(ErrorKind::RuntimeError, FREED))?;
-        match leaves.fused_rule(op, &node.edges, &g)? {
-            Some(grads) => grads,
-            None => rules::apply(op, &g)?,
+        if sweep.create_graph {
+            let _applying = create::apply_differentiably(node, op)?;
+            rules::apply(op, &g)?
+        } else {
+            match leaves.fused_rule(op, &node.edges, &g)? {
+                Some(grads) => grads,
+                None => rules::apply(op, &g)?,
+            }
         }
     };
     drop(g);
-    if !retain
+    if !sweep.retain_graph
         && node
             .op
             .borrow()
@@ -458,6 +513,8 @@ fn accumulate_leaf(t: &Tensor, g: Tensor) -> Result<()> {
     trace::note_grad_read(t, prev.as_ref());
     let new = match prev {
         Some(prev) => prev.add(&g)?,
+        // A create-graph sweep's gradient keeps its history in `.grad`.
+        None if creating(&g) => owned(&g)?,
         // The sweep's own sum, seen by nothing else: it becomes `.grad` as it is.
         None if !trace::active() && g.is_whole_unique() => g,
         None => {

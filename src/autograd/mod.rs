@@ -2,11 +2,12 @@
 //! grad mode is on and an input requires grad), and the backward sweep.
 
 pub mod backward;
+mod create;
 mod grad_kernels;
 pub mod node;
 pub mod rules;
 
-pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner};
+pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};
 pub use grad_kernels::grad_kernel;
 pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
 

@@ -9,23 +9,58 @@ use crate::tensor::shape::Dims;
 use crate::tensor::view_grad::ViewMap;
 use crate::tensor::{err, Tensor};
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 /// A tensor saved for backward: detached (no cycle through its own node) with the
-/// storage version at save time.
+/// storage version at save time, and where its history was (for `create_graph`).
 #[derive(Clone)]
 pub struct Saved {
     t: Tensor,
     version: u64,
+    origin: Origin,
+}
+
+/// The history of a saved tensor, read back only by a create-graph sweep (see
+/// create.rs). Weak: a node never keeps its inputs' producers alive through a saved
+/// tensor (those are its edges' job) and builds no cycle through a leaf's `.grad`.
+#[derive(Clone)]
+enum Origin {
+    /// No history (a constant, or an input that does not require grad).
+    None,
+    /// A leaf that requires grad.
+    Leaf(WeakTensor),
+    /// An intermediate: its producer at save time.
+    Node(Weak<Node>),
+    /// The output of the node that saved it.
+    Output,
 }
 
 impl Saved {
     pub fn new(t: &Tensor) -> Saved {
+        let origin = if !t.requires_grad() {
+            Origin::None
+        } else {
+            match t.grad_fn() {
+                Some(n) => Origin::Node(Rc::downgrade(&n)),
+                None => Origin::Leaf(t.downgrade()),
+            }
+        };
+        Saved::with_origin(t, origin)
+    }
+
+    /// Saves the output of the op being recorded (its history is the node that saves
+    /// it, made after this).
+    pub fn output(t: &Tensor) -> Saved {
+        Saved::with_origin(t, Origin::Output)
+    }
+
+    fn with_origin(t: &Tensor, origin: Origin) -> Saved {
         let d = t.detach();
         crate::ir::record::note_alias(&d, t);
         Saved {
             t: d,
             version: t.version(),
+            origin,
         }
     }
 
@@ -36,7 +71,28 @@ impl Saved {
         Saved {
             version: t.version(),
             t,
+            origin: Origin::None,
         }
+    }
+
+    /// The saved tensor with its history, while a create-graph sweep runs the rule of
+    /// `node` (the node that saved it).
+    fn with_history(&self, node: Rc<Node>) -> Tensor {
+        let producer = match &self.origin {
+            Origin::None => return self.t.clone(),
+            Origin::Leaf(w) => match w.upgrade() {
+                Some(leaf) => return leaf,
+                None => return self.t.clone(),
+            },
+            Origin::Node(w) => match w.upgrade() {
+                Some(n) => n,
+                None => return self.t.clone(),
+            },
+            Origin::Output => node,
+        };
+        let t = self.t.detach();
+        t.set_grad_fn(Some(producer));
+        t
     }
 
     /// The saved tensor, or `RuntimeError` if it was modified in place since.
@@ -54,7 +110,13 @@ impl Saved {
                 ),
             ));
         }
-        Ok(self.t.clone())
+        if matches!(self.origin, Origin::None) {
+            return Ok(self.t.clone());
+        }
+        Ok(match super::create::applying() {
+            Some(node) => self.with_history(node),
+            None => self.t.clone(),
+        })
     }
 }
 

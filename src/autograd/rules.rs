@@ -2,10 +2,12 @@
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
 use super::grad_kernels;
-use super::node::{BackwardOp, Saved};
+use super::node::{BackwardOp, Edge, Saved};
+use crate::autograd;
 use crate::error::Result;
 use crate::ir::record as trace;
 use crate::ir::IrOp;
+use crate::ops::shape_more::flip;
 use crate::ops::{binary, where_};
 use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
@@ -20,9 +22,16 @@ use crate::tensor::{creation, seq, Tensor};
 /// One gradient per input (`None`: the input needs none).
 pub(crate) type Grads = Vec<Option<Tensor>>;
 
-/// `reshape_raw`, recorded when a capture records this backward.
+/// `reshape_raw`, recorded when a capture records this backward (and differentiable in
+/// a create-graph sweep).
 fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let out = t.reshape_raw(shape)?;
+    if autograd::needs_grad(&[t]) {
+        let node = BackwardOp::Reshape {
+            in_shape: t.shape().into(),
+        };
+        autograd::record(&out, node, &[t]);
+    }
     trace::record_after(
         || IrOp::Reshape {
             shape: shape.into(),
@@ -33,9 +42,16 @@ fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `expand_raw`, recorded when a capture records this backward.
+/// `expand_raw`, recorded when a capture records this backward (and differentiable in
+/// a create-graph sweep).
 fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let out = t.expand_raw(shape)?;
+    if !out.same(t) && autograd::needs_grad(&[t]) {
+        let node = BackwardOp::Expand {
+            in_shape: t.shape().into(),
+        };
+        autograd::record(&out, node, &[t]);
+    }
     trace::record_after(
         || IrOp::Expand {
             shape: shape.into(),
@@ -136,7 +152,11 @@ binary_table!(binary_grads);
 /// gradient). Outside a capture one pass over same-shaped f32 tensors; a capture
 /// records the select.
 fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
-    if !trace::active() && g.dtype() == DType::F32 && g.shape() == x.shape() {
+    if !trace::active()
+        && g.dtype() == DType::F32
+        && g.shape() == x.shape()
+        && !autograd::needs_grad(&[x, g])
+    {
         let keep = |x: f32, g: f32| if x > 0.0 { g } else { 0.0 };
         return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), keep);
     }
@@ -176,6 +196,15 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
     // A fresh buffer accumulated into in place: recorded as one `IndexGrad` op.
     let z = trace::paused(|| zeros(in_shape))?;
     z.index_put_raw(indices, g, true)?;
+    if autograd::needs_grad(&[g]) {
+        // Differentiable in a create-graph sweep: `z[indices] += g` on a constant `z`.
+        let node = BackwardOp::IndexPut {
+            indices: indices.to_vec(),
+            value_shape: g.shape().into(),
+            accumulate: true,
+        };
+        autograd::record_edges(&z, node, [Edge::None, Edge::of(g)].into());
+    }
     if !trace::active() {
         return Ok(z);
     }
@@ -418,6 +447,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let s = g.sum(&[*dim as i64], true)?;
             vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
         }
+        B::Cumsum { dim } if autograd::needs_grad(&[g]) => {
+            // Differentiable: a cumsum over the reversed dim, reversed back.
+            let d = [*dim as i64];
+            vec![Some(flip(&flip(g, &d)?.cumsum(d[0])?, &d)?)]
+        }
         B::Cumsum { dim } => vec![Some(g.cumsum_reverse(*dim)?)],
         B::Norm {
             x,
@@ -451,7 +485,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             for (i, &p) in perm.iter().enumerate() {
                 inv[p] = i;
             }
-            let out = g.permute_raw(&inv, false);
+            let out = g.permute_raw(&inv, autograd::needs_grad(&[g]));
             trace::record_after(|| IrOp::Permute { perm: inv.clone() }, &[g], &out);
             vec![Some(out)]
         }
@@ -469,6 +503,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         } => {
             let gx = if *accumulate {
                 g.clone()
+            } else if autograd::needs_grad(&[g]) {
+                // Differentiable: zeros written into a copy, both recorded.
+                let c = crate::ops::clone(g)?;
+                c.index_put_(indices, &zeros(&[])?)?;
+                c
             } else {
                 let c = g.contiguous_copy()?;
                 c.index_put_raw(indices, &zeros(&[])?, false)?;

@@ -325,8 +325,20 @@ pub fn live_container_bytes(extra: &[Value]) -> usize {
                         })
                     })
                     .unwrap_or(0),
-                // a suspended generator's locals are not counted (docs/EMBEDDING.md)
-                Tracked::Class(_) | Tracked::Gen(_) => 0,
+                // a suspended generator's frame: its slots and the iterator it
+                // delegates to (a running one's slots are on the value stack)
+                Tracked::Gen(w) => w
+                    .upgrade()
+                    .and_then(|it| match it.try_borrow().as_deref() {
+                        Ok(IterObj::Gen(gen)) => gen.inner.try_borrow().ok().map(|inner| {
+                            inner.slots.len() * SLOT
+                                + inner.slots.iter().map(&mut held).sum::<usize>()
+                                + inner.delegate.iter().map(&mut held).sum::<usize>()
+                        }),
+                        _ => None,
+                    })
+                    .unwrap_or(0),
+                Tracked::Class(_) => 0,
             };
         }
         total

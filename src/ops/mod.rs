@@ -23,7 +23,7 @@ fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
         op,
         a: sa.then(|| Saved::new(a)),
         b: sb.then(|| Saved::new(b)),
-        out: so.then(|| Saved::new(out)),
+        out: so.then(|| Saved::output(out)),
         a_shape: Dims::from_slice(a.shape()),
         b_shape: Dims::from_slice(b.shape()),
     };
@@ -94,7 +94,7 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
         op,
         a: a_saved,
         b: b_saved,
-        out: so.then(|| Saved::new(out)),
+        out: so.then(|| Saved::output(out)),
         a_shape,
         b_shape,
     };
@@ -113,7 +113,7 @@ fn unary_eager(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         let node = || BackwardOp::Unary {
             op,
             x: (!uses_out).then(|| Saved::new(a)),
-            out: uses_out.then(|| Saved::new(&out)),
+            out: uses_out.then(|| Saved::output(&out)),
         };
         grad_node(&out, &[a], node);
     }

@@ -252,7 +252,7 @@ impl Tensor {
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeAll {
                 x: Saved::new(self),
-                out: Saved::new(&out),
+                out: Saved::output(&out),
             };
             autograd::record(&out, node, &[self]);
         }
@@ -323,7 +323,7 @@ impl Tensor {
                 dims: d,
                 keepdim,
                 correction,
-                std_out: take_sqrt.then(|| Saved::new(&out)),
+                std_out: take_sqrt.then(|| Saved::output(&out)),
             };
             autograd::record(&out, node, &[self]);
         }
@@ -377,7 +377,7 @@ impl Tensor {
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::LogSumExp {
                 x: Saved::new(self),
-                out: Saved::new(&out),
+                out: Saved::output(&out),
                 dims: d,
                 keepdim,
             };
@@ -409,7 +409,7 @@ impl Tensor {
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Norm {
                 x: Saved::new(self),
-                out: Saved::new(&out),
+                out: Saved::output(&out),
                 dims: d,
                 keepdim,
                 p,
@@ -492,7 +492,7 @@ impl Tensor {
         let out = self.along_dim(d, softmax_row)?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Softmax {
-                out: Saved::new(&out),
+                out: Saved::output(&out),
                 dim: d,
             };
             autograd::record(&out, node, &[self]);
@@ -513,7 +513,7 @@ impl Tensor {
         let out = self.along_dim(d, log_softmax_row)?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::LogSoftmax {
-                out: Saved::new(&out),
+                out: Saved::output(&out),
                 dim: d,
             };
             autograd::record(&out, node, &[self]);

@@ -29,6 +29,9 @@ pub struct AutoDiff {
     pub n_saved: usize,
     /// Forward input slots the backward's outputs are the gradients of.
     pub slots: Vec<usize>,
+    /// Per backward output: it is returned before its final broadcast, to be expanded
+    /// to its input's shape at each call (sym_grad::runtime_expands).
+    pub expanded: Vec<bool>,
 }
 
 /// The shared state of one call's backward.
@@ -39,6 +42,8 @@ pub struct CompiledBackward {
     outs: Vec<(Dims, DType)>,
     /// Gradients stashed by the per-output nodes (several differentiable outputs).
     stash: RefCell<Vec<Option<Tensor>>>,
+    /// Per backward output: the shape of this call's input it is expanded to.
+    expand_to: Vec<Option<Dims>>,
 }
 
 /// Makes the differentiable outputs of a run (`outs`: the forward graph's outputs,
@@ -51,9 +56,11 @@ pub fn attach(ad: &AutoDiff, inputs: &[Tensor], outs: &mut [Tensor]) -> Result<(
         .map(Saved::new)
         .collect();
     let mut edges = Edges::new();
-    for &s in &ad.slots {
+    let mut expand_to = Vec::with_capacity(ad.slots.len());
+    for (&s, &ex) in ad.slots.iter().zip(&ad.expanded) {
         let x = inputs.get(s).ok_or_else(|| internal("missing input"))?;
         edges.push(Edge::of(x));
+        expand_to.push(ex.then(|| Dims::from(x.shape())));
     }
     let mut shapes = Vec::with_capacity(ad.douts.len());
     for &d in &ad.douts {
@@ -65,6 +72,7 @@ pub fn attach(ad: &AutoDiff, inputs: &[Tensor], outs: &mut [Tensor]) -> Result<(
         saved,
         stash: RefCell::new(vec![None; shapes.len()]),
         outs: shapes,
+        expand_to,
     });
     if let [d] = ad.douts[..] {
         let y = fresh(outs, d)?;
@@ -116,7 +124,14 @@ impl SharedBackward for CompiledBackward {
         }
         let mut printed = String::new();
         let grads = self.backward.run(&inputs, &exec::eval, &mut printed)?;
-        Ok(grads.into_iter().map(Some).collect())
+        grads
+            .into_iter()
+            .zip(&self.expand_to)
+            .map(|(g, to)| match to {
+                Some(shape) => g.expand_raw(shape).map(Some),
+                None => Ok(Some(g)),
+            })
+            .collect()
     }
 
     /// False with several differentiable outputs (the node is reached through theirs).

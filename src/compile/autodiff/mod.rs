@@ -311,6 +311,7 @@ pub fn finish(
 ) -> Result<(crate::compile::autodiff::grad_node::AutoDiff, bool), GraphBreak> {
     let fail = |e: crate::error::Error| internal(e.message);
     let mut graph = p.graph;
+    let expanded = crate::compile::autodiff::sym_grad::runtime_expands(&mut graph);
     let sym = fwd.sym.is_none() || {
         let positions: Vec<usize> = p
             .douts
@@ -318,7 +319,9 @@ pub fn finish(
             .copied()
             .chain(p.saved_at..p.saved_at + p.n_saved)
             .collect();
-        let info = crate::compile::autodiff::sym_grad::settle(&graph, fwd, &positions, &p.slots);
+        let info = crate::compile::autodiff::sym_grad::settle(
+            &graph, fwd, &positions, &p.slots, &expanded,
+        );
         let ok = info.is_some();
         graph.sym = info.flatten().map(Box::new);
         ok
@@ -330,6 +333,7 @@ pub fn finish(
         saved_at: p.saved_at,
         n_saved: p.n_saved,
         slots: p.slots,
+        expanded,
     };
     Ok((ad, sym))
 }

@@ -7,10 +7,12 @@
 //! symbolic) is specialised in the forward too and the backward analysed again
 //! ([`settle`]); the other symbols stay symbolic. The backward's outputs (the input
 //! gradients) must have their inputs' symbolic shapes too: a forward symbol an input
-//! gradient does not follow (e.g. `a.sum()`, whose backward only sees a 0-d gradient
-//! and expands it to a constant shape) is specialised likewise.
+//! gradient does not follow is specialised likewise. An input gradient the backward
+//! ends with a broadcast of (`a.sum()`'s: a 0-d gradient expanded to a constant shape)
+//! is returned before the broadcast and expanded to its input's shape at run time
+//! ([`runtime_expands`]): only its dims that are not 1 must follow.
 
-use crate::compile::ir::Graph;
+use crate::compile::ir::{Graph, IrOp};
 use crate::compile::sym::{self, InputSpec, SymId, SymInfo};
 use std::collections::{HashMap, HashSet};
 
@@ -34,12 +36,13 @@ pub fn settle(
     fwd: &mut Graph,
     positions: &[usize],
     slots: &[usize],
+    expanded: &[bool],
 ) -> Option<Option<SymInfo>> {
     loop {
         let Some(info) = fwd.sym.as_deref() else {
             return Some(None);
         };
-        match follow(bwd, info, fwd, positions, slots)? {
+        match follow(bwd, info, fwd, positions, slots, expanded)? {
             Follow::Fixed => return Some(None),
             Follow::All(out) => return Some(Some(out)),
             Follow::Pins(pins) => {
@@ -60,6 +63,42 @@ pub fn settle(
     }
 }
 
+/// Replaces each output of `bwd` that is an `Expand` by the expanded value; true for
+/// those outputs (the compiled node expands them to their input's shape when it runs).
+pub fn runtime_expands(bwd: &mut Graph) -> Vec<bool> {
+    let mut out = Vec::with_capacity(bwd.outputs.len());
+    for o in bwd.outputs.iter_mut() {
+        let node = &bwd.nodes[o.index()];
+        match (&node.op, node.args.as_slice()) {
+            (IrOp::Expand { .. }, [x]) => {
+                *o = *x;
+                out.push(true);
+            }
+            _ => out.push(false),
+        }
+    }
+    out
+}
+
+/// The dims of output `k` of shape `got` (symbols, or None for a constant) that must
+/// follow `want`: all of them, or for an output expanded at run time those not 1
+/// (aligned from the right).
+fn checked_dims<'a, T: Clone>(
+    want: &'a [Option<SymId>],
+    got: &'a [T],
+    expanded: bool,
+    is_one: impl Fn(&T) -> bool + 'a,
+) -> impl Iterator<Item = (&'a Option<SymId>, Option<T>)> + 'a {
+    let lead = want.len().saturating_sub(got.len());
+    want.iter().enumerate().filter_map(move |(i, w)| {
+        if !expanded {
+            return Some((w, got.get(i).cloned()));
+        }
+        let g = i.checked_sub(lead).and_then(|j| got.get(j))?;
+        (!is_one(g)).then(|| (w, Some(g.clone())))
+    })
+}
+
 /// How backward `bwd` follows the symbols `info` of `fwd` (None: not at all).
 fn follow(
     bwd: &Graph,
@@ -67,6 +106,7 @@ fn follow(
     fwd: &Graph,
     positions: &[usize],
     slots: &[usize],
+    expanded: &[bool],
 ) -> Option<Follow> {
     let spec = backward_spec(info, fwd, positions)?;
     if spec.dims.len() != bwd.inputs.len() || slots.len() != bwd.outputs.len() {
@@ -79,13 +119,12 @@ fn follow(
         .collect();
     if spec.dims.iter().flatten().all(Option::is_none) {
         // Nothing symbolic reaches the backward: its outputs have fixed shapes.
-        let pins: Vec<SymId> = wanted
-            .iter()
-            .copied()
-            .flatten()
-            .flatten()
-            .copied()
-            .collect();
+        let mut pins: Vec<SymId> = Vec::new();
+        for ((want, &o), &ex) in wanted.iter().zip(&bwd.outputs).zip(expanded) {
+            let got = &bwd.nodes.get(o.index())?.shape;
+            let dims = checked_dims(want, got, ex, |&d| d == 1);
+            pins.extend(dims.filter_map(|(w, _)| *w));
+        }
         return Some(if pins.is_empty() {
             Follow::Fixed
         } else {
@@ -105,11 +144,13 @@ fn follow(
         }
     }
     // An input gradient whose shape is not its input's (a dim it fixes).
-    for (want, &o) in wanted.iter().zip(&bwd.outputs) {
+    for ((want, &o), &ex) in wanted.iter().zip(&bwd.outputs).zip(expanded) {
         let got = out.shapes.get(o.index())?;
-        for (w, e) in want.iter().zip(got) {
+        let one = |e: &crate::compile::sym::SymExpr| e.as_const() == Some(1);
+        for (w, e) in checked_dims(want, got, ex, one) {
             if let Some(w) = w {
-                if e.as_sym().is_none() || map.get(w) != e.as_sym().as_ref() {
+                let sym = e.and_then(|e| e.as_sym());
+                if sym.is_none() || map.get(w) != sym.as_ref() {
                     pins.push(*w);
                 }
             }

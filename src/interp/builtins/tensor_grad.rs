@@ -170,16 +170,21 @@ fn vars(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::Dict(Rc::new(RefCell::new(m))))
 }
 
-/// `t.backward(gradient=None, retain_graph=False)`, running the tensors' gradient hooks.
+/// `t.backward(gradient=None, retain_graph=None, create_graph=False)`, running the
+/// tensors' gradient hooks (`retain_graph` defaults to `create_graph`, as PyTorch's).
 pub fn backward(me: &mut Interp, t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("backward", args, kw);
-    a.check(2, &["gradient", "retain_graph"])?;
+    a.check(3, &["gradient", "retain_graph", "create_graph"])?;
     let g = match a.get(0, "gradient") {
         Some(v) => Some(tensor_of(v, "backward")?),
         None => None,
     };
-    let retain = a.flag(1, "retain_graph", false)?;
-    with_py_hooks(me, |hooks| autograd::backward_hooked(t, g, retain, hooks))?;
+    let create_graph = a.flag(2, "create_graph", false)?;
+    let sweep = autograd::Sweep {
+        retain_graph: a.flag(1, "retain_graph", create_graph)?,
+        create_graph,
+    };
+    with_py_hooks(me, |hooks| autograd::backward_hooked(t, g, sweep, hooks))?;
     Ok(Value::None)
 }
 
@@ -305,10 +310,11 @@ fn remove_hook(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::None)
 }
 
-/// `_autograd_grad(output, inputs, grad_output, retain_graph, allow_unused)`: the
-/// primitive of stdlib/autograd.dl's `grad` (one output; a tuple of gradients).
+/// `_autograd_grad(output, inputs, grad_output, retain_graph, allow_unused,
+/// create_graph)`: the primitive of stdlib/autograd.dl's `grad` (one output; a tuple
+/// of gradients).
 fn autograd_grad(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
-    arity("_autograd_grad", args, 5, 5)?;
+    arity("_autograd_grad", args, 6, 6)?;
     let out = tensor_of(&args[0], "grad")?;
     if !out.requires_grad() {
         return Err(crate::interp::err(
@@ -321,10 +327,13 @@ fn autograd_grad(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         Value::None => None,
         v => Some(tensor_of(v, "grad")?),
     };
-    let retain = matches!(args[3], Value::Bool(true));
+    let sweep = autograd::Sweep {
+        retain_graph: matches!(args[3], Value::Bool(true)),
+        create_graph: matches!(args[5], Value::Bool(true)),
+    };
     let allow_unused = matches!(args[4], Value::Bool(true));
     let grads = with_py_hooks(me, |hooks| {
-        autograd::grad_wrt(&out, go, &inputs, retain, hooks)
+        autograd::grad_wrt(&out, go, &inputs, sweep, hooks)
     })?;
     let mut vals = Vec::with_capacity(grads.len());
     for g in grads {

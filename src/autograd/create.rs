@@ -1,0 +1,93 @@
+//! Higher-order gradients (`create_graph=True`): a sweep that builds a differentiable
+//! gradient runs the rules with grad mode on and keeps the node whose rule runs here, so
+//! its saved tensors unpack as the originals (with their history: the saved input's
+//! producer, the leaf itself, or this node for its own output) instead of detached
+//! handles. Rules computed by raw kernels refuse instead of returning a gradient that
+//! silently lacks part of its history.
+
+use super::node::{BackwardOp, Node};
+use crate::error::{ErrorKind, Result};
+use crate::tensor::err;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+thread_local! {
+    static APPLYING: RefCell<Option<Rc<Node>>> = const { RefCell::new(None) };
+}
+
+/// The node whose rule a create-graph sweep is running (None outside one).
+pub(crate) fn applying() -> Option<Rc<Node>> {
+    APPLYING.with(|a| a.borrow().clone())
+}
+
+/// Restores the previous node when dropped.
+#[must_use]
+pub(crate) struct Applying(Option<Rc<Node>>);
+
+impl Drop for Applying {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        APPLYING.with(|a| *a.borrow_mut() = prev);
+    }
+}
+
+/// Marks `node`'s rule as running in a create-graph sweep until the guard drops;
+/// `RuntimeError` for an op whose rule is not differentiable.
+pub(crate) fn apply_differentiably(node: &Rc<Node>, op: &BackwardOp) -> Result<Applying> {
+    if let Some(what) = not_differentiable(op) {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "double backward is not supported for {what} ({}): create_graph=True needs \
+                 a differentiable gradient rule",
+                node.name()
+            ),
+        ));
+    }
+    let prev = APPLYING.with(|a| a.borrow_mut().replace(node.clone()));
+    Ok(Applying(prev))
+}
+
+/// The ops whose gradient rule runs a kernel with no autograd of its own (its result
+/// would carry no history, so a second derivative through it would be silently zero).
+fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
+    use BackwardOp as B;
+    Some(match op {
+        B::Prod { .. } => "prod",
+        B::Conv2d { .. } => "conv2d",
+        B::MaxPool2d { .. } => "max_pool2d",
+        B::AvgPool2d { .. } => "avg_pool2d",
+        B::LstmLayer { .. } => "the fused LSTM layer",
+        B::GruLayer { .. } => "the fused GRU layer",
+        B::Attention { .. } => "scaled_dot_product_attention",
+        B::AsStrided(_) => "a view modified in place",
+        B::CopySlices(_) => "an in-place op on a view",
+        B::Compiled(_) | B::CompiledOut { .. } | B::Loop(_) | B::LoopOut { .. } => {
+            "a compiled function (call it uncompiled to take higher-order gradients)"
+        }
+        B::Binary { .. }
+        | B::Unary { .. }
+        | B::Clamp { .. }
+        | B::Where { .. }
+        | B::Identity
+        | B::Sum { .. }
+        | B::ExtremeDim { .. }
+        | B::ExtremeAll { .. }
+        | B::Var { .. }
+        | B::LogSumExp { .. }
+        | B::Softmax { .. }
+        | B::LogSoftmax { .. }
+        | B::Cumsum { .. }
+        | B::Norm { .. }
+        | B::Reshape { .. }
+        | B::Permute { .. }
+        | B::Expand { .. }
+        | B::Index { .. }
+        | B::IndexPut { .. }
+        | B::Gather { .. }
+        | B::ScatterAdd { .. }
+        | B::MaskedFill { .. }
+        | B::Cat { .. }
+        | B::Matmul { .. } => return None,
+    })
+}
