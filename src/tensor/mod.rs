@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod linalg;
 pub mod optim_step;
 pub mod pool;
+pub mod mt19937;
 pub mod random;
 pub mod reduce;
 pub mod seq;
