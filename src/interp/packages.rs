@@ -92,6 +92,11 @@ impl Interp {
                 _ => {}
             }
         }
+        // torch.Generator is data.Generator (PyTorch's CPU engine, for shuffles).
+        let generator = self.modules.get("data").and_then(|d| d.get("Generator"));
+        if let (Some(g), Some(torch)) = (generator, self.modules.get("torch")) {
+            torch.set(&"Generator".into(), g);
+        }
         Ok(())
     }
 

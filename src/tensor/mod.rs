@@ -12,6 +12,7 @@ pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 pub mod linalg;
+pub mod mt19937;
 pub mod optim_step;
 pub mod pool;
 pub mod random;

@@ -1,15 +1,21 @@
 //! The reproducible random generator behind `rand randn randint manual_seed` (and the
 //! interpreter's `dropout`/`shuffle`): xoshiro256** seeded through splitmix64, one
-//! stream per thread. It does not reproduce PyTorch's stream.
+//! stream per thread; `rand`/`randn` do not reproduce PyTorch's numbers. Beside it each
+//! stream holds PyTorch's CPU engine ([`Mt19937`] seeded as `CPUGeneratorImpl`), which
+//! `randperm` and the seeds of data shuffling draw from, so those give torch's order.
+
+pub use super::mt19937::Mt19937;
 
 use std::cell::RefCell;
 
 const DEFAULT_SEED: u64 = 67_280_421_310_721;
 
-/// xoshiro256** state.
+/// xoshiro256** state, plus PyTorch's engine for the permutation stream.
 #[derive(Debug, Clone)]
 pub struct Rng {
     s: [u64; 4],
+    /// PyTorch's CPU generator engine, seeded with the same `manual_seed`.
+    pub torch: Mt19937,
 }
 
 impl Rng {
@@ -24,6 +30,7 @@ impl Rng {
         };
         Rng {
             s: [next(), next(), next(), next()],
+            torch: Mt19937::torch_seeded(seed),
         }
     }
 

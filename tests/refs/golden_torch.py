@@ -56,10 +56,22 @@ def kiln_optim():
     return m
 
 
+def kiln_data():
+    """Kiln's `data` module: torch.utils.data's names, with torch.Generator."""
+    import torch.utils.data as tud
+    m = types.ModuleType("data")
+    for name in dir(tud):
+        if not name.startswith("_"):
+            setattr(m, name, getattr(tud, name))
+    m.Generator = torch.Generator
+    return m
+
+
 def main():
     path = sys.argv[1]
     sys.modules["nn"] = kiln_nn()
     sys.modules["optim"] = kiln_optim()
+    sys.modules["data"] = kiln_data()
     g = {
         "__name__": "__main__",
         "math": math,
@@ -84,6 +96,7 @@ def main():
         "Tensor": torch.Tensor,
         "eye": torch.eye,
         "int64": torch.int64,
+        "randperm": torch.randperm,
         "argv": [path, tempfile.mkdtemp(prefix="kiln_golden_torch_")],
     }
     with open(path) as f:

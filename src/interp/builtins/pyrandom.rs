@@ -5,19 +5,14 @@
 //! [`crate::Error`] with Python's kind and message and no span.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::mt19937::Mt19937;
 
-const N: usize = 624;
-const M: usize = 397;
-const MATRIX_A: u32 = 0x9908_b0df;
-const UPPER_MASK: u32 = 0x8000_0000;
-const LOWER_MASK: u32 = 0x7fff_ffff;
 const TWOPI: f64 = 2.0 * std::f64::consts::PI;
 
 /// A Mersenne Twister generator with CPython's seeding and derived methods.
 #[derive(Debug, Clone)]
 pub struct PyRandom {
-    mt: Box<[u32; N]>,
-    index: usize,
+    mt: Mt19937,
     gauss_next: Option<f64>,
 }
 
@@ -25,8 +20,7 @@ impl PyRandom {
     /// A generator seeded like `random.Random(n)`.
     pub fn new(n: i64) -> PyRandom {
         let mut r = PyRandom {
-            mt: Box::new([0; N]),
-            index: N,
+            mt: Mt19937::init_genrand(0),
             gauss_next: None,
         };
         r.seed(n);
@@ -72,70 +66,13 @@ impl PyRandom {
         self.gauss_next = None;
     }
 
-    fn init_genrand(&mut self, s: u32) {
-        self.mt[0] = s;
-        for i in 1..N {
-            let prev = self.mt[i - 1];
-            self.mt[i] = 1_812_433_253u32
-                .wrapping_mul(prev ^ (prev >> 30))
-                .wrapping_add(i as u32);
-        }
-        self.index = N;
-    }
-
-    /// The reference `init_by_array` (as in `_randommodule.c`).
     fn init_by_array(&mut self, key: &[u32]) {
-        self.init_genrand(19_650_218);
-        let (mut i, mut j) = (1usize, 0usize);
-        for _ in 0..N.max(key.len()) {
-            let prev = self.mt[i - 1];
-            self.mt[i] = (self.mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525))
-                .wrapping_add(key[j])
-                .wrapping_add(j as u32);
-            i += 1;
-            j += 1;
-            if i >= N {
-                self.mt[0] = self.mt[N - 1];
-                i = 1;
-            }
-            if j >= key.len() {
-                j = 0;
-            }
-        }
-        for _ in 0..N - 1 {
-            let prev = self.mt[i - 1];
-            self.mt[i] = (self.mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941))
-                .wrapping_sub(i as u32);
-            i += 1;
-            if i >= N {
-                self.mt[0] = self.mt[N - 1];
-                i = 1;
-            }
-        }
-        self.mt[0] = 0x8000_0000;
-        self.index = N;
-    }
-
-    fn twist(&mut self) {
-        for k in 0..N {
-            let y = (self.mt[k] & UPPER_MASK) | (self.mt[(k + 1) % N] & LOWER_MASK);
-            let mag = if y & 1 == 1 { MATRIX_A } else { 0 };
-            self.mt[k] = self.mt[(k + M) % N] ^ (y >> 1) ^ mag;
-        }
-        self.index = 0;
+        self.mt = Mt19937::init_by_array(key);
     }
 
     /// The next tempered 32-bit output (`genrand_uint32`).
     fn next_u32(&mut self) -> u32 {
-        if self.index >= N {
-            self.twist();
-        }
-        let mut y = self.mt[self.index];
-        self.index += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
+        self.mt.next_u32()
     }
 
     /// `random.random()`: a float in `[0, 1)` with 53 random bits.

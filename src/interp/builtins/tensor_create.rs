@@ -1,5 +1,7 @@
 //! Tensor creation globals: `tensor zeros ones empty full rand randn randint *_like
-//! arange linspace eye manual_seed randperm`, each with `dtype=` and `requires_grad=`.
+//! arange linspace eye manual_seed randperm`, each with `dtype=` and `requires_grad=`,
+//! and PyTorch's generator draws behind torch.utils.data (`_torch_seed_state`,
+//! `_random_int64`, `_random_below`).
 
 use super::tensor::{
     dtype_of, finish, int_of, list_value, scalar_of, shape_args, sizes, te, Args, Kw,
@@ -28,6 +30,9 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("eye", eye),
     ("manual_seed", manual_seed),
     ("randperm", randperm),
+    ("_torch_seed_state", torch_seed_state),
+    ("_random_int64", random_int64),
+    ("_random_below", random_below),
 ];
 
 const CREATE_KW: &[&str] = &["dtype", "requires_grad"];
@@ -335,24 +340,97 @@ fn manual_seed(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     Ok(Value::None)
 }
 
-/// `randperm(n)`: a random permutation of `0..n` (Fisher-Yates on the tensor stream).
-fn randperm(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+/// Runs `f` on PyTorch's engine: this thread's stream for `generator=None`, else the
+/// engine of a `torch.Generator` (data.Generator, whose `_state` is the list of 625 ints
+/// `_torch_seed_state` makes), written back after.
+fn with_torch_engine<T>(
+    me: &mut Interp,
+    generator: Option<&Value>,
+    fname: &str,
+    f: impl FnOnce(&mut random::Mt19937) -> T,
+) -> R<T> {
+    let Some(g) = generator else {
+        return Ok(random::with_rng(|r| f(&mut r.torch)));
+    };
+    let bad = || {
+        type_err(format!(
+            "{fname}(): argument 'generator' must be torch.Generator, not {}",
+            g.type_name()
+        ))
+    };
+    let state = me.get_attr(g, "_state");
+    let Ok(Value::List(words)) = &state else {
+        return Err(bad());
+    };
+    let ints: Option<Vec<i64>> = words
+        .borrow()
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    let mut engine = ints
+        .and_then(|w| random::Mt19937::from_words(&w))
+        .ok_or_else(bad)?;
+    let out = f(&mut engine);
+    *words.borrow_mut() = engine.to_words().into_iter().map(Value::Int).collect();
+    Ok(out)
+}
+
+/// `randperm(n, generator=None)`: a random permutation of `0..n` in PyTorch's order
+/// (`randperm_cpu`'s swaps on its mt19937 engine, seeded by `manual_seed`).
+fn randperm(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randperm", args, kw);
-    a.check(1, &["n", "dtype", "requires_grad"])?;
+    a.check(1, &["n", "generator", "dtype", "requires_grad"])?;
     let n = sizes(&[int_of(a.required(0, "n")?, "randperm")?], "randperm")?[0];
     let mut v: Vec<i64> = crate::tensor::storage::collect_vec(n, 0..n as i64).map_err(te)?;
-    random::with_rng(|r| {
-        for i in (1..n).rev() {
-            let j = r.int_range(0, i as i64 + 1) as usize;
-            v.swap(i, j);
-        }
-    });
+    with_torch_engine(me, a.kw("generator"), "randperm", |g| {
+        g.shuffle_like_randperm(&mut v)
+    })?;
     let t = creation::from_i64(v, &[n]).map_err(te)?;
     let t = match a.dtype(usize::MAX)? {
         Some(d) => t.cast(d).map_err(te)?,
         None => t,
     };
     finish(t, &a)
+}
+
+/// `_torch_seed_state(seed)`: the state of a PyTorch CPU generator just seeded with
+/// `seed`, as data.Generator keeps it.
+fn torch_seed_state(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("_torch_seed_state", args, kw);
+    a.check(1, &["seed"])?;
+    let seed = int_of(a.required(0, "seed")?, "_torch_seed_state")?;
+    let words = random::Mt19937::torch_seeded(seed as u64).to_words();
+    Ok(Value::list(words.into_iter().map(Value::Int).collect()))
+}
+
+/// `_random_int64(generator=None)`: PyTorch's
+/// `torch.empty((), dtype=torch.int64).random_(generator=generator).item()`.
+fn random_int64(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("_random_int64", args, kw);
+    a.check(1, &["generator"])?;
+    let v = with_torch_engine(me, a.get(0, "generator"), "_random_int64", |g| {
+        g.random_int64()
+    })?;
+    Ok(Value::Int(v))
+}
+
+/// `_random_below(n, generator=None)`: one element of PyTorch's
+/// `randint(n, (k,), generator=generator)` for `0 < n < 2^32` (`random() % n`).
+fn random_below(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("_random_below", args, kw);
+    a.check(2, &["n", "generator"])?;
+    let n = int_of(a.required(0, "n")?, "_random_below")?;
+    let n = u32::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| value_err(format!("_random_below: n must be in [1, 2^32), got {n}")))?;
+    let v = with_torch_engine(me, a.get(1, "generator"), "_random_below", |g| {
+        g.next_u32() % n
+    })?;
+    Ok(Value::Int(i64::from(v)))
 }
 
 /// `Tensor(data)` called as a class: the same as `tensor(data)`.
