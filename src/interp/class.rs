@@ -470,6 +470,7 @@ impl Interp {
             Value::Range(_) => TypeTag::Range,
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,
+            Value::NotImplemented => TypeTag::NotImplementedType,
             Value::Func(_) | Value::Compiled(_) => TypeTag::Function,
             Value::Graph(_) => TypeTag::Object,
             Value::Native(_) => TypeTag::BuiltinFunction,

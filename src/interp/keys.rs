@@ -92,6 +92,7 @@ impl Interp {
                     };
                     // as CPython: -1 is reserved for errors
                     inst.hash.set(if h == -1 { -2 } else { h });
+                    self.user_keys = true;
                 }
                 Ok(())
             }
@@ -106,7 +107,7 @@ impl Interp {
     /// when a user `__eq__` says so (as CPython keeps the first key of equal ones).
     pub fn key_in(&mut self, v: Value, map: &RefCell<DictMap>) -> R<Key> {
         let k = self.key(v)?;
-        if !needs_user_eq(&k.0, 0) {
+        if !self.may_user_eq(&k) {
             return Ok(k);
         }
         let cands = match map.try_borrow() {
@@ -119,11 +120,60 @@ impl Interp {
     /// `key_in` for a map being built (not reachable from user code).
     pub fn key_in_map(&mut self, v: Value, map: &DictMap) -> R<Key> {
         let k = self.key(v)?;
-        if !needs_user_eq(&k.0, 0) {
+        if !self.may_user_eq(&k) {
             return Ok(k);
         }
         let cands = same_hash_keys(map, &k);
         self.first_equal(k, cands)
+    }
+
+    /// True when a map may hold a key that differs from `k` by identity but equals it
+    /// by a user `__eq__` (either side's: `1 in {V(1)}` asks `V.__eq__`).
+    #[inline]
+    fn may_user_eq(&self, k: &Key) -> bool {
+        self.user_keys || needs_user_eq(&k.0, 0)
+    }
+
+    /// The key of `map` that `k` is, or equals by a user `__eq__` (CPython's set and dict
+    /// membership); `None` when there is none. `k`'s user hash is already computed (it is
+    /// a key of another map, or came through `key`).
+    pub fn find_key(&mut self, map: &DictMap, k: &Key) -> R<Option<Key>> {
+        if map.contains_key(k) {
+            return Ok(Some(k.clone()));
+        }
+        if !self.may_user_eq(k) {
+            return Ok(None);
+        }
+        for c in same_hash_keys(map, k) {
+            if self.eq(&c, &k.0)? {
+                return Ok(Some(Key(c)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `into.update(other)`: a key of `other` equal to one of `into` by a user `__eq__`
+    /// replaces that one's value and keeps its key, as CPython's dict.
+    pub fn merge_maps(&mut self, into: &mut DictMap, other: DictMap, what: &str) -> R<()> {
+        if !self.user_keys {
+            return super::containers::map_extend(into, other, what);
+        }
+        for (k, v) in other {
+            let k = self.find_key(into, &k)?.unwrap_or(k);
+            super::containers::map_insert(into, k, v, what)?;
+        }
+        Ok(())
+    }
+
+    /// `merge_maps` into a live map (no borrow held while a user `__eq__` runs).
+    pub fn merge_into(&mut self, into: &RefCell<DictMap>, other: DictMap, what: &str) -> R<()> {
+        if !self.user_keys {
+            return super::containers::map_extend(&mut into.borrow_mut(), other, what);
+        }
+        let mut m = into.borrow().clone();
+        self.merge_maps(&mut m, other, what)?;
+        *into.borrow_mut() = m;
+        Ok(())
     }
 
     fn first_equal(&mut self, k: Key, cands: Vec<Value>) -> R<Key> {

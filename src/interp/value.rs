@@ -91,6 +91,8 @@ pub enum Value {
     Range(Rc<RangeObj>),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
+    /// `NotImplemented`: what a binary dunder returns to pass to the other operand.
+    NotImplemented,
     Func(Rc<Function>),
     Native(Rc<NativeFn>),
     BoundMethod(Rc<(Value, Value)>),
@@ -253,6 +255,7 @@ pub enum TypeTag {
     Iterator,
     Super,
     Ellipsis,
+    NotImplementedType,
     Tensor,
     DType,
     GradMode,
@@ -547,7 +550,7 @@ impl Eq for Key {}
 pub fn simple_eq(a: &Value, b: &Value) -> bool {
     use Value::*;
     match (a, b) {
-        (None, None) | (Ellipsis, Ellipsis) => true,
+        (None, None) | (Ellipsis, Ellipsis) | (NotImplemented, NotImplemented) => true,
         (Int(x), Int(y)) => x == y,
         (Float(x), Float(y)) => x == y,
         (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y && int_float_eq(*x, *y),
@@ -649,7 +652,8 @@ impl Value {
             Compiled(x) => Rc::as_ptr(x) as usize,
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
-            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
+            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented | DType(_)
+            | Unbound => 0,
         }
     }
 
@@ -657,7 +661,7 @@ impl Value {
     pub fn is(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
-            (None, None) | (Ellipsis, Ellipsis) => true,
+            (None, None) | (Ellipsis, Ellipsis) | (NotImplemented, NotImplemented) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
@@ -686,6 +690,7 @@ impl Value {
             Range(_) => "range",
             Slice(_) => "slice",
             Ellipsis => "ellipsis",
+            NotImplemented => "NotImplementedType",
             Func(_) | Compiled(_) => "function",
             Native(_) => "builtin_function_or_method",
             BoundMethod(_) | BuiltinMethod(_) => "method",
@@ -737,6 +742,7 @@ impl Value {
                 | Value::Int(_)
                 | Value::Float(_)
                 | Value::Ellipsis
+                | Value::NotImplemented
                 | Value::Unbound
         )
     }
