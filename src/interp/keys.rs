@@ -3,23 +3,12 @@
 //! an equal key already in the map (the map's own comparison stays identity for
 //! instances, so its borrow is never held while user code runs).
 
-use super::value::{DictMap, Key, Value, MAX_KEY_DEPTH};
+use super::value::{DictMap, Instance, Key, Value, MAX_KEY_DEPTH};
 use super::{type_err, Interp, R};
 use indexmap::Equivalent;
 use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash, Hasher};
-
-/// The user `__hash__` of an instance's class (`None`: identity hashing, or unhashable
-/// when the class sets `__hash__ = None`).
-pub fn user_hash_fn(v: &Value) -> Option<Value> {
-    match v {
-        Value::Instance(i) if i.class.key_flags().user_hash => i
-            .class
-            .lookup_static("__hash__")
-            .filter(|f| !matches!(f, Value::None)),
-        _ => None,
-    }
-}
+use std::rc::Rc;
 
 /// True when finding `v` in a map may need a user `__eq__` (an instance of a class
 /// defining it, also inside a tuple).
@@ -77,25 +66,55 @@ impl Interp {
     /// Wraps a value as a dict key: `TypeError` for unhashable values; an instance with a
     /// user `__hash__` (also inside a tuple) gets its hash computed now.
     pub fn key(&mut self, v: Value) -> R<Key> {
+        self.key_eq(v).map(|(k, _)| k)
+    }
+
+    /// `key`, and whether finding the key in a map may need a user `__eq__` (an instance
+    /// of a class defining it, also inside a tuple). An instance's class flags are read
+    /// once.
+    fn key_eq(&mut self, v: Value) -> R<(Key, bool)> {
+        if let Value::Instance(inst) = &v {
+            let f = inst.class.key_flags();
+            if f.unhashable {
+                return Err(type_err(format!("unhashable type: '{}'", inst.class.name)));
+            }
+            match f.user_hash {
+                true => self.user_hash(inst)?,
+                false => inst.hash.clear(),
+            }
+            return Ok((Key(v), f.user_eq));
+        }
         self.user_hashes(&v, 0)?;
-        Key::new(v)
+        let eq = needs_user_eq(&v, 0);
+        Ok((Key::new(v)?, eq))
+    }
+
+    /// Runs the class's `__hash__` and records the result in the instance.
+    fn user_hash(&mut self, inst: &Rc<Instance>) -> R<()> {
+        let f = inst.class.lookup_static("__hash__");
+        let Some(f) = f.filter(|f| !matches!(f, Value::None)) else {
+            return Ok(());
+        };
+        let h = match self.call_value(&f, vec![Value::Instance(inst.clone())], vec![])? {
+            Value::Int(i) => i,
+            Value::Bool(b) => b as i64,
+            _ => return Err(type_err("__hash__ method should return an integer")),
+        };
+        // as CPython: -1 is reserved for errors
+        inst.hash.set(if h == -1 { -2 } else { h });
+        self.user_keys = true;
+        Ok(())
     }
 
     fn user_hashes(&mut self, v: &Value, depth: usize) -> R<()> {
         match v {
-            Value::Instance(inst) => {
-                if let Some(f) = user_hash_fn(v) {
-                    let h = match self.call_value(&f, vec![v.clone()], vec![])? {
-                        Value::Int(i) => i,
-                        Value::Bool(b) => b as i64,
-                        _ => return Err(type_err("__hash__ method should return an integer")),
-                    };
-                    // as CPython: -1 is reserved for errors
-                    inst.hash.set(if h == -1 { -2 } else { h });
-                    self.user_keys = true;
+            Value::Instance(inst) => match inst.class.key_flags().user_hash {
+                true => self.user_hash(inst),
+                false => {
+                    inst.hash.clear();
+                    Ok(())
                 }
-                Ok(())
-            }
+            },
             Value::Tuple(t) if depth < MAX_KEY_DEPTH => {
                 t.iter().try_for_each(|x| self.user_hashes(x, depth + 1))
             }
@@ -106,8 +125,8 @@ impl Interp {
     /// The key under which `v` is (or would be) in `map`: an equal key already there
     /// when a user `__eq__` says so (as CPython keeps the first key of equal ones).
     pub fn key_in(&mut self, v: Value, map: &RefCell<DictMap>) -> R<Key> {
-        let k = self.key(v)?;
-        if !self.may_user_eq(&k) {
+        let (k, eq) = self.key_eq(v)?;
+        if !eq && !self.user_keys {
             return Ok(k);
         }
         let cands = match map.try_borrow() {
@@ -119,8 +138,8 @@ impl Interp {
 
     /// `key_in` for a map being built (not reachable from user code).
     pub fn key_in_map(&mut self, v: Value, map: &DictMap) -> R<Key> {
-        let k = self.key(v)?;
-        if !self.may_user_eq(&k) {
+        let (k, eq) = self.key_eq(v)?;
+        if !eq && !self.user_keys {
             return Ok(k);
         }
         let cands = same_hash_keys(map, &k);

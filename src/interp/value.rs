@@ -181,7 +181,9 @@ pub struct Function {
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
     /// Attributes set on the function (`f.__wrapped__ = g`, `functools.wraps`): they
     /// shadow the computed `__name__`/`__qualname__`/`__doc__`/`__module__`.
-    pub attrs: RefCell<NameMap>,
+    /// (Boxed and absent until the first one: most functions never get any.)
+    #[allow(clippy::box_collection)]
+    pub attrs: RefCell<Option<Box<NameMap>>>,
     pub gc: GcHeader,
 }
 
@@ -314,9 +316,14 @@ impl Class {
     /// How instances hash and compare as dict keys (memoized until a class changes).
     #[inline]
     pub fn key_flags(&self) -> super::method_cache::KeyFlags {
-        if let Some(f) = self.methods.key_flags() {
-            return f;
+        match self.methods.key_flags() {
+            Some(f) => f,
+            None => self.find_key_flags(),
         }
+    }
+
+    #[cold]
+    fn find_key_flags(&self) -> super::method_cache::KeyFlags {
         let h = self.lookup("__hash__");
         let f = super::method_cache::KeyFlags {
             user_hash: matches!(&h, Some(v) if !matches!(v, Value::None)),
@@ -352,9 +359,38 @@ pub struct Instance {
     pub class: Rc<Class>,
     pub dict: RefCell<AttrMap>,
     /// The last result of the class's own `__hash__` (set by `Interp::key` before every
-    /// map lookup with this instance; unused for identity-hashed classes).
-    pub hash: std::cell::Cell<i64>,
+    /// map lookup with this instance), or none: the instance hashes by identity.
+    pub hash: UserHash,
     pub gc: GcHeader,
+}
+
+/// An instance's user hash (see [`Instance::hash`]); one word, `i64::MIN` for none.
+#[derive(Debug)]
+pub struct UserHash(std::cell::Cell<i64>);
+
+impl Default for UserHash {
+    fn default() -> Self {
+        UserHash(std::cell::Cell::new(i64::MIN))
+    }
+}
+
+impl UserHash {
+    #[inline(always)]
+    pub fn get(&self) -> Option<i64> {
+        Some(self.0.get()).filter(|&h| h != i64::MIN)
+    }
+
+    /// Records a user hash (`i64::MIN`, the "none" mark, is stored as its neighbour).
+    #[inline(always)]
+    pub fn set(&self, h: i64) {
+        self.0.set(h.max(i64::MIN + 1))
+    }
+
+    /// Back to identity hashing (the class has no `__hash__` of its own now).
+    #[inline(always)]
+    pub fn clear(&self) {
+        self.0.set(i64::MIN)
+    }
 }
 
 /// A module: a table of global slots, indexed by name.
@@ -528,7 +564,10 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             });
             (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
         }
-        Value::Instance(i) if i.class.key_flags().user_hash => i.hash.get().hash(h),
+        Value::Instance(i) => match i.hash.get() {
+            Some(x) => x.hash(h),
+            None => v.ptr_id().hash(h),
+        },
         other => other.ptr_id().hash(h),
     }
 }
@@ -652,8 +691,8 @@ impl Value {
             Compiled(x) => Rc::as_ptr(x) as usize,
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
-            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented | DType(_)
-            | Unbound => 0,
+            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented
+            | DType(_) | Unbound => 0,
         }
     }
 

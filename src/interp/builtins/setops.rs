@@ -239,7 +239,9 @@ impl Interp {
                 let r = match name {
                     "issubset" => self.subset(&me, &o)?,
                     "issuperset" => self.subset(&o, &me)?,
-                    _ => self.set_combine_maps(&me, &o, SetOp::Intersection)?.is_empty(),
+                    _ => self
+                        .set_combine_maps(&me, &o, SetOp::Intersection)?
+                        .is_empty(),
                 };
                 return Ok(Some(Value::Bool(r)));
             }
