@@ -10,6 +10,36 @@ use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::rc::Rc;
 
+/// An instance's user hash (see [`Instance::hash`](super::value::Instance::hash)); one
+/// word, `i64::MIN` for none.
+#[derive(Debug)]
+pub struct UserHash(std::cell::Cell<i64>);
+
+impl Default for UserHash {
+    fn default() -> Self {
+        UserHash(std::cell::Cell::new(i64::MIN))
+    }
+}
+
+impl UserHash {
+    #[inline(always)]
+    pub fn get(&self) -> Option<i64> {
+        Some(self.0.get()).filter(|&h| h != i64::MIN)
+    }
+
+    /// Records a user hash (`i64::MIN`, the "none" mark, is stored as its neighbour).
+    #[inline(always)]
+    pub fn set(&self, h: i64) {
+        self.0.set(h.max(i64::MIN + 1))
+    }
+
+    /// Back to identity hashing (the class has no `__hash__` of its own now).
+    #[inline(always)]
+    pub fn clear(&self) {
+        self.0.set(i64::MIN)
+    }
+}
+
 /// True when finding `v` in a map may need a user `__eq__` (an instance of a class
 /// defining it, also inside a tuple).
 fn needs_user_eq(v: &Value, depth: usize) -> bool {

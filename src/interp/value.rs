@@ -360,37 +360,8 @@ pub struct Instance {
     pub dict: RefCell<AttrMap>,
     /// The last result of the class's own `__hash__` (set by `Interp::key` before every
     /// map lookup with this instance), or none: the instance hashes by identity.
-    pub hash: UserHash,
+    pub hash: super::keys::UserHash,
     pub gc: GcHeader,
-}
-
-/// An instance's user hash (see [`Instance::hash`]); one word, `i64::MIN` for none.
-#[derive(Debug)]
-pub struct UserHash(std::cell::Cell<i64>);
-
-impl Default for UserHash {
-    fn default() -> Self {
-        UserHash(std::cell::Cell::new(i64::MIN))
-    }
-}
-
-impl UserHash {
-    #[inline(always)]
-    pub fn get(&self) -> Option<i64> {
-        Some(self.0.get()).filter(|&h| h != i64::MIN)
-    }
-
-    /// Records a user hash (`i64::MIN`, the "none" mark, is stored as its neighbour).
-    #[inline(always)]
-    pub fn set(&self, h: i64) {
-        self.0.set(h.max(i64::MIN + 1))
-    }
-
-    /// Back to identity hashing (the class has no `__hash__` of its own now).
-    #[inline(always)]
-    pub fn clear(&self) {
-        self.0.set(i64::MIN)
-    }
 }
 
 /// A module: a table of global slots, indexed by name.
