@@ -263,7 +263,7 @@ impl Interp {
                 }
             }
             Value::Func(f) => {
-                if let Some(v) = f.attrs.borrow().get(name) {
+                if let Some(v) = f.attrs.borrow().as_ref().and_then(|a| a.get(name)) {
                     return Ok(v.clone());
                 }
                 match name {
@@ -274,7 +274,8 @@ impl Interp {
                         // the computed names live outside `__dict__`, as in CPython
                         let computed = ["__name__", "__qualname__", "__doc__", "__module__"];
                         let attrs = f.attrs.borrow();
-                        let m = attrs.iter().filter(|(k, _)| !computed.contains(&&***k));
+                        let m = attrs.iter().flat_map(|a| a.iter());
+                        let m = m.filter(|(k, _)| !computed.contains(&&***k));
                         let m =
                             m.map(|(k, v)| (super::value::Key(Value::Str(k.clone())), v.clone()));
                         Ok(Value::dict(m.collect()))
@@ -399,7 +400,10 @@ impl Interp {
                 Ok(())
             }
             Value::Func(f) => {
-                f.attrs.borrow_mut().insert(name.clone(), v);
+                let mut attrs = f.attrs.borrow_mut();
+                attrs
+                    .get_or_insert_with(Default::default)
+                    .insert(name.clone(), v);
                 Ok(())
             }
             Value::Tensor(t) => super::builtins::tensor_methods::set_tensor_attr(t, name, &v),
@@ -470,6 +474,7 @@ impl Interp {
             Value::Range(_) => TypeTag::Range,
             Value::Slice(_) => TypeTag::Slice,
             Value::Ellipsis => TypeTag::Ellipsis,
+            Value::NotImplemented => TypeTag::NotImplementedType,
             Value::Func(_) | Value::Compiled(_) => TypeTag::Function,
             Value::Graph(_) => TypeTag::Object,
             Value::Native(_) => TypeTag::BuiltinFunction,

@@ -508,10 +508,8 @@ impl Interp {
     /// `**m` in a dict display: `m`'s items, through `keys()` and `[]` for a non-dict.
     fn dict_splat(&mut self, m: &mut super::value::DictMap, v: Value) -> R<()> {
         if let Value::Dict(d) = &v {
-            for (k, x) in d.borrow().iter() {
-                m.insert(k.clone(), x.clone());
-            }
-            return Ok(());
+            let other = d.borrow().clone();
+            return self.merge_maps(m, other, "dict");
         }
         let keys = match self.get_attr(&v, "keys") {
             Ok(f) => self.call_value(&f, vec![], vec![])?,

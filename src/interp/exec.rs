@@ -319,7 +319,7 @@ impl Interp {
         }
         if let Value::Instance(_) = cur {
             let iname = super::ops::inplace_dunder(op);
-            if let Some(r) = self.call_dunder(&cur, iname, std::slice::from_ref(rhs))? {
+            if let Some(r) = self.try_dunder(&cur, iname, std::slice::from_ref(rhs))? {
                 return Ok(r);
             }
         }

@@ -112,7 +112,7 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
             func.closure.iter().for_each(|c| report(c, f));
             f(Child::Module(&func.globals));
             match func.attrs.try_borrow() {
-                Ok(d) => d.values().for_each(|x| report(x, f)),
+                Ok(d) => d.iter().flat_map(|a| a.values()).for_each(|x| report(x, f)),
                 Err(_) => return false,
             }
         }
@@ -196,7 +196,7 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
         }
         Value::Func(func) => {
             if let Ok(mut d) = func.attrs.try_borrow_mut() {
-                out.extend(std::mem::take(&mut *d).into_values());
+                out.extend(d.take().into_iter().flat_map(|a| a.into_values()));
             }
         }
         // the generator leaves its iterator object (which is done from now on) in a new

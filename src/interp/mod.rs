@@ -8,6 +8,7 @@ pub mod capture;
 pub mod class;
 pub mod containers;
 pub mod descr;
+pub mod dunder;
 pub mod eval;
 pub mod exc;
 pub mod exec;
@@ -138,6 +139,9 @@ pub struct Interp {
     pub compile_enabled: bool,
     /// Every compiled call checked against eager (`KILN_CHECK=1`, `Engine::set_compile_check`).
     pub compile_check: bool,
+    /// Set once a user `__hash__` ran: from then on a key missing by identity may still
+    /// equal a map's key by a user `__eq__` (`keys`); until then no lookup pays for it.
+    pub user_keys: bool,
 }
 
 impl Interp {
@@ -173,6 +177,7 @@ impl Interp {
             repr_guard: Vec::new(),
             compile_enabled: !crate::compile::capture::compiled::eager_only(),
             compile_check: crate::compile::capture::check::check_env(),
+            user_keys: false,
         }
     }
 

@@ -220,9 +220,10 @@ impl Interp {
         // An instance on the left (and no tensor on the right, which the tensor library
         // sees first) can only go to its dunder: try that before the built-in cases.
         if let (Instance(_), false) = (a, matches!(b, Tensor(_))) {
-            if let Some(r) = self.call_dunder(a, dunder(op).0, std::slice::from_ref(b))? {
-                return Ok(r);
-            }
+            return match self.binop_dunders(op, a, b)? {
+                Some(r) => Ok(r),
+                Option::None => Err(unsupported(op, &a.type_name(), &b.type_name())),
+            };
         }
         if matches!(a, Tensor(_)) || matches!(b, Tensor(_)) {
             if let Some(r) = self.tensor_binop(op, a, b)? {
@@ -230,7 +231,7 @@ impl Interp {
             }
         }
         if let Some(r) = self.set_binop(op, a, b) {
-            return Ok(r);
+            return r;
         }
         match (op, a, b) {
             (_, Bool(x), _) => return self.binop_bool(op, Int(*x as i64), b, a),
@@ -268,21 +269,13 @@ impl Interp {
             (BinOp::Mod, Str(s), _) => return self.percent_format(s, b),
             (BinOp::BitOr, Dict(x), Dict(y)) => {
                 let mut m = x.borrow().clone();
-                for (k, v) in y.borrow().iter() {
-                    m.insert(k.clone(), v.clone());
-                }
+                self.merge_maps(&mut m, y.borrow().clone(), "dict")?;
                 return Ok(Value::Dict(Rc::new(std::cell::RefCell::new(m))));
             }
             _ => {}
         }
-        let (name, rname) = dunder(op);
-        if let Instance(_) = a {
-            if let Some(r) = self.call_dunder(a, name, std::slice::from_ref(b))? {
-                return Ok(r);
-            }
-        }
-        if let Instance(_) = b {
-            if let Some(r) = self.call_dunder(b, rname, std::slice::from_ref(a))? {
+        if let (Instance(_), _) | (_, Instance(_)) = (a, b) {
+            if let Some(r) = self.binop_dunders(op, a, b)? {
                 return Ok(r);
             }
         }
@@ -320,33 +313,6 @@ impl Interp {
             }
             _ => self.binop_slow(op, &a, &b),
         }
-    }
-
-    /// Calls `obj.name(*args)` if the object's class defines `name`.
-    pub fn call_dunder(
-        &mut self,
-        obj: &Value,
-        name: &'static str,
-        args: &[Value],
-    ) -> R<Option<Value>> {
-        let Value::Instance(inst) = obj else {
-            return Ok(None);
-        };
-        let Some(f) = inst.class.lookup_static(name) else {
-            return Ok(None);
-        };
-        if let Value::Func(func) = &f {
-            if func.proto.simple && func.proto.params.len() == args.len() + 1 {
-                let base = self.stack.len();
-                self.stack.push(obj.clone());
-                self.stack.extend_from_slice(args);
-                return self.invoke(func.clone(), base).map(Some);
-            }
-        }
-        let mut all = Vec::with_capacity(args.len() + 1);
-        all.push(obj.clone());
-        all.extend_from_slice(args);
-        self.call_value(&f, all, Vec::new()).map(Some)
     }
 
     pub fn unary(&mut self, op: UnaryOp, v: &Value) -> R<Value> {
@@ -452,21 +418,10 @@ impl Interp {
                     Ok(true)
                 })
             }
-            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
-                let (x, y) = (x.borrow(), y.borrow());
-                Ok(x.len() == y.len() && x.keys().all(|k| y.contains_key(k)))
-            }
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => self.set_compare(x, y, CmpOp::Eq),
             (Range(x), Range(y)) => Ok(x.len() == y.len()
                 && (x.is_empty() || (x.start == y.start && (x.len() == 1 || x.step == y.step)))),
-            (Instance(_), _) | (_, Instance(_)) => {
-                if let Some(r) = self.call_dunder(a, "__eq__", std::slice::from_ref(b))? {
-                    return self.truthy(&r);
-                }
-                if let Some(r) = self.call_dunder(b, "__eq__", std::slice::from_ref(a))? {
-                    return self.truthy(&r);
-                }
-                Ok(a.is(b))
-            }
+            (Instance(_), _) | (_, Instance(_)) => self.eq_dunders(a, b),
             (Tensor(_), _) | (_, Tensor(_)) => self.tensor_cmp_bool(CmpOp::Eq, a, b),
             _ => Ok(simple_eq(a, b)),
         }
@@ -507,11 +462,8 @@ impl Interp {
                 let (x, y) = (x.clone(), y.clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
-            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => {
-                let r = super::builtins::setops::compare(&x.borrow(), &y.borrow(), op);
-                return Ok(r.unwrap_or(false));
-            }
-            (Instance(_), _) | (_, Instance(_)) => return self.order_dunder(op, a, b),
+            (Set(x) | FrozenSet(x), Set(y) | FrozenSet(y)) => return self.set_compare(x, y, op),
+            (Instance(_), _) | (_, Instance(_)) => return self.order_dunders(op, a, b),
             (Tensor(_), _) | (_, Tensor(_)) => return self.tensor_cmp_bool(op, a, b),
             _ => {
                 return Err(type_err(format!(
@@ -546,27 +498,6 @@ impl Interp {
         })
     }
 
-    fn order_dunder(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
-        let (name, rname) = match op {
-            CmpOp::Lt => ("__lt__", "__gt__"),
-            CmpOp::LtE => ("__le__", "__ge__"),
-            CmpOp::Gt => ("__gt__", "__lt__"),
-            _ => ("__ge__", "__le__"),
-        };
-        if let Some(r) = self.call_dunder(a, name, std::slice::from_ref(b))? {
-            return self.truthy(&r);
-        }
-        if let Some(r) = self.call_dunder(b, rname, std::slice::from_ref(a))? {
-            return self.truthy(&r);
-        }
-        Err(type_err(format!(
-            "'{}' not supported between instances of '{}' and '{}'",
-            op.symbol(),
-            a.type_name(),
-            b.type_name()
-        )))
-    }
-
     /// One comparison operator.
     #[inline]
     pub fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> R<bool> {
@@ -574,11 +505,8 @@ impl Interp {
             (CmpOp::Lt, Value::Int(x), Value::Int(y)) => Ok(x < y),
             (CmpOp::Lt, Value::Float(x), Value::Float(y)) => Ok(x < y),
             (CmpOp::Eq, _, _) => self.eq(a, b),
-            (CmpOp::NotEq, Value::Instance(_), _) => {
-                if let Some(r) = self.call_dunder(a, "__ne__", std::slice::from_ref(b))? {
-                    return self.truthy(&r);
-                }
-                Ok(!self.eq(a, b)?)
+            (CmpOp::NotEq, Value::Instance(_), _) | (CmpOp::NotEq, _, Value::Instance(_)) => {
+                self.ne_dunders(a, b)
             }
             (CmpOp::NotEq, _, _) => Ok(!self.eq(a, b)?),
             (CmpOp::Is, _, _) => Ok(a.is(b)),

@@ -138,6 +138,7 @@ impl Interp {
                 self.repr_seq(&s[..], "", ")", out)?;
             }
             Ellipsis => out.push_str("Ellipsis"),
+            NotImplemented => out.push_str("NotImplemented"),
             Tensor(_) | DType(_) | GradMode(_) => {
                 out.push_str(&self.tensor_repr(v).unwrap_or_default())
             }

@@ -91,6 +91,8 @@ pub enum Value {
     Range(Rc<RangeObj>),
     Slice(Rc<[Value; 3]>),
     Ellipsis,
+    /// `NotImplemented`: what a binary dunder returns to pass to the other operand.
+    NotImplemented,
     Func(Rc<Function>),
     Native(Rc<NativeFn>),
     BoundMethod(Rc<(Value, Value)>),
@@ -179,7 +181,9 @@ pub struct Function {
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
     /// Attributes set on the function (`f.__wrapped__ = g`, `functools.wraps`): they
     /// shadow the computed `__name__`/`__qualname__`/`__doc__`/`__module__`.
-    pub attrs: RefCell<NameMap>,
+    /// (Boxed and absent until the first one: most functions never get any.)
+    #[allow(clippy::box_collection)]
+    pub attrs: RefCell<Option<Box<NameMap>>>,
     pub gc: GcHeader,
 }
 
@@ -253,6 +257,7 @@ pub enum TypeTag {
     Iterator,
     Super,
     Ellipsis,
+    NotImplementedType,
     Tensor,
     DType,
     GradMode,
@@ -311,9 +316,14 @@ impl Class {
     /// How instances hash and compare as dict keys (memoized until a class changes).
     #[inline]
     pub fn key_flags(&self) -> super::method_cache::KeyFlags {
-        if let Some(f) = self.methods.key_flags() {
-            return f;
+        match self.methods.key_flags() {
+            Some(f) => f,
+            None => self.find_key_flags(),
         }
+    }
+
+    #[cold]
+    fn find_key_flags(&self) -> super::method_cache::KeyFlags {
         let h = self.lookup("__hash__");
         let f = super::method_cache::KeyFlags {
             user_hash: matches!(&h, Some(v) if !matches!(v, Value::None)),
@@ -349,8 +359,8 @@ pub struct Instance {
     pub class: Rc<Class>,
     pub dict: RefCell<AttrMap>,
     /// The last result of the class's own `__hash__` (set by `Interp::key` before every
-    /// map lookup with this instance; unused for identity-hashed classes).
-    pub hash: std::cell::Cell<i64>,
+    /// map lookup with this instance), or none: the instance hashes by identity.
+    pub hash: super::keys::UserHash,
     pub gc: GcHeader,
 }
 
@@ -525,7 +535,10 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
             });
             (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
         }
-        Value::Instance(i) if i.class.key_flags().user_hash => i.hash.get().hash(h),
+        Value::Instance(i) => match i.hash.get() {
+            Some(x) => x.hash(h),
+            None => v.ptr_id().hash(h),
+        },
         other => other.ptr_id().hash(h),
     }
 }
@@ -547,7 +560,7 @@ impl Eq for Key {}
 pub fn simple_eq(a: &Value, b: &Value) -> bool {
     use Value::*;
     match (a, b) {
-        (None, None) | (Ellipsis, Ellipsis) => true,
+        (None, None) | (Ellipsis, Ellipsis) | (NotImplemented, NotImplemented) => true,
         (Int(x), Int(y)) => x == y,
         (Float(x), Float(y)) => x == y,
         (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y && int_float_eq(*x, *y),
@@ -649,7 +662,8 @@ impl Value {
             Compiled(x) => Rc::as_ptr(x) as usize,
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
-            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | DType(_) | Unbound => 0,
+            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented
+            | DType(_) | Unbound => 0,
         }
     }
 
@@ -657,7 +671,7 @@ impl Value {
     pub fn is(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
-            (None, None) | (Ellipsis, Ellipsis) => true,
+            (None, None) | (Ellipsis, Ellipsis) | (NotImplemented, NotImplemented) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
@@ -686,6 +700,7 @@ impl Value {
             Range(_) => "range",
             Slice(_) => "slice",
             Ellipsis => "ellipsis",
+            NotImplemented => "NotImplementedType",
             Func(_) | Compiled(_) => "function",
             Native(_) => "builtin_function_or_method",
             BoundMethod(_) | BuiltinMethod(_) => "method",
@@ -737,6 +752,7 @@ impl Value {
                 | Value::Int(_)
                 | Value::Float(_)
                 | Value::Ellipsis
+                | Value::NotImplemented
                 | Value::Unbound
         )
     }

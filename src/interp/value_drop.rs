@@ -80,9 +80,9 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
                 std::mem::take(&mut func.closure)
                     .into_iter()
                     .for_each(&mut f);
-                std::mem::take(func.attrs.get_mut())
-                    .into_values()
-                    .for_each(&mut f);
+                if let Some(a) = func.attrs.get_mut().take() {
+                    a.into_values().for_each(&mut f);
+                }
             }
         }
         Value::BoundMethod(rc) => {

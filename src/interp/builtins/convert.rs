@@ -145,7 +145,7 @@ pub fn int_arg(v: &Value, what: &str) -> R<i64> {
 /// Builds a dict from a mapping or an iterable of pairs.
 pub fn dict_from(me: &mut Interp, v: &Value, m: &mut DictMap) -> R<()> {
     if let Value::Dict(d) = v {
-        return crate::interp::containers::map_extend(m, d.borrow().clone(), "dict");
+        return me.merge_maps(m, d.borrow().clone(), "dict");
     }
     let items = me.collect(v)?;
     for (i, it) in items.iter().enumerate() {
@@ -341,6 +341,7 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Iterator => "iterator",
         TypeTag::Super => "super",
         TypeTag::Ellipsis => "ellipsis",
+        TypeTag::NotImplementedType => "NotImplementedType",
         TypeTag::Tensor => "Tensor",
         TypeTag::DType => "dtype",
         TypeTag::GradMode => "no_grad",

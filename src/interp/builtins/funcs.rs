@@ -593,8 +593,10 @@ fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("hash", args, 1, 1)?;
     let k = me.key(args[0].clone())?;
     match &k.0 {
-        Value::Instance(i) if crate::interp::keys::user_hash_fn(&k.0).is_some() => {
-            return Ok(Value::Int(i.hash.get()))
+        Value::Instance(i) => {
+            if let Some(x) = i.hash.get() {
+                return Ok(Value::Int(x));
+            }
         }
         Value::Int(i) => return Ok(Value::Int(*i)),
         Value::Bool(b) => return Ok(Value::Int(*b as i64)),

@@ -212,6 +212,7 @@ impl Builtins {
         funcs::register(&mut names);
         display::register(&mut names);
         names.insert("open".into(), native("open", fileobj::open));
+        names.insert("NotImplemented".into(), Value::NotImplemented);
         if let Some(Value::Class(s)) = names.get("str") {
             s.dict.borrow_mut().insert(
                 "maketrans".into(),
@@ -225,6 +226,7 @@ impl Builtins {
             (TypeTag::DType, "dtype"),
             (TypeTag::GradMode, "no_grad"),
             (TypeTag::Generator, "generator"),
+            (TypeTag::NotImplementedType, "NotImplementedType"),
         ] {
             types.push((tag, new_class(name, None, ClassKind::Builtin(tag))));
         }

@@ -262,7 +262,7 @@ pub fn dict_method(
             if let Some(v) = args.first() {
                 let mut m = DictMap::default();
                 dict_from(me, v, &mut m)?;
-                containers::map_extend(&mut d.borrow_mut(), m, "dict")?;
+                me.merge_into(d, m, "dict")?;
             }
             Value::None
         }

@@ -28,7 +28,8 @@ impl SetOp {
     }
 }
 
-/// `a op b` as a new map, in CPython's result order where it has one (insertion order).
+/// `a op b` as a new map, in CPython's result order where it has one (insertion order);
+/// members compare by the map's own equality (identity for instances).
 pub fn combine(a: &DictMap, b: &DictMap, op: SetOp) -> DictMap {
     match op {
         SetOp::Union => {
@@ -95,13 +96,13 @@ impl Interp {
     }
 
     /// `a op b` for two sets, `None` when an operand is not a set.
-    pub fn set_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    pub fn set_binop(&mut self, op: BinOp, a: &Value, b: &Value) -> Option<R<Value>> {
         let (Some(x), Some(y), Some(op)) = (a.set_members(), b.set_members(), SetOp::of_binop(op))
         else {
             return None;
         };
-        let m = combine(&x.borrow(), &y.borrow(), op);
-        Some(new_set(m, a))
+        let m = self.set_combine(x, y, op);
+        Some(m.map(|m| new_set(m, a)))
     }
 
     /// `a op= b` for sets: updates `a` in place.
@@ -109,9 +110,104 @@ impl Interp {
         let (Value::Set(x), Some(y), Some(op)) = (a, b.set_members(), SetOp::of_binop(op)) else {
             return None;
         };
-        let m = combine(&x.borrow(), &y.borrow(), op);
-        *x.borrow_mut() = m;
-        Some(Ok(()))
+        Some(self.set_combine(x, y, op).map(|m| *x.borrow_mut() = m))
+    }
+
+    /// `a op b` for two set maps (see `set_combine_maps`).
+    fn set_combine(&mut self, a: &RefCell<DictMap>, b: &RefCell<DictMap>, op: SetOp) -> R<DictMap> {
+        if !self.user_keys {
+            return Ok(combine(&a.borrow(), &b.borrow(), op));
+        }
+        let (a, b) = (a.borrow().clone(), b.borrow().clone());
+        self.set_combine_maps(&a, &b, op)
+    }
+
+    /// `a op b` where a member of one equal to a member of the other by a user `__eq__`
+    /// counts once, as in CPython (which keeps `a`'s member for `|`, `-`, `^` and the
+    /// smaller set's for `&`).
+    pub fn set_combine_maps(&mut self, a: &DictMap, b: &DictMap, op: SetOp) -> R<DictMap> {
+        if !self.user_keys {
+            return Ok(combine(a, b, op));
+        }
+        let mut m = DictMap::default();
+        match op {
+            SetOp::Union => {
+                m = a.clone();
+                for k in b.keys() {
+                    if self.find_key(&m, k)?.is_none() {
+                        m.insert(k.clone(), Value::None);
+                    }
+                }
+            }
+            SetOp::Intersection => {
+                let (small, big) = if b.len() > a.len() { (a, b) } else { (b, a) };
+                for k in small.keys() {
+                    if self.find_key(big, k)?.is_some() {
+                        m.insert(k.clone(), Value::None);
+                    }
+                }
+            }
+            SetOp::Difference => {
+                for k in a.keys() {
+                    if self.find_key(b, k)?.is_none() {
+                        m.insert(k.clone(), Value::None);
+                    }
+                }
+            }
+            SetOp::SymmetricDifference => {
+                m = a.clone();
+                for k in b.keys() {
+                    match self.find_key(&m, k)? {
+                        Some(f) => {
+                            m.shift_remove(&f);
+                        }
+                        None => {
+                            m.insert(k.clone(), Value::None);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Every member of `a` is in `b` (by a user `__eq__` too).
+    fn subset(&mut self, a: &DictMap, b: &DictMap) -> R<bool> {
+        if a.len() > b.len() {
+            return Ok(false);
+        }
+        for k in a.keys() {
+            if self.find_key(b, k)?.is_none() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `a <= b`, `a == b` and friends between two sets.
+    pub fn set_compare(
+        &mut self,
+        a: &RefCell<DictMap>,
+        b: &RefCell<DictMap>,
+        op: CmpOp,
+    ) -> R<bool> {
+        let (a, b) = if self.user_keys {
+            (a.borrow().clone(), b.borrow().clone())
+        } else {
+            let (a, b) = (a.borrow(), b.borrow());
+            return Ok(match op {
+                CmpOp::Eq => a.len() == b.len() && a.keys().all(|k| b.contains_key(k)),
+                _ => compare(&a, &b, op).unwrap_or(false),
+            });
+        };
+        Ok(match op {
+            CmpOp::Eq => a.len() == b.len() && self.subset(&a, &b)?,
+            CmpOp::LtE => self.subset(&a, &b)?,
+            CmpOp::Lt => a.len() < b.len() && self.subset(&a, &b)?,
+            CmpOp::GtE => self.subset(&b, &a)?,
+            CmpOp::Gt => a.len() > b.len() && self.subset(&b, &a)?,
+            _ => false,
+        })
     }
 
     /// The set methods of the algebra: `union(*others)`, `issubset(other)`, ...
@@ -139,11 +235,13 @@ impl Interp {
                     )));
                 };
                 let o = self.set_map(other)?;
-                let me = d.borrow();
+                let me = d.borrow().clone();
                 let r = match name {
-                    "issubset" => me.keys().all(|k| o.contains_key(k)),
-                    "issuperset" => o.keys().all(|k| me.contains_key(k)),
-                    _ => !me.keys().any(|k| o.contains_key(k)),
+                    "issubset" => self.subset(&me, &o)?,
+                    "issuperset" => self.subset(&o, &me)?,
+                    _ => self
+                        .set_combine_maps(&me, &o, SetOp::Intersection)?
+                        .is_empty(),
                 };
                 return Ok(Some(Value::Bool(r)));
             }
@@ -158,7 +256,7 @@ impl Interp {
         let mut m = d.borrow().clone();
         for a in args {
             let o = self.set_map(a)?;
-            m = combine(&m, &o, op);
+            m = self.set_combine_maps(&m, &o, op)?;
         }
         // the result is charged and capped as any other growth (max_container_len)
         let mut capped = DictMap::default();
