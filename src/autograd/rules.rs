@@ -10,7 +10,7 @@ use crate::ops::{binary, where_};
 use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
 use crate::tensor::linalg::matmul;
@@ -135,7 +135,11 @@ binary_table!(binary_grads);
 /// gradient). Outside a capture one pass over same-shaped f32 tensors; a capture
 /// records the select.
 fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
-    if !trace::active() && g.dtype() == DType::F32 && g.shape() == x.shape() {
+    if !trace::active()
+        && g.dtype() == DType::F32
+        && x.dtype() == DType::F32
+        && g.shape() == x.shape()
+    {
         let keep = |x: f32, g: f32| if x > 0.0 { g } else { 0.0 };
         return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), keep);
     }
@@ -154,7 +158,7 @@ macro_rules! unary_grads {
         #[allow(unused_variables)]
         fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
             use UnaryOp::*;
-            let x = &x.cast(DType::F32)?;
+            let x = &x.cast(float_for(x.dtype()))?;
             match op {
                 $(UnaryOp::$V => unary_grads!(@grad g, x, out, $($gr)*),)*
             }
@@ -338,14 +342,17 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             in_shape,
             dims,
             keepdim,
-            scale,
+            divisor,
         } => {
             let e = unreduce(g, in_shape, dims, *keepdim)?;
-            vec![Some(if *scale == 1.0 {
-                e
-            } else {
-                e.mul_s(f64::from(*scale))?
-            })]
+            // 1/n rounded in the gradient's own float type (f32: as before, f64: exact)
+            let scale = match e.dtype() {
+                DType::F64 => 1.0 / *divisor as f64,
+                DType::F32 | DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
+                    f64::from(1.0f32 / *divisor as f32)
+                }
+            };
+            vec![Some(if *divisor == 1 { e } else { e.mul_s(scale)? })]
         }
         B::ExtremeDim {
             in_shape,
