@@ -142,7 +142,11 @@ fn reads_a_version_3_utf8_header_and_loose_dict_syntax() {
     bytes.extend_from_slice(dict.as_bytes());
     bytes.extend_from_slice(&[0, 7, 255]);
     let a = npy_from_bytes(&bytes).unwrap();
-    assert_eq!(a, Array::from_i64(vec![3], vec![0, 7, 255]).unwrap());
+    // uint8 loads as uint8 (issue 22; it used to widen to int64)
+    assert_eq!(
+        a,
+        Array::new(vec![3], ArrayData::U8(vec![0, 7, 255])).unwrap()
+    );
 }
 
 fn err_of(bytes: &[u8]) -> kiln::Error {

@@ -111,9 +111,6 @@ impl Scope {
     #[inline]
     pub fn record(&self, op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
         if self.0 {
-            if let Some(d) = uncompiled_dtype(args, out) {
-                return graph_break(BreakReason::Dtype(d.name()));
-            }
             hook(|r| r.record(op(), args, out));
         }
     }
@@ -123,20 +120,6 @@ impl Scope {
     pub fn record_const(&self, out: &Tensor) {
         self.record(|| IrOp::Const(out.clone()), &[], out);
     }
-}
-
-/// A dtype among `args` and `out` that compiled code does not handle (the capture then
-/// breaks: float64/int32/uint8 functions run eagerly, never through f32 kernels).
-fn uncompiled_dtype(args: &[&Tensor], out: &Tensor) -> Option<crate::tensor::DType> {
-    use crate::tensor::DType;
-    args.iter()
-        .copied()
-        .chain([out])
-        .map(|t| t.dtype())
-        .find(|d| match d {
-            DType::F32 | DType::I64 | DType::Bool => false,
-            DType::F64 | DType::I32 | DType::U8 => true,
-        })
 }
 
 /// Records `out = op(args)` for a computation that has no entry point of its own (the
@@ -152,11 +135,6 @@ pub fn record_after(op: impl FnOnce() -> IrOp, args: &[&Tensor], out: &Tensor) {
 /// An in-place op `target = op(args)` (args[0] is the target's old value) ran: see
 /// `compile::trace_effects`.
 pub fn record_inplace(op: IrOp, args: &[&Tensor], target: &Tensor, what: &'static str) {
-    if active() {
-        if let Some(d) = uncompiled_dtype(args, target) {
-            return graph_break(BreakReason::Dtype(d.name()));
-        }
-    }
     hook(|r| r.record_inplace(op, args, target, what));
 }
 
