@@ -79,6 +79,12 @@ fn zeros(shape: &[usize]) -> Result<Tensor> {
     creation::zeros(shape, DType::F32)
 }
 
+/// Zeros of `shape` that a gradient `g` accumulates into (g's float dtype, so a float64
+/// gradient is not rounded to float32).
+fn zeros_for(shape: &[usize], g: &Tensor) -> Result<Tensor> {
+    creation::zeros(shape, float_for(g.dtype()))
+}
+
 /// A saved tensor (or, when the rule does not read it, an empty placeholder).
 fn opt(s: &Option<Saved>) -> Result<Tensor> {
     match s {
@@ -177,7 +183,7 @@ unary_table!(unary_grads);
 
 fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
     // A fresh buffer accumulated into in place: recorded as one `IndexGrad` op.
-    let z = trace::paused(|| zeros(in_shape))?;
+    let z = trace::paused(|| zeros_for(in_shape, g))?;
     z.index_put_raw(indices, g, true)?;
     if !trace::active() {
         return Ok(z);
@@ -368,7 +374,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             if in_shape.is_empty() {
                 return Ok(vec![Some(g.clone())]);
             }
-            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, &ik, &gk)?)]
+            vec![Some(zeros_for(in_shape, &gk)?.scatter_add(
+                *dim as i64,
+                &ik,
+                &gk,
+            )?)]
         }
         B::ExtremeAll { x, out } => {
             let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
@@ -488,7 +498,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             index,
             in_shape,
         } => {
-            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, index, g)?)]
+            vec![Some(zeros_for(in_shape, g)?.scatter_add(
+                *dim as i64,
+                index,
+                g,
+            )?)]
         }
         B::ScatterAdd {
             dim,

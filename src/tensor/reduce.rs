@@ -1,7 +1,7 @@
 //! Reductions (`sum mean max min argmax argmin var std prod logsumexp all any norm`)
 //! and dim-wise ops (`softmax log_softmax cumsum`), with keepdim and autograd.
 
-use super::dtype::{float_for, with_elem, with_float, DType, Elem};
+use super::dtype::{float_for, with_elem, with_float, DType, Elem, Real};
 use super::kernels::reduce::{
     arg_extreme, log_softmax_row, logsumexp_row, per_row, rows, scan_rows, softmax_row, sum_f32,
 };
@@ -335,7 +335,7 @@ impl Tensor {
         let out = reduce_float!(self, &d, keepdim, move |r| {
             let n = r.len() as f64;
             let mean = sum_f32(r) / n;
-            let ss: f64 = r.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum();
+            let ss: f64 = r.iter().map(|&v| (v.to_f64() - mean).powi(2)).sum();
             let v = ss / (n - correction).max(0.0);
             (if take_sqrt { v.sqrt() } else { v }) as T
         })?;
@@ -425,7 +425,7 @@ impl Tensor {
             if p.is_infinite() {
                 return r.iter().fold(0.0, |a: T, &b| a.max(b.abs()));
             }
-            let s: f64 = r.iter().map(|&v| f64::from(v.abs()).powf(p)).sum();
+            let s: f64 = r.iter().map(|&v| v.abs().to_f64().powf(p)).sum();
             s.powf(1.0 / p) as T
         })?;
         if autograd::needs_grad(&[self]) {
@@ -581,7 +581,7 @@ impl Tensor {
                     let n = r.len();
                     for i in 0..n {
                         let j = if reverse { n - 1 - i } else { i };
-                        acc += f64::from(r[j]);
+                        acc += r[j].to_f64();
                         o[j] = acc as T;
                     }
                 })
