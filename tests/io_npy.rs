@@ -89,10 +89,11 @@ fn bytes_equal_what_numpy_wrote() {
 
 #[test]
 fn reads_conversions_big_endian_fortran_and_v2() {
+    // float64 and int32 load as they are (issue 22; they used to widen/narrow)
     let f64s = load_npy(&fixture("f64_3.npy")).unwrap();
-    assert_eq!(f64s.data(), &ArrayData::F32(vec![0.1, -2.5, f32::INFINITY]));
+    assert_eq!(f64s.data(), &ArrayData::F64(vec![0.1, -2.5, 1e300]));
     let i32s = load_npy(&fixture("i32_3.npy")).unwrap();
-    assert_eq!(i32s.data(), &ArrayData::I64(vec![-7, 0, 2147483647]));
+    assert_eq!(i32s.data(), &ArrayData::I32(vec![-7, 0, 2147483647]));
     let be = load_npy(&fixture("f4_big_endian_2x2.npy")).unwrap();
     assert_eq!(
         be,
@@ -141,7 +142,11 @@ fn reads_a_version_3_utf8_header_and_loose_dict_syntax() {
     bytes.extend_from_slice(dict.as_bytes());
     bytes.extend_from_slice(&[0, 7, 255]);
     let a = npy_from_bytes(&bytes).unwrap();
-    assert_eq!(a, Array::from_i64(vec![3], vec![0, 7, 255]).unwrap());
+    // uint8 loads as uint8 (issue 22; it used to widen to int64)
+    assert_eq!(
+        a,
+        Array::new(vec![3], ArrayData::U8(vec![0, 7, 255])).unwrap()
+    );
 }
 
 fn err_of(bytes: &[u8]) -> kiln::Error {
@@ -238,4 +243,29 @@ fn save_and_load_round_trip_through_a_file() {
         e.message.contains("x.npy") && e.message.contains("bad magic"),
         "{e}"
     );
+}
+
+#[test]
+fn dtypes_fixtures_load_as_is() {
+    // tests/refs/dtypes_fixtures.py: np.arange(12, dtype=uint8).reshape(2, 2, 3) * 21
+    let img = load_npy(&fixture("u8_image_2x2x3.npy")).unwrap();
+    assert_eq!(img.shape(), &[2, 2, 3]);
+    let want: Vec<u8> = (0..12).map(|i| i * 21).collect();
+    assert_eq!(img.data(), &ArrayData::U8(want));
+    // f64 / i32 / u8 write with numpy's descr and read back bit-exactly
+    let cases = [
+        (
+            ArrayData::F64(vec![0.1, -2.5, 1e300, f64::MIN_POSITIVE]),
+            "'<f8'",
+        ),
+        (ArrayData::I32(vec![i32::MIN, -1, 0, i32::MAX]), "'<i4'"),
+        (ArrayData::U8(vec![0, 1, 128, 255]), "'|u1'"),
+    ];
+    for (data, descr) in cases {
+        let a = Array::new(vec![2, 2], data).unwrap();
+        let bytes = npy_to_bytes(&a).unwrap();
+        let header = String::from_utf8_lossy(&bytes[10..80]).to_string();
+        assert!(header.contains(descr), "{header}");
+        assert_eq!(npy_from_bytes(&bytes).unwrap(), a);
+    }
 }

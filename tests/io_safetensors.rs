@@ -49,9 +49,10 @@ fn reads_the_reference_implementations_file() {
     // float16 6e-8 rounds to the smallest subnormal, 2^-24; 65504 is float16's max.
     let half = vec![1.0, -0.5, 65504.0, 2f32.powi(-24)];
     assert_eq!(t["half"], Array::from_f32(vec![4], half).unwrap());
+    // int32 loads as int32 (issue 22; it used to widen to int64)
     assert_eq!(
         t["ids32"],
-        Array::from_i64(vec![3], vec![1, -2, 3]).unwrap()
+        Array::new(vec![3], ArrayData::I32(vec![1, -2, 3])).unwrap()
     );
     let meta = file.metadata.unwrap();
     assert_eq!(meta.get("format").map(String::as_str), Some("np"));
@@ -108,8 +109,9 @@ fn reads_hand_built_files_with_converted_dtypes() {
     data.extend_from_slice(&0.25f64.to_le_bytes());
     let f = safetensors_from_bytes(&hand_built(header, &data)).unwrap();
     assert_eq!(f.tensors["x"].data(), &ArrayData::F32(vec![1.0, -2.5]));
-    assert_eq!(f.tensors["y"].data(), &ArrayData::I64(vec![200, 1]));
-    assert_eq!(f.tensors["z"].data(), &ArrayData::F32(vec![0.25]));
+    // uint8 and float64 load as they are (issue 22)
+    assert_eq!(f.tensors["y"].data(), &ArrayData::U8(vec![200, 1]));
+    assert_eq!(f.tensors["z"].data(), &ArrayData::F64(vec![0.25]));
     // float16 bit patterns: 0x7c00 inf, 0xfc00 -inf, 0x3555 = 1 + 0x155/1024 over 4,
     // 0x0400 the smallest normal 2^-14, 0x7e00 NaN.
     let header = r#"{"h":{"dtype":"F16","shape":[5],"data_offsets":[0,10]}}"#;
@@ -185,4 +187,28 @@ fn reserved_name_and_missing_file_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let e = load_safetensors(&dir.path().join("none.safetensors")).unwrap_err();
     assert_eq!(e.kind, ErrorKind::OSError);
+}
+
+#[test]
+fn torch_written_f64_i32_u8_load_as_is_and_round_trip() {
+    // tests/refs/dtypes_fixtures.py (safetensors.torch.save_file, torch 2.15.0)
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/dtypes_torch.safetensors");
+    let file = load_safetensors(&path).unwrap();
+    let t = &file.tensors;
+    let w = ArrayData::F64(vec![0.1, -2.5, 1e300, f64::from_bits(1)]);
+    assert_eq!(t["w64"], Array::new(vec![2, 2], w).unwrap());
+    let ids = ArrayData::I32(vec![-7, 0, i32::MAX]);
+    assert_eq!(t["ids"], Array::new(vec![3], ids).unwrap());
+    assert_eq!(
+        t["img"],
+        Array::new(vec![1, 3], ArrayData::U8(vec![0, 128, 255])).unwrap()
+    );
+    // written back with the same dtype tags and read bit-exactly
+    let bytes = safetensors_to_bytes(t, None).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    for tag in ["\"F64\"", "\"I32\"", "\"U8\""] {
+        assert!(text.contains(tag), "{tag} missing");
+    }
+    assert_eq!(&safetensors_from_bytes(&bytes).unwrap().tensors, t);
 }

@@ -110,11 +110,11 @@ fn reads_the_reference_packages_file() {
         &dir,
     )
     .unwrap();
-    // gen_fixtures.py: float16 and int32 tensors are widened to float32 and int64.
+    // gen_fixtures.py: float16 is widened to float32; int32 loads as int32 (issue 22).
     assert_eq!(
         out,
         "half float32 [1.0, -0.5, 65504.0, 5.960464477539063e-08]\n\
-         ids32 int64 [1, -2, 3]\n\
+         ids32 int32 [1, -2, 3]\n\
          mask bool [[True], [False]]\n\
          scalar float32 2.5\n\
          step int64 [7, -3]\n\

@@ -457,6 +457,10 @@ fn node_step(
         let Some(ig) = ig else { continue };
         match edge {
             Edge::None => {}
+            // a leaf's gradient has the leaf's dtype (f32 @ f64 graphs, as PyTorch)
+            Edge::Leaf(t) if t.dtype().is_float() && ig.dtype() != t.dtype() => {
+                leaves.add(t, ig.cast(t.dtype())?)?
+            }
             Edge::Leaf(t) => leaves.add(t, ig)?,
             Edge::Node(m) => add_to(&mut grads[position(order, m)?], ig)?,
         }

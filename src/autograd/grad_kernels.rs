@@ -133,10 +133,12 @@ fn prod_others_raw(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     let mut flat: Vec<usize> = moved.shape()[..keep].to_vec();
     flat.push(dims.iter().map(|&d| x.shape()[d]).product());
     let rows = moved.reshape_raw(&flat)?;
-    let po = rows.along_dim(
-        flat.len() - 1,
-        crate::tensor::kernels::reduce::prod_others_row,
-    )?;
+    let po = crate::tensor::dtype::with_float!(crate::tensor::dtype::float_for(x.dtype()), T => {
+        rows.along_dim(
+            flat.len() - 1,
+            crate::tensor::kernels::reduce::prod_others_row::<T>,
+        )?
+    });
     let back = po.reshape_raw(moved.shape())?;
     let mut inv = vec![0; nd];
     for (i, &p) in perm.iter().enumerate() {

@@ -251,12 +251,12 @@ pub enum BackwardOp {
     },
     /// clone / contiguous copy.
     Identity,
-    /// sum (scale 1) and mean (scale 1/n) over `dims`.
+    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`.
     Sum {
         in_shape: Dims,
         dims: Vec<usize>,
         keepdim: bool,
-        scale: f32,
+        divisor: usize,
     },
     /// max/min with a dim: the gradient goes to `indices`.
     ExtremeDim {

@@ -12,7 +12,7 @@ use crate::ops::{binary, where_};
 use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
 use crate::tensor::linalg::matmul;
@@ -96,6 +96,12 @@ fn zeros(shape: &[usize]) -> Result<Tensor> {
     creation::zeros(shape, DType::F32)
 }
 
+/// Zeros of `shape` that a gradient `g` accumulates into (g's float dtype, so a float64
+/// gradient is not rounded to float32).
+fn zeros_for(shape: &[usize], g: &Tensor) -> Result<Tensor> {
+    creation::zeros(shape, float_for(g.dtype()))
+}
+
 /// A saved tensor (or, when the rule does not read it, an empty placeholder).
 fn opt(s: &Option<Saved>) -> Result<Tensor> {
     match s {
@@ -154,6 +160,7 @@ binary_table!(binary_grads);
 fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
     if !trace::active()
         && g.dtype() == DType::F32
+        && x.dtype() == DType::F32
         && g.shape() == x.shape()
         && !autograd::needs_grad(&[x, g])
     {
@@ -175,7 +182,7 @@ macro_rules! unary_grads {
         #[allow(unused_variables)]
         fn unary_grad(op: UnaryOp, x: &Tensor, out: &Tensor, g: &Tensor) -> Result<Tensor> {
             use UnaryOp::*;
-            let x = &x.cast(DType::F32)?;
+            let x = &x.cast(float_for(x.dtype()))?;
             match op {
                 $(UnaryOp::$V => unary_grads!(@grad g, x, out, $($gr)*),)*
             }
@@ -194,7 +201,7 @@ unary_table!(unary_grads);
 
 fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result<Tensor> {
     // A fresh buffer accumulated into in place: recorded as one `IndexGrad` op.
-    let z = trace::paused(|| zeros(in_shape))?;
+    let z = trace::paused(|| zeros_for(in_shape, g))?;
     z.index_put_raw(indices, g, true)?;
     if autograd::needs_grad(&[g]) {
         // Differentiable in a create-graph sweep: `z[indices] += g` on a constant `z`.
@@ -368,14 +375,17 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             in_shape,
             dims,
             keepdim,
-            scale,
+            divisor,
         } => {
             let e = unreduce(g, in_shape, dims, *keepdim)?;
-            vec![Some(if *scale == 1.0 {
-                e
-            } else {
-                e.mul_s(f64::from(*scale))?
-            })]
+            // 1/n rounded in the gradient's own float type (f32: as before, f64: exact)
+            let scale = match e.dtype() {
+                DType::F64 => 1.0 / *divisor as f64,
+                DType::F32 | DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
+                    f64::from(1.0f32 / *divisor as f32)
+                }
+            };
+            vec![Some(if *divisor == 1 { e } else { e.mul_s(scale)? })]
         }
         B::ExtremeDim {
             in_shape,
@@ -391,7 +401,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             if in_shape.is_empty() {
                 return Ok(vec![Some(g.clone())]);
             }
-            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, &ik, &gk)?)]
+            vec![Some(zeros_for(in_shape, &gk)?.scatter_add(
+                *dim as i64,
+                &ik,
+                &gk,
+            )?)]
         }
         B::ExtremeAll { x, out } => {
             let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
@@ -521,7 +535,11 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             index,
             in_shape,
         } => {
-            vec![Some(zeros(in_shape)?.scatter_add(*dim as i64, index, g)?)]
+            vec![Some(zeros_for(in_shape, g)?.scatter_add(
+                *dim as i64,
+                index,
+                g,
+            )?)]
         }
         B::ScatterAdd {
             dim,

@@ -185,6 +185,15 @@ pub fn barrier() -> Result<()> {
 /// The elements of `ts` (all of `dtype`) in one flat payload.
 fn pack(ts: &[&Tensor], dtype: DType) -> Result<Payload> {
     Ok(match dtype {
+        DType::F64 | DType::I32 | DType::U8 => {
+            return Err(Error::new(
+                ErrorKind::TypeError,
+                format!(
+                    "distributed collectives support float32, int64 and bool tensors, not {dtype}"
+                ),
+                None,
+            ))
+        }
         DType::F32 => {
             let mut v = Vec::new();
             for t in ts {

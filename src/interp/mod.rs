@@ -146,6 +146,8 @@ pub struct Interp {
 
 impl Interp {
     pub fn new() -> Interp {
+        // a fresh program starts from float32 (`set_default_dtype` is per thread)
+        crate::tensor::dtype::set_default_float(crate::tensor::DType::F32);
         let main = Rc::new(ModuleObj::new("__main__", None));
         gc::track_module(&main);
         main.set(&"__name__".into(), Value::str("__main__"));

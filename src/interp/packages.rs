@@ -79,6 +79,10 @@ impl Interp {
             m.set(n, v.clone());
         }
         m.set(&"__name__".into(), Value::str("torch"));
+        // torch's dtype aliases that are Python builtins among Kiln's globals
+        m.set(&"int".into(), Value::DType(crate::tensor::DType::I32));
+        m.set(&"float".into(), Value::DType(crate::tensor::DType::F32));
+        m.set(&"bool".into(), Value::DType(crate::tensor::DType::Bool));
         Ok(m)
     }
 

@@ -10,7 +10,10 @@ pub use crate::tensor::DType;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayData {
     F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
     I64(Vec<i64>),
+    U8(Vec<u8>),
     Bool(Vec<bool>),
 }
 
@@ -19,7 +22,10 @@ impl ArrayData {
     pub fn len(&self) -> usize {
         match self {
             ArrayData::F32(v) => v.len(),
+            ArrayData::F64(v) => v.len(),
+            ArrayData::I32(v) => v.len(),
             ArrayData::I64(v) => v.len(),
+            ArrayData::U8(v) => v.len(),
             ArrayData::Bool(v) => v.len(),
         }
     }
@@ -33,7 +39,10 @@ impl ArrayData {
     pub fn dtype(&self) -> DType {
         match self {
             ArrayData::F32(_) => DType::F32,
+            ArrayData::F64(_) => DType::F64,
+            ArrayData::I32(_) => DType::I32,
             ArrayData::I64(_) => DType::I64,
+            ArrayData::U8(_) => DType::U8,
             ArrayData::Bool(_) => DType::Bool,
         }
     }
@@ -42,7 +51,10 @@ impl ArrayData {
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             ArrayData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             ArrayData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ArrayData::U8(v) => v.clone(),
             ArrayData::Bool(v) => v.iter().map(|&b| u8::from(b)).collect(),
         }
     }

@@ -89,7 +89,9 @@ fn parse_bool(s: &str) -> Option<bool> {
 fn is_value(field: &str, dtype: DType) -> bool {
     match dtype {
         DType::Bool => parse_bool(field).is_some(),
-        DType::F32 | DType::I64 => field.parse::<f64>().is_ok(),
+        DType::F32 | DType::F64 | DType::I32 | DType::I64 | DType::U8 => {
+            field.parse::<f64>().is_ok()
+        }
     }
 }
 
@@ -107,7 +109,10 @@ fn push_row(data: &mut ArrayData, fields: &[String], lineno: usize) -> Result<()
         };
         match data {
             ArrayData::F32(v) => v.push(field.parse().map_err(|_| bad())?),
+            ArrayData::F64(v) => v.push(field.parse().map_err(|_| bad())?),
+            ArrayData::I32(v) => v.push(field.parse().map_err(|_| bad())?),
             ArrayData::I64(v) => v.push(field.parse().map_err(|_| bad())?),
+            ArrayData::U8(v) => v.push(field.parse().map_err(|_| bad())?),
             ArrayData::Bool(v) => v.push(parse_bool(field).ok_or_else(bad)?),
         }
     }
@@ -122,7 +127,10 @@ pub fn parse_csv(text: &str, header: CsvHeader, delimiter: char, dtype: DType) -
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut data = match dtype {
         DType::F32 => ArrayData::F32(Vec::new()),
+        DType::F64 => ArrayData::F64(Vec::new()),
+        DType::I32 => ArrayData::I32(Vec::new()),
         DType::I64 => ArrayData::I64(Vec::new()),
+        DType::U8 => ArrayData::U8(Vec::new()),
         DType::Bool => ArrayData::Bool(Vec::new()),
     };
     let mut names = None;

@@ -81,20 +81,19 @@ fn signed(word: [u8; 8], size: usize) -> i64 {
     (i64::from_le_bytes(word) << shift) >> shift
 }
 
-fn float(word: [u8; 8], size: usize) -> f32 {
-    if size == 4 {
-        f32::from_bits(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
-    } else {
-        f64::from_le_bytes(word) as f32
-    }
+fn float32(word: [u8; 8]) -> f32 {
+    f32::from_bits(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
 }
 
 /// Decodes `bytes` (a whole number of elements) into row-major data.
 fn decode(d: Descr, bytes: &[u8]) -> ArrayData {
     let words = bytes.chunks_exact(d.size).map(|c| le_word(c, d.big_endian));
     match d.kind {
-        Kind::Float => ArrayData::F32(words.map(|w| float(w, d.size)).collect()),
+        Kind::Float if d.size == 8 => ArrayData::F64(words.map(f64::from_le_bytes).collect()),
+        Kind::Float => ArrayData::F32(words.map(float32).collect()),
+        Kind::Int if d.size == 4 => ArrayData::I32(words.map(|w| signed(w, 4) as i32).collect()),
         Kind::Int => ArrayData::I64(words.map(|w| signed(w, d.size)).collect()),
+        Kind::UInt if d.size == 1 => ArrayData::U8(words.map(|w| w[0]).collect()),
         Kind::UInt => ArrayData::I64(words.map(i64::from_le_bytes).collect()),
         Kind::Bool => ArrayData::Bool(words.map(|w| w[0] != 0).collect()),
     }
@@ -131,7 +130,10 @@ fn fortran_to_c<T: Copy>(src: &[T], shape: &[usize]) -> Vec<T> {
 fn reorder(data: ArrayData, shape: &[usize]) -> ArrayData {
     match data {
         ArrayData::F32(v) => ArrayData::F32(fortran_to_c(&v, shape)),
+        ArrayData::F64(v) => ArrayData::F64(fortran_to_c(&v, shape)),
+        ArrayData::I32(v) => ArrayData::I32(fortran_to_c(&v, shape)),
         ArrayData::I64(v) => ArrayData::I64(fortran_to_c(&v, shape)),
+        ArrayData::U8(v) => ArrayData::U8(fortran_to_c(&v, shape)),
         ArrayData::Bool(v) => ArrayData::Bool(fortran_to_c(&v, shape)),
     }
 }
@@ -196,7 +198,10 @@ pub fn npy_from_bytes(bytes: &[u8]) -> Result<Array> {
 pub fn npy_to_bytes(array: &Array) -> Result<Vec<u8>> {
     let descr = match array.data() {
         ArrayData::F32(_) => "<f4",
+        ArrayData::F64(_) => "<f8",
+        ArrayData::I32(_) => "<i4",
         ArrayData::I64(_) => "<i8",
+        ArrayData::U8(_) => "|u1",
         ArrayData::Bool(_) => "|b1",
     };
     let mut out = encode_header(descr, array.shape())?;

@@ -1,6 +1,6 @@
 //! safetensors files through the `safetensors` crate: a map of names to [`Array`]s.
 //!
-//! Writing stores F32, I64 and BOOL tensors (plus optional string metadata). Reading
+//! Writing stores F32, F64, I32, I64, U8 and BOOL tensors (plus optional string metadata). Reading
 //! also accepts F64, F16, BF16 (converted to float32) and I32, I16, I8, U8, U16, U32
 //! (converted to int64); other dtypes are a `ValueError`. Before the crate parses a
 //! file, every `data_offsets` value is checked against the data size, which keeps the
@@ -29,7 +29,10 @@ impl View for ArrayView<'_> {
     fn dtype(&self) -> Dtype {
         match self.0.data() {
             ArrayData::F32(_) => Dtype::F32,
+            ArrayData::F64(_) => Dtype::F64,
+            ArrayData::I32(_) => Dtype::I32,
             ArrayData::I64(_) => Dtype::I64,
+            ArrayData::U8(_) => Dtype::U8,
             ArrayData::Bool(_) => Dtype::BOOL,
         }
     }
@@ -111,11 +114,7 @@ fn to_array(name: &str, view: &TensorView<'_>) -> Result<Array> {
     let bytes = view.data();
     let data = match view.dtype() {
         Dtype::F32 => ArrayData::F32(words::<4>(bytes).map(f32::from_le_bytes).collect()),
-        Dtype::F64 => ArrayData::F32(
-            words::<8>(bytes)
-                .map(|w| f64::from_le_bytes(w) as f32)
-                .collect(),
-        ),
+        Dtype::F64 => ArrayData::F64(words::<8>(bytes).map(f64::from_le_bytes).collect()),
         Dtype::F16 => ArrayData::F32(
             words::<2>(bytes)
                 .map(|w| f16_to_f32(u16::from_le_bytes(w)))
@@ -127,18 +126,14 @@ fn to_array(name: &str, view: &TensorView<'_>) -> Result<Array> {
                 .collect(),
         ),
         Dtype::I64 => ArrayData::I64(words::<8>(bytes).map(i64::from_le_bytes).collect()),
-        Dtype::I32 => ArrayData::I64(
-            words::<4>(bytes)
-                .map(|w| i32::from_le_bytes(w).into())
-                .collect(),
-        ),
+        Dtype::I32 => ArrayData::I32(words::<4>(bytes).map(i32::from_le_bytes).collect()),
         Dtype::I16 => ArrayData::I64(
             words::<2>(bytes)
                 .map(|w| i16::from_le_bytes(w).into())
                 .collect(),
         ),
         Dtype::I8 => ArrayData::I64(bytes.iter().map(|&b| i64::from(b as i8)).collect()),
-        Dtype::U8 => ArrayData::I64(bytes.iter().map(|&b| i64::from(b)).collect()),
+        Dtype::U8 => ArrayData::U8(bytes.to_vec()),
         Dtype::U16 => ArrayData::I64(
             words::<2>(bytes)
                 .map(|w| u16::from_le_bytes(w).into())

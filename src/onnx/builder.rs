@@ -10,7 +10,10 @@ use crate::tensor::Tensor;
 pub fn onnx_dtype(d: DType) -> i32 {
     match d {
         DType::F32 => data_type::FLOAT,
+        DType::F64 => data_type::DOUBLE,
+        DType::I32 => data_type::INT32,
         DType::I64 => data_type::INT64,
+        DType::U8 => data_type::UINT8,
         DType::Bool => data_type::BOOL,
     }
 }
@@ -118,7 +121,10 @@ fn scalar_bytes(v: Scalar, d: DType) -> Vec<u8> {
     };
     match d {
         DType::F32 => (f as f32).to_le_bytes().to_vec(),
+        DType::F64 => f.to_le_bytes().to_vec(),
+        DType::I32 => (i as i32).to_le_bytes().to_vec(),
         DType::I64 => i.to_le_bytes().to_vec(),
+        DType::U8 => vec![i as u8],
         DType::Bool => vec![u8::from(b)],
     }
 }
@@ -131,11 +137,22 @@ pub fn tensor_proto(name: &str, t: &Tensor) -> Result<TensorProto> {
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect(),
+        DType::F64 => t
+            .to_vec::<f64>()?
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+        DType::I32 => t
+            .to_vec::<i32>()?
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
         DType::I64 => t
             .to_vec::<i64>()?
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect(),
+        DType::U8 => t.to_vec::<u8>()?,
         DType::Bool => t.to_vec::<bool>()?.iter().map(|v| u8::from(*v)).collect(),
     };
     Ok(TensorProto {

@@ -8,8 +8,11 @@ use prost::Message;
 /// `TensorProto.DataType` values used by export.
 pub mod data_type {
     pub const FLOAT: i32 = 1;
+    pub const UINT8: i32 = 2;
+    pub const INT32: i32 = 6;
     pub const INT64: i32 = 7;
     pub const BOOL: i32 = 9;
+    pub const DOUBLE: i32 = 11;
 }
 
 /// `AttributeProto.AttributeType` values used by export.

@@ -11,7 +11,7 @@ use crate::error::{ErrorKind, Result};
 pub use crate::ir::record_op::{grad_node, record_const, record_op};
 use crate::ir::IrOp;
 pub use crate::optable::{BinaryOp, Saves, UnaryOp};
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{with_elem, DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
 use crate::tensor::shape::{broadcast_shapes, Dims};
@@ -156,7 +156,7 @@ fn clamp_eager(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor>
 
 /// An f64 bound as a scalar of the tensor's kind (int bounds keep int64 tensors int).
 fn num(dt: DType, v: f64) -> Scalar {
-    if dt != DType::F32 && v.fract() == 0.0 {
+    if !dt.is_float() && v.fract() == 0.0 {
         Scalar::Int(v as i64)
     } else {
         Scalar::Float(v)
@@ -180,15 +180,11 @@ fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let shape = broadcast_shapes("where", a.shape(), b.shape())?;
     let shape = broadcast_shapes("where", cond.shape(), &shape)?;
-    let dt = a.dtype().promote(b.dtype());
+    let dt = crate::tensor::kernels::binary::result_type(a, b);
     let va = a.cast(dt)?.expand_raw(&shape)?;
     let vb = b.cast(dt)?.expand_raw(&shape)?;
     let c = cond.expand_raw(&shape)?.to_vec::<bool>()?;
-    let out = match dt {
-        DType::F32 => select(&c, &va.to_vec::<f32>()?, &vb.to_vec::<f32>()?, &shape),
-        DType::I64 => select(&c, &va.to_vec::<i64>()?, &vb.to_vec::<i64>()?, &shape),
-        DType::Bool => select(&c, &va.to_vec::<bool>()?, &vb.to_vec::<bool>()?, &shape),
-    }?;
+    let out = with_elem!(dt, T => select(&c, &va.to_vec::<T>()?, &vb.to_vec::<T>()?, &shape))?;
     if dt.is_float() {
         let node = || BackwardOp::Where {
             cond: Saved::new(cond),
@@ -212,7 +208,13 @@ fn select<T: crate::tensor::Elem>(c: &[bool], a: &[T], b: &[T], shape: &[usize])
 /// `x.to(dtype)` / `.float()` / `.long()` / `.bool()`: float->float keeps the graph;
 /// other casts are not differentiable (as in PyTorch).
 pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
-    x.cast(dtype)
+    let out = x.cast(dtype)?;
+    // float -> float keeps the graph (PyTorch's ToCopyBackward; the leaf's gradient
+    // is cast back to its dtype by the backward sweep)
+    if dtype != x.dtype() && dtype.is_float() && x.dtype().is_float() {
+        grad_node(&out, &[x], || BackwardOp::Identity);
+    }
+    Ok(out)
 }
 
 /// `x.clone()`: a differentiable copy.

@@ -7,7 +7,7 @@
 use super::{binary, where_, BinaryOp, UnaryOp};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::record_const;
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::shape::{norm_dim, norm_dims};
 use crate::tensor::sorting::sort_indices;
 use crate::tensor::{err, Tensor};
@@ -85,7 +85,8 @@ pub fn fmod(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `atan2(y, x)` in (-pi, pi].
 pub fn atan2(y: &Tensor, x: &Tensor) -> Result<Tensor> {
-    let (y, x) = (y.cast(DType::F32)?, x.cast(DType::F32)?);
+    let dt = float_for(y.dtype().promote(x.dtype()));
+    let (y, x) = (y.cast(dt)?, x.cast(dt)?);
     let x_zero = x.cmp_s(BinaryOp::Eq, 0.0)?;
     let safe_x = where_(&x_zero, &s(1.0), &x)?;
     let base = y.div(&safe_x)?.un(UnaryOp::Atan)?;
@@ -111,7 +112,7 @@ pub fn lerp(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
 pub fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
     let x = match eps {
         Some(e) => super::clamp(x, Some(e), Some(1.0 - e))?,
-        None => x.cast(DType::F32)?,
+        None => x.cast(float_for(x.dtype()))?,
     };
     x.div(&x.rsub_s(1.0)?)?.un(UnaryOp::Log)
 }
@@ -193,7 +194,7 @@ pub fn cumprod(x: &Tensor, dim: i64) -> Result<Tensor> {
 
 /// `logcumsumexp(x, dim)`: `log(exp(acc) + exp(x))` computed stably at each step.
 pub fn logcumsumexp(x: &Tensor, dim: i64) -> Result<Tensor> {
-    let (v, d) = scan_dim("logcumsumexp", &x.cast(DType::F32)?, dim)?;
+    let (v, d) = scan_dim("logcumsumexp", &x.cast(float_for(x.dtype()))?, dim)?;
     scan(&v, d, |a, b| {
         let m = binary(BinaryOp::Maximum, a, b)?;
         let m = where_(&isinf(&m)?, &s(0.0), &m.detach())?;
@@ -329,8 +330,8 @@ pub fn mode(x: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     let sv = sorted
         .permute(&perm)?
         .contiguous()?
-        .cast(DType::F32)?
-        .to_f32_vec()?;
+        .cast(DType::F64)?
+        .to_vec::<f64>()?;
     let ov = order.permute(&perm)?.contiguous()?.to_i64_vec()?;
     let mut picks = vec![];
     for (row, ord) in sv.chunks(n).zip(ov.chunks(n)) {

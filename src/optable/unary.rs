@@ -16,7 +16,8 @@
 //! - `methods`: the Tensor method names (`x.exp()`);
 //! - `global`: whether each method name is also a global function (`exp(x)`);
 //! - `saves`: which tensor the gradient reads, `X` (the input) or `Out` (the result);
-//! - `f32`: `[(x) expr]`, the eager float32 scalar kernel, or `[none]` (a TypeError);
+//! - `f32`: `[(x) expr]`, the eager float scalar kernel (expanded for f32 and for f64,
+//!   so it names only helpers both have), or `[none]` (a TypeError);
 //! - `int`: `[keep (x) expr]`, the int64 scalar kernel of an op that keeps int64, or
 //!   `[float]` (int64 and bool inputs are computed in float32);
 //! - `grad`: `[(g, x, out) expr]`, the input gradient as tensor ops, or `[none]`
@@ -139,7 +140,7 @@ macro_rules! unary_table {
             }
             Tanh {
                 name: "tanh", methods: ["tanh"], global: true, saves: Out,
-                f32: [(x) fastmath::tanh(x)],
+                f32: [(x) fast_tanh(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(&out.mul(out)?.rsub_s(1.0)?)],
                 jit: [(vx, x) mathfn::tanh(vx, x)],
@@ -167,7 +168,7 @@ macro_rules! unary_table {
             // Exact (erf) GELU; `x.gelu(approximate=...)` picks it or `GeluTanh`.
             Gelu {
                 name: "gelu", methods: [], global: false, saves: X,
-                f32: [(x) 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))],
+                f32: [(x) 0.5 * x * (1.0 + erf(x * FRAC_1_SQRT_2))],
                 int: [float],
                 grad: [(g, x, out) {
                     // d/dx x*Phi(x) = Phi(x) + x*phi(x)
@@ -191,7 +192,7 @@ macro_rules! unary_table {
             GeluTanh {
                 name: "gelu", methods: [], global: false, saves: X,
                 f32: [(x) {
-                    0.5 * x * (1.0 + fastmath::tanh(SQRT_2_OVER_PI * (x + GELU_C * x * x * x)))
+                    0.5 * x * (1.0 + fast_tanh(SQRT_2_OVER_PI * (x + GELU_C * x * x * x)))
                 }],
                 int: [float],
                 grad: [(g, x, out) {
@@ -264,7 +265,7 @@ macro_rules! unary_table {
             // The error function (a primitive so GELU's gradient can be written with ops).
             Erf {
                 name: "erf", methods: ["erf"], global: true, saves: X,
-                f32: [(x) libm::erff(x)],
+                f32: [(x) erf(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(
                     &x.mul(x)?
@@ -417,7 +418,7 @@ macro_rules! unary_table {
             }
             Erfc {
                 name: "erfc", methods: ["erfc"], global: true, saves: X,
-                f32: [(x) libm::erfcf(x)],
+                f32: [(x) erfc(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(
                     &x.mul(x)?

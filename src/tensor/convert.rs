@@ -1,10 +1,11 @@
 //! Reading tensor data from Rust: typed slices, contiguous copies, dtype casts,
 //! `.item()` and `.tolist()`.
 
+use super::dtype::with_elem;
 use super::dtype::{DType, Elem, Scalar};
 use super::kernels::strided::gather_strided_polled;
 use super::shape::fmt_shape;
-use super::storage::{alloc_vec, collect_vec, Buffer};
+use super::storage::{alloc_vec, collect_vec, each_buffer, Buffer};
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
@@ -89,11 +90,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let n = self.numel();
-        let buf = match self.dtype() {
-            DType::F32 => self.read(|s: &[f32]| cast_from(s, dtype, n))??,
-            DType::I64 => self.read(|s: &[i64]| cast_from(s, dtype, n))??,
-            DType::Bool => self.read(|s: &[bool]| cast_from(s, dtype, n))??,
-        };
+        let buf = with_elem!(self.dtype(), T => self.read(|s: &[T]| cast_from(s, dtype, n))??);
         Tensor::from_buffer(buf, self.shape())
     }
 
@@ -111,22 +108,16 @@ impl Tensor {
         }
         let off = self.offset();
         let buf = self.storage().borrow();
-        let s = match &*buf {
-            Buffer::F32(v) => v.get(off).map(|x| x.to_scalar()),
-            Buffer::I64(v) => v.get(off).map(|x| x.to_scalar()),
-            Buffer::Bool(v) => v.get(off).map(|x| x.to_scalar()),
-        };
+        let s = each_buffer!(&*buf, v => v.get(off).map(|x| x.to_scalar()));
         s.ok_or_else(|| err(ErrorKind::RuntimeError, "item: storage too small"))
     }
 
     /// `.tolist()`.
     pub fn tolist(&self) -> Result<TensorList> {
         trace::graph_break(trace::BreakReason::TensorToPython("tolist"));
-        let flat: Vec<Scalar> = match self.dtype() {
-            DType::F32 => self.read(|s: &[f32]| s.iter().map(|x| x.to_scalar()).collect())?,
-            DType::I64 => self.read(|s: &[i64]| s.iter().map(|x| x.to_scalar()).collect())?,
-            DType::Bool => self.read(|s: &[bool]| s.iter().map(|x| x.to_scalar()).collect())?,
-        };
+        let flat: Vec<Scalar> = with_elem!(self.dtype(), T => {
+            self.read(|s: &[T]| s.iter().map(|x| x.to_scalar()).collect())?
+        });
         Ok(nest(&flat, self.shape()))
     }
 }
@@ -147,48 +138,68 @@ fn nest(flat: &[Scalar], shape: &[usize]) -> TensorList {
 fn cast_from<T: Elem + CastTo>(s: &[T], dtype: DType, n: usize) -> Result<Buffer> {
     Ok(match dtype {
         DType::F32 => Buffer::F32(collect_vec(n, s.iter().map(|x| x.to_f32()))?),
+        DType::F64 => Buffer::F64(collect_vec(n, s.iter().map(|x| x.to_f64()))?),
+        DType::I32 => Buffer::I32(collect_vec(n, s.iter().map(|x| x.to_i32()))?),
         DType::I64 => Buffer::I64(collect_vec(n, s.iter().map(|x| x.to_i64()))?),
+        DType::U8 => Buffer::U8(collect_vec(n, s.iter().map(|x| x.to_u8()))?),
         DType::Bool => Buffer::Bool(collect_vec(n, s.iter().map(|x| x.to_bool()))?),
     })
 }
 
-/// Element conversions between the three dtypes (float -> int truncates, as PyTorch).
+/// Element conversions between the dtypes (float -> int truncates as PyTorch; an
+/// integer narrowing wraps, as PyTorch's `.to(torch.uint8)` does for in-range ints).
 pub trait CastTo: Copy {
     fn to_f32(self) -> f32;
+    fn to_f64(self) -> f64;
+    fn to_i32(self) -> i32;
     fn to_i64(self) -> i64;
+    fn to_u8(self) -> u8;
     fn to_bool(self) -> bool;
 }
 
-impl CastTo for f32 {
-    fn to_f32(self) -> f32 {
-        self
-    }
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    fn to_bool(self) -> bool {
-        self != 0.0
-    }
+/// `CastTo` for a numeric type (`as` conversions; floats truncate toward zero).
+macro_rules! cast_numeric {
+    ($($t:ty),*) => {$(
+        impl CastTo for $t {
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i32(self) -> i32 {
+                self as i64 as i32
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn to_u8(self) -> u8 {
+                self as i64 as u8
+            }
+            fn to_bool(self) -> bool {
+                self != 0 as $t
+            }
+        }
+    )*};
 }
 
-impl CastTo for i64 {
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    fn to_i64(self) -> i64 {
-        self
-    }
-    fn to_bool(self) -> bool {
-        self != 0
-    }
-}
+cast_numeric!(f32, f64, i32, i64, u8);
 
 impl CastTo for bool {
     fn to_f32(self) -> f32 {
         f32::from(u8::from(self))
     }
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    fn to_i32(self) -> i32 {
+        i32::from(self)
+    }
     fn to_i64(self) -> i64 {
         i64::from(self)
+    }
+    fn to_u8(self) -> u8 {
+        u8::from(self)
     }
     fn to_bool(self) -> bool {
         self

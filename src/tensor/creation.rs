@@ -2,7 +2,7 @@
 //! and the `tensor(...)` builder helpers. Each returns a fresh leaf; the caller sets
 //! `requires_grad` with `set_requires_grad`.
 
-use super::dtype::{DType, Scalar};
+use super::dtype::{default_float, with_elem, DType, Elem, Scalar};
 use super::random::with_rng;
 use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
@@ -17,11 +17,9 @@ pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tens
 
 fn full_eager(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
     let n = numel(shape)?;
-    let buf = match dtype.unwrap_or(value.dtype()) {
-        DType::F32 => Buffer::F32(alloc_filled(n, value.as_f64() as f32)?),
-        DType::I64 => Buffer::I64(alloc_filled(n, value.as_i64())?),
-        DType::Bool => Buffer::Bool(alloc_filled(n, value.as_bool())?),
-    };
+    let buf = with_elem!(dtype.unwrap_or(value.dtype()), T => {
+        T::wrap(alloc_filled(n, T::from_scalar(value))?)
+    });
     Tensor::from_buffer(buf, shape)
 }
 
@@ -53,6 +51,10 @@ fn float_only(op: &str, dtype: DType) -> Result<()> {
 pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
     float_only("rand", dtype)?;
     let n = numel(shape)?;
+    if dtype == DType::F64 {
+        let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.uniform())))?;
+        return Ok(Tensor::from_vec(v, shape));
+    }
     let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.uniform() as f32)))?;
     Ok(Tensor::from_vec(v, shape))
 }
@@ -61,6 +63,10 @@ pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
 pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
     float_only("randn", dtype)?;
     let n = numel(shape)?;
+    if dtype == DType::F64 {
+        let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.normal())))?;
+        return Ok(Tensor::from_vec(v, shape));
+    }
     let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.normal() as f32)))?;
     Ok(Tensor::from_vec(v, shape))
 }
@@ -87,7 +93,7 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
     let all_int = [start, end, step]
         .iter()
         .all(|s| !matches!(s, Scalar::Float(_)));
-    let dt = dtype.unwrap_or(if all_int { DType::I64 } else { DType::F32 });
+    let dt = dtype.unwrap_or(if all_int { DType::I64 } else { default_float() });
     let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
     if st == 0.0 || !st.is_finite() || !s.is_finite() || !e.is_finite() {
         return Err(err(
@@ -111,11 +117,11 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
         let v = collect_vec(n, (0..n as i64).map(|i| s.wrapping_add(i.wrapping_mul(st))))?;
         return Tensor::from_vec(v, &[n]).cast(dt);
     }
-    let v = collect_vec(n, (0..n).map(|i| (s + i as f64 * st) as f32))?;
+    let v = collect_vec(n, (0..n).map(|i| s + i as f64 * st))?;
     Tensor::from_vec(v, &[n]).cast(dt)
 }
 
-/// `linspace(start, end, steps)` float32 (endpoints included).
+/// `linspace(start, end, steps)` in the default float dtype (endpoints included).
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
     record_const(|| linspace_eager(start, end, steps))
 }
@@ -130,13 +136,13 @@ fn linspace_eager(start: f64, end: f64, steps: usize) -> Result<Tensor> {
         steps,
         (0..steps).map(|i| {
             if i + 1 == steps && steps > 1 {
-                end as f32
+                end
             } else {
-                (start + i as f64 * step) as f32
+                start + i as f64 * step
             }
         }),
     )?;
-    Ok(Tensor::from_vec(v, &[steps]))
+    Tensor::from_vec(v, &[steps]).cast(default_float())
 }
 
 /// `eye(n, m)`: ones on the diagonal.
@@ -160,11 +166,11 @@ fn eye_eager(n: usize, m: Option<usize>, dtype: DType) -> Result<Tensor> {
     Tensor::from_vec(v, &[n, m]).cast(dtype)
 }
 
-/// The dtype `tensor(data)` infers from its leaves: any float -> float32, else any
-/// int -> int64, else bool.
+/// The dtype `tensor(data)` infers from its leaves: any float -> the default float
+/// dtype, else any int -> int64, else bool.
 pub fn infer_dtype(leaves: &[Scalar]) -> DType {
     if leaves.is_empty() {
-        return DType::F32; // `tensor([])` is float32, as in PyTorch
+        return default_float(); // `tensor([])` is float32, as in PyTorch
     }
     leaves
         .iter()
@@ -178,11 +184,9 @@ pub fn from_scalars(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) ->
 
 fn from_scalars_eager(leaves: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Result<Tensor> {
     let n = leaves.len();
-    let buf = match dtype.unwrap_or_else(|| infer_dtype(leaves)) {
-        DType::F32 => Buffer::F32(collect_vec(n, leaves.iter().map(|s| s.as_f64() as f32))?),
-        DType::I64 => Buffer::I64(collect_vec(n, leaves.iter().map(|s| s.as_i64()))?),
-        DType::Bool => Buffer::Bool(collect_vec(n, leaves.iter().map(|s| s.as_bool()))?),
-    };
+    let buf = with_elem!(dtype.unwrap_or_else(|| infer_dtype(leaves)), T => {
+        T::wrap(collect_vec(n, leaves.iter().map(|&s| T::from_scalar(s)))?)
+    });
     Tensor::from_buffer(buf, shape)
 }
 

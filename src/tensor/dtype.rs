@@ -7,8 +7,26 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     F32,
+    F64,
+    I32,
     I64,
+    U8,
     Bool,
+}
+
+thread_local! {
+    /// `set_default_dtype`: the dtype of Python floats turned into tensors.
+    static DEFAULT_FLOAT: std::cell::Cell<DType> = const { std::cell::Cell::new(DType::F32) };
+}
+
+/// The default floating dtype (`torch.get_default_dtype()`): float32 unless changed.
+pub fn default_float() -> DType {
+    DEFAULT_FLOAT.with(|d| d.get())
+}
+
+/// `torch.set_default_dtype`; the caller checks that `d` is a float dtype.
+pub fn set_default_float(d: DType) {
+    DEFAULT_FLOAT.with(|c| c.set(d));
 }
 
 impl DType {
@@ -16,31 +34,71 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::I32 => "int32",
             DType::I64 => "int64",
+            DType::U8 => "uint8",
             DType::Bool => "bool",
+        }
+    }
+
+    /// PyTorch's scalar-type name in kernel errors (`"tanh" not implemented for 'Long'`).
+    pub fn torch_name(self) -> &'static str {
+        match self {
+            DType::F32 => "Float",
+            DType::F64 => "Double",
+            DType::I32 => "Int",
+            DType::I64 => "Long",
+            DType::U8 => "Byte",
+            DType::Bool => "Bool",
         }
     }
 
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            DType::F32 => 4,
-            DType::I64 => 8,
-            DType::Bool => 1,
+            DType::F32 | DType::I32 => 4,
+            DType::F64 | DType::I64 => 8,
+            DType::U8 | DType::Bool => 1,
         }
     }
 
     pub fn is_float(self) -> bool {
-        self == DType::F32
+        match self {
+            DType::F32 | DType::F64 => true,
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => false,
+        }
     }
 
-    /// The common dtype of two operands of an arithmetic op (PyTorch rules for our
-    /// three dtypes): any float -> float32, else any int -> int64, else bool.
+    /// An integer dtype (not bool).
+    pub fn is_int(self) -> bool {
+        match self {
+            DType::I32 | DType::I64 | DType::U8 => true,
+            DType::F32 | DType::F64 | DType::Bool => false,
+        }
+    }
+
+    /// The position in PyTorch's promotion lattice for our dtypes
+    /// (bool < uint8 < int32 < int64 < float32 < float64).
+    fn rank(self) -> u8 {
+        match self {
+            DType::Bool => 0,
+            DType::U8 => 1,
+            DType::I32 => 2,
+            DType::I64 => 3,
+            DType::F32 => 4,
+            DType::F64 => 5,
+        }
+    }
+
+    /// The common dtype of two tensor operands of an arithmetic op (PyTorch's
+    /// `promote_types` over our dtypes: f32 op f64 -> f64, int op float -> the float,
+    /// uint8 op int32 -> int32, anything op bool -> the other).
     pub fn promote(self, other: DType) -> DType {
-        match (self, other) {
-            (DType::F32, _) | (_, DType::F32) => DType::F32,
-            (DType::I64, _) | (_, DType::I64) => DType::I64,
-            _ => DType::Bool,
+        if self.rank() >= other.rank() {
+            self
+        } else {
+            other
         }
     }
 }
@@ -60,12 +118,12 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    /// The dtype a tensor made from this scalar gets.
+    /// The dtype a tensor made from this scalar gets (floats: the default dtype).
     pub fn dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
-            Scalar::Float(_) => DType::F32,
+            Scalar::Float(_) => default_float(),
         }
     }
 
@@ -96,7 +154,11 @@ impl Scalar {
     /// The dtype of `tensor op scalar`: a scalar only raises the category
     /// (bool < int < float), as in PyTorch's "wrapped number" rule.
     pub fn promote_with(self, t: DType) -> DType {
-        t.promote(self.dtype())
+        match self {
+            Scalar::Float(_) if !t.is_float() => default_float(),
+            Scalar::Int(_) if t == DType::Bool => DType::I64,
+            _ => t,
+        }
     }
 }
 
@@ -214,3 +276,175 @@ impl Elem for bool {
         false
     }
 }
+
+/// `Elem` for a numeric Rust type stored in `Buffer::$V`.
+macro_rules! elem_impl {
+    ($t:ty, $V:ident, $to_scalar:expr, $from_scalar:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = DType::$V;
+            fn slice(b: &Buffer) -> Option<&[$t]> {
+                match b {
+                    Buffer::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(b: &mut Buffer) -> Option<&mut [$t]> {
+                match b {
+                    Buffer::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<$t>) -> Buffer {
+                Buffer::$V(v)
+            }
+            fn unwrap(b: Buffer) -> std::result::Result<Vec<$t>, Buffer> {
+                match b {
+                    Buffer::$V(v) => Ok(v),
+                    other => Err(other),
+                }
+            }
+            fn from_scalar(s: Scalar) -> $t {
+                ($from_scalar)(s)
+            }
+            fn to_scalar(self) -> Scalar {
+                ($to_scalar)(self)
+            }
+            fn zero() -> $t {
+                0 as $t
+            }
+        }
+    };
+}
+
+elem_impl!(f64, F64, Scalar::Float, |s: Scalar| s.as_f64());
+elem_impl!(
+    i32,
+    I32,
+    |x: i32| Scalar::Int(i64::from(x)),
+    |s: Scalar| s.as_i64() as i32
+);
+elem_impl!(
+    u8,
+    U8,
+    |x: u8| Scalar::Int(i64::from(x)),
+    |s: Scalar| s.as_i64() as u8
+);
+
+/// `match` on a dtype with the same code for every element type: `with_elem!(dt, T =>
+/// e)` runs `e` with `T` the Rust type of `dt` (`f32`, `f64`, `i32`, `i64`, `u8`, `bool`).
+macro_rules! with_elem {
+    ($dt:expr, $T:ident => $e:expr) => {
+        match $dt {
+            $crate::tensor::DType::F32 => {
+                type $T = f32;
+                $e
+            }
+            $crate::tensor::DType::F64 => {
+                type $T = f64;
+                $e
+            }
+            $crate::tensor::DType::I32 => {
+                type $T = i32;
+                $e
+            }
+            $crate::tensor::DType::I64 => {
+                type $T = i64;
+                $e
+            }
+            $crate::tensor::DType::U8 => {
+                type $T = u8;
+                $e
+            }
+            $crate::tensor::DType::Bool => {
+                type $T = bool;
+                $e
+            }
+        }
+    };
+}
+pub(crate) use with_elem;
+
+/// A float element type (f32 or f64): what generic float kernels (reductions, scans)
+/// need beyond [`Elem`].
+pub trait Real:
+    Elem
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::MulAssign
+{
+    const NEG_INFINITY: Self;
+    const NAN: Self;
+    const ONE: Self;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn exp(self) -> Self;
+    fn abs(self) -> Self;
+    fn fmax(self, o: Self) -> Self;
+    fn is_infinite(self) -> bool;
+}
+
+/// [`Real`] for `f32` and `f64` (the std methods of the same names).
+macro_rules! real_impl {
+    ($($t:ident),*) => {$(
+        impl Real for $t {
+            const NEG_INFINITY: $t = $t::NEG_INFINITY;
+            const NAN: $t = $t::NAN;
+            const ONE: $t = 1.0;
+            fn from_f64(x: f64) -> $t {
+                x as $t
+            }
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn exp(self) -> $t {
+                $t::exp(self)
+            }
+            fn abs(self) -> $t {
+                $t::abs(self)
+            }
+            fn fmax(self, o: $t) -> $t {
+                $t::max(self, o)
+            }
+            fn is_infinite(self) -> bool {
+                $t::is_infinite(self)
+            }
+        }
+    )*};
+}
+
+real_impl!(f32, f64);
+
+/// The dtype a float op computes in for an input of `dt`: float inputs keep theirs;
+/// ints and bools use the default float dtype (PyTorch's `exp(int_tensor)` rule).
+pub fn float_for(dt: DType) -> DType {
+    if dt.is_float() {
+        dt
+    } else {
+        default_float()
+    }
+}
+
+/// `with_float!(dt, T => e)`: `e` with `T` = `f64` for float64, else `f32` (callers pass
+/// [`float_for`]'s dtype, so the other arms mean float32).
+macro_rules! with_float {
+    ($dt:expr, $T:ident => $e:expr) => {
+        match $dt {
+            $crate::tensor::DType::F64 => {
+                type $T = f64;
+                $e
+            }
+            $crate::tensor::DType::F32
+            | $crate::tensor::DType::I32
+            | $crate::tensor::DType::I64
+            | $crate::tensor::DType::U8
+            | $crate::tensor::DType::Bool => {
+                type $T = f32;
+                $e
+            }
+        }
+    };
+}
+pub(crate) use with_float;

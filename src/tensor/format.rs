@@ -8,10 +8,11 @@
 //! tensor when a finite nonzero |value| is >= 1e8 or < 1e-4 (PyTorch's thresholds,
 //! without its max/min-ratio rule). Past 1000 elements each dim longer than 6 shows
 //! its first and last 3 entries around `...`. Rows wrap at 80 columns. The `dtype=`
-//! suffix never appears (our dtypes are PyTorch's defaults) except for empty int64 /
-//! bool tensors (`tensor([], dtype=int64)`); empty multi-dim tensors add `size=(0, 3)`.
+//! suffix appears as PyTorch's for a dtype the values do not imply (`dtype=torch.float64`
+//! under the float32 default, `torch.int32`, `torch.uint8`), and for empty int64 / bool
+//! tensors (`tensor([], dtype=int64)`); empty multi-dim tensors add `size=(0, 3)`.
 
-use super::dtype::{DType, Scalar};
+use super::dtype::{default_float, DType, Scalar};
 use super::shape::fmt_shape;
 use super::Tensor;
 
@@ -31,7 +32,7 @@ fn trim_decimals(s: &str) -> String {
     }
 }
 
-fn fmt_float(x: f32, sci: bool) -> String {
+fn fmt_float(x: f64, sci: bool) -> String {
     if x.is_nan() {
         return "nan".into();
     }
@@ -53,7 +54,7 @@ fn fmt_float(x: f32, sci: bool) -> String {
     s
 }
 
-fn use_sci(vals: &[f32]) -> bool {
+fn use_sci(vals: &[f64]) -> bool {
     vals.iter()
         .filter(|v| v.is_finite() && **v != 0.0)
         .any(|v| v.abs() >= 1e8 || v.abs() < 1e-4)
@@ -63,7 +64,7 @@ fn fmt_scalar(s: Scalar, sci: bool) -> String {
     match s {
         Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
         Scalar::Int(i) => i.to_string(),
-        Scalar::Float(f) => fmt_float(f as f32, sci),
+        Scalar::Float(f) => fmt_float(f, sci),
     }
 }
 
@@ -93,10 +94,10 @@ impl Grid {
         let flat = t.tolist().ok()?;
         let mut scalars = Vec::new();
         collect_kept(&flat, &kept, &mut scalars);
-        let floats: Vec<f32> = scalars
+        let floats: Vec<f64> = scalars
             .iter()
             .filter_map(|s| match s {
-                Scalar::Float(f) => Some(*f as f32),
+                Scalar::Float(f) => Some(*f),
                 _ => None,
             })
             .collect();
@@ -197,8 +198,9 @@ pub fn format_tensor(t: &Tensor) -> String {
         if t.ndim() != 1 {
             suffix.push(format!("size={}", fmt_shape(t.shape())));
         }
-        if t.dtype() != DType::F32 {
-            suffix.push(format!("dtype={}", t.dtype().name()));
+        match t.dtype() {
+            DType::I64 | DType::Bool => suffix.push(format!("dtype={}", t.dtype().name())),
+            DType::F32 | DType::F64 | DType::I32 | DType::U8 => {}
         }
     } else if let Some(g) = Grid::new(t) {
         if t.ndim() == 0 {
@@ -211,6 +213,16 @@ pub fn format_tensor(t: &Tensor) -> String {
             };
             render(&g, 0, 0, 7, width, &mut body);
         }
+    }
+    // PyTorch's suffix for a dtype its printing does not imply (float64 under the
+    // float32 default, int32, uint8).
+    let implied = match t.dtype() {
+        DType::F32 | DType::F64 => t.dtype() == default_float(),
+        DType::I64 | DType::Bool => true,
+        DType::I32 | DType::U8 => false,
+    };
+    if !implied {
+        suffix.push(format!("dtype=torch.{}", t.dtype().name()));
     }
     if t.requires_grad() {
         match t.grad_fn() {

@@ -2,7 +2,7 @@
 //! write into the tensor's storage (bumping its version). Under grad mode a non-leaf
 //! gets its history rebased onto the new value; a leaf requiring grad is refused.
 
-use super::dtype::{DType, Scalar};
+use super::dtype::{with_elem, DType, Scalar};
 use super::kernels::binary::{binary_raw, binary_scalar_raw};
 use super::kernels::elementwise::assign;
 use super::shape::fmt_shape;
@@ -38,17 +38,14 @@ impl Tensor {
             return Err(err(
                 ErrorKind::TypeError,
                 format!(
-                    "{op}: result type float32 can't be cast to the desired output type {}",
+                    "{op}: result type {} can't be cast to the desired output type {}",
+                    r.dtype(),
                     self.dtype()
                 ),
             ));
         }
         let r = r.cast(self.dtype())?;
-        match self.dtype() {
-            DType::F32 => assign(self, &r.to_vec::<f32>()?),
-            DType::I64 => assign(self, &r.to_vec::<i64>()?),
-            DType::Bool => assign(self, &r.to_vec::<bool>()?),
-        }
+        with_elem!(self.dtype(), T => assign(self, &r.to_vec::<T>()?))
     }
 
     /// Run `f` on a differentiable copy when grad is needed, then write and rebase.

@@ -81,12 +81,29 @@ fn matmul_eager(a: &Tensor, b: &Tensor, lifted: &mut Option<(Tensor, Tensor)>) -
 fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (na, nb) = (a.ndim(), b.ndim());
     let batch = broadcast_shapes("matmul", &a.shape()[..na - 2], &b.shape()[..nb - 2])?;
-    let dt = if a.dtype().is_float() || b.dtype().is_float() {
-        DType::F32
-    } else {
-        DType::I64
+    let (da, db) = (a.dtype(), b.dtype());
+    if da.is_float() && db.is_float() && da != db {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                da.name(),
+                db.name()
+            ),
+        ));
+    }
+    // Ints with a float operand compute in float32 (Kiln's leniency); int32/uint8
+    // products run in int64 and wrap back as PyTorch's do.
+    let dt = match da.promote(db) {
+        DType::F64 => DType::F64,
+        DType::F32 => DType::F32,
+        DType::I32 | DType::I64 | DType::U8 | DType::Bool => DType::I64,
     };
     let out = bmm(&a.cast(dt)?, &b.cast(dt)?, &batch)?;
+    let out = match da.promote(db) {
+        d @ (DType::I32 | DType::U8) => out.cast(d)?,
+        DType::F32 | DType::F64 | DType::I64 | DType::Bool => out,
+    };
     if dt.is_float() && autograd::needs_grad(&[a, b]) {
         let node = BackwardOp::Matmul {
             a: Saved::new(a),
@@ -146,7 +163,23 @@ pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> R
     record_op(&args, ir, || conv2d_eager(x, w, bias, p))
 }
 
+/// The float32-only kernels (conv, pooling) refuse float64 operands in PyTorch's
+/// words rather than computing them in float32.
+fn f32_kernel(op: &str, ts: &[&Tensor]) -> Result<()> {
+    match ts.iter().find(|t| t.dtype() == DType::F64) {
+        Some(t) => Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "\"{op}\" not implemented for '{}' (Kiln's {op} kernel is float32; use .float())",
+                t.dtype().torch_name()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
+    f32_kernel("conv2d", &[x, w])?;
     if x.ndim() == 3 {
         return conv2d(&x.unsqueeze(0)?, w, bias, p)?.squeeze(Some(0));
     }
@@ -260,6 +293,7 @@ pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 }
 
 fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    f32_kernel("max_pool2d", &[x])?;
     if x.ndim() == 3 {
         return max_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }
@@ -309,6 +343,7 @@ pub fn avg_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 }
 
 fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
+    f32_kernel("avg_pool2d", &[x])?;
     if x.ndim() == 3 {
         return avg_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }

@@ -1,7 +1,7 @@
 //! Reductions (`sum mean max min argmax argmin var std prod logsumexp all any norm`)
 //! and dim-wise ops (`softmax log_softmax cumsum`), with keepdim and autograd.
 
-use super::dtype::{DType, Elem};
+use super::dtype::{float_for, with_elem, with_float, DType, Elem, Real};
 use super::kernels::reduce::{
     arg_extreme, log_softmax_row, logsumexp_row, per_row, rows, scan_rows, softmax_row, sum_f32,
 };
@@ -48,14 +48,26 @@ fn float_only(op: &str, x: &Tensor) -> Result<()> {
     ))
 }
 
+/// `reduce_float!(x, dims, keepdim, |r| e)`: reduce the rows of `x` with `e`, written
+/// once and compiled for f64 rows (float64 input) and f32 rows (float32, ints, bools).
+macro_rules! reduce_float {
+    ($x:expr, $d:expr, $keep:expr, move |$r:ident| $e:expr) => {
+        with_float!(float_for($x.dtype()), T => $x.reduce_rows::<T>($d, $keep, move |$r: &[T]| -> T { $e }))
+    };
+    ($x:expr, $d:expr, $keep:expr, |$r:ident| $e:expr) => {
+        with_float!(float_for($x.dtype()), T => $x.reduce_rows::<T>($d, $keep, |$r: &[T]| -> T { $e }))
+    };
+}
+
 impl Tensor {
-    fn reduce_f32(
+    /// Reduces each row with `f` in the float type `T` (the input cast to it).
+    fn reduce_rows<T: Elem>(
         &self,
         dims: &[usize],
         keepdim: bool,
-        f: impl Fn(&[f32]) -> f32 + Sync + Send,
+        f: impl Fn(&[T]) -> T + Sync + Send,
     ) -> Result<Tensor> {
-        let (data, k) = rows::<f32>(&self.cast(DType::F32)?, dims)?;
+        let (data, k) = rows::<T>(&self.cast(T::DTYPE)?, dims)?;
         let out = per_row(&data, outer(self.shape(), dims), k, f)?;
         Ok(Tensor::from_vec(
             out,
@@ -75,7 +87,7 @@ impl Tensor {
     fn sum_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("sum", dims, self.ndim())?;
         let out = if self.dtype().is_float() {
-            self.reduce_f32(&d, keepdim, |r| sum_f32(r) as f32)?
+            reduce_float!(self, &d, keepdim, |r| sum_f32(r) as T)?
         } else {
             let (data, k) = rows::<i64>(&self.cast(DType::I64)?, &d)?;
             let v = per_row(&data, outer(self.shape(), &d), k, |r| {
@@ -83,17 +95,17 @@ impl Tensor {
             })?;
             Tensor::from_vec(v, &reduced_shape(self.shape(), &d, keepdim))
         };
-        self.record_sum(&out, d, keepdim, 1.0);
+        self.record_sum(&out, d, keepdim, 1);
         Ok(out)
     }
 
-    fn record_sum(&self, out: &Tensor, dims: Vec<usize>, keepdim: bool, scale: f32) {
+    fn record_sum(&self, out: &Tensor, dims: Vec<usize>, keepdim: bool, divisor: usize) {
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::Sum {
                 in_shape: self.shape().into(),
                 dims,
                 keepdim,
-                scale,
+                divisor,
             };
             autograd::record(out, node, &[self]);
         }
@@ -112,8 +124,8 @@ impl Tensor {
         float_only("mean", self)?;
         let d = norm_dims("mean", dims, self.ndim())?;
         let n: usize = d.iter().map(|&i| self.shape()[i]).product();
-        let out = self.reduce_f32(&d, keepdim, |r| (sum_f32(r) / r.len() as f64) as f32)?;
-        self.record_sum(&out, d, keepdim, 1.0 / n as f32);
+        let out = reduce_float!(self, &d, keepdim, |r| (sum_f32(r) / r.len() as f64) as T)?;
+        self.record_sum(&out, d, keepdim, n);
         Ok(out)
     }
 
@@ -173,14 +185,18 @@ impl Tensor {
                 let (data, k) = rows::<f32>(self, dims)?;
                 per_row(&data, n, k, |r| arg_extreme(r, is_min))
             }
-            _ => {
+            DType::F64 => {
+                let (data, k) = rows::<f64>(self, dims)?;
+                per_row(&data, n, k, |r| arg_extreme(r, is_min))
+            }
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
                 let (data, k) = rows::<i64>(&self.cast(DType::I64)?, dims)?;
                 per_row(&data, n, k, |r| arg_extreme(r, is_min))
             }
         }
     }
 
-    /// The max/min of each row of an f32 tensor (None for other dtypes), shaped
+    /// The max/min of each row of a float tensor (None for other dtypes), shaped
     /// `shape`: IEEE 754-2019 maximum/minimum, NaN propagating and -0.0 < 0.0, the fold
     /// a compiled reduction does in any lane order. The index of a ±0 result (`arg_rows`)
     /// is the first zero's, as PyTorch's; PyTorch's value there has that element's sign
@@ -192,17 +208,27 @@ impl Tensor {
         shape: &[usize],
         is_min: bool,
     ) -> Result<Option<Tensor>> {
-        use super::kernels::binary::{fmax_nan, fmin_nan};
-        if self.dtype() != DType::F32 {
-            return Ok(None);
-        }
-        let (data, k) = rows::<f32>(self, dims)?;
-        let pick = if is_min { fmin_nan } else { fmax_nan };
+        use super::kernels::binary::{fmax_nan, fmax_nan64, fmin_nan, fmin_nan64};
         let n = outer(self.shape(), dims);
-        let v = per_row(&data, n, k, |r| {
-            r.iter().copied().reduce(pick).unwrap_or(f32::NAN)
-        })?;
-        Ok(Some(Tensor::from_vec(v, shape)))
+        match self.dtype() {
+            DType::F32 => {
+                let (data, k) = rows::<f32>(self, dims)?;
+                let pick = if is_min { fmin_nan } else { fmax_nan };
+                let v = per_row(&data, n, k, |r| {
+                    r.iter().copied().reduce(pick).unwrap_or(f32::NAN)
+                })?;
+                Ok(Some(Tensor::from_vec(v, shape)))
+            }
+            DType::F64 => {
+                let (data, k) = rows::<f64>(self, dims)?;
+                let pick = if is_min { fmin_nan64 } else { fmax_nan64 };
+                let v = per_row(&data, n, k, |r| {
+                    r.iter().copied().reduce(pick).unwrap_or(f64::NAN)
+                })?;
+                Ok(Some(Tensor::from_vec(v, shape)))
+            }
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => Ok(None),
+        }
     }
 
     /// The values at row-wise `index` (the same layout as `arg_rows`).
@@ -217,11 +243,7 @@ impl Tensor {
             Ok(Tensor::from_vec(v, shape))
         }
         let idx = index.to_vec::<i64>()?;
-        match self.dtype() {
-            DType::F32 => go::<f32>(self, dims, &idx, index.shape()),
-            DType::I64 => go::<i64>(self, dims, &idx, index.shape()),
-            DType::Bool => go::<bool>(self, dims, &idx, index.shape()),
-        }
+        with_elem!(self.dtype(), T => go::<T>(self, dims, &idx, index.shape()))
     }
 
     /// `max()` / `min()` over all elements.
@@ -310,12 +332,12 @@ impl Tensor {
     ) -> Result<Tensor> {
         float_only("var", self)?;
         let d = norm_dims("var", dims, self.ndim())?;
-        let out = self.reduce_f32(&d, keepdim, move |r| {
+        let out = reduce_float!(self, &d, keepdim, move |r| {
             let n = r.len() as f64;
             let mean = sum_f32(r) / n;
-            let ss: f64 = r.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum();
+            let ss: f64 = r.iter().map(|&v| (v.to_f64() - mean).powi(2)).sum();
             let v = ss / (n - correction).max(0.0);
-            (if take_sqrt { v.sqrt() } else { v }) as f32
+            (if take_sqrt { v.sqrt() } else { v }) as T
         })?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Var {
@@ -342,7 +364,7 @@ impl Tensor {
     fn prod_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("prod", dims, self.ndim())?;
         let out = if self.dtype().is_float() {
-            self.reduce_f32(&d, keepdim, |r| r.iter().product())?
+            reduce_float!(self, &d, keepdim, |r| r.iter().product())?
         } else {
             let (data, k) = rows::<i64>(&self.cast(DType::I64)?, &d)?;
             let v = per_row(&data, outer(self.shape(), &d), k, |r| {
@@ -371,9 +393,9 @@ impl Tensor {
     }
 
     fn logsumexp_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let x = self.cast(DType::F32)?;
+        let x = self.cast(float_for(self.dtype()))?;
         let d = norm_dims("logsumexp", dims, self.ndim())?;
-        let out = x.reduce_f32(&d, keepdim, logsumexp_row)?;
+        let out = reduce_float!(x, &d, keepdim, |r| logsumexp_row(r))?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::LogSumExp {
                 x: Saved::new(self),
@@ -399,12 +421,12 @@ impl Tensor {
     fn norm_eager(&self, p: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         float_only("norm", self)?;
         let d = norm_dims("norm", dims, self.ndim())?;
-        let out = self.reduce_f32(&d, keepdim, move |r| {
+        let out = reduce_float!(self, &d, keepdim, move |r| {
             if p.is_infinite() {
-                return r.iter().fold(0.0f32, |a, &b| a.max(b.abs()));
+                return r.iter().fold(0.0, |a: T, &b| a.max(b.abs()));
             }
-            let s: f64 = r.iter().map(|&v| f64::from(v.abs()).powf(p)).sum();
-            s.powf(1.0 / p) as f32
+            let s: f64 = r.iter().map(|&v| v.abs().to_f64().powf(p)).sum();
+            s.powf(1.0 / p) as T
         })?;
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Norm {
@@ -446,19 +468,19 @@ impl Tensor {
     }
 
     /// Apply a row scan along `dim` and restore the layout.
-    pub(crate) fn along_dim(
+    pub(crate) fn along_dim<T: Elem>(
         &self,
         dim: usize,
-        f: impl Fn(&[f32], &mut [f32]) + Sync + Send,
+        f: impl Fn(&[T], &mut [T]) + Sync + Send,
     ) -> Result<Tensor> {
-        let x = self.cast(DType::F32)?;
+        let x = self.cast(T::DTYPE)?;
         if x.ndim() == 0 {
-            let v = x.to_vec::<f32>()?;
-            let mut o = vec![0.0f32; 1];
+            let v = x.to_vec::<T>()?;
+            let mut o = vec![T::zero(); 1];
             f(&v, &mut o);
             return Ok(Tensor::from_vec(o, &[]));
         }
-        let (data, k) = rows::<f32>(&x, &[dim])?;
+        let (data, k) = rows::<T>(&x, &[dim])?;
         let out = scan_rows(&data, k, f)?;
         let mut moved: Vec<usize> = (0..x.ndim())
             .filter(|&i| i != dim)
@@ -489,7 +511,7 @@ impl Tensor {
 
     fn softmax_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_dim("softmax", dim, self.ndim())?;
-        let out = self.along_dim(d, softmax_row)?;
+        let out = with_float!(float_for(self.dtype()), T => self.along_dim(d, softmax_row::<T>)?);
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Softmax {
                 out: Saved::output(&out),
@@ -510,7 +532,8 @@ impl Tensor {
 
     fn log_softmax_eager(&self, dim: i64) -> Result<Tensor> {
         let d = norm_dim("log_softmax", dim, self.ndim())?;
-        let out = self.along_dim(d, log_softmax_row)?;
+        let out =
+            with_float!(float_for(self.dtype()), T => self.along_dim(d, log_softmax_row::<T>)?);
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::LogSoftmax {
                 out: Saved::output(&out),
@@ -551,17 +574,18 @@ impl Tensor {
 
     /// Cumulative sum along `dim`, from the end when `reverse`. No autograd.
     pub(crate) fn cumsum_raw(&self, d: usize, reverse: bool) -> Result<Tensor> {
-        let scan = move |r: &[f32], o: &mut [f32]| {
-            let mut acc = 0.0f64;
-            let n = r.len();
-            for i in 0..n {
-                let j = if reverse { n - 1 - i } else { i };
-                acc += f64::from(r[j]);
-                o[j] = acc as f32;
-            }
-        };
         if self.dtype().is_float() {
-            return self.along_dim(d, scan);
+            return with_float!(self.dtype(), T => {
+                self.along_dim(d, move |r: &[T], o: &mut [T]| {
+                    let mut acc = 0.0f64;
+                    let n = r.len();
+                    for i in 0..n {
+                        let j = if reverse { n - 1 - i } else { i };
+                        acc += r[j].to_f64();
+                        o[j] = acc as T;
+                    }
+                })
+            });
         }
         // ints: exact in i64 (f32 would lose precision)
         let x = self.cast(DType::I64)?;

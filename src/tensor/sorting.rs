@@ -159,7 +159,8 @@ pub fn searchsorted(sorted: &Tensor, values: &Tensor, right: bool) -> Result<Ten
 fn f64s(t: &Tensor) -> Result<Vec<f64>> {
     Ok(match t.dtype() {
         DType::F32 => t.to_f32_vec()?.into_iter().map(f64::from).collect(),
-        _ => t
+        DType::F64 => t.to_vec::<f64>()?,
+        DType::I32 | DType::I64 | DType::U8 | DType::Bool => t
             .cast(DType::I64)?
             .to_i64_vec()?
             .into_iter()
@@ -171,7 +172,7 @@ fn f64s(t: &Tensor) -> Result<Vec<f64>> {
 /// `bincount(x, weights=None, minlength=0)` of a 1-D non-negative int tensor.
 pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: usize) -> Result<Tensor> {
     host("bincount");
-    if x.ndim() != 1 || x.dtype() == DType::F32 {
+    if x.ndim() != 1 || x.dtype().is_float() {
         return Err(err(
             ErrorKind::RuntimeError,
             format!(

@@ -10,25 +10,43 @@ use std::cell::{Cell, Ref, RefCell, RefMut};
 #[derive(Debug, Clone)]
 pub enum Buffer {
     F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
     I64(Vec<i64>),
+    U8(Vec<u8>),
     Bool(Vec<bool>),
 }
+
+/// `match` on a buffer with the same code for every element type: `each!(b, v => e)`
+/// binds `v` to the Vec inside `b` (by reference when `b` is a reference).
+macro_rules! each_buffer {
+    ($b:expr, $v:ident => $e:expr) => {
+        match $b {
+            Buffer::F32($v) => $e,
+            Buffer::F64($v) => $e,
+            Buffer::I32($v) => $e,
+            Buffer::I64($v) => $e,
+            Buffer::U8($v) => $e,
+            Buffer::Bool($v) => $e,
+        }
+    };
+}
+pub(crate) use each_buffer;
 
 impl Buffer {
     pub fn dtype(&self) -> DType {
         match self {
             Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+            Buffer::I32(_) => DType::I32,
             Buffer::I64(_) => DType::I64,
+            Buffer::U8(_) => DType::U8,
             Buffer::Bool(_) => DType::Bool,
         }
     }
 
     pub fn len(&self) -> usize {
-        match self {
-            Buffer::F32(v) => v.len(),
-            Buffer::I64(v) => v.len(),
-            Buffer::Bool(v) => v.len(),
-        }
+        each_buffer!(self, v => v.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -37,11 +55,7 @@ impl Buffer {
 
     /// Elements the buffer can hold without reallocating.
     pub fn capacity(&self) -> usize {
-        match self {
-            Buffer::F32(v) => v.capacity(),
-            Buffer::I64(v) => v.capacity(),
-            Buffer::Bool(v) => v.capacity(),
-        }
+        each_buffer!(self, v => v.capacity())
     }
 }
 

@@ -8,7 +8,7 @@
 use super::kernels::index::{put, take, view_offsets};
 use super::kernels::strided::for_each_offset;
 use super::shape::Dims;
-use super::{creation, err, DType, Tensor};
+use super::{creation, err, Tensor};
 use crate::autograd::{self, BackwardOp, Edge, Edges, Node};
 use crate::error::{ErrorKind, Result};
 use std::cell::Cell;
@@ -104,8 +104,9 @@ impl ViewMap {
     /// `AsStridedBackward`: a view's gradient placed into zeros of the base's shape.
     pub(crate) fn scatter(&self, g: &Tensor) -> Result<Tensor> {
         let g = Self::expect(g, &self.view_shape)?;
-        let out = creation::zeros(&self.base_shape, DType::F32)?;
-        put(&out, &self.positions, &g.cast(DType::F32)?, true)?;
+        let dt = crate::tensor::dtype::float_for(g.dtype());
+        let out = creation::zeros(&self.base_shape, dt)?;
+        put(&out, &self.positions, &g.cast(dt)?, true)?;
         Ok(out)
     }
 

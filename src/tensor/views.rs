@@ -2,7 +2,7 @@
 //! narrow, contiguous, cat/stack, split/chunk, repeat. Views share storage; each op
 //! records its autograd node.
 
-use super::dtype::DType;
+use super::dtype::{with_elem, DType};
 use super::indexing::TensorIndex;
 use super::shape::{
     contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, view_strides, Dims,
@@ -66,11 +66,7 @@ fn fmt_req(req: &[i64]) -> String {
 impl Tensor {
     /// A contiguous copy (always a new storage), no autograd.
     pub fn contiguous_copy(&self) -> Result<Tensor> {
-        Ok(match self.dtype() {
-            DType::F32 => Tensor::from_vec(self.to_vec::<f32>()?, self.shape()),
-            DType::I64 => Tensor::from_vec(self.to_vec::<i64>()?, self.shape()),
-            DType::Bool => Tensor::from_vec(self.to_vec::<bool>()?, self.shape()),
-        })
+        Ok(with_elem!(self.dtype(), T => Tensor::from_vec(self.to_vec::<T>()?, self.shape())))
     }
 
     fn record_reshape(&self, out: &Tensor) {
@@ -549,11 +545,7 @@ fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
         total += t.shape()[d];
     }
     out_shape[d] = total;
-    let out = match dt {
-        DType::F32 => cat_typed::<f32>(ts, d, &out_shape, dt)?,
-        DType::I64 => cat_typed::<i64>(ts, d, &out_shape, dt)?,
-        DType::Bool => cat_typed::<bool>(ts, d, &out_shape, dt)?,
-    };
+    let out = with_elem!(dt, T => cat_typed::<T>(ts, d, &out_shape, dt)?);
     let refs: Vec<&Tensor> = ts.iter().collect();
     if dt.is_float() && autograd::needs_grad(&refs) {
         let node = BackwardOp::Cat {

@@ -559,6 +559,24 @@ pub fn exit_region() -> Option<RegionScope> {
     with(|t| t.regions.pop()).flatten()
 }
 
+/// A dtype among `args` and `out` that compiled code does not handle: the capture
+/// breaks, so float64/int32/uint8 functions run eagerly, never through f32 kernels.
+pub(in crate::compile) fn uncompiled_dtype(
+    args: &[&Tensor],
+    out: &Tensor,
+) -> Option<crate::tensor::DType> {
+    use crate::tensor::DType;
+    let uncompiled = |d: &DType| match d {
+        DType::F32 | DType::I64 | DType::Bool => false,
+        DType::F64 | DType::I32 | DType::U8 => true,
+    };
+    args.iter()
+        .copied()
+        .chain([out])
+        .map(|t| t.dtype())
+        .find(uncompiled)
+}
+
 /// Stops recording after a break at the outermost library level (the run goes on
 /// eagerly); a break inside a library call is the outer op's, which records nothing.
 fn break_now(reason: BreakReason) {
@@ -588,10 +606,13 @@ impl Recorder for TraceRecorder {
     fn record(&self, op: IrOp, args: &[&Tensor], out: &Tensor) {
         let ok = with(|t| {
             if t.depth != 1 {
-                return true;
+                return Ok(());
+            }
+            if let Some(d) = uncompiled_dtype(args, out) {
+                return Err(BreakReason::Dtype(d.name()));
             }
             let Some(ids) = t.nodes_of(args) else {
-                return false;
+                return Err(BreakReason::UntracedTensor);
             };
             let node = crate::compile::ir::Node {
                 op,
@@ -601,11 +622,11 @@ impl Recorder for TraceRecorder {
                 span: t.span,
             };
             t.push_bound(node, out);
-            true
+            Ok(())
         });
-        if ok == Some(false) {
+        if let Some(Err(reason)) = ok {
             with(|t| t.depth = 0);
-            graph_break(BreakReason::UntracedTensor);
+            graph_break(reason);
         }
     }
 

@@ -8,10 +8,13 @@ use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
 use std::fmt::Write;
 
-fn short(dt: DType) -> &'static str {
+pub fn short(dt: DType) -> &'static str {
     match dt {
         DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I32 => "i32",
         DType::I64 => "i64",
+        DType::U8 => "u8",
         DType::Bool => "bool",
     }
 }

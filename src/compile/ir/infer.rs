@@ -6,7 +6,7 @@ use crate::compile::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::Span;
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{default_float, DType, Scalar};
 use crate::tensor::kernels::binary::compute_dtype;
 use crate::tensor::kernels::conv::out_size;
 use crate::tensor::reduce::reduced_shape;
@@ -52,11 +52,12 @@ pub fn unary_dtype(op: UnaryOp, dt: DType) -> Option<DType> {
     let int_dt = if op.keeps_int() {
         DType::I64
     } else {
-        DType::F32
+        default_float()
     };
     match dt {
-        DType::F32 => op.takes_float().then_some(DType::F32),
-        DType::I64 => Some(int_dt),
+        DType::F32 | DType::F64 => op.takes_float().then_some(dt),
+        DType::I32 | DType::U8 if op.keeps_int() => Some(dt),
+        DType::I32 | DType::I64 | DType::U8 => Some(int_dt),
         DType::Bool => match op {
             UnaryOp::Not => Some(DType::Bool),
             UnaryOp::Neg => None,
@@ -73,7 +74,7 @@ pub fn binary_dtype(op: BinaryOp, promoted: DType) -> Result<DType> {
 
 /// A clamp bound as the scalar `ops::clamp` uses.
 fn bound(dt: DType, v: f64) -> Scalar {
-    if dt != DType::F32 && v.fract() == 0.0 {
+    if !dt.is_float() && v.fract() == 0.0 {
         Scalar::Int(v as i64)
     } else {
         Scalar::Float(v)

@@ -10,6 +10,7 @@ use super::{arity, kwarg, no_kw};
 use crate::interp::value::{ClassKind, DictMap, Key, ModuleObj, TypeTag, Value};
 use crate::interp::{type_err, value_err, Interp, R};
 use crate::io::{Array, ArrayData, CsvHeader};
+use crate::tensor::storage::Buffer;
 use crate::tensor::{creation, DType, Tensor};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -52,7 +53,10 @@ pub fn tensor_to_array(t: &Tensor) -> R<Array> {
     let shape = t.shape().to_vec();
     let data = match t.dtype() {
         DType::F32 => ArrayData::F32(t.to_vec::<f32>().map_err(io_exc)?),
+        DType::F64 => ArrayData::F64(t.to_vec::<f64>().map_err(io_exc)?),
+        DType::I32 => ArrayData::I32(t.to_vec::<i32>().map_err(io_exc)?),
         DType::I64 => ArrayData::I64(t.to_vec::<i64>().map_err(io_exc)?),
+        DType::U8 => ArrayData::U8(t.to_vec::<u8>().map_err(io_exc)?),
         DType::Bool => ArrayData::Bool(t.to_vec::<bool>().map_err(io_exc)?),
     };
     Array::new(shape, data).map_err(io_exc)
@@ -63,7 +67,10 @@ pub fn array_to_tensor(a: Array) -> R<Tensor> {
     let (shape, data) = a.into_parts();
     match data {
         ArrayData::F32(v) => creation::from_f32(v, &shape),
+        ArrayData::F64(v) => Tensor::from_buffer(Buffer::F64(v), &shape),
+        ArrayData::I32(v) => Tensor::from_buffer(Buffer::I32(v), &shape),
         ArrayData::I64(v) => creation::from_i64(v, &shape),
+        ArrayData::U8(v) => Tensor::from_buffer(Buffer::U8(v), &shape),
         ArrayData::Bool(v) => creation::from_bool(v, &shape),
     }
     .map_err(io_exc)

@@ -9,11 +9,11 @@ use crate::interp::{type_err, value_err, R};
 pub fn numbers(v: &Value, fname: &str) -> R<(Vec<usize>, Vec<f64>)> {
     match v {
         Value::Tensor(t) => {
-            let vals = t.to_f32_vec().map_err(super::tensor::te)?;
-            Ok((
-                t.shape().to_vec(),
-                vals.into_iter().map(f64::from).collect(),
-            ))
+            let vals = t
+                .cast(crate::tensor::DType::F64)
+                .and_then(|c| c.to_vec::<f64>())
+                .map_err(super::tensor::te)?;
+            Ok((t.shape().to_vec(), vals))
         }
         Value::Int(i) => Ok((vec![], vec![*i as f64])),
         Value::Float(f) => Ok((vec![], vec![*f])),

@@ -194,8 +194,8 @@ pub fn tensor_or_scalar(v: &Value, fname: &str) -> R<Tensor> {
     }
 }
 
-/// `dtype=` values: `float32`, `int64`, `bool` (the class), and `float`/`int` as
-/// PyTorch accepts them.
+/// `dtype=` values: `float32`, `float64`, `int32`, `int64`, `uint8`, `bool` (the
+/// class), and `float`/`int` as PyTorch accepts them.
 pub fn dtype_of(v: &Value) -> R<DType> {
     match v {
         Value::DType(d) => Ok(*d),
@@ -246,6 +246,11 @@ pub fn finish(t: Tensor, a: &Args) -> R<Value> {
 pub fn register(names: &mut super::Names) {
     names.insert("float32".into(), Value::DType(DType::F32));
     names.insert("int64".into(), Value::DType(DType::I64));
+    names.insert("float64".into(), Value::DType(DType::F64));
+    names.insert("double".into(), Value::DType(DType::F64));
+    names.insert("int32".into(), Value::DType(DType::I32));
+    names.insert("uint8".into(), Value::DType(DType::U8));
+    names.insert("long".into(), Value::DType(DType::I64));
     let all = super::tensor_create::GLOBALS
         .iter()
         .chain(super::tensor_grad::GLOBALS)

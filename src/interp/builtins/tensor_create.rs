@@ -8,6 +8,7 @@ use super::tensor::{
 };
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{type_err, value_err, Interp, R};
+use crate::tensor::dtype::default_float;
 use crate::tensor::{creation, random, DType, Scalar, Tensor};
 
 pub const GLOBALS: &[(&str, NativeImpl)] = &[
@@ -146,7 +147,7 @@ fn shaped(
         .kw("dtype")
         .map(dtype_of)
         .transpose()?
-        .unwrap_or(DType::F32);
+        .unwrap_or_else(default_float);
     finish(f(&shape, dt).map_err(te)?, &a)
 }
 
@@ -328,7 +329,7 @@ fn eye(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         Some(m) => Some(sizes(&[m], "eye")?[0]),
         None => None,
     };
-    let dt = a.dtype(usize::MAX)?.unwrap_or(DType::F32);
+    let dt = a.dtype(usize::MAX)?.unwrap_or_else(default_float);
     finish(creation::eye(n, m, dt).map_err(te)?, &a)
 }
 

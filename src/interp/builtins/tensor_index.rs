@@ -28,7 +28,9 @@ fn tensor_entry(t: &Tensor) -> R<TensorIndex> {
     match t.dtype() {
         DType::Bool => Ok(TensorIndex::Mask(t.clone())),
         DType::I64 => Ok(TensorIndex::Indices(t.clone())),
-        DType::F32 => Err(err(
+        DType::I32 => Ok(TensorIndex::Indices(t.cast(DType::I64).map_err(te)?)),
+        DType::U8 => Ok(TensorIndex::Mask(t.cast(DType::Bool).map_err(te)?)),
+        DType::F32 | DType::F64 => Err(err(
             ErrorKind::IndexError,
             "tensors used as indices must be long, int or bool tensors",
         )),

@@ -98,8 +98,10 @@ const OTHER_METHODS: &[&str] = &[
     "item",
     "tolist",
     "float",
+    "double",
     "long",
     "int",
+    "byte",
     "bool",
     "to",
     "clone",
@@ -272,7 +274,10 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             list_value(t.tolist().map_err(te)?)
         }
         "float" => cast(DType::F32)?,
-        "long" | "int" => cast(DType::I64)?,
+        "double" => cast(DType::F64)?,
+        "long" => cast(DType::I64)?,
+        "int" => cast(DType::I32)?,
+        "byte" => cast(DType::U8)?,
         "bool" => cast(DType::Bool)?,
         "to" => {
             a.check(1, &["dtype"])?;

@@ -289,11 +289,9 @@ fn reductions(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             let q = a.required(0, "q")?;
             let (levels, scalar) = match q {
                 Value::Tensor(x) => (
-                    x.to_f32_vec()
-                        .map_err(te)?
-                        .into_iter()
-                        .map(f64::from)
-                        .collect(),
+                    x.cast(crate::tensor::DType::F64)
+                        .and_then(|c| c.to_vec::<f64>())
+                        .map_err(te)?,
                     x.ndim() == 0,
                 ),
                 Value::List(_) | Value::Tuple(_) => (

@@ -265,16 +265,20 @@ fn is_tensor(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 
 fn get_default_dtype(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     super::arity("get_default_dtype", args, 0, 0)?;
-    Ok(Value::DType(DType::F32))
+    Ok(Value::DType(crate::tensor::dtype::default_float()))
 }
 
-/// `set_default_dtype(float32)`; other float dtypes do not exist in Kiln yet.
+/// `set_default_dtype(float32 | float64)`: the dtype of Python floats made tensors
+/// (`tensor(1.5)`, `zeros(2)`, `arange(0.5, 2)`) and of int inputs to float ops.
 fn set_default_dtype(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("set_default_dtype", args, kw);
     a.check(1, &["d"])?;
     match super::tensor::dtype_of(a.required(0, "d")?)? {
-        DType::F32 => Ok(Value::None),
-        d => Err(type_err(format!(
+        d @ (DType::F32 | DType::F64) => {
+            crate::tensor::dtype::set_default_float(d);
+            Ok(Value::None)
+        }
+        d @ (DType::I32 | DType::I64 | DType::U8 | DType::Bool) => Err(type_err(format!(
             "set_default_dtype(): only floating-point types are supported as the default type (got {})",
             d.name()
         ))),
@@ -410,7 +414,8 @@ fn bernoulli(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         Some(v) => Tensor::scalar(Scalar::Float(v)),
         None => p.detach(),
     };
-    tv(crate::ops::binary(crate::ops::BinaryOp::Lt, &u, &probs).and_then(|m| m.cast(DType::F32)))
+    let dt = crate::tensor::dtype::float_for(p.dtype());
+    tv(crate::ops::binary(crate::ops::BinaryOp::Lt, &u, &probs).and_then(|m| m.cast(dt)))
 }
 
 /// `normal(mean, std)` (tensors or numbers; numbers need `size`).

@@ -25,11 +25,7 @@ pub struct Merge {
 struct Mismatch(String, String);
 
 fn type_text(t: &Tensor) -> String {
-    let dt = match t.dtype() {
-        crate::tensor::dtype::DType::F32 => "f32",
-        crate::tensor::dtype::DType::I64 => "i64",
-        crate::tensor::dtype::DType::Bool => "bool",
-    };
+    let dt = crate::compile::ir::dump::short(t.dtype());
     let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
     format!("a tensor {dt}[{}]", dims.join(", "))
 }

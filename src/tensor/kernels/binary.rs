@@ -6,20 +6,9 @@ use crate::error::{ErrorKind, Result};
 use crate::optable::binary::{binary_table, DtypeRule};
 use crate::optable::BinaryOp;
 use crate::tensor::dtype::Elem;
-use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::dtype::{default_float, DType, Scalar};
 use crate::tensor::shape::broadcast_shapes;
 use crate::tensor::{err, Tensor};
-
-/// Python's float modulo (the result has the divisor's sign).
-#[inline]
-fn fmod_py(x: f32, y: f32) -> f32 {
-    let r = x % y;
-    if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
-        r + y
-    } else {
-        r
-    }
-}
 
 #[inline]
 fn imod_py(x: i64, y: i64) -> i64 {
@@ -46,38 +35,65 @@ fn ipow(x: i64, y: i64) -> i64 {
     x.wrapping_pow(y.clamp(0, i64::from(u32::MAX)) as u32)
 }
 
-/// `maximum` on floats as PyTorch (and IEEE 754-2019 `maximum`, Cranelift's `fmax`,
-/// which compiled kernels use): NaN propagates and -0.0 < +0.0.
-#[inline]
-pub fn fmax_nan(x: f32, y: f32) -> f32 {
-    if x.is_nan() || y.is_nan() {
-        f32::NAN
-    } else if x == y {
-        if x.is_sign_negative() {
-            y
-        } else {
-            x
+/// The float helpers of the table's float kernels, once per float type (the f64 arm
+/// of [`dispatch`] imports `real64`'s).
+macro_rules! float_helpers {
+    ($m:ident, $F:ident) => {
+        mod $m {
+            type F = $F;
+
+            /// Python's float modulo (the result has the divisor's sign).
+            #[inline]
+            pub fn fmod_py(x: F, y: F) -> F {
+                let r = x % y;
+                if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                    r + y
+                } else {
+                    r
+                }
+            }
+
+            /// `maximum` on floats as PyTorch (and IEEE 754-2019 `maximum`, Cranelift's `fmax`,
+            /// which compiled kernels use): NaN propagates and -0.0 < +0.0.
+            #[inline]
+            pub fn fmax_nan(x: F, y: F) -> F {
+                if x.is_nan() || y.is_nan() {
+                    F::NAN
+                } else if x == y {
+                    if x.is_sign_negative() {
+                        y
+                    } else {
+                        x
+                    }
+                } else {
+                    x.max(y)
+                }
+            }
+
+            /// `minimum` on floats: NaN propagates and -0.0 < +0.0 (see [`fmax_nan`]).
+            #[inline]
+            pub fn fmin_nan(x: F, y: F) -> F {
+                if x.is_nan() || y.is_nan() {
+                    F::NAN
+                } else if x == y {
+                    if x.is_sign_negative() {
+                        x
+                    } else {
+                        y
+                    }
+                } else {
+                    x.min(y)
+                }
+            }
         }
-    } else {
-        x.max(y)
-    }
+    };
 }
 
-/// `minimum` on floats: NaN propagates and -0.0 < +0.0 (see [`fmax_nan`]).
-#[inline]
-pub fn fmin_nan(x: f32, y: f32) -> f32 {
-    if x.is_nan() || y.is_nan() {
-        f32::NAN
-    } else if x == y {
-        if x.is_sign_negative() {
-            x
-        } else {
-            y
-        }
-    } else {
-        x.min(y)
-    }
-}
+float_helpers!(real32, f32);
+float_helpers!(real64, f64);
+use real32::fmod_py;
+pub use real32::{fmax_nan, fmin_nan};
+pub use real64::{fmax_nan as fmax_nan64, fmin_nan as fmin_nan64};
 
 /// PyTorch's error for `-` on bools (`operands`: "two bool tensors" or "a bool tensor").
 fn bool_sub_err(operands: &str) -> crate::error::Error {
@@ -93,7 +109,8 @@ fn bool_sub_err(operands: &str) -> crate::error::Error {
 /// The dtype an op computes in (its inputs are cast to it).
 pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
     Ok(match op.dtype_rule() {
-        DtypeRule::Float => DType::F32,
+        DtypeRule::Float if p.is_float() => p,
+        DtypeRule::Float => default_float(),
         DtypeRule::ArithNoBool if p == DType::Bool => return Err(bool_sub_err("two bool tensors")),
         DtypeRule::Arith | DtypeRule::ArithNoBool => {
             if p == DType::Bool {
@@ -104,12 +121,13 @@ pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
         }
         DtypeRule::Compare => p,
         DtypeRule::Logic => {
-            if p == DType::F32 {
+            if p.is_float() {
                 return Err(err(
                     ErrorKind::TypeError,
                     format!(
-                        "{}: not supported for float32 tensors (use bool or int64)",
-                        op.name()
+                        "{}: not supported for {} tensors (use bool or int64)",
+                        op.name(),
+                        p.name()
                     ),
                 ));
             }
@@ -171,7 +189,14 @@ macro_rules! binary_kernels {
     (@Arith $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [($xi:ident, $yi:ident) $ie:expr]) => {
         match $dt {
             DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
-            _ => $ap.apply(|$xi: i64, $yi: i64| $ie),
+            DType::F64 => {
+                #[allow(unused_imports)]
+                use real64::{fmax_nan, fmin_nan, fmod_py};
+                $ap.apply(|$x: f64, $y: f64| $fe)
+            }
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
+                $ap.apply(|$xi: i64, $yi: i64| $ie)
+            }
         }
     };
     (@ArithNoBool $($t:tt)*) => {
@@ -180,21 +205,23 @@ macro_rules! binary_kernels {
     (@Float $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [none]) => {
         match $dt {
             DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
-            _ => Err(not_computed_in($dt)),
+            DType::F64 => $ap.apply(|$x: f64, $y: f64| $fe),
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => Err(not_computed_in($dt)),
         }
     };
     (@Compare $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [($xi:ident, $yi:ident) $ie:expr]) => {
         match $dt {
             DType::F32 => $ap.apply(|$x: f32, $y: f32| $fe),
-            DType::I64 => $ap.apply(|$xi: i64, $yi: i64| $ie),
+            DType::F64 => $ap.apply(|$x: f64, $y: f64| $fe),
+            DType::I32 | DType::I64 | DType::U8 => $ap.apply(|$xi: i64, $yi: i64| $ie),
             DType::Bool => $ap.apply(|$xi: bool, $yi: bool| $ie),
         }
     };
     (@Logic $dt:ident, $ap:ident, [none], [($xi:ident, $yi:ident) $ie:expr]) => {
         match $dt {
-            DType::I64 => $ap.apply(|$xi: i64, $yi: i64| $ie),
+            DType::I32 | DType::I64 | DType::U8 => $ap.apply(|$xi: i64, $yi: i64| $ie),
             DType::Bool => $ap.apply(|$xi: bool, $yi: bool| $ie),
-            DType::F32 => Err(not_computed_in($dt)),
+            DType::F32 | DType::F64 => Err(not_computed_in($dt)),
         }
     };
 }
@@ -210,7 +237,7 @@ fn not_computed_in(dt: DType) -> crate::error::Error {
 }
 
 fn int_checks(op: BinaryOp, dt: DType, rhs: &Tensor) -> Result<()> {
-    if dt != DType::I64 {
+    if !dt.is_int() {
         return Ok(());
     }
     let bad = |pred: fn(&i64) -> bool| -> Result<bool> {
@@ -229,18 +256,58 @@ fn int_checks(op: BinaryOp, dt: DType, rhs: &Tensor) -> Result<()> {
     }
 }
 
+/// bool < int < float: a 0-d tensor's dtype only counts when its category is higher.
+fn category(d: DType) -> u8 {
+    match d {
+        DType::Bool => 0,
+        DType::U8 | DType::I32 | DType::I64 => 1,
+        DType::F32 | DType::F64 => 2,
+    }
+}
+
+/// PyTorch's `result_type` of two tensors: dimensioned tensors decide the dtype within
+/// a category; a 0-d tensor raises it only to a higher category (`f32[3] * f64[]` is
+/// float32, `i32[3] * f64[]` is float64).
+pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
+    let (da, db) = (a.dtype(), b.dtype());
+    match (a.shape().is_empty(), b.shape().is_empty()) {
+        (true, false) if category(da) <= category(db) => db,
+        (false, true) if category(db) <= category(da) => da,
+        _ => da.promote(db),
+    }
+}
+
+/// Integer ops on int32/uint8 run the int64 kernel; the result wraps back (as
+/// PyTorch's, whose uint8 and int32 arithmetic wraps).
+fn kernel_dtype(dt: DType) -> DType {
+    match dt {
+        DType::I32 | DType::U8 => DType::I64,
+        DType::F32 | DType::F64 | DType::I64 | DType::Bool => dt,
+    }
+}
+
+/// The kernel's result in the op's dtype `dt` (int64 results of int32/uint8 ops wrap).
+fn wrap_back(out: Tensor, dt: DType) -> Result<Tensor> {
+    if out.dtype() == DType::I64 && dt != DType::I64 {
+        out.cast(dt)
+    } else {
+        Ok(out)
+    }
+}
+
 /// `a op b` with broadcasting and promotion; no autograd.
 pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
-    let dt = compute_dtype(op, a.dtype().promote(b.dtype()))?;
+    let dt = compute_dtype(op, result_type(a, b))?;
     int_checks(op, dt, b)?;
-    let (a, b) = (a.cast(dt)?, b.cast(dt)?);
+    let kt = kernel_dtype(dt);
+    let (a, b) = (a.cast(kt)?, b.cast(kt)?);
     let ap = Zip {
         a: &a,
         b: &b,
         shape: &shape,
     };
-    dispatch(op, dt, &ap)
+    wrap_back(dispatch(op, kt, &ap)?, dt)
 }
 
 /// `a op s` (or `s op a` when `reverse`) with a Rust scalar; no autograd.
@@ -250,7 +317,7 @@ pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> 
         return Err(bool_sub_err("a bool tensor"));
     }
     let dt = compute_dtype(op, p)?;
-    if dt == DType::I64 {
+    if dt.is_int() {
         let rhs = if reverse {
             a.clone()
         } else {
@@ -258,6 +325,7 @@ pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> 
         };
         int_checks(op, dt, &rhs)?;
     }
-    let a = a.cast(dt)?;
-    dispatch(op, dt, &WithScalar { a: &a, s, reverse })
+    let kt = kernel_dtype(dt);
+    let a = a.cast(kt)?;
+    wrap_back(dispatch(op, kt, &WithScalar { a: &a, s, reverse })?, dt)
 }

@@ -4,7 +4,7 @@
 
 use super::strided::for_each_offset;
 use crate::error::{ErrorKind, Result};
-use crate::tensor::dtype::{DType, Elem};
+use crate::tensor::dtype::{with_elem, DType, Elem};
 use crate::tensor::storage::collect_vec;
 use crate::tensor::{err, Tensor};
 
@@ -17,11 +17,7 @@ pub fn take(src: &Tensor, offsets: &[usize], shape: &[usize]) -> Result<Tensor> 
         let v = collect_vec(offsets.len(), offsets.iter().map(|&o| s[o]))?;
         Ok(Tensor::from_vec(v, shape))
     }
-    match src.dtype() {
-        DType::F32 => go::<f32>(src, offsets, shape),
-        DType::I64 => go::<i64>(src, offsets, shape),
-        DType::Bool => go::<bool>(src, offsets, shape),
-    }
+    with_elem!(src.dtype(), T => go::<T>(src, offsets, shape))
 }
 
 /// Write `vals` (a tensor of `dst`'s dtype, `offsets.len()` elements row-major) at
@@ -48,6 +44,19 @@ pub fn put(dst: &Tensor, offsets: &[usize], vals: &Tensor, accumulate: bool) -> 
     let vals = vals.cast(dst.dtype())?;
     match dst.dtype() {
         DType::F32 => go::<f32>(dst, offsets, &vals, accumulate.then_some(|a, b| a + b)),
+        DType::F64 => go::<f64>(dst, offsets, &vals, accumulate.then_some(|a, b| a + b)),
+        DType::I32 => go::<i32>(
+            dst,
+            offsets,
+            &vals,
+            accumulate.then_some(|a, b| a.wrapping_add(b)),
+        ),
+        DType::U8 => go::<u8>(
+            dst,
+            offsets,
+            &vals,
+            accumulate.then_some(|a, b| a.wrapping_add(b)),
+        ),
         DType::I64 => go::<i64>(
             dst,
             offsets,

@@ -315,8 +315,16 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
     let mut shape: Vec<usize> = batch.to_vec();
     shape.extend([m, n]);
     let total = crate::tensor::shape::numel(&shape)?;
-    if a.dtype() == DType::I64 {
-        return bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n));
+    match a.dtype() {
+        DType::I64 => return bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n)),
+        DType::F64 => return bmm_f64(a, b, batch, &sa, &sb, &shape, (m, k, n)),
+        DType::F32 => {}
+        d @ (DType::I32 | DType::U8 | DType::Bool) => {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                format!("internal: bmm on {}", d.name()),
+            ))
+        }
     }
     // Not zero-filled: gemm writes every element of each batch's block (k == 0 writes
     // zeros), and the length is set only once all blocks were written.
@@ -360,6 +368,76 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
     // SAFETY: all `total` = nbatch * m * n elements were written above.
     unsafe { out.set_len(total) };
     Ok(Tensor::from_vec(out, &shape))
+}
+
+/// Batched float64 matmul through `gemm` (one call per batch; gemm's own threads).
+fn bmm_f64(
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    sa: &[usize],
+    sb: &[usize],
+    shape: &[usize],
+    (m, k, n): (usize, usize, usize),
+) -> Result<Tensor> {
+    let total: usize = shape.iter().product();
+    let mut out = alloc_filled(total, 0.0f64)?;
+    let ba = a.storage().borrow();
+    let bb = b.storage().borrow();
+    let da = <f64 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
+    let db = <f64 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+    let (na, nb) = (a.ndim(), b.ndim());
+    let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
+    let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
+    // The last element each operand's block reads, checked before the raw pointers.
+    let last = |o: usize, rs: usize, cs: usize, r: usize, c: usize| {
+        o + r.saturating_sub(1) * rs + c.saturating_sub(1) * cs
+    };
+    let mut bi = 0;
+    let mut res = Ok(());
+    for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
+        let fits = m * n * k == 0
+            || (last(oa, ars, acs, m, k) < da.len() && last(ob, brs, bcs, k, n) < db.len());
+        let Some(dst) = out.get_mut(bi * m * n..(bi + 1) * m * n) else {
+            res = Err(out_of_bounds());
+            return;
+        };
+        if !fits {
+            res = Err(out_of_bounds());
+            return;
+        }
+        if m * n * k > 0 {
+            // SAFETY: dst holds m * n elements; every lhs/rhs element read lies inside
+            // da/db (the last one of each block was checked above).
+            unsafe {
+                gemm::gemm(
+                    m,
+                    n,
+                    k,
+                    dst.as_mut_ptr(),
+                    1,
+                    n as isize,
+                    false,
+                    da.as_ptr().add(oa),
+                    acs as isize,
+                    ars as isize,
+                    db.as_ptr().add(ob),
+                    bcs as isize,
+                    brs as isize,
+                    0.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    Parallelism::Rayon(0),
+                );
+            }
+        }
+        bi += 1;
+    });
+    res?;
+    drop((ba, bb));
+    Ok(Tensor::from_vec(out, shape))
 }
 
 fn bmm_i64(

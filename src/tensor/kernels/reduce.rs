@@ -4,7 +4,7 @@
 
 use super::PAR_THRESHOLD;
 use crate::error::Result;
-use crate::tensor::dtype::Elem;
+use crate::tensor::dtype::{Elem, Real};
 use crate::tensor::storage::alloc_vec;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
@@ -39,10 +39,10 @@ pub fn per_row<T: Elem, O: Elem>(
     Ok(out)
 }
 
-/// Sum of f32 values accumulated in f64 (parallel for long rows).
-pub fn sum_f32(r: &[f32]) -> f64 {
+/// Sum of float values accumulated in f64 (parallel for long rows).
+pub fn sum_f32<F: Real>(r: &[F]) -> f64 {
     // from +0.0 (as PyTorch): `Iterator::sum` starts from -0.0, so an empty sum was -0.0
-    let seq = |c: &[f32]| c.iter().fold(0.0f64, |a, &v| a + f64::from(v));
+    let seq = |c: &[F]| c.iter().fold(0.0f64, |a, &v| a + v.to_f64());
     if r.len() >= PAR_THRESHOLD {
         r.par_chunks(16 * 1024).map(seq).sum()
     } else {
@@ -96,46 +96,46 @@ pub fn scan_rows<T: Elem>(
 }
 
 /// Row-wise softmax (max-subtracted).
-pub fn softmax_row(r: &[f32], o: &mut [f32]) {
-    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+pub fn softmax_row<F: Real>(r: &[F], o: &mut [F]) {
+    let m = r.iter().copied().fold(F::NEG_INFINITY, F::fmax);
     let mut s = 0.0f64;
     for (y, &x) in o.iter_mut().zip(r) {
         *y = (x - m).exp();
-        s += f64::from(*y);
+        s += y.to_f64();
     }
-    let inv = (1.0 / s) as f32;
+    let inv = F::from_f64(1.0 / s);
     o.iter_mut().for_each(|y| *y *= inv);
 }
 
 /// Row-wise log_softmax.
-pub fn log_softmax_row(r: &[f32], o: &mut [f32]) {
-    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let s: f64 = r.iter().map(|&x| f64::from((x - m).exp())).sum();
-    let lse = m + s.ln() as f32;
+pub fn log_softmax_row<F: Real>(r: &[F], o: &mut [F]) {
+    let m = r.iter().copied().fold(F::NEG_INFINITY, F::fmax);
+    let s: f64 = r.iter().map(|&x| (x - m).exp().to_f64()).sum();
+    let lse = m + F::from_f64(s.ln());
     for (y, &x) in o.iter_mut().zip(r) {
         *y = x - lse;
     }
 }
 
 /// log(sum(exp(row))), stable.
-pub fn logsumexp_row(r: &[f32]) -> f32 {
-    let m = r.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+pub fn logsumexp_row<F: Real>(r: &[F]) -> F {
+    let m = r.iter().copied().fold(F::NEG_INFINITY, F::fmax);
     if m.is_infinite() {
         return m;
     }
-    let s: f64 = r.iter().map(|&x| f64::from((x - m).exp())).sum();
-    m + s.ln() as f32
+    let s: f64 = r.iter().map(|&x| (x - m).exp().to_f64()).sum();
+    m + F::from_f64(s.ln())
 }
 
 /// For each element, the product of the other elements of its row (prod's gradient,
 /// exact with zeros: prefix products times suffix products).
-pub fn prod_others_row(r: &[f32], o: &mut [f32]) {
-    let mut acc = 1.0f32;
+pub fn prod_others_row<F: Real>(r: &[F], o: &mut [F]) {
+    let mut acc = F::ONE;
     for (y, &x) in o.iter_mut().zip(r) {
         *y = acc;
         acc *= x;
     }
-    acc = 1.0;
+    acc = F::ONE;
     for (y, &x) in o.iter_mut().zip(r).rev() {
         *y *= acc;
         acc *= x;

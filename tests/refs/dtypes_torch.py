@@ -1,0 +1,21 @@
+"""Runs a Kiln dtype golden program (tests/golden/torchapi/dtypes_*.dl) under PyTorch.
+
+Usage: /work/peers-venv/bin/python tests/refs/dtypes_torch.py FILE.dl   (torch 2.15.0, CPU)
+
+The programs are written with PyTorch-shaped imports (`import torch`, `import torch.nn
+as nn`), so they run unchanged under torch; dtypes print through
+`str(t.dtype).replace("torch.", "")`. The output must equal the Kiln .out file, byte for
+byte: `diff <(python tests/refs/dtypes_torch.py F.dl) F.out`. Never run by CI.
+"""
+import sys
+
+
+def main():
+    path = sys.argv[1]
+    with open(path) as f:
+        src = f.read()
+    exec(compile(src, path, "exec"), {"__name__": "__main__"})
+
+
+if __name__ == "__main__":
+    main()
