@@ -462,9 +462,12 @@ pub fn qr(a: &Tensor, mode: QrMode) -> Result<(Tensor, Tensor)> {
     Ok((q, r))
 }
 
+/// One matrix's SVD: U, the singular values, V.
+type SvdOne = (Mat<f64>, Vec<f64>, Mat<f64>);
+
 /// The SVD of every matrix: `(U, S, V)` with U m x p and V n x p (p = k, or m and n
 /// with `full`), S descending; NaN factors for a non-finite matrix.
-fn svd_mats(s: &Stack, full: bool) -> Result<Vec<(Mat<f64>, Vec<f64>, Mat<f64>)>> {
+fn svd_mats(s: &Stack, full: bool) -> Result<Vec<SvdOne>> {
     let (m, n) = (s.m, s.n);
     let k = m.min(n);
     let (pu, pv) = if full { (m, n) } else { (k, k) };
