@@ -25,6 +25,9 @@ pub enum ErrorKind {
     OverflowError,
     AssertionError,
     RuntimeError,
+    /// torch.linalg.LinAlgError (a RuntimeError): a singular or not positive-definite
+    /// matrix.
+    LinAlgError,
     RecursionError,
     ShapeError,
     NotImplementedError,
@@ -73,6 +76,7 @@ impl ErrorKind {
             ErrorKind::OverflowError => "OverflowError",
             ErrorKind::AssertionError => "AssertionError",
             ErrorKind::RuntimeError => "RuntimeError",
+            ErrorKind::LinAlgError => "LinAlgError",
             ErrorKind::RecursionError => "RecursionError",
             ErrorKind::ShapeError => "ShapeError",
             ErrorKind::NotImplementedError => "NotImplementedError",

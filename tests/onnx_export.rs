@@ -138,6 +138,13 @@ const MODELS: &[Expect] = &[
         ],
     },
     Expect {
+        script: "erfinv",
+        inputs: &["x"],
+        outputs: &["output"],
+        params: &[],
+        ops: &["Log", "Sqrt", "Where", "Less"],
+    },
+    Expect {
         script: "indexing",
         inputs: &["x", "i", "j", "k"],
         outputs: &["output0", "output1"],

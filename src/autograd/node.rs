@@ -387,6 +387,9 @@ pub enum BackwardOp {
         saved: Tensor,
         bias: bool,
     },
+    /// A matrix function of torch.linalg (tensor/linalg_grad.rs); edges A (and B for
+    /// `solve`).
+    Linalg(Box<crate::tensor::linalg_grad::LinalgGrad>),
     /// Fused scaled dot-product attention; edges q, k, v (the mask is a constant).
     Attention {
         q: Saved,
@@ -474,6 +477,7 @@ impl BackwardOp {
             BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
             BackwardOp::LstmLayer { .. } => "LstmBackward",
             BackwardOp::GruLayer { .. } => "GruBackward",
+            BackwardOp::Linalg(_) => "LinalgBackward",
             BackwardOp::Attention { .. } => "ScaledDotProductAttentionBackward",
             BackwardOp::Compiled(_) => "CompiledFunctionBackward",
             BackwardOp::CompiledOut { .. } => "CompiledOutputBackward",

@@ -630,6 +630,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             &out.get()?,
             lse,
         )?,
+        B::Linalg(l) => l.grads(g)?,
         B::Compiled(c) => c.apply(g)?,
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
         B::Loop(l) => l.apply(g)?,

@@ -21,6 +21,7 @@ const TORCH_ALIASES: &[(&str, &str)] = &[
     ("torch.utils.data.distributed", "data.distributed"),
     ("torch.utils.tensorboard", "utils.tensorboard"),
     ("torch.linalg", "linalg"),
+    ("torch.return_types", "return_types"),
     ("torch.autograd", "autograd"),
     ("torch.distributed", "dist"),
 ];
@@ -105,7 +106,7 @@ impl Interp {
     }
 
     /// Imports `a.b.c` given as a string (each part must be a name).
-    pub(super) fn import_dotted(&mut self, name: &str) -> R<Rc<ModuleObj>> {
+    pub(crate) fn import_dotted(&mut self, name: &str) -> R<Rc<ModuleObj>> {
         let path: Vec<super::tree::Name> = name.split('.').map(Into::into).collect();
         self.import(&path)
     }

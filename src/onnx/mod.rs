@@ -12,6 +12,7 @@ mod nn;
 pub mod proto;
 mod reduce;
 mod shape;
+mod special;
 
 pub use dims::dim_text;
 pub use export::{decode, encode, export, save, ExportSpec, OPSET};

@@ -475,6 +475,19 @@ macro_rules! unary_table {
                     l.b.op("Sub", &[x, &t], vec![])
                 }],
             }
+            // The inverse of erf on [-1, 1] (±inf at ±1); d/dx = sqrt(pi)/2 exp(out^2).
+            Erfinv {
+                name: "erfinv", methods: ["erfinv"], global: true, saves: Out,
+                f32: [(x) super::special::erfinv(x)],
+                int: [float],
+                grad: [(g, x, out) g.mul(
+                    &out.mul(out)?.un(Exp)?.mul_s(0.886_226_925_452_758)?,
+                )],
+                jit: [none],
+                reference: [none],
+                // No ONNX op: Giles' polynomial as a composite (onnx/special.rs).
+                onnx: [(l, n, x) super::special::erfinv(l, x)],
+            }
         }
     };
 }

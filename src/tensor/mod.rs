@@ -12,6 +12,8 @@ pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 pub mod linalg;
+pub mod linalg_decomp;
+pub mod linalg_grad;
 pub mod mt19937;
 pub mod optim_step;
 pub mod pool;

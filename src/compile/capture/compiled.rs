@@ -577,6 +577,18 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             }
             Ok(OutTemplate::Value(Value::Int(s.value)))
         }
+        // A torch.return_types named tuple (stdlib/return_types.dl) made in the function:
+        // its items, returned as a plain tuple (fields by index and unpacking only).
+        Value::Instance(i)
+            if t.is_created(Rc::as_ptr(i) as usize)
+                && i.class.mro.iter().any(|c| &*c.name == "_StructSeq") =>
+        {
+            let items = i.dict.borrow().get("_t").cloned();
+            match items {
+                Some(tuple @ Value::Tuple(_)) => out_template(t, &tuple, depth + 1),
+                _ => Err(brk("an object created in the function")),
+            }
+        }
         Value::Instance(i) if t.is_created(Rc::as_ptr(i) as usize) => {
             Err(brk("an object created in the function"))
         }

@@ -179,7 +179,7 @@ fn abs(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn min_max(me: &mut Interp, args: &[Value], kw: Kw, name: &str, want_max: bool) -> R<Value> {
     if let Some(r) = on_tensor(name, args, kw) {
-        return r;
+        return me.named_result(name, r?);
     }
     no_kw(name, kw, &["key", "default"])?;
     let items = match args.len() {

@@ -13,6 +13,7 @@ pub mod format;
 pub mod funcs;
 pub mod iomod;
 pub mod jsonmod;
+pub mod linalg_funcs;
 pub mod mathmod;
 pub mod mathmore;
 pub mod methods;
@@ -28,6 +29,7 @@ pub mod randmod;
 pub mod randmore;
 pub mod reengine;
 pub mod remod;
+pub mod return_types;
 pub mod seq_funcs;
 pub mod seqmethods;
 pub mod setops;
@@ -144,6 +146,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
     ("OverflowError", ErrorKind::OverflowError, "ArithmeticError"),
     ("AssertionError", ErrorKind::AssertionError, "Exception"),
     ("RuntimeError", ErrorKind::RuntimeError, "Exception"),
+    ("LinAlgError", ErrorKind::LinAlgError, "RuntimeError"),
     ("RecursionError", ErrorKind::RecursionError, "RuntimeError"),
     (
         "NotImplementedError",
@@ -325,7 +328,8 @@ impl Interp {
                     self.dist_after_backward()?;
                     Ok(v)
                 }),
-            Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw),
+            Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw)
+                .and_then(|v| self.named_result(name, v)),
             Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
             Value::Graph(g) => export::graph_method(self, g, name, &args),
             Value::Iter(_) if crate::interp::gen::as_gen(obj).is_some() => {

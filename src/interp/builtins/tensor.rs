@@ -257,6 +257,7 @@ pub fn register(names: &mut super::Names) {
         .copied()
         .chain(super::tensor_funcs::all_globals())
         .chain(super::tensor_more_funcs::all_globals())
+        .chain(super::linalg_funcs::all_globals())
         .chain(super::compile::GLOBALS.iter().copied())
         .chain(super::export::GLOBALS.iter().copied())
         .chain(super::optim_step::GLOBALS.iter().copied())

@@ -38,8 +38,9 @@ pub fn builtin_on_tensor(name: &str, args: &[Value], kw: Kw) -> Option<R<Value>>
 /// Natives that forward to the tensor method of the same name (`FORWARDED` table).
 macro_rules! forwarders {
     ($($name:literal => $f:ident),* $(,)?) => {
-        $(fn $f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-            forward($name, args, kw)
+        $(fn $f(i: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+            let v = forward($name, args, kw)?;
+            i.named_result($name, v)
         })*
         const FORWARDED: &[(&str, NativeImpl)] = &[$(($name, $f)),*];
     };

@@ -24,6 +24,7 @@ pub static TENSOR_METHODS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     unary
         .chain(OTHER_METHODS.iter().copied())
         .chain(super::tensor_more::MORE_METHODS.iter().copied())
+        .chain(super::linalg_funcs::METHODS.iter().copied())
         .collect()
 });
 
@@ -176,6 +177,9 @@ pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value>
         return Ok(v);
     }
     if let Some(v) = super::tensor_more::more_method(t, name, &a)? {
+        return Ok(v);
+    }
+    if let Some(v) = super::linalg_funcs::linalg_method(t, name, &a)? {
         return Ok(v);
     }
     Err(crate::interp::err(

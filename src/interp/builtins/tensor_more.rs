@@ -100,6 +100,7 @@ pub const MORE_METHODS: &[&str] = &[
     "uniform_",
     "normal_",
     "bernoulli_",
+    "random_",
     "is_floating_point",
 ];
 

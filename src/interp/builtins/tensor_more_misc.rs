@@ -151,7 +151,37 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             out.cast(t.dtype()).and_then(|o| t.copy_(&o)).map_err(te)?;
             Value::Tensor(t.clone())
         }
+        "random_" => {
+            a.check(2, &["from", "to", "generator"])?;
+            out_of_random(t, a)?
+        }
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// `t.random_(from=0, to=None)` (or `random_(to)`): integers uniform in [from, to - 1]
+/// from the seeded generator; without `to`, up to the dtype's bound (2^24 for float32,
+/// whose integers are exact up to there; 2^63 - 1 for int64; 1 for bool).
+fn out_of_random(t: &Tensor, a: &Args) -> R<Value> {
+    let (from, to) = match (a.pos.len(), a.int(0, "from")?, a.int(1, "to")?) {
+        (1, Some(to), None) if a.kw("from").is_none() => (0, Some(to)),
+        (_, from, to) => (from.unwrap_or(0), to),
+    };
+    let to = to.unwrap_or(match t.dtype() {
+        DType::F32 => (1 << 24) + 1,
+        DType::I64 => i64::MAX,
+        DType::Bool => 2,
+    });
+    if from >= to {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            format!("random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"),
+        ));
+    }
+    crate::tensor::creation::randint(from, to, t.shape(), DType::I64)
+        .and_then(|r| r.cast(t.dtype()))
+        .and_then(|o| t.copy_(&o))
+        .map_err(te)?;
+    Ok(Value::Tensor(t.clone()))
 }

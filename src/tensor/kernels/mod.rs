@@ -10,6 +10,7 @@ pub mod index;
 pub mod matmul;
 pub mod recurrent;
 pub mod reduce;
+pub mod special;
 pub mod strided;
 pub mod team;
 pub mod unary;

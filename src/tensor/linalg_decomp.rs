@@ -1,0 +1,606 @@
+//! torch.linalg's matrix functions on the `faer` crate: `inv det slogdet solve cholesky
+//! qr svd svdvals eigh eigvalsh pinv`, batched over leading dims. Each matrix is read
+//! into an f64 `faer::Mat`, factored there, and written back as float32 (the only float
+//! dtype so far: `read`/`write` are where another one gets its arm). Singular and
+//! non-positive-definite inputs raise `LinAlgError` with PyTorch's message. Gradients:
+//! tensor/linalg_grad.rs. No IR op yet: a capture breaks on these (`untraced`).
+
+use super::creation::from_f32;
+use super::linalg_grad::{self as lg, LinalgGrad};
+use super::{err, DType, Tensor};
+use crate::autograd::{self, Saved};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ir::record as trace;
+use faer::linalg::solvers::{DenseSolveCore, SolveCore};
+use faer::{Mat, MatRef, Side};
+
+/// What `linalg.qr(mode=)` returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QrMode {
+    /// Q is m x k, R is k x n (k = min(m, n)).
+    Reduced,
+    /// Q is m x m, R is m x n.
+    Complete,
+    /// Only R (k x n); Q is an empty tensor.
+    R,
+}
+
+/// A stack of matrices read from a tensor `[..., m, n]`, in f64.
+struct Stack {
+    op: &'static str,
+    batch: Vec<usize>,
+    m: usize,
+    n: usize,
+    mats: Vec<Mat<f64>>,
+    /// The input had batch dims (PyTorch then names the failing batch element).
+    batched: bool,
+}
+
+fn rt(msg: String) -> Error {
+    err(ErrorKind::RuntimeError, msg)
+}
+
+/// PyTorch's name of a dtype in "Expected a floating point ... Got Long".
+fn torch_type_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "Float",
+        DType::I64 => "Long",
+        DType::Bool => "Bool",
+    }
+}
+
+/// The functions have no IR op: a capture that reaches one runs eagerly.
+fn untraced() {
+    if trace::active() {
+        trace::graph_break(trace::BreakReason::UntracedTensor);
+    }
+}
+
+impl Stack {
+    /// Reads `a` (`[..., m, n]`, float) for `op`.
+    fn read(op: &'static str, a: &Tensor) -> Result<Stack> {
+        untraced();
+        if a.ndim() < 2 {
+            return Err(rt(format!(
+                "{op}: The input tensor A must have at least 2 dimensions."
+            )));
+        }
+        if !a.dtype().is_float() {
+            return Err(rt(format!(
+                "{op}: Expected a floating point or complex tensor as input. Got {}",
+                torch_type_name(a.dtype())
+            )));
+        }
+        let nd = a.ndim();
+        let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
+        let batch = a.shape()[..nd - 2].to_vec();
+        let count: usize = batch.iter().product();
+        let data = a.to_f32_vec()?;
+        let mats = (0..count)
+            .map(|b| Mat::from_fn(m, n, |i, j| f64::from(data[b * m * n + i * n + j])))
+            .collect();
+        Ok(Stack {
+            op,
+            batch,
+            m,
+            n,
+            mats,
+            batched: nd > 2,
+        })
+    }
+
+    /// Reads `a` and checks that its matrices are square.
+    fn square(op: &'static str, a: &Tensor) -> Result<Stack> {
+        let s = Stack::read(op, a)?;
+        if s.m != s.n {
+            return Err(rt(format!(
+                "{op}: A must be batches of square matrices, but they are {} by {} matrices",
+                s.m, s.n
+            )));
+        }
+        Ok(s)
+    }
+
+    /// The `LinAlgError` of batch element `k`.
+    fn fail(&self, k: usize, msg: &str) -> Error {
+        let at = if self.batched {
+            format!("(Batch element {k}): ")
+        } else {
+            String::new()
+        };
+        err(ErrorKind::LinAlgError, format!("{}: {at}{msg}", self.op))
+    }
+
+    /// A tensor `[*batch, *tail]` of the values `f` gives for each matrix, in order.
+    fn write(&self, tail: &[usize], vals: Vec<f64>) -> Result<Tensor> {
+        let shape: Vec<usize> = self.batch.iter().chain(tail).copied().collect();
+        from_f32(vals.into_iter().map(|v| v as f32).collect(), &shape)
+    }
+
+    /// `[*batch, r, c]` from one r x c matrix per batch element.
+    fn write_mats(&self, mats: &[Mat<f64>], r: usize, c: usize) -> Result<Tensor> {
+        let mut vals = Vec::with_capacity(mats.len() * r * c);
+        for m in mats {
+            for i in 0..r {
+                for j in 0..c {
+                    vals.push(m[(i, j)]);
+                }
+            }
+        }
+        self.write(&[r, c], vals)
+    }
+
+    /// Whether every entry is finite (the iterative decompositions get NaN outputs
+    /// otherwise, as LAPACK gives, instead of iterating on NaN).
+    fn finite(m: &Mat<f64>) -> bool {
+        (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| m[(i, j)].is_finite()))
+    }
+}
+
+/// An owned copy of a matrix view.
+fn owned(m: MatRef<'_, f64>) -> Mat<f64> {
+    m.to_owned()
+}
+
+fn nan_mat(r: usize, c: usize) -> Mat<f64> {
+    Mat::from_fn(r, c, |_, _| f64::NAN)
+}
+
+/// Records `node` as the producer of `out` when `a` needs a gradient.
+fn record(out: &Tensor, node: impl FnOnce() -> LinalgGrad, inputs: &[&Tensor]) {
+    if autograd::needs_grad(inputs) {
+        autograd::record(out, autograd::BackwardOp::Linalg(Box::new(node())), inputs);
+    }
+}
+
+/// The 1-based index of the first exactly zero diagonal entry of `u` (LAPACK's info).
+fn zero_pivot(u: MatRef<'_, f64>) -> Option<usize> {
+    (0..u.nrows().min(u.ncols())).find(|&i| u[(i, i)] == 0.0)
+}
+
+/// `inv(A)`.
+pub fn inv(a: &Tensor) -> Result<Tensor> {
+    let s = Stack::square("linalg.inv", a)?;
+    let mut outs = Vec::with_capacity(s.mats.len());
+    for (k, m) in s.mats.iter().enumerate() {
+        let lu = m.partial_piv_lu();
+        if let Some(i) = zero_pivot(lu.U()) {
+            return Err(s.fail(
+                k,
+                &format!(
+                    "The diagonal element {} is zero, the inversion could not be completed \
+                     because the input matrix is singular.",
+                    i + 1
+                ),
+            ));
+        }
+        outs.push(lu.inverse());
+    }
+    let out = s.write_mats(&outs, s.n, s.n)?;
+    record(&out, || LinalgGrad::Inv(Saved::new(&out)), &[a]);
+    Ok(out)
+}
+
+/// The sign of the row permutation `fwd` (+1 even, -1 odd), by counting cycles.
+fn perm_sign(fwd: &[usize]) -> f64 {
+    let mut seen = vec![false; fwd.len()];
+    let mut odd = false;
+    for s in 0..fwd.len() {
+        let mut i = s;
+        let mut len = 0;
+        while !seen[i] {
+            seen[i] = true;
+            i = fwd[i];
+            len += 1;
+        }
+        if len > 0 && len % 2 == 0 {
+            odd = !odd;
+        }
+    }
+    if odd {
+        -1.0
+    } else {
+        1.0
+    }
+}
+
+/// `(sign, log|det|)` of one square matrix through its LU factors.
+fn slogdet_one(m: &Mat<f64>) -> (f64, f64) {
+    let lu = m.partial_piv_lu();
+    let (fwd, _) = lu.P().arrays();
+    let mut sign = perm_sign(fwd);
+    let mut logabs = 0.0;
+    let u = lu.U();
+    for i in 0..u.nrows() {
+        let d = u[(i, i)];
+        if d.is_nan() {
+            return (f64::NAN, f64::NAN);
+        }
+        if d < 0.0 {
+            sign = -sign;
+        }
+        logabs += d.abs().ln();
+    }
+    if logabs == f64::NEG_INFINITY {
+        sign = 0.0;
+    }
+    (sign, logabs)
+}
+
+/// `det(A)`.
+pub fn det(a: &Tensor) -> Result<Tensor> {
+    let s = Stack::square("linalg.det", a)?;
+    let vals = s
+        .mats
+        .iter()
+        .map(|m| {
+            let (sign, logabs) = slogdet_one(m);
+            sign * logabs.exp()
+        })
+        .collect();
+    let out = s.write(&[], vals)?;
+    record(&out, || LinalgGrad::Det(Saved::new(a)), &[a]);
+    Ok(out)
+}
+
+/// `adj(A)^T`, the gradient of `det(A)`, in f64 from the SVD `A = U S V^T`:
+/// `det(U) det(V) U diag(prod_{j != i} s_j) V^T` (defined at a singular A too).
+pub fn cofactor(a: &Tensor) -> Result<Tensor> {
+    let s = Stack::square("linalg.det", a)?;
+    let n = s.n;
+    let mut outs = Vec::with_capacity(s.mats.len());
+    for (u, sv, v) in svd_mats(&s, false)? {
+        let sign = slogdet_one(&u).0 * slogdet_one(&v).0;
+        let others: Vec<f64> = (0..n)
+            .map(|i| (0..n).filter(|&j| j != i).map(|j| sv[j]).product())
+            .collect();
+        outs.push(Mat::from_fn(n, n, |i, j| {
+            sign * (0..n)
+                .map(|p| u[(i, p)] * others[p] * v[(j, p)])
+                .sum::<f64>()
+        }));
+    }
+    s.write_mats(&outs, n, n)
+}
+
+/// `slogdet(A)`: `(sign, logabsdet)`; the gradient flows through `logabsdet`.
+pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
+    let s = Stack::square("linalg.slogdet", a)?;
+    let (signs, logs): (Vec<f64>, Vec<f64>) = s.mats.iter().map(slogdet_one).unzip();
+    let sign = s.write(&[], signs)?;
+    let logabs = s.write(&[], logs)?;
+    record(&logabs, || LinalgGrad::LogAbsDet(Saved::new(a)), &[a]);
+    Ok((sign, logabs))
+}
+
+/// `solve(A, B)` for `A [..., n, n]` and `B [..., n, k]` of the same batch shape (the
+/// caller broadcasts and lifts a vector `B`): `X = A^-1 B`.
+pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let s = Stack::square("linalg.solve", a)?;
+    let rhs = Stack::read("linalg.solve", b)?;
+    if rhs.batch != s.batch || rhs.m != s.n {
+        return Err(rt(format!(
+            "linalg.solve: Incompatible shapes of A and B for the equation AX = B ({}x{} and {}x{})",
+            s.n, s.n, rhs.m, rhs.n
+        )));
+    }
+    let mut outs = Vec::with_capacity(s.mats.len());
+    for (k, (m, bm)) in s.mats.iter().zip(&rhs.mats).enumerate() {
+        let lu = m.partial_piv_lu();
+        if zero_pivot(lu.U()).is_some() {
+            let e = s.fail(k, "The solver failed because the input matrix is singular.");
+            return Err(Error {
+                message: format!("torch.{}", e.message),
+                ..e
+            });
+        }
+        let mut x = bm.clone();
+        lu.solve_in_place_with_conj(faer::Conj::No, x.as_mut());
+        outs.push(x);
+    }
+    let out = s.write_mats(&outs, s.n, rhs.n)?;
+    record(
+        &out,
+        || LinalgGrad::Solve {
+            a: Saved::new(a),
+            out: Saved::new(&out),
+        },
+        &[a, b],
+    );
+    Ok(out)
+}
+
+/// `linalg.solve(A, B, left)`: PyTorch's shape rules (B is a batch of vectors when it is
+/// 1-D or has A's shape without the last dim; batch dims broadcast), through views and
+/// `expand` so the gradient reaches A and B; `left=False` solves `XA = B`.
+pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
+    if a.ndim() < 2 {
+        return Err(rt(
+            "linalg.solve: The input tensor A must have at least 2 dimensions.".into(),
+        ));
+    }
+    if !left {
+        let at = a.transpose(-2, -1)?;
+        if b.ndim() < 2 {
+            return Err(rt(
+                "linalg.solve: Vector broadcasting of the left hand side is not supported \
+                 for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+                    .into(),
+            ));
+        }
+        return solve_general(&at, &b.transpose(-2, -1)?, true)?.transpose(-2, -1);
+    }
+    let (nd, bd) = (a.ndim(), b.ndim());
+    let vector = bd == 1 || (bd == nd - 1 && b.shape() == &a.shape()[..nd - 1]);
+    let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
+    let n = a.shape()[nd - 1];
+    let (rows, cols) = (b2.shape()[b2.ndim() - 2], b2.shape()[b2.ndim() - 1]);
+    if rows != a.shape()[nd - 2] || a.shape()[nd - 2] != n {
+        if a.shape()[nd - 2] != n {
+            return Err(rt(format!(
+                "linalg.solve: A must be batches of square matrices, but they are {} by {n} \
+                 matrices",
+                a.shape()[nd - 2]
+            )));
+        }
+        return Err(rt(format!(
+            "linalg.solve: Incompatible shapes of A and B for the equation AX = B \
+             ({n}x{n} and {rows}x{cols})"
+        )));
+    }
+    let batch = super::shape::broadcast_shapes(
+        "linalg.solve",
+        &a.shape()[..nd - 2],
+        &b2.shape()[..b2.ndim() - 2],
+    )?;
+    let full = |t: &Tensor, r: usize, c: usize| -> Result<Tensor> {
+        let req: Vec<i64> = batch.iter().chain(&[r, c]).map(|&d| d as i64).collect();
+        t.expand(&req)?.contiguous()
+    };
+    let x = solve(&full(a, n, n)?, &full(&b2, rows, cols)?)?;
+    if vector {
+        x.squeeze(Some(-1))
+    } else {
+        Ok(x)
+    }
+}
+
+/// `cholesky(A, upper)`: the lower factor L (its transpose when `upper`), from A's
+/// lower triangle.
+pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
+    let s = Stack::square("linalg.cholesky", a)?;
+    let n = s.n;
+    let mut outs = Vec::with_capacity(s.mats.len());
+    for (k, m) in s.mats.iter().enumerate() {
+        // Only the lower triangle is read, as LAPACK's potrf with uplo='L'.
+        let low = Mat::from_fn(n, n, |i, j| if i >= j { m[(i, j)] } else { m[(j, i)] });
+        match low.llt(Side::Lower) {
+            Ok(llt) => {
+                let l = llt.L();
+                outs.push(Mat::from_fn(n, n, |i, j| match (upper, i >= j, j >= i) {
+                    (false, true, _) => l[(i, j)],
+                    (true, _, true) => l[(j, i)],
+                    _ => 0.0,
+                }));
+            }
+            Err(faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index }) => {
+                return Err(s.fail(
+                    k,
+                    &format!(
+                        "The factorization could not be completed because the input is not \
+                         positive-definite (the leading minor of order {} is not \
+                         positive-definite).",
+                        index + 1
+                    ),
+                ))
+            }
+        }
+    }
+    let out = s.write_mats(&outs, n, n)?;
+    record(
+        &out,
+        || LinalgGrad::Cholesky {
+            l: Saved::new(&out),
+            upper,
+        },
+        &[a],
+    );
+    Ok(out)
+}
+
+/// `qr(A, mode)`: `(Q, R)`.
+pub fn qr(a: &Tensor, mode: QrMode) -> Result<(Tensor, Tensor)> {
+    let s = Stack::read("linalg.qr", a)?;
+    let (m, n) = (s.m, s.n);
+    let k = m.min(n);
+    let (mut qs, mut rs) = (Vec::new(), Vec::new());
+    for x in &s.mats {
+        if k == 0 {
+            // An empty matrix: Q is the identity, R is empty.
+            let qc = if mode == QrMode::Complete { m } else { 0 };
+            qs.push(Mat::from_fn(m, qc, |i, j| f64::from(u8::from(i == j))));
+            rs.push(Mat::zeros(if mode == QrMode::Complete { m } else { 0 }, n));
+            continue;
+        }
+        let f = x.qr();
+        match mode {
+            QrMode::Complete => {
+                qs.push(f.compute_Q());
+                // R is m x n: the k x n factor over m - k zero rows.
+                let r = f.thin_R();
+                rs.push(Mat::from_fn(
+                    m,
+                    n,
+                    |i, j| if i < k { r[(i, j)] } else { 0.0 },
+                ));
+            }
+            QrMode::Reduced | QrMode::R => {
+                qs.push(f.compute_thin_Q());
+                rs.push(owned(f.thin_R()));
+            }
+        }
+    }
+    let rrows = if mode == QrMode::Complete { m } else { k };
+    let r = s.write_mats(&rs, rrows, n)?;
+    let qcols = if mode == QrMode::Complete { m } else { k };
+    let qfull = s.write_mats(&qs, m, qcols)?;
+    if autograd::needs_grad(&[a]) {
+        let (qsv, rsv) = (Saved::new(&qfull), Saved::new(&r));
+        if mode != QrMode::R {
+            record(
+                &qfull,
+                || LinalgGrad::Qr(lg::QrPart::Q, qsv.clone(), rsv.clone()),
+                &[a],
+            );
+        }
+        record(&r, || LinalgGrad::Qr(lg::QrPart::R, qsv, rsv), &[a]);
+    }
+    let q = match mode {
+        QrMode::R => from_f32(Vec::new(), &[0])?,
+        QrMode::Reduced | QrMode::Complete => qfull,
+    };
+    Ok((q, r))
+}
+
+/// One matrix's SVD: U, the singular values, V.
+type SvdOne = (Mat<f64>, Vec<f64>, Mat<f64>);
+
+/// The SVD of every matrix: `(U, S, V)` with U m x p and V n x p (p = k, or m and n
+/// with `full`), S descending; NaN factors for a non-finite matrix.
+fn svd_mats(s: &Stack, full: bool) -> Result<Vec<SvdOne>> {
+    let (m, n) = (s.m, s.n);
+    let k = m.min(n);
+    let (pu, pv) = if full { (m, n) } else { (k, k) };
+    let mut out = Vec::with_capacity(s.mats.len());
+    for (b, x) in s.mats.iter().enumerate() {
+        if k == 0 {
+            // An empty matrix: no singular values; identity factors.
+            let eye = |r: usize, c: usize| Mat::from_fn(r, c, |i, j| f64::from(u8::from(i == j)));
+            out.push((eye(m, pu), Vec::new(), eye(n, pv)));
+            continue;
+        }
+        if !Stack::finite(x) {
+            out.push((nan_mat(m, pu), vec![f64::NAN; k], nan_mat(n, pv)));
+            continue;
+        }
+        let f = if full { x.svd() } else { x.thin_svd() };
+        let f = f.map_err(|_| {
+            s.fail(
+                b,
+                "The algorithm failed to converge because the input matrix is ill-conditioned \
+                 or has too many repeated singular values.",
+            )
+        })?;
+        let sv = f.S().column_vector();
+        let vals = (0..k).map(|i| sv[i]).collect();
+        out.push((owned(f.U()), vals, owned(f.V())));
+    }
+    Ok(out)
+}
+
+/// `svd(A, full_matrices)`: `(U, S, Vh)`.
+pub fn svd(a: &Tensor, full: bool) -> Result<(Tensor, Tensor, Tensor)> {
+    let s = Stack::read("linalg.svd", a)?;
+    let (m, n) = (s.m, s.n);
+    let k = m.min(n);
+    let (pu, pv) = if full { (m, n) } else { (k, k) };
+    let f = svd_mats(&s, full)?;
+    let us: Vec<Mat<f64>> = f.iter().map(|t| t.0.clone()).collect();
+    let vhs: Vec<Mat<f64>> = f.iter().map(|t| t.2.transpose().to_owned()).collect();
+    let u = s.write_mats(&us, m, pu)?;
+    let sv = s.write(&[k], f.iter().flat_map(|t| t.1.clone()).collect())?;
+    let vh = s.write_mats(&vhs, pv, n)?;
+    if autograd::needs_grad(&[a]) {
+        let saved = lg::SvdSaved {
+            u: Saved::new(&u),
+            s: Saved::new(&sv),
+            vh: Saved::new(&vh),
+            full,
+        };
+        for (i, t) in [&u, &sv, &vh].into_iter().enumerate() {
+            let part = [lg::SvdPart::U, lg::SvdPart::S, lg::SvdPart::Vh][i];
+            record(t, || LinalgGrad::Svd(part, saved.clone()), &[a]);
+        }
+    }
+    Ok((u, sv, vh))
+}
+
+/// `svdvals(A)`: the singular values, descending.
+pub fn svdvals(a: &Tensor) -> Result<Tensor> {
+    let (_, s, _) = svd(a, false)?;
+    Ok(s)
+}
+
+/// `eigh(A, upper)`: ascending eigenvalues and the orthonormal eigenvectors (columns)
+/// of the symmetric matrix in A's lower (upper) triangle.
+pub fn eigh(a: &Tensor, upper: bool) -> Result<(Tensor, Tensor)> {
+    let s = Stack::square("linalg.eigh", a)?;
+    let n = s.n;
+    let (mut vals, mut vecs) = (Vec::new(), Vec::new());
+    for (b, x) in s.mats.iter().enumerate() {
+        if n == 0 {
+            vecs.push(Mat::zeros(0, 0));
+            continue;
+        }
+        if !Stack::finite(x) {
+            vals.extend(std::iter::repeat_n(f64::NAN, n));
+            vecs.push(nan_mat(n, n));
+            continue;
+        }
+        let side = if upper { Side::Upper } else { Side::Lower };
+        let f = x.self_adjoint_eigen(side).map_err(|_| {
+            s.fail(
+                b,
+                "The algorithm failed to converge because the input matrix is ill-conditioned \
+                 or has too many repeated eigenvalues.",
+            )
+        })?;
+        let ev = f.S().column_vector();
+        vals.extend((0..n).map(|i| ev[i]));
+        vecs.push(owned(f.U()));
+    }
+    let l = s.write(&[n], vals)?;
+    let v = s.write_mats(&vecs, n, n)?;
+    if autograd::needs_grad(&[a]) {
+        let (ls, vs) = (Saved::new(&l), Saved::new(&v));
+        record(&l, || LinalgGrad::EighValues(vs.clone()), &[a]);
+        record(&v, || LinalgGrad::EighVectors { l: ls, v: vs }, &[a]);
+    }
+    Ok((l, v))
+}
+
+/// `pinv(A)`: the pseudo-inverse through the SVD; singular values at or below
+/// `max(atol, rtol * s_max)` count as zero (PyTorch's default: rtol = eps * max(m, n)).
+pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
+    let s = Stack::read("linalg.pinv", a)?;
+    let (m, n) = (s.m, s.n);
+    let k = m.min(n);
+    let rtol = match (atol, rtol) {
+        (_, Some(r)) => r,
+        (Some(at), None) if at > 0.0 => 0.0,
+        _ => f64::from(f32::EPSILON) * m.max(n) as f64,
+    };
+    let atol = atol.unwrap_or(0.0);
+    let mut outs = Vec::with_capacity(s.mats.len());
+    for (u, sv, v) in svd_mats(&s, false)? {
+        let smax = sv.first().copied().unwrap_or(0.0);
+        let cut = atol.max(rtol * smax);
+        let inv: Vec<f64> = sv
+            .iter()
+            .map(|&x| if x > cut { 1.0 / x } else { 0.0 })
+            .collect();
+        outs.push(Mat::from_fn(n, m, |i, j| {
+            (0..k).map(|p| v[(i, p)] * inv[p] * u[(j, p)]).sum()
+        }));
+    }
+    let out = s.write_mats(&outs, n, m)?;
+    record(
+        &out,
+        || LinalgGrad::Pinv {
+            a: Saved::new(a),
+            out: Saved::new(&out),
+        },
+        &[a],
+    );
+    Ok(out)
+}
