@@ -814,6 +814,7 @@ fn second_derivatives_match_finite_differences() {
             );
         }
     }
+}
 
 /// Issue 22: a float64 MLP (matmul, bias, tanh, log_softmax, mean) has float64
 /// gradients that match float64 central differences to ~1e-9 relative, where float32

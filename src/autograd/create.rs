@@ -62,6 +62,7 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
         B::Attention { .. } => "scaled_dot_product_attention",
         B::AsStrided(_) => "a view modified in place",
         B::CopySlices(_) => "an in-place op on a view",
+        B::Linalg(_) => "the torch.linalg functions",
         B::Compiled(_) | B::CompiledOut { .. } | B::Loop(_) | B::LoopOut { .. } => {
             "a compiled function (call it uncompiled to take higher-order gradients)"
         }

@@ -478,7 +478,7 @@ macro_rules! unary_table {
             // The inverse of erf on [-1, 1] (±inf at ±1); d/dx = sqrt(pi)/2 exp(out^2).
             Erfinv {
                 name: "erfinv", methods: ["erfinv"], global: true, saves: Out,
-                f32: [(x) super::special::erfinv(x)],
+                f32: [(x) erfinv(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(
                     &out.mul(out)?.un(Exp)?.mul_s(0.886_226_925_452_758)?,

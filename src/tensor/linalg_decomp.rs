@@ -28,6 +28,8 @@ pub enum QrMode {
 /// A stack of matrices read from a tensor `[..., m, n]`, in f64.
 struct Stack {
     op: &'static str,
+    /// The input's dtype, which the outputs keep (float64 stays float64).
+    dtype: DType,
     batch: Vec<usize>,
     m: usize,
     n: usize,
@@ -44,9 +46,28 @@ fn rt(msg: String) -> Error {
 fn torch_type_name(d: DType) -> &'static str {
     match d {
         DType::F32 => "Float",
+        DType::F64 => "Double",
         DType::I64 => "Long",
+        DType::I32 => "Int",
+        DType::U8 => "Byte",
         DType::Bool => "Bool",
     }
+}
+
+/// The elements of a float tensor as f64 (float64 exactly, float32 widened).
+pub(super) fn f64_values(t: &Tensor) -> Result<Vec<f64>> {
+    if t.dtype() == DType::F64 {
+        return t.to_vec::<f64>();
+    }
+    Ok(t.to_f32_vec()?.into_iter().map(f64::from).collect())
+}
+
+/// A tensor of `vals` in `dtype` (float64 kept exactly, anything else as float32).
+pub(super) fn from_f64_as(vals: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    if dtype == DType::F64 {
+        return Tensor::from_buffer(super::storage::Buffer::F64(vals), shape);
+    }
+    from_f32(vals.into_iter().map(|v| v as f32).collect(), shape)
 }
 
 /// The functions have no IR op: a capture that reaches one runs eagerly.
@@ -75,12 +96,13 @@ impl Stack {
         let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
         let batch = a.shape()[..nd - 2].to_vec();
         let count: usize = batch.iter().product();
-        let data = a.to_f32_vec()?;
+        let data = f64_values(a)?;
         let mats = (0..count)
-            .map(|b| Mat::from_fn(m, n, |i, j| f64::from(data[b * m * n + i * n + j])))
+            .map(|b| Mat::from_fn(m, n, |i, j| data[b * m * n + i * n + j]))
             .collect();
         Ok(Stack {
             op,
+            dtype: a.dtype(),
             batch,
             m,
             n,
@@ -114,7 +136,7 @@ impl Stack {
     /// A tensor `[*batch, *tail]` of the values `f` gives for each matrix, in order.
     fn write(&self, tail: &[usize], vals: Vec<f64>) -> Result<Tensor> {
         let shape: Vec<usize> = self.batch.iter().chain(tail).copied().collect();
-        from_f32(vals.into_iter().map(|v| v as f32).collect(), &shape)
+        from_f64_as(vals, &shape, self.dtype)
     }
 
     /// `[*batch, r, c]` from one r x c matrix per batch element.

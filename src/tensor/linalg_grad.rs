@@ -90,7 +90,7 @@ fn lift2(x: &Tensor) -> Result<Tensor> {
 /// or with `squares`, of the squared values (the SVD's).
 fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
     let n = v.shape()[v.ndim() - 1];
-    let vals = v.to_f32_vec()?;
+    let vals = super::linalg_decomp::f64_values(v)?;
     let mut out = Vec::with_capacity(vals.len() * n);
     for row in vals.chunks(n.max(1)) {
         for i in 0..n {
@@ -105,7 +105,7 @@ fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
         }
     }
     let shape: Vec<usize> = v.shape().iter().copied().chain([n]).collect();
-    from_f32(out, &shape)
+    super::linalg_decomp::from_f64_as(out, &shape, v.dtype())
 }
 
 fn unsupported(what: &str) -> crate::error::Error {

@@ -162,7 +162,8 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
 
 /// `t.random_(from=0, to=None)` (or `random_(to)`): integers uniform in [from, to - 1]
 /// from the seeded generator; without `to`, up to the dtype's bound (2^24 for float32,
-/// whose integers are exact up to there; 2^63 - 1 for int64; 1 for bool).
+/// whose integers are exact up to there; 2^53 for float64, 2^31 - 1 for int32, 255 for
+/// uint8, 2^63 - 2 for int64; 1 for bool).
 fn out_of_random(t: &Tensor, a: &Args) -> R<Value> {
     let (from, to) = match (a.pos.len(), a.int(0, "from")?, a.int(1, "to")?) {
         (1, Some(to), None) if a.kw("from").is_none() => (0, Some(to)),
@@ -170,7 +171,10 @@ fn out_of_random(t: &Tensor, a: &Args) -> R<Value> {
     };
     let to = to.unwrap_or(match t.dtype() {
         DType::F32 => (1 << 24) + 1,
+        DType::F64 => (1 << 53) + 1,
         DType::I64 => i64::MAX,
+        DType::I32 => i64::from(i32::MAX) + 1,
+        DType::U8 => 256,
         DType::Bool => 2,
     });
     if from >= to {

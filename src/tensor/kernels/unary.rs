@@ -17,7 +17,7 @@ pub(crate) const GELU_C: f32 = 0.044_715;
 /// The scalar helpers the table's float kernels name, for one float type (each kernel
 /// is expanded once per float type inside a module that imports that type's helpers).
 macro_rules! real_helpers {
-    ($m:ident, $F:ident, $tanh:path, $erf:path, $erfc:path, $k:expr, $c:expr) => {
+    ($m:ident, $F:ident, $tanh:path, $erf:path, $erfc:path, $erfinv:path, $k:expr, $c:expr) => {
         mod $m {
             pub(super) const SQRT_2_OVER_PI: $F = $k;
             pub(super) const GELU_C: $F = $c;
@@ -36,6 +36,11 @@ macro_rules! real_helpers {
             #[inline]
             pub(super) fn erfc(x: $F) -> $F {
                 $erfc(x)
+            }
+
+            #[inline]
+            pub(super) fn erfinv(x: $F) -> $F {
+                $erfinv(x)
             }
 
             #[inline]
@@ -77,6 +82,7 @@ real_helpers!(
     crate::tensor::kernels::fastmath::tanh,
     libm::erff,
     libm::erfcf,
+    crate::tensor::kernels::special::erfinv,
     crate::tensor::kernels::unary::SQRT_2_OVER_PI,
     crate::tensor::kernels::unary::GELU_C
 );
@@ -86,6 +92,7 @@ real_helpers!(
     f64::tanh,
     libm::erf,
     libm::erfc,
+    crate::tensor::kernels::special::erfinv64,
     0.797_884_560_802_865_4,
     0.044_715
 );
@@ -100,7 +107,7 @@ macro_rules! unary_kernels {
         /// The float kernels, expanded once per float type with that type's helpers.
         mod float32 {
             use super::real32::{
-                erf, erfc, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
+                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
                 SQRT_2_OVER_PI,
             };
             use super::*;
@@ -114,7 +121,7 @@ macro_rules! unary_kernels {
 
         mod float64 {
             use super::real64::{
-                erf, erfc, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
+                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
                 SQRT_2_OVER_PI,
             };
             use super::*;
