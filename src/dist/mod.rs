@@ -47,7 +47,14 @@ impl ReduceOp {
 }
 
 /// The dtypes a collective carries, in the order their flat buffers travel.
-const WIRE_DTYPES: [DType; 3] = [DType::F32, DType::I64, DType::Bool];
+const WIRE_DTYPES: [DType; 6] = [
+    DType::F32,
+    DType::F64,
+    DType::I64,
+    DType::I32,
+    DType::U8,
+    DType::Bool,
+];
 
 /// What the transport reduces with (AVG is a SUM followed by a division).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +67,9 @@ pub(crate) enum WireOp {
 /// One typed buffer handed to the transport (bool travels as u8).
 pub(crate) enum Payload {
     F32(Vec<f32>),
+    F64(Vec<f64>),
     I64(Vec<i64>),
+    I32(Vec<i32>),
     U8(Vec<u8>),
 }
 
@@ -68,7 +77,9 @@ impl Payload {
     fn bytes(&self) -> usize {
         match self {
             Payload::F32(v) => v.len() * 4,
+            Payload::F64(v) => v.len() * 8,
             Payload::I64(v) => v.len() * 8,
+            Payload::I32(v) => v.len() * 4,
             Payload::U8(v) => v.len(),
         }
     }
@@ -184,30 +195,20 @@ pub fn barrier() -> Result<()> {
 
 /// The elements of `ts` (all of `dtype`) in one flat payload.
 fn pack(ts: &[&Tensor], dtype: DType) -> Result<Payload> {
+    /// The tensors' elements of type `T`, concatenated.
+    fn flat<T: crate::tensor::dtype::Elem + Copy>(ts: &[&Tensor]) -> Result<Vec<T>> {
+        let mut v = Vec::new();
+        for t in ts {
+            t.read(|s: &[T]| v.extend_from_slice(s))?;
+        }
+        Ok(v)
+    }
     Ok(match dtype {
-        DType::F64 | DType::I32 | DType::U8 => {
-            return Err(Error::new(
-                ErrorKind::TypeError,
-                format!(
-                    "distributed collectives support float32, int64 and bool tensors, not {dtype}"
-                ),
-                None,
-            ))
-        }
-        DType::F32 => {
-            let mut v = Vec::new();
-            for t in ts {
-                t.read(|s: &[f32]| v.extend_from_slice(s))?;
-            }
-            Payload::F32(v)
-        }
-        DType::I64 => {
-            let mut v = Vec::new();
-            for t in ts {
-                t.read(|s: &[i64]| v.extend_from_slice(s))?;
-            }
-            Payload::I64(v)
-        }
+        DType::F32 => Payload::F32(flat(ts)?),
+        DType::F64 => Payload::F64(flat(ts)?),
+        DType::I64 => Payload::I64(flat(ts)?),
+        DType::I32 => Payload::I32(flat(ts)?),
+        DType::U8 => Payload::U8(flat(ts)?),
         DType::Bool => {
             let mut v = Vec::new();
             for t in ts {
@@ -225,7 +226,10 @@ fn unpack(p: &Payload, ts: &[&Tensor]) -> Result<()> {
         let n = t.numel();
         let buf = match p {
             Payload::F32(v) => Buffer::F32(v[at..at + n].to_vec()),
+            Payload::F64(v) => Buffer::F64(v[at..at + n].to_vec()),
             Payload::I64(v) => Buffer::I64(v[at..at + n].to_vec()),
+            Payload::I32(v) => Buffer::I32(v[at..at + n].to_vec()),
+            Payload::U8(v) if t.dtype() == DType::U8 => Buffer::U8(v[at..at + n].to_vec()),
             Payload::U8(v) => Buffer::Bool(v[at..at + n].iter().map(|&b| b != 0).collect()),
         };
         t.overwrite(&Tensor::from_buffer(buf, t.shape())?)?;
@@ -237,14 +241,16 @@ fn unpack(p: &Payload, ts: &[&Tensor]) -> Result<()> {
 /// The transport's op for `op` on `dtype` (bool: SUM and MAX are OR, MIN is AND).
 fn wire_op(op: ReduceOp, dtype: DType, what: &str) -> Result<WireOp> {
     match (op, dtype) {
-        (ReduceOp::Avg, DType::F32) | (ReduceOp::Sum, _) => Ok(if dtype == DType::Bool {
-            WireOp::Max
-        } else {
-            WireOp::Sum
-        }),
+        (ReduceOp::Avg, DType::F32 | DType::F64) | (ReduceOp::Sum, _) => {
+            Ok(if dtype == DType::Bool {
+                WireOp::Max
+            } else {
+                WireOp::Sum
+            })
+        }
         (ReduceOp::Avg, d) => Err(Error::new(
             ErrorKind::TypeError,
-            format!("{what}: ReduceOp.AVG needs a float32 tensor, got {d}"),
+            format!("{what}: ReduceOp.AVG needs a float32 or float64 tensor, got {d}"),
             None,
         )),
         (ReduceOp::Max, _) => Ok(WireOp::Max),
@@ -254,9 +260,10 @@ fn wire_op(op: ReduceOp, dtype: DType, what: &str) -> Result<WireOp> {
 
 /// Divides an AVG's sum by the world size.
 fn average(p: &mut Payload, op: ReduceOp, n: usize) {
-    if let (ReduceOp::Avg, Payload::F32(v)) = (op, p) {
-        let d = n as f32;
-        v.iter_mut().for_each(|x| *x /= d);
+    match (op, p) {
+        (ReduceOp::Avg, Payload::F32(v)) => v.iter_mut().for_each(|x| *x /= n as f32),
+        (ReduceOp::Avg, Payload::F64(v)) => v.iter_mut().for_each(|x| *x /= n as f64),
+        _ => {}
     }
 }
 

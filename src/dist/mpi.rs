@@ -212,7 +212,9 @@ impl<T: 'static> Drop for InFlight<T> {
 /// A nonblocking all-reduce of one payload (`super::work`).
 pub(super) enum Flight {
     F32(InFlight<f32>),
+    F64(InFlight<f64>),
     I64(InFlight<i64>),
+    I32(InFlight<i32>),
     U8(InFlight<u8>),
 }
 
@@ -220,6 +222,8 @@ pub(super) fn all_reduce_start(p: Payload, op: WireOp) -> Result<Flight> {
     Ok(match p {
         Payload::F32(v) => Flight::F32(start_t(v, op)?),
         Payload::I64(v) => Flight::I64(start_t(v, op)?),
+        Payload::F64(v) => Flight::F64(start_t(v, op)?),
+        Payload::I32(v) => Flight::I32(start_t(v, op)?),
         Payload::U8(v) => Flight::U8(start_t(v, op)?),
     })
 }
@@ -229,6 +233,8 @@ impl Flight {
         match self {
             Flight::F32(f) => f.test(),
             Flight::I64(f) => f.test(),
+            Flight::F64(f) => f.test(),
+            Flight::I32(f) => f.test(),
             Flight::U8(f) => f.test(),
         }
     }
@@ -237,6 +243,8 @@ impl Flight {
         Ok(match self {
             Flight::F32(f) => Payload::F32(f.finish()?),
             Flight::I64(f) => Payload::I64(f.finish()?),
+            Flight::F64(f) => Payload::F64(f.finish()?),
+            Flight::I32(f) => Payload::I32(f.finish()?),
             Flight::U8(f) => Payload::U8(f.finish()?),
         })
     }
@@ -246,6 +254,8 @@ pub(super) fn all_reduce(p: &mut Payload, op: WireOp) -> Result<()> {
     match p {
         Payload::F32(v) => all_reduce_t(v, op),
         Payload::I64(v) => all_reduce_t(v, op),
+        Payload::F64(v) => all_reduce_t(v, op),
+        Payload::I32(v) => all_reduce_t(v, op),
         Payload::U8(v) => all_reduce_t(v, op),
     }
 }
@@ -265,6 +275,8 @@ pub(super) fn broadcast(p: &mut Payload, src: usize) -> Result<()> {
     match p {
         Payload::F32(v) => broadcast_t(v, src),
         Payload::I64(v) => broadcast_t(v, src),
+        Payload::F64(v) => broadcast_t(v, src),
+        Payload::I32(v) => broadcast_t(v, src),
         Payload::U8(v) => broadcast_t(v, src),
     }
 }
@@ -283,6 +295,8 @@ pub(super) fn all_gather(p: &Payload, n: usize) -> Result<Payload> {
     Ok(match p {
         Payload::F32(v) => Payload::F32(all_gather_t(v, n)?),
         Payload::I64(v) => Payload::I64(all_gather_t(v, n)?),
+        Payload::F64(v) => Payload::F64(all_gather_t(v, n)?),
+        Payload::I32(v) => Payload::I32(all_gather_t(v, n)?),
         Payload::U8(v) => Payload::U8(all_gather_t(v, n)?),
     })
 }
@@ -306,6 +320,8 @@ pub(super) fn reduce_scatter(p: &Payload, n: usize, op: WireOp) -> Result<Payloa
     Ok(match p {
         Payload::F32(v) => Payload::F32(reduce_scatter_t(v, n, op)?),
         Payload::I64(v) => Payload::I64(reduce_scatter_t(v, n, op)?),
+        Payload::F64(v) => Payload::F64(reduce_scatter_t(v, n, op)?),
+        Payload::I32(v) => Payload::I32(reduce_scatter_t(v, n, op)?),
         Payload::U8(v) => Payload::U8(reduce_scatter_t(v, n, op)?),
     })
 }
