@@ -206,7 +206,7 @@ pub fn dtype_of(v: &Value) -> R<DType> {
             _ => Err(type_err(format!("'{}' is not a dtype", c.name))),
         },
         _ => Err(type_err(format!(
-            "dtype must be float32, int64 or bool, not {}",
+            "dtype must be a torch.dtype (float32, float64, int64, int32, uint8 or bool), not {}",
             v.type_name()
         ))),
     }
