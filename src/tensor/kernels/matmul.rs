@@ -1,18 +1,35 @@
-//! Matrix multiply: f32 through the `gemm` crate (any row/column strides, so transposed
-//! operands are not copied), batched with broadcast batch dims; int64 by a plain loop.
+//! Matrix multiply: f32 and f64 through the `gemm` crate (any row/column strides, so
+//! transposed operands are not copied), batched with broadcast batch dims; int64 by a
+//! plain loop.
 
 use super::strided::for_each_offset2;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::broadcast_strides;
 use crate::tensor::storage::{alloc_filled, alloc_vec};
-use crate::tensor::{err, Buffer, Tensor};
+use crate::tensor::{err, Buffer, Elem, Tensor};
 use gemm::Parallelism;
 
-/// A strided f32 matrix operand: base slice + offset, row and column strides.
+/// The float types multiplied through `gemm` (one code path, monomorphised per type).
+pub trait GemmFloat: Elem + Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl GemmFloat for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
+
+impl GemmFloat for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+}
+
+/// A strided matrix operand: base slice + offset, row and column strides.
 #[derive(Clone, Copy)]
-pub struct Mat<'a> {
-    pub data: &'a [f32],
+pub struct Mat<'a, T = f32> {
+    pub data: &'a [T],
     pub offset: usize,
     pub rs: usize,
     pub cs: usize,
@@ -31,24 +48,24 @@ const TASK_MACS: usize = 1 << 23;
 
 /// Raw gemm operands shared by the tasks of one split product.
 #[derive(Clone, Copy)]
-struct Raw {
-    dst: *mut f32,
-    lhs: *const f32,
-    rhs: *const f32,
+struct Raw<T> {
+    dst: *mut T,
+    lhs: *const T,
+    rhs: *const T,
 }
 
 // SAFETY: the tasks of one product read the operands and write disjoint blocks of dst
 // (distinct column or row ranges); the pointers outlive the `team::for_each` call.
-unsafe impl Sync for Raw {}
-unsafe impl Send for Raw {}
+unsafe impl<T> Sync for Raw<T> {}
+unsafe impl<T> Send for Raw<T> {}
 
 /// One single-threaded gemm call of rows `r0..r1` and columns `c0..c1` of the product.
 ///
 /// # Safety
 /// As [`gemm_into`], for the whole product; the ranges lie inside `m` x `n`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm_block(
-    raw: Raw,
+unsafe fn gemm_block<T: GemmFloat>(
+    raw: Raw<T>,
     (r0, r1): (usize, usize),
     (c0, c1): (usize, usize),
     n: usize,
@@ -73,8 +90,8 @@ unsafe fn gemm_block(
             raw.rhs.add(c0 * rhs.1),
             rhs.1 as isize,
             rhs.0 as isize,
-            if acc { 1.0 } else { 0.0 },
-            1.0,
+            if acc { T::ONE } else { T::ZERO },
+            T::ONE,
             false,
             false,
             false,
@@ -104,8 +121,8 @@ fn split_plan(m: usize, n: usize, k: usize) -> (usize, bool) {
 /// # Safety
 /// As [`gemm_into`] for rows `0..m` (offset into `raw`).
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm_split(
-    raw: Raw,
+unsafe fn gemm_split<T: GemmFloat>(
+    raw: Raw<T>,
     m: usize,
     n: usize,
     k: usize,
@@ -166,20 +183,20 @@ fn out_of_bounds() -> crate::error::Error {
 /// one of its m * n elements is written, none is read.
 ///
 /// # Safety
-/// `dst` must be valid for writes of `m * n` f32 (and initialised when `acc`).
-unsafe fn gemm_into(
+/// `dst` must be valid for writes of `m * n` elements (and initialised when `acc`).
+unsafe fn gemm_into<T: GemmFloat>(
     m: usize,
     n: usize,
     k: usize,
-    dst: *mut f32,
-    lhs: Mat,
-    rhs: Mat,
+    dst: *mut T,
+    lhs: Mat<T>,
+    rhs: Mat<T>,
     acc: bool,
 ) -> Result<()> {
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let last = |x: &Mat, r: usize, c: usize| {
+    let last = |x: &Mat<T>, r: usize, c: usize| {
         x.offset + r.saturating_sub(1) * x.rs + c.saturating_sub(1) * x.cs
     };
     if k > 0 && (last(&lhs, m, k) >= lhs.data.len() || last(&rhs, k, n) >= rhs.data.len()) {
@@ -311,37 +328,48 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
     let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nb - 1]);
     let sa = broadcast_strides(&a.shape()[..na - 2], &a.strides()[..na - 2], batch);
     let sb = broadcast_strides(&b.shape()[..nb - 2], &b.strides()[..nb - 2], batch);
-    let nbatch: usize = batch.iter().product();
     let mut shape: Vec<usize> = batch.to_vec();
     shape.extend([m, n]);
-    let total = crate::tensor::shape::numel(&shape)?;
     match a.dtype() {
-        DType::I64 => return bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n)),
-        DType::F64 => return bmm_f64(a, b, batch, &sa, &sb, &shape, (m, k, n)),
-        DType::F32 => {}
-        d @ (DType::I32 | DType::U8 | DType::Bool) => {
-            return Err(err(
-                ErrorKind::RuntimeError,
-                format!("internal: bmm on {}", d.name()),
-            ))
-        }
+        DType::I64 => bmm_i64(a, b, batch, &sa, &sb, &shape, (m, k, n)),
+        DType::F32 => bmm_float::<f32>(a, b, batch, &sa, &sb, &shape, (m, k, n)),
+        DType::F64 => bmm_float::<f64>(a, b, batch, &sa, &sb, &shape, (m, k, n)),
+        d @ (DType::I32 | DType::U8 | DType::Bool) => Err(err(
+            ErrorKind::RuntimeError,
+            format!("internal: bmm on {}", d.name()),
+        )),
     }
+}
+
+/// Batched float matmul through `gemm` (each batch's block split over the team).
+fn bmm_float<T: GemmFloat>(
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    sa: &[usize],
+    sb: &[usize],
+    shape: &[usize],
+    (m, k, n): (usize, usize, usize),
+) -> Result<Tensor> {
+    let (na, nb) = (a.ndim(), b.ndim());
+    let nbatch: usize = batch.iter().product();
+    let total = crate::tensor::shape::numel(shape)?;
     // Not zero-filled: gemm writes every element of each batch's block (k == 0 writes
     // zeros), and the length is set only once all blocks were written.
-    let mut out = alloc_vec::<f32>(total)?;
+    let mut out = alloc_vec::<T>(total)?;
     {
         let dst = out.spare_capacity_mut();
         let dst_len = dst.len();
-        let dst = dst.as_mut_ptr().cast::<f32>();
+        let dst = dst.as_mut_ptr().cast::<T>();
         let ba = a.storage().borrow();
         let bb = b.storage().borrow();
-        let da = <f32 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
-        let db = <f32 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
+        let da = T::slice(&ba).unwrap_or(&[]);
+        let db = T::slice(&bb).unwrap_or(&[]);
         let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
         let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
         let mut i = 0;
         let mut res = Ok(());
-        for_each_offset2(batch, &sa, a.offset(), &sb, b.offset(), |oa, ob| {
+        for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
             if res.is_ok() && i < nbatch && (i + 1) * m * n <= dst_len {
                 let lhs = Mat {
                     data: da,
@@ -367,79 +395,10 @@ pub fn bmm(a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
     }
     // SAFETY: all `total` = nbatch * m * n elements were written above.
     unsafe { out.set_len(total) };
-    Ok(Tensor::from_vec(out, &shape))
-}
-
-/// Batched float64 matmul through `gemm` (one call per batch; gemm's own threads).
-fn bmm_f64(
-    a: &Tensor,
-    b: &Tensor,
-    batch: &[usize],
-    sa: &[usize],
-    sb: &[usize],
-    shape: &[usize],
-    (m, k, n): (usize, usize, usize),
-) -> Result<Tensor> {
-    let total: usize = shape.iter().product();
-    let mut out = alloc_filled(total, 0.0f64)?;
-    let ba = a.storage().borrow();
-    let bb = b.storage().borrow();
-    let da = <f64 as crate::tensor::Elem>::slice(&ba).unwrap_or(&[]);
-    let db = <f64 as crate::tensor::Elem>::slice(&bb).unwrap_or(&[]);
-    let (na, nb) = (a.ndim(), b.ndim());
-    let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
-    let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
-    // The last element each operand's block reads, checked before the raw pointers.
-    let last = |o: usize, rs: usize, cs: usize, r: usize, c: usize| {
-        o + r.saturating_sub(1) * rs + c.saturating_sub(1) * cs
-    };
-    let mut bi = 0;
-    let mut res = Ok(());
-    for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
-        let fits = m * n * k == 0
-            || (last(oa, ars, acs, m, k) < da.len() && last(ob, brs, bcs, k, n) < db.len());
-        let Some(dst) = out.get_mut(bi * m * n..(bi + 1) * m * n) else {
-            res = Err(out_of_bounds());
-            return;
-        };
-        if !fits {
-            res = Err(out_of_bounds());
-            return;
-        }
-        if m * n * k > 0 {
-            // SAFETY: dst holds m * n elements; every lhs/rhs element read lies inside
-            // da/db (the last one of each block was checked above).
-            unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    dst.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    da.as_ptr().add(oa),
-                    acs as isize,
-                    ars as isize,
-                    db.as_ptr().add(ob),
-                    bcs as isize,
-                    brs as isize,
-                    0.0,
-                    1.0,
-                    false,
-                    false,
-                    false,
-                    Parallelism::Rayon(0),
-                );
-            }
-        }
-        bi += 1;
-    });
-    res?;
-    drop((ba, bb));
     Ok(Tensor::from_vec(out, shape))
 }
 
+/// Batched int64 matmul: a plain loop with wrapping arithmetic (as torch's).
 fn bmm_i64(
     a: &Tensor,
     b: &Tensor,
@@ -449,7 +408,7 @@ fn bmm_i64(
     shape: &[usize],
     (m, k, n): (usize, usize, usize),
 ) -> Result<Tensor> {
-    let total: usize = shape.iter().product();
+    let total = crate::tensor::shape::numel(shape)?;
     let mut out = alloc_filled(total, 0i64)?;
     let ba = a.storage().borrow();
     let bb = b.storage().borrow();
