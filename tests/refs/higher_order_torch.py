@@ -7,28 +7,17 @@ torch function a global). Its output is the expected .out file, byte for byte:
         tests/golden/torchapi/api_higher_order.out       # torch 2.15.0, CPU
 
 Never run by CI."""
-import builtins
 import os
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_torch import kiln_nn  # noqa: E402
+from tensor_api_torch import run  # noqa: E402
 
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "..", "golden", "torchapi", "api_higher_order.dl")
-    sys.modules["autograd"] = torch.autograd
-    sys.modules["nn"] = kiln_nn()
-    g = {"__name__": "__main__"}
-    for name in dir(torch):
-        if not name.startswith("_") and not hasattr(builtins, name):
-            g[name] = getattr(torch, name)
-    with open(path) as f:
-        src = f.read()
-    exec(compile(src, path, "exec"), g)
+    run(os.path.join(here, "..", "golden", "torchapi", "api_higher_order.dl"), {"nn": kiln_nn()})
 
 
 if __name__ == "__main__":

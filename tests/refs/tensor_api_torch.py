@@ -14,10 +14,12 @@ import sys
 import torch
 
 
-def main():
-    path = sys.argv[1]
+def run(path, modules=None):
+    """Runs the Kiln program at `path` under torch (every public torch function as a
+    global; Kiln's `linalg`/`autograd` modules are torch's, plus `modules`)."""
     sys.modules["linalg"] = torch.linalg
     sys.modules["autograd"] = torch.autograd
+    sys.modules.update(modules or {})
     g = {"__name__": "__main__"}
     for name in dir(torch):
         if not name.startswith("_") and not hasattr(builtins, name):
@@ -25,6 +27,10 @@ def main():
     with open(path) as f:
         src = f.read()
     exec(compile(src, path, "exec"), g)
+
+
+def main():
+    run(sys.argv[1])
 
 
 if __name__ == "__main__":
