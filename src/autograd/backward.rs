@@ -462,7 +462,13 @@ fn node_step(
                 leaves.add(t, ig.cast(t.dtype())?)?
             }
             Edge::Leaf(t) => leaves.add(t, ig)?,
-            Edge::Node(m) => add_to(&mut grads[position(order, m)?], ig)?,
+            Edge::Node(m) => {
+                let ig = match m.grad_dtype() {
+                    Some(d) if ig.dtype() != d => ig.cast(d)?,
+                    _ => ig,
+                };
+                add_to(&mut grads[position(order, m)?], ig)?
+            }
         }
     }
     Ok(())

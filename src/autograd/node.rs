@@ -7,8 +7,9 @@ use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::shape::Dims;
 use crate::tensor::view_grad::ViewMap;
+use crate::tensor::DType;
 use crate::tensor::{err, Tensor};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 /// A tensor saved for backward: detached (no cycle through its own node) with the
@@ -153,6 +154,18 @@ pub struct Node {
     name: &'static str,
     /// Output tensors with gradient hooks or `retain_grad` (see tensor/hooks.rs).
     watchers: RefCell<Vec<WeakTensor>>,
+    /// The dtype of the tensors this node produced: gradients sent to it are cast to it.
+    out_dtype: Cell<OutDType>,
+}
+
+/// What [`Node::out_dtype`] knows of a node's outputs.
+#[derive(Clone, Copy, PartialEq)]
+enum OutDType {
+    /// Attached to no tensor yet.
+    Unset,
+    One(DType),
+    /// Outputs of different dtypes: gradients pass as they come.
+    Mixed,
 }
 
 impl Node {
@@ -163,6 +176,26 @@ impl Node {
             op: RefCell::new(Some(op)),
             edges,
             watchers: RefCell::new(Vec::new()),
+            out_dtype: Cell::new(OutDType::Unset),
+        }
+    }
+
+    /// Notes that a tensor of dtype `d` is one of this node's outputs.
+    pub(crate) fn note_output(&self, d: DType) {
+        let next = match self.out_dtype.get() {
+            OutDType::Unset => OutDType::One(d),
+            OutDType::One(e) if e == d => OutDType::One(d),
+            _ => OutDType::Mixed,
+        };
+        self.out_dtype.set(next);
+    }
+
+    /// The floating dtype a gradient sent to this node must have (PyTorch's engine casts
+    /// each input gradient to its input's dtype): None when unknown or mixed.
+    pub(crate) fn grad_dtype(&self) -> Option<DType> {
+        match self.out_dtype.get() {
+            OutDType::One(d) if d.is_float() => Some(d),
+            _ => None,
         }
     }
 

@@ -303,6 +303,9 @@ impl Tensor {
 
     /// Attach the node that produced this tensor (marks it requiring grad).
     pub(crate) fn set_grad_fn(&self, node: Option<Rc<Node>>) {
+        if let Some(n) = &node {
+            n.note_output(self.dtype());
+        }
         self.0
             .requires_grad
             .set(node.is_some() || self.0.requires_grad.get());
