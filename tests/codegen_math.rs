@@ -216,7 +216,7 @@ fn floor_div_and_mod_follow_python() {
     let xs: Vec<f32> = cases.iter().map(|c| c.0).collect();
     let ys: Vec<f32> = cases.iter().map(|c| c.1).collect();
     let q = jit_binary(BinaryOp::FloorDiv, &xs, &ys);
-    let r = jit_binary(BinaryOp::Mod, &xs, &ys);
+    let r = jit_binary(BinaryOp::Rem, &xs, &ys);
     for (i, c) in cases.iter().enumerate() {
         assert_eq!((q[i], r[i]), (c.2, c.3), "divmod({}, {})", c.0, c.1);
     }
@@ -225,7 +225,7 @@ fn floor_div_and_mod_follow_python() {
     // Python float semantics on infinities and torch's division by zero.
     let q = jit_binary(BinaryOp::FloorDiv, &[inf, 1.0, 0.0], &[1.0, 0.0, 0.0]);
     assert!(q[0].is_nan() && q[1] == inf && q[2].is_nan(), "{q:?}");
-    let r = jit_binary(BinaryOp::Mod, &[inf, 1.0], &[1.0, 0.0]);
+    let r = jit_binary(BinaryOp::Rem, &[inf, 1.0], &[1.0, 0.0]);
     assert!(r.iter().all(|v| v.is_nan()), "{r:?}");
 }
 
@@ -243,12 +243,20 @@ fn rounding_sign_relu_semantics() {
     assert_eq!(relu[..6], [0.5, 1.5, 2.5, 0.0, 0.0, 0.0]);
     let floor = jit_unary(UnaryOp::Floor, &xs);
     assert_eq!(floor[..6], [0.0, 1.0, 2.0, -1.0, -2.0, -3.0]);
-    let m = jit_binary(BinaryOp::Max, &[f32::NAN, 1.0, 2.0], &[1.0, f32::NAN, 3.0]);
+    let m = jit_binary(
+        BinaryOp::Maximum,
+        &[f32::NAN, 1.0, 2.0],
+        &[1.0, f32::NAN, 3.0],
+    );
     assert!(
         m[0].is_nan() && m[1].is_nan() && m[2] == 3.0,
         "max propagates NaN"
     );
-    let m = jit_binary(BinaryOp::Min, &[f32::NAN, 1.0, 2.0], &[1.0, f32::NAN, 3.0]);
+    let m = jit_binary(
+        BinaryOp::Minimum,
+        &[f32::NAN, 1.0, 2.0],
+        &[1.0, f32::NAN, 3.0],
+    );
     assert!(
         m[0].is_nan() && m[1].is_nan() && m[2] == 2.0,
         "min propagates NaN"

@@ -6,8 +6,8 @@ mod codegen_common;
 
 use codegen_common::Rng;
 use kiln::compile::{
-    compile, run_reference, Access, BinaryOp, BufView, BufViewMut, CmpOp, Kernel, Op, Output,
-    ReduceOp, Reduction, UnaryOp, ValueId,
+    compile, run_reference, Access, BinaryOp, BufView, BufViewMut, Kernel, Op, Output, ReduceOp,
+    Reduction, UnaryOp, ValueId,
 };
 
 const UNARY: [UnaryOp; 17] = [
@@ -34,19 +34,19 @@ const BINARY: [BinaryOp; 9] = [
     BinaryOp::Sub,
     BinaryOp::Mul,
     BinaryOp::Div,
-    BinaryOp::Max,
-    BinaryOp::Min,
+    BinaryOp::Maximum,
+    BinaryOp::Minimum,
     BinaryOp::Pow,
     BinaryOp::FloorDiv,
-    BinaryOp::Mod,
+    BinaryOp::Rem,
 ];
-const CMP: [CmpOp; 6] = [
-    CmpOp::Lt,
-    CmpOp::Le,
-    CmpOp::Gt,
-    CmpOp::Ge,
-    CmpOp::Eq,
-    CmpOp::Ne,
+const CMP: [BinaryOp; 6] = [
+    BinaryOp::Lt,
+    BinaryOp::Le,
+    BinaryOp::Gt,
+    BinaryOp::Ge,
+    BinaryOp::Eq,
+    BinaryOp::Ne,
 ];
 
 /// Ops whose result is computed bit-identically by IEEE arithmetic in both engines.
@@ -85,7 +85,7 @@ fn needs_exact_unary(u: UnaryOp) -> bool {
 fn needs_exact_binary(b: BinaryOp) -> bool {
     matches!(
         b,
-        BinaryOp::Div | BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Mul
+        BinaryOp::Div | BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Mul
     )
 }
 
@@ -434,13 +434,13 @@ fn harness_detects_swapped_op() {
     let mut k = Kernel::new(2, vec![Access::Contiguous, Access::Strided]);
     let x = k.push(Op::Load(0));
     let y = k.push(Op::Load(1));
-    let z = k.push(Op::Binary(BinaryOp::Min, x, y));
+    let z = k.push(Op::Binary(BinaryOp::Minimum, x, y));
     k.outputs.push(Output {
         value: z,
         access: Access::Contiguous,
     });
     let mut wrong = k.clone();
-    wrong.body[2] = Op::Binary(BinaryOp::Max, x, y);
+    wrong.body[2] = Op::Binary(BinaryOp::Maximum, x, y);
     let case = Case {
         kernel: k,
         extents: vec![3, 5],

@@ -121,7 +121,7 @@ fn bad_views_are_errors_not_accesses() {
 fn invalid_kernels_are_rejected() {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
-    let m = k.push(Op::Compare(kiln::compile::CmpOp::Lt, x, x));
+    let m = k.push(Op::Compare(BinaryOp::Lt, x, x));
     let bad = k.push(Op::Unary(UnaryOp::Exp, m));
     k.outputs.push(Output {
         value: bad,
@@ -307,7 +307,7 @@ fn strided_outputs_and_masks() {
     let mut k = Kernel::new(2, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
     let z = k.push(Op::Const(0.0));
-    let m = k.push(Op::Compare(kiln::compile::CmpOp::Gt, x, z));
+    let m = k.push(Op::Compare(BinaryOp::Gt, x, z));
     k.outputs.push(Output {
         value: m,
         access: Access::Strided,
@@ -337,5 +337,78 @@ fn many_compiles_free_their_memory() {
     for _ in 0..300 {
         let ck = compile(&axpb()).unwrap();
         assert!(ck.compile_time().as_secs_f64() < 1.0);
+    }
+}
+
+/// Every row of the op table's binary ops: a `fusable` arithmetic row compiles as
+/// `Op::Binary` only, a comparison as `Op::Compare` only, other rows as neither; every
+/// kernel that compiles gives the reference evaluator's values (masks stored as 1.0/0.0)
+/// on finite, signed-zero, infinite and NaN operands.
+#[test]
+fn binary_table_rows_take_their_kernel_form() {
+    let xs = [
+        1.5f32,
+        -2.0,
+        0.0,
+        -0.0,
+        7.25,
+        f32::INFINITY,
+        f32::NAN,
+        3.0,
+        -0.5,
+    ];
+    let ys = [
+        0.5f32,
+        3.0,
+        -0.0,
+        2.0,
+        -7.25,
+        1.0,
+        1.0,
+        f32::NEG_INFINITY,
+        -0.5,
+    ];
+    let n = xs.len();
+    for &op in BinaryOp::ALL {
+        for compare in [false, true] {
+            let mut k = Kernel::new(1, vec![Access::Contiguous, Access::Contiguous]);
+            let (x, y) = (k.push(Op::Load(0)), k.push(Op::Load(1)));
+            let v = if compare {
+                k.push(Op::Compare(op, x, y))
+            } else {
+                k.push(Op::Binary(op, x, y))
+            };
+            k.outputs.push(Output {
+                value: v,
+                access: Access::Contiguous,
+            });
+            let valid = op.fusable() && op.is_comparison() == compare;
+            let Ok(ck) = compile(&k) else {
+                assert!(!valid, "{} ({compare}) must compile", op.name());
+                continue;
+            };
+            assert!(valid, "{} ({compare}) must be refused", op.name());
+            let st = [1isize];
+            let mut got = vec![0.0f32; n];
+            let mut want = vec![0.0f32; n];
+            let ins = [BufView::new(&xs, &st), BufView::new(&ys, &st)];
+            let run = ck.run(&ins, &mut [BufViewMut::new(&mut got, &st)], &[n]);
+            assert!(run.is_ok(), "{}: {run:?}", op.name());
+            let reference = kiln::compile::run_reference(
+                &k,
+                &ins,
+                &mut [BufViewMut::new(&mut want, &st)],
+                &[n],
+                None,
+            );
+            assert!(reference.is_ok());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let same = g.to_bits() == w.to_bits()
+                    || (g.is_nan() && w.is_nan())
+                    || (g - w).abs() <= 1e-6 * w.abs();
+                let (x, y, name) = (xs[i], ys[i], op.name());
+                assert!(same, "{name}({x}, {y}): jit {g} reference {w}");
+            }
+        }
     }
 }

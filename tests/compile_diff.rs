@@ -6,7 +6,8 @@
 //! whole train steps of small models) runs the same way. A line
 //! `# expect-captures: NAME N` pins how many captures NAME makes (symbolic shapes); a
 //! line `# grad: A, B` appends the `.grad` of globals A and B after the run, so the
-//! gradients compiled autograd computed are compared with eager's too.
+//! gradients compiled autograd computed are compared with eager's too. A line
+//! `# rel: X` tightens the tolerance to X (float64 programs use 1e-12).
 
 mod common;
 
@@ -62,6 +63,14 @@ fn tokens(s: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The relative tolerance of a program: its `# rel: X` line, else 1e-5.
+fn tolerance(src: &str) -> f64 {
+    src.lines()
+        .find_map(|l| l.strip_prefix("# rel:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1e-5)
+}
+
 /// True when `a` and `b` have the same tokens, numbers equal within `rel` relative.
 fn agree(a: &str, b: &str, rel: f64) -> bool {
     let (ta, tb) = (tokens(a), tokens(b));
@@ -81,6 +90,10 @@ fn comparison_tolerance() {
     assert!(!agree("[1.0, 2.5]", "[1.0001, 2.5]", 1e-5));
     assert!(!agree("a 1.0", "b 1.0", 1e-5));
     assert!(!agree("1.0", "1.0 2.0", 1e-5));
+    let tight = tolerance("# rel: 1e-12\n");
+    assert_eq!(tight, 1e-12);
+    assert!(!agree("0.1", "0.10000000001", tight));
+    assert_eq!(tolerance("print(1)\n"), 1e-5);
 }
 
 #[test]
@@ -94,13 +107,13 @@ fn compiled_programs_match_eager() {
     for p in progs {
         let (_, eager) = run(&p, false);
         let (e, compiled) = run(&p, true);
+        let src = std::fs::read_to_string(&p).unwrap_or_default();
         assert!(
-            agree(&eager, &compiled, 1e-5),
+            agree(&eager, &compiled, tolerance(&src)),
             "{}: compiled output differs:\n{eager}\n---\n{compiled}",
             p.display()
         );
         assert!(!eager.contains("Error"), "{}: {eager}", p.display());
-        let src = std::fs::read_to_string(&p).unwrap_or_default();
         let globals = compiled_globals(&e);
         assert!(!globals.is_empty(), "{}: no compiled function", p.display());
         for (name, captures, _, _, _) in &globals {
@@ -147,7 +160,7 @@ fn programs_pass_the_eager_check() {
             p.display()
         );
         assert!(
-            agree(&eager, &checked, 1e-5),
+            agree(&eager, &checked, tolerance(&src)),
             "{}: output under the check differs:\n{eager}\n---\n{checked}",
             p.display()
         );

@@ -1,8 +1,9 @@
 //! Property test: random tensor programs (elementwise ops, broadcasting, scalars,
 //! reductions with fused elementwise producers, matmul, reshapes/transposes) generated as Kiln source, run eagerly and
 //! compiled (captured on the first call, replayed on the second) through the Engine API;
-//! the replayed results must equal eager's within 1e-5 relative. A meta-test proves the
-//! comparison rejects a planted difference.
+//! the replayed results must equal eager's within 1e-5 relative (float64 programs, whose
+//! compiled nodes run eager's float64 kernels: 1e-12). A meta-test proves the comparison
+//! rejects a planted difference.
 
 use kiln::Engine;
 use proptest::prelude::*;
@@ -57,7 +58,8 @@ fn stmt(kind: u8, i: usize, j: usize, c: f64, vals: &mut Vec<Sh>) -> String {
     format!("    v{n} = {expr}\n")
 }
 
-fn program(steps: &[(u8, usize, usize, f64)]) -> String {
+/// The program of `steps` on float32 inputs (`dtype`: `""`) or others (`", dtype=float64"`).
+fn program_of(steps: &[(u8, usize, usize, f64)], dtype: &str) -> String {
     let mut vals = vec![Sh::A, Sh::B];
     let mut body = String::from("@compile\ndef f(a, b, w):\n    v0 = a\n    v1 = b\n");
     for &(k, i, j, c) in steps {
@@ -65,10 +67,16 @@ fn program(steps: &[(u8, usize, usize, f64)]) -> String {
     }
     let last = vals.len() - 1;
     body.push_str(&format!("    return v{last}, v{last}.sum()\n\n"));
-    body.push_str("manual_seed(3)\na = randn(4, 5)\nb = randn(5)\nw = randn(5, 5) * 0.5\n");
+    body.push_str(&format!(
+        "manual_seed(3)\na = randn(4, 5{dtype})\nb = randn(5{dtype})\nw = randn(5, 5{dtype}) * 0.5\n"
+    ));
     body.push_str("r1 = f(a, b, w)\nr2 = f(a, b, w)\n");
     body.push_str("out = str([r2[0].tolist(), r2[1].tolist()])\n");
     body
+}
+
+fn program(steps: &[(u8, usize, usize, f64)]) -> String {
+    program_of(steps, "")
 }
 
 fn run(src: &str, compile: bool) -> Result<(String, i64), String> {
@@ -84,6 +92,20 @@ fn run(src: &str, compile: bool) -> Result<(String, i64), String> {
         .eval_as::<i64>("compile_stats(f)['hits']")
         .map_err(|err| e.render_error(&err))?;
     Ok((out, hits))
+}
+
+/// `f`'s fallback count in a compiled run of `src` (after `run` succeeded on it).
+fn fallbacks(src: &str) -> i64 {
+    let mut e = Engine::new();
+    e.set_compile(true);
+    e.set_output(Box::new(|_| {}));
+    let ran = e.run_source(src, "p.dl").is_ok();
+    let n = e.eval_as::<i64>("compile_stats(f)['fallbacks']");
+    if ran {
+        n.unwrap_or(-1)
+    } else {
+        -1
+    }
 }
 
 fn numbers(s: &str) -> Vec<f64> {
@@ -115,6 +137,20 @@ proptest! {
         };
         prop_assert_eq!(hits, 1, "the second call must replay the graph\n{}", src);
         prop_assert!(agree(&e_out, &c_out, 1e-5), "{}\neager {}\ncompiled {}", src, e_out, c_out);
+    }
+
+    #[test]
+    fn random_float64_programs_agree(steps in prop::collection::vec((0u8..11, 0usize..16, 0usize..16, -2.0f64..2.0), 1..10)) {
+        let src = program_of(&steps, ", dtype=float64");
+        let eager = run(&src, false);
+        let compiled = run(&src, true);
+        let ((e_out, _), (c_out, hits)) = match (eager, compiled) {
+            (Ok(a), Ok(b)) => (a, b),
+            (a, b) => return Err(TestCaseError::fail(format!("{src}\n{a:?}\n{b:?}"))),
+        };
+        prop_assert_eq!(hits, 1, "the second call must replay the graph\n{}", src);
+        prop_assert_eq!(fallbacks(&src), 0, "float64 compiles without a fallback\n{}", src);
+        prop_assert!(agree(&e_out, &c_out, 1e-12), "{}\neager {}\ncompiled {}", src, e_out, c_out);
     }
 }
 

@@ -18,7 +18,7 @@ pub mod runtime;
 pub mod sym;
 
 pub use jit::kernel::{
-    Access, BinaryOp, CmpOp, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
+    Access, BinaryOp, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
 };
 pub use jit::parallel::PARALLEL_THRESHOLD;
 pub use jit::reference::run_reference;

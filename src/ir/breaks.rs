@@ -55,7 +55,7 @@ impl BreakReason {
             BreakReason::ControlFlow(w) => format!("control flow on a tensor: {w}"),
             BreakReason::UntakenBranch(m) => format!("the branch not taken at capture fails: {m}"),
             BreakReason::Dtype(d) => format!(
-                "a {d} tensor (compiled kernels handle float32, int64 and bool; the function runs eagerly)"
+                "a {d} tensor (compiled code handles float32, float64, int64 and bool; the function runs eagerly)"
             ),
         }
     }

@@ -3,7 +3,7 @@
 //! gradient, fused-kernel op and ONNX lowering (an X-macro, as `unary_table!`: each layer
 //! expands the field it needs into an exhaustive `match` on [`BinaryOp`];
 //! tensor/kernels/binary.rs: `f32`/`int`, autograd/rules.rs: `grad`,
-//! compile/passes/fuse.rs: `fused`, onnx/lower.rs: `onnx`).
+//! compile/jit/body.rs and reference.rs: `fused`, onnx/lower.rs: `onnx`).
 //!
 //! Row fields, in this order (all required):
 //! - `name`: PyTorch's name (error messages, IR dumps);
@@ -14,8 +14,11 @@
 //!   logical ops), or `[none]` (the op computes in float32);
 //! - `grad`: `[(g, a, b, out) expr]`, the two input gradients as tensor ops, or `[none]`
 //!   (not differentiable);
-//! - `fused`: the fused-kernel op it becomes (`[Binary(K)]` or `[Compare(C)]`, kernel IR
-//!   names), or `[none]` (graphs run it eagerly);
+//! - `fused`: its fused-kernel (Cranelift) form, or `[none]` (graphs run it eagerly):
+//!   `[(vx, a, b) expr, (x, y) expr]` for arithmetic, the f32x4 code (expanded in
+//!   compile/jit/body.rs) then the scalar value the kernel reference evaluator uses
+//!   (compile/jit/reference.rs); `[compare CC, (x, y) expr]` for a comparison, its
+//!   Cranelift `FloatCC` (the kernel computes a mask) then the reference relation;
 //! - `onnx`: `["OpType"]` (one ONNX node) or `[(l, cd, x, y) expr]` (a composite built by
 //!   the lowerer `l` from operand names `x`, `y` cast to the compute dtype `cd`).
 
@@ -28,7 +31,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x + y],
                 int: [(x, y) x.wrapping_add(y)],
                 grad: [(g, a, b, out) (g.clone(), g.clone())],
-                fused: [Binary(Add)],
+                fused: [(vx, a, b) vx.add(a, b), (x, y) x + y],
                 onnx: ["Add"],
             }
             Sub {
@@ -36,7 +39,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x - y],
                 int: [(x, y) x.wrapping_sub(y)],
                 grad: [(g, a, b, out) (g.clone(), g.neg()?)],
-                fused: [Binary(Sub)],
+                fused: [(vx, a, b) vx.sub(a, b), (x, y) x - y],
                 onnx: ["Sub"],
             }
             Mul {
@@ -44,7 +47,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x * y],
                 int: [(x, y) x.wrapping_mul(y)],
                 grad: [(g, a, b, out) (g.mul(b)?, g.mul(a)?)],
-                fused: [Binary(Mul)],
+                fused: [(vx, a, b) vx.mul(a, b), (x, y) x * y],
                 onnx: ["Mul"],
             }
             // True division: always float32.
@@ -53,7 +56,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x / y],
                 int: [none],
                 grad: [(g, a, b, out) (g.div(b)?, g.mul(out)?.div(b)?.neg()?)],
-                fused: [Binary(Div)],
+                fused: [(vx, a, b) vx.div(a, b), (x, y) x / y],
                 onnx: ["Div"],
             }
             // Python `//`; int64 division by zero is a ZeroDivisionError.
@@ -62,7 +65,10 @@ macro_rules! binary_table {
                 f32: [(x, y) (x / y).floor()],
                 int: [(x, y) idiv_py(x, y)],
                 grad: [(g, a, b, out) (g.mul_s(0.0)?, g.mul_s(0.0)?)],
-                fused: [Binary(FloorDiv)],
+                fused: [
+                    (vx, a, b) per_lane(vx.b, &[a, b], lanefn::floor_div),
+                    (x, y) floor_div_ref(x, y)
+                ],
                 onnx: [(l, cd, x, y) if cd == DType::I64 {
                     // Python's floor division: `(a - a mod b) / b` is exact, and ONNX Mod
                     // with fmod=0 takes the divisor's sign as Python's `%` does.
@@ -82,7 +88,10 @@ macro_rules! binary_table {
                 grad: [(g, a, b, out) {
                     (g.clone(), g.mul(&binary(BinaryOp::FloorDiv, a, b)?)?.neg()?)
                 }],
-                fused: [Binary(Mod)],
+                fused: [
+                    (vx, a, b) per_lane(vx.b, &[a, b], lanefn::modulo),
+                    (x, y) mod_ref(x, y)
+                ],
                 onnx: [(l, cd, x, y) if cd == DType::I64 {
                     l.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)])
                 } else {
@@ -107,7 +116,7 @@ macro_rules! binary_table {
                         .masked_fill(&zero_a, Scalar::Float(0.0))?;
                     (ga, gb)
                 }],
-                fused: [Binary(Pow)],
+                fused: [(vx, a, b) per_lane(vx.b, &[a, b], lanefn::pow), (x, y) x.powf(y)],
                 onnx: ["Pow"],
             }
             // NaN propagates and -0.0 < +0.0 (IEEE 754-2019 `maximum`).
@@ -116,7 +125,7 @@ macro_rules! binary_table {
                 f32: [(x, y) fmax_nan(x, y)],
                 int: [(x, y) x.max(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Gt, a, b, g)?],
-                fused: [Binary(Max)],
+                fused: [(vx, a, b) vx.b.ins().fmax(a, b), (x, y) fmax_nan(x, y)],
                 onnx: ["Max"],
             }
             Minimum {
@@ -124,7 +133,7 @@ macro_rules! binary_table {
                 f32: [(x, y) fmin_nan(x, y)],
                 int: [(x, y) x.min(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Lt, a, b, g)?],
-                fused: [Binary(Min)],
+                fused: [(vx, a, b) vx.b.ins().fmin(a, b), (x, y) fmin_nan(x, y)],
                 onnx: ["Min"],
             }
             Eq {
@@ -132,7 +141,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x == y],
                 int: [(x, y) x == y],
                 grad: [none],
-                fused: [Compare(Eq)],
+                fused: [compare Equal, (x, y) x == y],
                 onnx: ["Equal"],
             }
             // True for NaN.
@@ -141,7 +150,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x != y],
                 int: [(x, y) x != y],
                 grad: [none],
-                fused: [Compare(Ne)],
+                fused: [compare NotEqual, (x, y) x != y],
                 onnx: [(l, cd, x, y) {
                     let e = l.b.op("Equal", &[x, y], vec![]);
                     l.b.op("Not", &[&e], vec![])
@@ -152,7 +161,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x < y],
                 int: [(x, y) x < y],
                 grad: [none],
-                fused: [Compare(Lt)],
+                fused: [compare LessThan, (x, y) x < y],
                 onnx: ["Less"],
             }
             Le {
@@ -160,7 +169,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x <= y],
                 int: [(x, y) x <= y],
                 grad: [none],
-                fused: [Compare(Le)],
+                fused: [compare LessThanOrEqual, (x, y) x <= y],
                 onnx: ["LessOrEqual"],
             }
             Gt {
@@ -168,7 +177,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x > y],
                 int: [(x, y) x > y],
                 grad: [none],
-                fused: [Compare(Gt)],
+                fused: [compare GreaterThan, (x, y) x > y],
                 onnx: ["Greater"],
             }
             Ge {
@@ -176,7 +185,7 @@ macro_rules! binary_table {
                 f32: [(x, y) x >= y],
                 int: [(x, y) x >= y],
                 grad: [none],
-                fused: [Compare(Ge)],
+                fused: [compare GreaterThanOrEqual, (x, y) x >= y],
                 onnx: ["GreaterOrEqual"],
             }
             // `&`: logical on bool, bitwise on int64.
@@ -277,6 +286,13 @@ macro_rules! binary_enum {
             pub fn differentiable(self) -> bool {
                 match self {
                     $(BinaryOp::$V => binary_enum!(@some $($g)*),)*
+                }
+            }
+
+            /// Whether fused kernels can compute the op (comparisons as masks).
+            pub fn fusable(self) -> bool {
+                match self {
+                    $(BinaryOp::$V => binary_enum!(@some $($k)*),)*
                 }
             }
         }

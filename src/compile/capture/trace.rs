@@ -560,15 +560,16 @@ pub fn exit_region() -> Option<RegionScope> {
 }
 
 /// A dtype among `args` and `out` that compiled code does not handle: the capture
-/// breaks, so float64/int32/uint8 functions run eagerly, never through f32 kernels.
+/// breaks, so int32/uint8 functions run eagerly. float64 nodes are captured (fusion and
+/// the other f32 fast paths check dtypes; the rest run as eager kernels do).
 pub(in crate::compile) fn uncompiled_dtype(
     args: &[&Tensor],
     out: &Tensor,
 ) -> Option<crate::tensor::DType> {
     use crate::tensor::DType;
     let uncompiled = |d: &DType| match d {
-        DType::F32 | DType::I64 | DType::Bool => false,
-        DType::F64 | DType::I32 | DType::U8 => true,
+        DType::F32 | DType::F64 | DType::I64 | DType::Bool => false,
+        DType::I32 | DType::U8 => true,
     };
     args.iter()
         .copied()

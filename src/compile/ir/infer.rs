@@ -93,9 +93,19 @@ fn clamp_dtype(dt: DType, min: Option<f64>, max: Option<f64>) -> Result<DType> {
 
 fn sum_dtype(dt: DType) -> DType {
     if dt.is_float() {
-        DType::F32
+        float_out(dt)
     } else {
         DType::I64
+    }
+}
+
+/// The dtype of a float result computed from `dt`: float64 stays float64, anything
+/// else gives float32.
+fn float_out(dt: DType) -> DType {
+    if dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
     }
 }
 
@@ -180,7 +190,7 @@ fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
             reduce(name, x, dims, *keepdim, sum_dtype(x.dtype))
         }
         IrOp::Mean { dims, keepdim } => {
-            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, DType::F32))
+            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, float_out(x.dtype)))
         }
         IrOp::ExtremeAll { .. } => full(x.dtype, Dims::new()),
         IrOp::ExtremeDim { dim, keepdim, .. } => {
@@ -201,12 +211,13 @@ fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
             reduce(name, x, &dims, *keepdim, DType::I64)
         }
         IrOp::Var { dims, keepdim, .. } | IrOp::Norm { dims, keepdim, .. } => {
-            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, DType::F32))
+            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, float_out(x.dtype)))
         }
-        IrOp::LogSumExp { dims, keepdim } => reduce(name, x, dims, *keepdim, DType::F32),
+        IrOp::LogSumExp { dims, keepdim } => reduce(name, x, dims, *keepdim, float_out(x.dtype)),
         IrOp::AllAny { dims, keepdim, .. } => reduce(name, x, dims, *keepdim, DType::Bool),
         IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => {
-            check_dims(name, &[*dim], x.shape.len()).and_then(|_| full(DType::F32, x.shape.clone()))
+            check_dims(name, &[*dim], x.shape.len())
+                .and_then(|_| full(float_out(x.dtype), x.shape.clone()))
         }
         IrOp::Cumsum { dim, .. } => check_dims(name, &[*dim], x.shape.len())
             .and_then(|_| full(sum_dtype(x.dtype), x.shape.clone())),
@@ -281,7 +292,7 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             )?;
             let mut shape: Dims = s[..n - 3].into();
             shape.extend([w.shape[0], oh, ow]);
-            full(DType::F32, shape)
+            full(float_out(x.dtype), shape)
         }
         IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
             let s = &x.shape;
@@ -294,7 +305,7 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             let ow = out_size(op.name(), s[n - 1], k.1, st.1, p.1, 1)?;
             let mut shape: Dims = s[..n - 2].into();
             shape.extend([oh, ow]);
-            full(DType::F32, shape)
+            full(float_out(x.dtype), shape)
         }
         IrOp::Cat { dim } => derive_cat(a, *dim),
         IrOp::Stack { dim } => derive_stack(a, *dim),
@@ -356,7 +367,7 @@ fn derive_matmul(a: &ValueType, b: &ValueType) -> Result<Derived> {
         )));
     }
     let dt = if a.dtype.is_float() || b.dtype.is_float() {
-        DType::F32
+        float_out(a.dtype.promote(b.dtype))
     } else {
         DType::I64
     };
@@ -458,7 +469,7 @@ fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::Index { indices } => derive_index(x, indices, a),
         IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
-        IrOp::GradKernel(k) => full(DType::F32, grad_kernel_shape(k, a)),
+        IrOp::GradKernel(k) => full(float_out(x.dtype), grad_kernel_shape(k, a)),
         _ => Err(bad(format!("{name}: cannot derive a type"))),
     }
 }

@@ -1,9 +1,10 @@
 //! Emission of one element's SSA body (all ops as f32x4) and of reduction steps.
 
-use crate::compile::jit::kernel::{BinaryOp, CmpOp, Kernel, Kind, Op, ReduceOp, UnaryOp};
+use crate::compile::jit::kernel::{BinaryOp, Kernel, Kind, Op, ReduceOp, UnaryOp};
 use crate::compile::jit::lanefn::{self, per_lane};
 use crate::compile::jit::mathfn::{self, Vx};
 use crate::compile::jit::mathgelu;
+use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -31,25 +32,13 @@ pub(crate) fn emit_body(
             Op::Load(n) => loads[n],
             Op::Const(c) => vx.c(c),
             Op::Unary(u, a) => unary(vx, u, val(a)),
-            Op::Binary(bop, a, b) => binary(vx, bop, val(a), val(b)),
-            Op::Compare(c, a, b) => vx.cmp(float_cc(c), val(a), val(b)),
+            Op::Binary(bop, a, b) | Op::Compare(bop, a, b) => binary(vx, bop, val(a), val(b)),
             Op::Select(m, a, b) => vx.sel(val(m), val(a), val(b)),
         };
         values.push(v);
     }
     debug_assert_eq!(values.len(), kinds.len());
     values
-}
-
-fn float_cc(c: CmpOp) -> FloatCC {
-    match c {
-        CmpOp::Lt => FloatCC::LessThan,
-        CmpOp::Le => FloatCC::LessThanOrEqual,
-        CmpOp::Gt => FloatCC::GreaterThan,
-        CmpOp::Ge => FloatCC::GreaterThanOrEqual,
-        CmpOp::Eq => FloatCC::Equal,
-        CmpOp::Ne => FloatCC::NotEqual,
-    }
 }
 
 /// `unary` from the op table's `jit` field.
@@ -78,19 +67,35 @@ macro_rules! unary_jit {
 
 unary_table!(unary_jit);
 
-fn binary(vx: &mut Vx, op: BinaryOp, a: Value, b: Value) -> Value {
-    match op {
-        BinaryOp::Add => vx.add(a, b),
-        BinaryOp::Sub => vx.sub(a, b),
-        BinaryOp::Mul => vx.mul(a, b),
-        BinaryOp::Div => vx.div(a, b),
-        BinaryOp::Max => vx.b.ins().fmax(a, b),
-        BinaryOp::Min => vx.b.ins().fmin(a, b),
-        BinaryOp::Pow => per_lane(vx.b, &[a, b], lanefn::pow),
-        BinaryOp::FloorDiv => per_lane(vx.b, &[a, b], lanefn::floor_div),
-        BinaryOp::Mod => per_lane(vx.b, &[a, b], lanefn::modulo),
-    }
+/// `binary` from the op table's `fused` field.
+macro_rules! binary_jit {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// The f32x4 code of `op` on `a`, `b` (an i32x4 mask for comparisons;
+        /// `Kernel::validate` rejects ops that are not `fusable`: they give NaN here).
+        fn binary(vx: &mut Vx, op: BinaryOp, a: Value, b: Value) -> Value {
+            match op {
+                $(BinaryOp::$V => binary_jit!(@jit vx, a, b, $($k)*),)*
+            }
+        }
+    };
+    (@jit $vx:ident, $a:ident, $b:ident, none) => {
+        $vx.c(f32::NAN)
+    };
+    (@jit $vx:ident, $a:ident, $b:ident, compare $cc:ident, $($r:tt)*) => {
+        $vx.cmp(FloatCC::$cc, $a, $b)
+    };
+    (@jit $vv:ident, $aa:ident, $bb:ident,
+        ($vx:ident, $a:ident, $b:ident) $e:expr, $($r:tt)*) => {{
+        let ($vx, $a, $b) = (&mut *$vv, $aa, $bb);
+        $e
+    }};
 }
+
+binary_table!(binary_jit);
 
 /// One combining step of a reduction (vector or scalar; Max/Min propagate NaN).
 pub(crate) fn reduce_step(b: &mut FunctionBuilder, op: ReduceOp, acc: Value, v: Value) -> Value {

@@ -15,34 +15,9 @@ pub const MAX_BODY: usize = 4096;
 /// Elementwise unary float ops: the op table's enum (a kernel holds the `fusable` ones).
 pub use crate::ops::UnaryOp;
 
-/// Elementwise binary float ops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    /// NaN-propagating maximum (as `torch.maximum`).
-    Max,
-    /// NaN-propagating minimum (as `torch.minimum`).
-    Min,
-    Pow,
-    /// Python `//` on floats (`torch.floor_divide`); `x // 0` is `x / 0`.
-    FloorDiv,
-    /// Python `%` on floats (`torch.remainder`): the result has the divisor's sign.
-    Mod,
-}
-
-/// Comparisons; they produce a mask (true where the relation holds; `Ne` is true for NaN).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CmpOp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
+/// Elementwise binary float ops and comparisons: the op table's enum (a kernel holds the
+/// `fusable` ones; comparisons only in [`Op::Compare`], the others only in [`Op::Binary`]).
+pub use crate::ops::BinaryOp;
 
 /// The trailing reduction's combining op (a mean is a `Sum` scaled by the caller).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,9 +47,10 @@ pub enum Op {
     Load(usize),
     Const(f32),
     Unary(UnaryOp, ValueId),
+    /// An arithmetic op (`Add`, `Maximum`, `Pow`, ...).
     Binary(BinaryOp, ValueId, ValueId),
-    /// Produces a mask.
-    Compare(CmpOp, ValueId, ValueId),
+    /// A comparison (`Lt`, ..., `Ne`; `Ne` is true for NaN): produces a mask.
+    Compare(BinaryOp, ValueId, ValueId),
     /// `Select(mask, a, b)`: `a` where the mask is true, else `b`.
     Select(ValueId, ValueId, ValueId),
 }
@@ -215,6 +191,18 @@ impl Kernel {
                 u.name()
             ))),
             Op::Unary(_, a) => float(a).map(|_| Kind::F32),
+            Op::Binary(op, ..) | Op::Compare(op, ..) if !op.fusable() => Err(invalid(format!(
+                "op {at}: {} cannot be computed in a fused kernel",
+                op.name()
+            ))),
+            Op::Binary(op, ..) if op.is_comparison() => Err(invalid(format!(
+                "op {at}: the comparison {} must be an Op::Compare",
+                op.name()
+            ))),
+            Op::Compare(op, ..) if !op.is_comparison() => Err(invalid(format!(
+                "op {at}: {} is not a comparison",
+                op.name()
+            ))),
             Op::Binary(_, a, b) => float(a).and(float(b)).map(|_| Kind::F32),
             Op::Compare(_, a, b) => float(a).and(float(b)).map(|_| Kind::Mask),
             Op::Select(m, a, b) => {

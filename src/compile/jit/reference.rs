@@ -3,10 +3,12 @@
 //! This is the independent truth the JIT is tested against; it shares no code with the
 //! code generator except the IR types and the view checks.
 
-use crate::compile::jit::kernel::{BinaryOp, CmpOp, Kernel, Op, ReduceOp, UnaryOp};
+use crate::compile::jit::kernel::{BinaryOp, Kernel, Op, ReduceOp, UnaryOp};
 use crate::compile::jit::views::{check_run, BufView, BufViewMut};
 use crate::error::Result;
+use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
+use crate::tensor::kernels::binary::{fmax_nan, fmin_nan};
 
 /// Runs `kernel` over `extents` one element at a time. Reductions accumulate in f64 in
 /// index order; `magnitude`, when given, receives the sum of |terms| per reduction output
@@ -103,8 +105,7 @@ fn eval(kernel: &Kernel, inputs: &[BufView], idx: &[usize], values: &mut [f32]) 
             }
             Op::Const(c) => c,
             Op::Unary(u, a) => unary(u, v(a)),
-            Op::Binary(b, x, y) => binary(b, v(x), v(y)),
-            Op::Compare(c, x, y) => mask(compare(c, v(x), v(y))),
+            Op::Binary(b, x, y) | Op::Compare(b, x, y) => binary(b, v(x), v(y)),
             Op::Select(m, a, b) => {
                 if v(m) != 0.0 {
                     v(a)
@@ -151,20 +152,48 @@ macro_rules! unary_reference {
 
 unary_table!(unary_reference);
 
-/// One binary op, scalar f32 (FloorDiv/Mod follow CPython's float algorithm).
-pub fn binary(op: BinaryOp, x: f32, y: f32) -> f32 {
-    match op {
-        BinaryOp::Add => x + y,
-        BinaryOp::Sub => x - y,
-        BinaryOp::Mul => x * y,
-        BinaryOp::Div => x / y,
-        BinaryOp::Max => crate::tensor::kernels::binary::fmax_nan(x, y),
-        BinaryOp::Min => crate::tensor::kernels::binary::fmin_nan(x, y),
-        BinaryOp::Pow => x.powf(y),
-        BinaryOp::FloorDiv if y == 0.0 => x / y,
-        BinaryOp::FloorDiv => python_divmod(x as f64, y as f64).0 as f32,
-        BinaryOp::Mod => python_divmod(x as f64, y as f64).1 as f32,
+/// `binary` from the op table's `fused` field.
+macro_rules! binary_reference {
+    ($($V:ident {
+        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        /// One binary op, scalar f32; a comparison gives its mask as 1.0 / 0.0 (NaN for
+        /// ops kernels cannot hold, which `Kernel::validate` rejects).
+        pub fn binary(op: BinaryOp, x: f32, y: f32) -> f32 {
+            match op {
+                $(BinaryOp::$V => binary_reference!(@reference x, y, $($k)*),)*
+            }
+        }
+    };
+    (@reference $x:ident, $y:ident, none) => {
+        f32::NAN
+    };
+    (@reference $xx:ident, $yy:ident, compare $cc:ident, ($x:ident, $y:ident) $e:expr) => {{
+        let ($x, $y) = ($xx, $yy);
+        mask($e)
+    }};
+    (@reference $xx:ident, $yy:ident,
+        ($vx:ident, $a:ident, $b:ident) $j:expr, ($x:ident, $y:ident) $e:expr) => {{
+        let ($x, $y) = ($xx, $yy);
+        $e
+    }};
+}
+
+binary_table!(binary_reference);
+
+/// Python `//` on floats by CPython's algorithm; `x // 0` is `x / 0`.
+fn floor_div_ref(x: f32, y: f32) -> f32 {
+    if y == 0.0 {
+        return x / y;
     }
+    python_divmod(f64::from(x), f64::from(y)).0 as f32
+}
+
+/// Python `%` on floats by CPython's algorithm (the result has the divisor's sign).
+fn mod_ref(x: f32, y: f32) -> f32 {
+    python_divmod(f64::from(x), f64::from(y)).1 as f32
 }
 
 /// CPython's `float_divmod` (Objects/floatobject.c), except that `y == 0` gives NaN.
@@ -190,17 +219,6 @@ fn python_divmod(vx: f64, wx: f64) -> (f64, f64) {
         0.0f64.copysign(vx / wx)
     };
     (floordiv, m)
-}
-
-fn compare(op: CmpOp, x: f32, y: f32) -> bool {
-    match op {
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-        CmpOp::Gt => x > y,
-        CmpOp::Ge => x >= y,
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => x != y,
-    }
 }
 
 /// erf in f64: its Maclaurin series below 4 (terms summed until negligible), else ±1

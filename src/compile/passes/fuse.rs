@@ -18,7 +18,6 @@ use super::fuse_merge::{merge, Readers};
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::compile::jit::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
 use crate::ops::{BinaryOp, UnaryOp};
-use crate::optable::binary::binary_table;
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;
 
@@ -43,34 +42,15 @@ fn unary(op: UnaryOp) -> Option<UnaryOp> {
     op.fusable().then_some(op)
 }
 
-/// The kernel ops of the fusable binary ops, from the table's `fused` field.
-macro_rules! fused_binary {
-    ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
-        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
-        onnx: [$($o:tt)*],
-    })*) => {
-        /// The kernel arithmetic op of `op`, if it is one.
-        fn binary(op: BinaryOp) -> Option<k::BinaryOp> {
-            match op {
-                $(BinaryOp::$V => fused_binary!(@bin $($k)*),)*
-            }
-        }
-
-        /// The kernel comparison of `op`, if it is one.
-        fn compare(op: BinaryOp) -> Option<k::CmpOp> {
-            match op {
-                $(BinaryOp::$V => fused_binary!(@cmp $($k)*),)*
-            }
-        }
-    };
-    (@bin Binary($K:ident)) => { Some(k::BinaryOp::$K) };
-    (@bin $($t:tt)*) => { None };
-    (@cmp Compare($C:ident)) => { Some(k::CmpOp::$C) };
-    (@cmp $($t:tt)*) => { None };
+/// `op` when a kernel computes it as arithmetic.
+fn binary(op: BinaryOp) -> Option<BinaryOp> {
+    (op.fusable() && !op.is_comparison()).then_some(op)
 }
 
-binary_table!(fused_binary);
+/// `op` when a kernel computes it as a comparison (a mask).
+fn compare(op: BinaryOp) -> Option<BinaryOp> {
+    (op.fusable() && op.is_comparison()).then_some(op)
+}
 
 /// A scalar operand of a comparison: only when float32 holds it exactly (eager
 /// compares a float32 tensor with the exact scalar).
@@ -385,11 +365,11 @@ fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
             let mut v = x;
             if let Some(lo) = min {
                 let c = kern.push(Op::Const(*lo as f32));
-                v = kern.push(Op::Binary(k::BinaryOp::Max, v, c));
+                v = kern.push(Op::Binary(BinaryOp::Maximum, v, c));
             }
             if let Some(hi) = max {
                 let c = kern.push(Op::Const(*hi as f32));
-                v = kern.push(Op::Binary(k::BinaryOp::Min, v, c));
+                v = kern.push(Op::Binary(BinaryOp::Minimum, v, c));
             }
             v
         }
