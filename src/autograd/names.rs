@@ -114,14 +114,14 @@ fn index(in_shape: &[usize], indices: &[TensorIndex]) -> GradFnName {
     last
 }
 
-/// `a @ b` as PyTorch's matmul dispatches it by rank.
+/// `a @ b` as PyTorch's matmul dispatches it by rank (batched: a bmm viewed back,
+/// `UnsafeViewBackward0`; `torch.bmm` itself would be `BmmBackward0`).
 fn matmul(a: &Saved, b: &Saved) -> GradFnName {
     GradFnName::Fixed(match (a.ndim(), b.ndim()) {
         (1, 1) => "DotBackward0",
         (2, 1) => "MvBackward0",
         (2, 2) => "MmBackward0",
         (1, _) => "SqueezeBackward4",
-        (3, 3) => "BmmBackward0",
         _ => "UnsafeViewBackward0",
     })
 }
