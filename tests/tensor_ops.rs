@@ -464,9 +464,10 @@ fn matmul_conv_pool_values() {
     close(&fv(&mp), &[5.0, 7.0, 13.0, 15.0]);
 }
 
+/// The expected texts are PyTorch 2.15's `str()` of the same tensors.
 #[test]
 fn printing() {
-    assert_eq!(f(&[1.0, 2.5], &[2]).to_string(), "tensor([1.0, 2.5])");
+    assert_eq!(f(&[1.0, 2.5], &[2]).to_string(), "tensor([1.0000, 2.5000])");
     assert_eq!(
         i(&[1, 2, 3, 4], &[2, 2]).to_string(),
         "tensor([[1, 2],\n        [3, 4]])"
@@ -477,7 +478,7 @@ fn printing() {
     );
     assert_eq!(
         f(&[1.0 / 3.0, 2.0], &[2]).to_string(),
-        "tensor([0.3333, 2.0])"
+        "tensor([0.3333, 2.0000])"
     );
     assert_eq!(
         i(&[1, 10, 3, 4], &[2, 2]).to_string(),
@@ -485,18 +486,21 @@ fn printing() {
     );
     assert_eq!(
         f(&[1e10, 1.0], &[2]).to_string(),
-        "tensor([1.0e+10, 1.0e+00])"
+        "tensor([1.0000e+10, 1.0000e+00])"
     );
     let r = f(&[1.0], &[1]);
     r.set_requires_grad(true).unwrap();
-    assert_eq!(r.to_string(), "tensor([1.0], requires_grad=True)");
+    assert_eq!(r.to_string(), "tensor([1.], requires_grad=True)");
     assert_eq!(zeros(&[0], DType::F32).unwrap().to_string(), "tensor([])");
     assert_eq!(
         zeros(&[0], DType::I64).unwrap().to_string(),
-        "tensor([], dtype=int64)"
+        "tensor([], dtype=torch.int64)"
     );
     let big = arange(Scalar::Int(0), Scalar::Int(2000), Scalar::Int(1), None).unwrap();
-    assert_eq!(big.to_string(), "tensor([0, 1, 2,  ..., 1997, 1998, 1999])");
+    assert_eq!(
+        big.to_string(),
+        "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"
+    );
     let m = arange(Scalar::Int(0), Scalar::Int(2000), Scalar::Int(1), None)
         .unwrap()
         .reshape(&[40, 50])
@@ -509,7 +513,7 @@ fn printing() {
     assert!(s.contains("        ...,\n"), "{s}");
     assert_eq!(
         f(&[-0.5, f32::NAN, f32::INFINITY], &[3]).to_string(),
-        "tensor([-0.5, nan, inf])"
+        "tensor([-0.5000,     nan,     inf])"
     );
 }
 

@@ -71,6 +71,7 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
         | B::Clamp { .. }
         | B::Where { .. }
         | B::Identity
+        | B::ToCopy
         | B::Sum { .. }
         | B::ExtremeDim { .. }
         | B::ExtremeAll { .. }

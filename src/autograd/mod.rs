@@ -4,12 +4,14 @@
 pub mod backward;
 mod create;
 mod grad_kernels;
+pub mod names;
 pub mod node;
 pub mod rules;
 
 pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};
 pub use grad_kernels::grad_kernel;
-pub use node::{BackwardOp, Edge, Edges, Node, Saved, SharedBackward};
+pub use names::GradFnName;
+pub use node::{BackwardOp, Edge, Edges, Node, Saved, ScalarOperand, SharedBackward};
 
 use crate::tensor::Tensor;
 use std::cell::Cell;

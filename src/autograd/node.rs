@@ -1,6 +1,7 @@
 //! Graph nodes: the closed enum of backward ops with their saved tensors (and the
 //! versions those had when saved), and the edges to the inputs' producers.
 
+use super::names::GradFnName;
 use crate::error::{ErrorKind, Result};
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::hooks::WeakTensor;
@@ -37,6 +38,11 @@ enum Origin {
 }
 
 impl Saved {
+    /// The saved tensor's rank (no version check: it names the node).
+    pub fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+
     pub fn new(t: &Tensor) -> Saved {
         let origin = if !t.requires_grad() {
             Origin::None
@@ -151,7 +157,7 @@ pub struct Node {
     pub(crate) id: u64,
     pub(crate) op: RefCell<Option<BackwardOp>>,
     pub(crate) edges: Edges,
-    name: &'static str,
+    name: GradFnName,
     /// Output tensors with gradient hooks or `retain_grad` (see tensor/hooks.rs).
     watchers: RefCell<Vec<WeakTensor>>,
     /// The dtype of the tensors this node produced: gradients sent to it are cast to it.
@@ -172,7 +178,7 @@ impl Node {
     pub(crate) fn new(id: u64, op: BackwardOp, edges: Edges) -> Node {
         Node {
             id,
-            name: op.name(),
+            name: op.grad_fn_name(),
             op: RefCell::new(Some(op)),
             edges,
             watchers: RefCell::new(Vec::new()),
@@ -222,8 +228,8 @@ impl Node {
             .collect()
     }
 
-    /// The PyTorch-style name of the backward op (`MulBackward`).
-    pub fn name(&self) -> &'static str {
+    /// PyTorch's name of the backward op (`MulBackward0`).
+    pub fn name(&self) -> GradFnName {
         self.name
     }
 }
@@ -256,11 +262,22 @@ impl Drop for Node {
     }
 }
 
+/// Which operand of a binary node was a Python scalar: `1 - x` is PyTorch's
+/// `RsubBackward1`, `2 ** x` its `PowBackward2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarOperand {
+    Neither,
+    Left,
+    Right,
+}
+
 /// The closed set of backward ops, one per differentiable primitive.
 pub enum BackwardOp {
     /// `a op b` (a scalar operand is saved as a 0-d tensor).
     Binary {
         op: BinaryOp,
+        /// Which operand, if any, was a Python scalar (it only names the node).
+        scalar: ScalarOperand,
         a: Option<Saved>,
         b: Option<Saved>,
         out: Option<Saved>,
@@ -284,6 +301,8 @@ pub enum BackwardOp {
     },
     /// clone / contiguous copy.
     Identity,
+    /// A float-to-float dtype conversion (the sweep casts the gradient back).
+    ToCopy,
     /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`.
     Sum {
         in_shape: Dims,
@@ -293,6 +312,7 @@ pub enum BackwardOp {
     },
     /// max/min with a dim: the gradient goes to `indices`.
     ExtremeDim {
+        is_min: bool,
         in_shape: Dims,
         dim: usize,
         keepdim: bool,
@@ -300,6 +320,7 @@ pub enum BackwardOp {
     },
     /// full max/min: shared evenly among the tied maxima, as PyTorch.
     ExtremeAll {
+        is_min: bool,
         x: Saved,
         out: Saved,
     },
@@ -473,49 +494,6 @@ impl BackwardOp {
         match self {
             BackwardOp::Compiled(c) | BackwardOp::Loop(c) => c.freed_by_backward(),
             _ => true,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            BackwardOp::Binary { .. } => "BinaryBackward",
-            BackwardOp::Unary { .. } => "UnaryBackward",
-            BackwardOp::Clamp { .. } => "ClampBackward",
-            BackwardOp::Where { .. } => "WhereBackward",
-            BackwardOp::Identity => "CloneBackward",
-            BackwardOp::Sum { .. } => "SumBackward",
-            BackwardOp::ExtremeDim { .. } => "MaxBackward",
-            BackwardOp::ExtremeAll { .. } => "MaxBackward",
-            BackwardOp::Var { .. } => "VarBackward",
-            BackwardOp::Prod { .. } => "ProdBackward",
-            BackwardOp::LogSumExp { .. } => "LogsumexpBackward",
-            BackwardOp::Softmax { .. } => "SoftmaxBackward",
-            BackwardOp::LogSoftmax { .. } => "LogSoftmaxBackward",
-            BackwardOp::Cumsum { .. } => "CumsumBackward",
-            BackwardOp::Norm { .. } => "NormBackward",
-            BackwardOp::Reshape { .. } => "ViewBackward",
-            BackwardOp::Permute { .. } => "PermuteBackward",
-            BackwardOp::Expand { .. } => "ExpandBackward",
-            BackwardOp::Index { .. } => "IndexBackward",
-            BackwardOp::AsStrided(_) => "AsStridedBackward",
-            BackwardOp::CopySlices(_) => "CopySlices",
-            BackwardOp::IndexPut { .. } => "IndexPutBackward",
-            BackwardOp::Gather { .. } => "GatherBackward",
-            BackwardOp::ScatterAdd { .. } => "ScatterAddBackward",
-            BackwardOp::MaskedFill { .. } => "MaskedFillBackward",
-            BackwardOp::Cat { .. } => "CatBackward",
-            BackwardOp::Matmul { .. } => "MmBackward",
-            BackwardOp::Conv2d { .. } => "ConvolutionBackward",
-            BackwardOp::MaxPool2d { .. } => "MaxPool2DBackward",
-            BackwardOp::AvgPool2d { .. } => "AvgPool2DBackward",
-            BackwardOp::LstmLayer { .. } => "LstmBackward",
-            BackwardOp::GruLayer { .. } => "GruBackward",
-            BackwardOp::Linalg(_) => "LinalgBackward",
-            BackwardOp::Attention { .. } => "ScaledDotProductAttentionBackward",
-            BackwardOp::Compiled(_) => "CompiledFunctionBackward",
-            BackwardOp::CompiledOut { .. } => "CompiledOutputBackward",
-            BackwardOp::Loop(_) => "LoopBackward",
-            BackwardOp::LoopOut { .. } => "LoopOutputBackward",
         }
     }
 }

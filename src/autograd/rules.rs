@@ -342,6 +342,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             out,
             a_shape,
             b_shape,
+            ..
         } => {
             let (ga, gb) = binary_grads(*op, &opt(a)?, &opt(b)?, &opt(out)?, g)?;
             vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
@@ -370,7 +371,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let gb = where_(&c, &z, g)?;
             vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
         }
-        B::Identity => vec![Some(g.clone())],
+        B::Identity | B::ToCopy => vec![Some(g.clone())],
         B::Sum {
             in_shape,
             dims,
@@ -392,6 +393,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dim,
             keepdim,
             indices,
+            ..
         } => {
             let (gk, ik) = if *keepdim || in_shape.is_empty() {
                 (g.clone(), indices.clone())
@@ -407,7 +409,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 &gk,
             )?)]
         }
-        B::ExtremeAll { x, out } => {
+        B::ExtremeAll { x, out, .. } => {
             let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
             let cnt = m.sum(&[], false)?;
             vec![Some(m.mul(g)?.div(&cnt)?)]

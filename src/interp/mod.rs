@@ -148,6 +148,7 @@ impl Interp {
     pub fn new() -> Interp {
         // a fresh program starts from float32 (`set_default_dtype` is per thread)
         crate::tensor::dtype::set_default_float(crate::tensor::DType::F32);
+        crate::tensor::format::set_print_options(crate::tensor::format::PrintOptions::DEFAULT);
         let main = Rc::new(ModuleObj::new("__main__", None));
         gc::track_module(&main);
         main.set(&"__name__".into(), Value::str("__main__"));

@@ -233,7 +233,7 @@ impl Interp {
             Value::Float(f) => FmtArg::Float(*f),
             Value::Str(s) => return format_value(FmtArg::Str(s), spec).map_err(fmt_err),
             // PyTorch's `Tensor.__format__`: a 0-d tensor formats its value.
-            Value::Tensor(t) if !spec.is_empty() => {
+            Value::Tensor(t) => {
                 return crate::compile::runtime::printing::tensor_text(t, None, Some(spec))
                     .map_err(fmt_err)
             }

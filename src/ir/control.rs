@@ -58,8 +58,9 @@ pub struct LoopSpec {
 pub enum PrintPiece {
     /// Literal text (Python values were formatted at capture; guards keep them valid).
     Text(String),
-    /// The tensor arg `arg` formatted at run time as eager formats it: `str(t)`, or with
-    /// conversion `conv` (`'r'`, `'s'`, `'a'`) and format `spec` as in an f-string hole.
+    /// The tensor arg `arg` formatted at run time as eager formats it: `str(t)` (`spec`
+    /// None: a `print` argument), or an f-string hole with conversion `conv` (`'r'`,
+    /// `'s'`, `'a'`) and format `spec` (maybe empty: `f"{t}"` of a 0-d tensor is its value).
     Tensor {
         arg: usize,
         conv: Option<char>,

@@ -6,7 +6,7 @@
 pub mod more;
 pub mod shape_more;
 
-use crate::autograd::{self, BackwardOp, Edge, Edges, Saved};
+use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, ScalarOperand};
 use crate::error::{ErrorKind, Result};
 pub use crate::ir::record_op::{grad_node, record_const, record_op};
 use crate::ir::IrOp;
@@ -21,6 +21,7 @@ fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
     let (sa, sb, so) = op.saves();
     let node = BackwardOp::Binary {
         op,
+        scalar: ScalarOperand::Neither,
         a: sa.then(|| Saved::new(a)),
         b: sb.then(|| Saved::new(b)),
         out: so.then(|| Saved::output(out)),
@@ -92,6 +93,11 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
     };
     let node = BackwardOp::Binary {
         op,
+        scalar: if reverse {
+            ScalarOperand::Left
+        } else {
+            ScalarOperand::Right
+        },
         a: a_saved,
         b: b_saved,
         out: so.then(|| Saved::output(out)),
@@ -212,7 +218,7 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
     // float -> float keeps the graph (PyTorch's ToCopyBackward; the leaf's gradient
     // is cast back to its dtype by the backward sweep)
     if dtype != x.dtype() && dtype.is_float() && x.dtype().is_float() {
-        grad_node(&out, &[x], || BackwardOp::Identity);
+        grad_node(&out, &[x], || BackwardOp::ToCopy);
     }
     Ok(out)
 }

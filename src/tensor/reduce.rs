@@ -168,6 +168,7 @@ impl Tensor {
         };
         if values.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeDim {
+                is_min,
                 in_shape: self.shape().into(),
                 dim: d,
                 keepdim,
@@ -273,6 +274,7 @@ impl Tensor {
         };
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeAll {
+                is_min,
                 x: Saved::new(self),
                 out: Saved::output(&out),
             };

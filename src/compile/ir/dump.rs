@@ -224,7 +224,10 @@ fn print_text(p: &PrintSpec, args: &[NodeId]) -> String {
             PrintPiece::Tensor { arg, conv, spec } => {
                 let a = args.get(*arg).map_or("?".into(), |a| a.to_string());
                 let c = conv.map_or(String::new(), |c| format!("!{c}"));
-                let s = spec.as_ref().map_or(String::new(), |s| format!(":{s}"));
+                let s = spec
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .map_or(String::new(), |s| format!(":{s}"));
                 format!("{{{a}{c}{s}}}")
             }
         })

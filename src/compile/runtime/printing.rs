@@ -1,6 +1,6 @@
 //! Text of `print` inside compiled code: a `Print` node's pieces with its tensor holes
-//! formatted at run time exactly as eager formats them (`str(t)`, `{t!r}`, and format
-//! specs of a 0-d tensor, which format its value like PyTorch's `Tensor.__format__`).
+//! formatted at run time exactly as eager formats them (`str(t)`, `{t!r}`, and PyTorch's
+//! `Tensor.__format__` for f-string holes).
 
 use crate::compile::ir::control::PrintPiece;
 use crate::compile::ir::{IrOp, Node};
@@ -10,30 +10,39 @@ use crate::tensor::dtype::Scalar;
 use crate::tensor::format::format_tensor;
 use crate::tensor::Tensor;
 
-/// `t` in an f-string hole `{t!conv:spec}` (or a plain `print(t)` with neither).
+/// `t` printed (`spec` None: `print(t)`, which is `str(t)`) or in an f-string hole
+/// `{t!conv:spec}` (`spec` Some, maybe empty). Without a conversion that is PyTorch's
+/// `Tensor.__format__`: a 0-d tensor formats its value (`f"{loss:.4f}"`, and `f"{t}"` is
+/// `str(t.item())`), any other tensor is `str(t)` under an empty spec and otherwise
+/// `object.__format__`'s TypeError (a parameter is a subclass: always the latter).
 pub fn tensor_text(t: &Tensor, conv: Option<char>, spec: Option<&str>) -> Result<String> {
-    let spec = spec.unwrap_or("");
-    if conv.is_some() || spec.is_empty() {
-        let text = format_tensor(t);
-        return if spec.is_empty() {
-            Ok(text)
-        } else {
-            format_value(FmtArg::Str(&text), spec)
-        };
-    }
-    if t.ndim() != 0 {
-        return Err(Error::new(
-            ErrorKind::TypeError,
-            "unsupported format string passed to Tensor.__format__",
-            None,
-        ));
-    }
-    let arg = match t.item()? {
-        Scalar::Bool(b) => FmtArg::Bool(b),
-        Scalar::Int(i) => FmtArg::Int(i),
-        Scalar::Float(f) => FmtArg::Float(f),
+    let Some(spec) = spec else {
+        return Ok(format_tensor(t));
     };
-    format_value(arg, spec)
+    if conv.is_some() {
+        return format_value(FmtArg::Str(&format_tensor(t)), spec);
+    }
+    if t.ndim() == 0 && !t.is_parameter() {
+        let arg = match t.item()? {
+            Scalar::Bool(b) => FmtArg::Bool(b),
+            Scalar::Int(i) => FmtArg::Int(i),
+            Scalar::Float(f) => FmtArg::Float(f),
+        };
+        return format_value(arg, spec);
+    }
+    if spec.is_empty() {
+        return Ok(format_tensor(t));
+    }
+    let class = if t.is_parameter() {
+        "Parameter"
+    } else {
+        "Tensor"
+    };
+    Err(Error::new(
+        ErrorKind::TypeError,
+        format!("unsupported format string passed to {class}.__format__"),
+        None,
+    ))
 }
 
 /// The text a `Print` node writes given its args.

@@ -408,7 +408,7 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
         "data" => Value::Tensor(t.detach()),
         "grad_fn" => match t.grad_fn() {
-            Some(n) => Value::str(n.name()),
+            Some(n) => Value::str(&n.name().to_string()),
             None => Value::None,
         },
         _ => return None,

@@ -59,6 +59,7 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("is_tensor", is_tensor),
     ("get_default_dtype", get_default_dtype),
     ("set_default_dtype", set_default_dtype),
+    ("set_printoptions", set_printoptions),
     ("set_grad_enabled", set_grad_enabled),
     ("inference_mode", inference_mode),
     ("var_mean", var_mean),
@@ -283,6 +284,68 @@ fn set_default_dtype(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             d.name()
         ))),
     }
+}
+
+/// `set_printoptions(precision=, threshold=, edgeitems=, linewidth=, profile=,
+/// sci_mode=)` as PyTorch's: the profile first, then each option given; `sci_mode` is
+/// always set (None: chosen per tensor).
+fn set_printoptions(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    use crate::tensor::format::{print_options, set_print_options, PrintProfile};
+    const NAMES: [&str; 6] = [
+        "precision",
+        "threshold",
+        "edgeitems",
+        "linewidth",
+        "profile",
+        "sci_mode",
+    ];
+    let a = Args::new("set_printoptions", args, kw);
+    a.check(NAMES.len(), &NAMES)?;
+    let mut o = print_options();
+    if let Some(p) = a.get(4, "profile") {
+        o = o.with_profile(match p {
+            Value::Str(s) if &**s == "default" => PrintProfile::Default,
+            Value::Str(s) if &**s == "short" => PrintProfile::Short,
+            Value::Str(s) if &**s == "full" => PrintProfile::Full,
+            _ => {
+                return Err(value_err(format!(
+                    "set_printoptions(): profile must be 'default', 'short' or 'full', got {}",
+                    p.type_name()
+                )))
+            }
+        });
+    }
+    let count = |i: usize, name: &str| -> R<Option<usize>> {
+        match a.int(i, name)? {
+            Some(n) => usize::try_from(n).map(Some).map_err(|_| {
+                value_err(format!("set_printoptions(): {name} must be >= 0, got {n}"))
+            }),
+            None => Ok(None),
+        }
+    };
+    if let Some(p) = count(0, "precision")? {
+        if p > 10_000 {
+            return Err(value_err(format!(
+                "set_printoptions(): precision {p} is too big (at most 10000)"
+            )));
+        }
+        o.precision = p;
+    }
+    if let Some(t) = a.float(1, "threshold")? {
+        o.threshold = t;
+    }
+    if let Some(e) = count(2, "edgeitems")? {
+        o.edgeitems = e;
+    }
+    if let Some(w) = count(3, "linewidth")? {
+        o.linewidth = w;
+    }
+    o.sci_mode = match a.get(5, "sci_mode") {
+        None => None,
+        Some(_) => Some(a.flag(5, "sci_mode", false)?),
+    };
+    set_print_options(o);
+    Ok(Value::None)
 }
 
 /// `set_grad_enabled(mode)`: switches grad mode now, and as a context manager restores

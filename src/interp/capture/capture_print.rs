@@ -83,7 +83,7 @@ impl Interp {
                     let s = trace::paused(|| tensor_text(t, *conv, Some(&spec)))
                         .map_err(|e| at(fmt_err(e), expr.span))?;
                     text.push_str(&s);
-                    pieces.hole(t, *conv, (!spec.is_empty()).then_some(spec));
+                    pieces.hole(t, *conv, Some(spec));
                 }
             }
         }
