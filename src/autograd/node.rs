@@ -251,12 +251,15 @@ pub enum BackwardOp {
     },
     /// clone / contiguous copy.
     Identity,
-    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`.
+    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`. `src`: the
+    /// input, when a capture records the forward (its backward then follows the input's
+    /// symbolic sizes rather than `in_shape`).
     Sum {
         in_shape: Dims,
         dims: Vec<usize>,
         keepdim: bool,
         divisor: usize,
+        src: Option<WeakTensor>,
     },
     /// max/min with a dim: the gradient goes to `indices`.
     ExtremeDim {
@@ -333,10 +336,12 @@ pub enum BackwardOp {
         value_shape: Dims,
         accumulate: bool,
     },
+    /// `src`: the input during a capture, as for `Sum`.
     Gather {
         dim: usize,
         index: Tensor,
         in_shape: Dims,
+        src: Option<WeakTensor>,
     },
     ScatterAdd {
         dim: usize,

@@ -106,6 +106,7 @@ impl Tensor {
                 dims,
                 keepdim,
                 divisor,
+                src: trace::active().then(|| self.downgrade()),
             };
             autograd::record(out, node, &[self]);
         }
