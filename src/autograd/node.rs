@@ -262,11 +262,13 @@ pub enum BackwardOp {
         src: Option<WeakTensor>,
     },
     /// max/min with a dim: the gradient goes to `indices`.
+    /// `src`: the input during a capture, as for `Sum`.
     ExtremeDim {
         in_shape: Dims,
         dim: usize,
         keepdim: bool,
         indices: Tensor,
+        src: Option<WeakTensor>,
     },
     /// full max/min: shared evenly among the tied maxima, as PyTorch.
     ExtremeAll {

@@ -423,6 +423,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dim,
             keepdim,
             indices,
+            src,
         } => {
             let (gk, ik) = if *keepdim || in_shape.is_empty() {
                 (g.clone(), indices.clone())
@@ -432,7 +433,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             if in_shape.is_empty() {
                 return Ok(vec![Some(g.clone())]);
             }
-            vec![Some(zeros_for(in_shape, &gk)?.scatter_add(
+            vec![Some(zeros_like_src(in_shape, &gk, src)?.scatter_add(
                 *dim as i64,
                 &ik,
                 &gk,

@@ -173,6 +173,7 @@ impl Tensor {
                 dim: d,
                 keepdim,
                 indices: index.clone(),
+                src: trace::active().then(|| self.downgrade()),
             };
             autograd::record(&values, node, &[self]);
         }
