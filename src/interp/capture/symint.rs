@@ -146,6 +146,30 @@ pub fn size_value(t: &Tensor, d: usize) -> Value {
     Value::Int(t.shape().get(d).map_or(0, |&n| n as i64))
 }
 
+/// `t.numel()` as Python sees it: a symbolic int when the product of the sizes stays
+/// affine (one symbolic dim: the `numel()` of an `[n, 3, 4, 4]` batch is `48 * n`),
+/// else an int (a read of every size, which the capture notes).
+pub fn numel_value(t: &Tensor) -> Value {
+    let sizes: Vec<Option<SymInt>> = (0..t.ndim()).map(|d| symint::size(t, d)).collect();
+    let mut syms = sizes.iter().flatten();
+    if let (Some(s), None) = (syms.next(), syms.next()) {
+        let rest = t
+            .shape()
+            .iter()
+            .zip(&sizes)
+            .filter(|(_, s)| s.is_none())
+            .try_fold(1i64, |acc, (&n, _)| acc.checked_mul(i64::try_from(n).ok()?));
+        let value = i64::try_from(t.numel()).ok();
+        if let (Some(k), Some(v)) = (rest, value) {
+            if let Some(r) = symint::linear(Lin::Mul, (s.value, Some(s)), (k, None), v) {
+                return sym_value(r);
+            }
+        }
+    }
+    crate::compile::capture::trace::note_size_read(t, None);
+    Value::Int(t.numel() as i64)
+}
+
 /// `t.shape` as a tuple (symbolic ints for symbolic dims during a capture).
 pub fn shape_value(t: &Tensor) -> Value {
     Value::tuple((0..t.ndim()).map(|d| size_value(t, d)).collect())
