@@ -59,7 +59,32 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
         }
         GradKernel::MaxPool2d { params } => max_pool2d_grad_of(arg(0)?, *params, arg(1)?)?,
         GradKernel::AvgPool2d { params, in_shape } => avg_pool2d_grad(in_shape, *params, arg(0)?)?,
+        GradKernel::MeanScale { dims } => {
+            let e = arg(0)?;
+            let n = dims.iter().try_fold(1usize, |n, &d| {
+                let s = e.shape().get(d).copied().ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::IndexError,
+                        "mean backward: dim out of range".to_string(),
+                        None,
+                    )
+                })?;
+                Ok::<usize, Error>(n.saturating_mul(s))
+            })?;
+            e.mul_s(super::rules::mean_scale(e.dtype(), n))?
+        }
     })
+}
+
+/// mean's gradient `e` (already expanded to the input's shape) times `1/n`, `n` counted
+/// over `dims` of `e` when it runs (recorded).
+pub(super) fn mean_scale(e: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    grad_kernel(
+        &GradKernel::MeanScale {
+            dims: dims.to_vec(),
+        },
+        &[e],
+    )
 }
 
 /// For each element of `x`: the product of the others over `dims` (recorded).

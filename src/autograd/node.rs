@@ -303,20 +303,25 @@ pub enum BackwardOp {
     Identity,
     /// A float-to-float dtype conversion (the sweep casts the gradient back).
     ToCopy,
-    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`.
+    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`. `src`: the
+    /// input, when a capture records the forward (its backward then follows the input's
+    /// symbolic sizes rather than `in_shape`).
     Sum {
         in_shape: Dims,
         dims: Vec<usize>,
         keepdim: bool,
         divisor: usize,
+        src: Option<WeakTensor>,
     },
     /// max/min with a dim: the gradient goes to `indices`.
+    /// `src`: the input during a capture, as for `Sum`.
     ExtremeDim {
         is_min: bool,
         in_shape: Dims,
         dim: usize,
         keepdim: bool,
         indices: Tensor,
+        src: Option<WeakTensor>,
     },
     /// full max/min: shared evenly among the tied maxima, as PyTorch.
     ExtremeAll {
@@ -387,10 +392,12 @@ pub enum BackwardOp {
         value_shape: Dims,
         accumulate: bool,
     },
+    /// `src`: the input during a capture, as for `Sum`.
     Gather {
         dim: usize,
         index: Tensor,
         in_shape: Dims,
+        src: Option<WeakTensor>,
     },
     ScatterAdd {
         dim: usize,

@@ -13,6 +13,7 @@ use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{float_for, DType, Scalar};
+use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::kernels::matmul as linalg_kernels;
 use crate::tensor::linalg::matmul;
@@ -100,6 +101,30 @@ fn zeros(shape: &[usize]) -> Result<Tensor> {
 /// gradient is not rounded to float32).
 fn zeros_for(shape: &[usize], g: &Tensor) -> Result<Tensor> {
     creation::zeros(shape, float_for(g.dtype()))
+}
+
+/// Zeros of `in_shape` a gradient `g` accumulates into. In a capture (`src`: the
+/// forward input, kept only then) an expanded zero that takes `src`'s symbolic sizes,
+/// so the recorded backward follows the forward's sizes rather than fixing them.
+fn zeros_like_src(in_shape: &[usize], g: &Tensor, src: &Option<WeakTensor>) -> Result<Tensor> {
+    let x = match src.as_ref().and_then(WeakTensor::upgrade) {
+        Some(x) if trace::symbolic() => x,
+        _ => return zeros_for(in_shape, g),
+    };
+    let z = expand(&zeros_for(&vec![1; in_shape.len()], g)?, in_shape)?;
+    trace::note_like(&z, &x);
+    z.contiguous()
+}
+
+/// `1/n` rounded in a gradient's float type (f32: as float32 arithmetic, f64: exact):
+/// mean's gradient scale, here and in the compiled `GradKernel::MeanScale`.
+pub(crate) fn mean_scale(dtype: DType, n: usize) -> f64 {
+    match dtype {
+        DType::F64 => 1.0 / n as f64,
+        DType::F32 | DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
+            f64::from(1.0f32 / n as f32)
+        }
+    }
 }
 
 /// A saved tensor (or, when the rule does not read it, an empty placeholder).
@@ -377,22 +402,29 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dims,
             keepdim,
             divisor,
+            src,
         } => {
             let e = unreduce(g, in_shape, dims, *keepdim)?;
-            // 1/n rounded in the gradient's own float type (f32: as before, f64: exact)
-            let scale = match e.dtype() {
-                DType::F64 => 1.0 / *divisor as f64,
-                DType::F32 | DType::I32 | DType::I64 | DType::U8 | DType::Bool => {
-                    f64::from(1.0f32 / *divisor as f32)
-                }
+            // In a capture with symbolic sizes the expand follows the input's sizes, and
+            // a count over a symbolic dim is taken at run time.
+            let sym = match src.as_ref().and_then(WeakTensor::upgrade) {
+                Some(x) => trace::note_like(&e, &x),
+                None => Vec::new(),
             };
-            vec![Some(if *divisor == 1 { e } else { e.mul_s(scale)? })]
+            vec![Some(if *divisor == 1 {
+                e
+            } else if dims.iter().any(|&d| sym.get(d) == Some(&true)) {
+                grad_kernels::mean_scale(&e, dims)?
+            } else {
+                e.mul_s(mean_scale(e.dtype(), *divisor))?
+            })]
         }
         B::ExtremeDim {
             in_shape,
             dim,
             keepdim,
             indices,
+            src,
             ..
         } => {
             let (gk, ik) = if *keepdim || in_shape.is_empty() {
@@ -403,7 +435,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             if in_shape.is_empty() {
                 return Ok(vec![Some(g.clone())]);
             }
-            vec![Some(zeros_for(in_shape, &gk)?.scatter_add(
+            vec![Some(zeros_like_src(in_shape, &gk, src)?.scatter_add(
                 *dim as i64,
                 &ik,
                 &gk,
@@ -536,8 +568,9 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dim,
             index,
             in_shape,
+            src,
         } => {
-            vec![Some(zeros_for(in_shape, g)?.scatter_add(
+            vec![Some(zeros_like_src(in_shape, g, src)?.scatter_add(
                 *dim as i64,
                 index,
                 g,

@@ -19,6 +19,9 @@ pub enum GradKernel {
     MaxPool2d { params: PoolParams },
     /// avg_pool2d's input gradient (arg: g) for an input of shape `in_shape`.
     AvgPool2d { params: PoolParams, in_shape: Dims },
+    /// mean's gradient scale: arg 0 times `1/n`, `n` the product of its sizes over
+    /// `dims` taken at run time (a mean over a symbolic dim), rounded as eager's rule.
+    MeanScale { dims: Vec<usize> },
 }
 
 impl GradKernel {
@@ -30,13 +33,16 @@ impl GradKernel {
             GradKernel::Conv2dWeight { .. } => "conv2d_backward_weight",
             GradKernel::MaxPool2d { .. } => "max_pool2d_backward",
             GradKernel::AvgPool2d { .. } => "avg_pool2d_backward",
+            GradKernel::MeanScale { .. } => "mean_backward_scale",
         }
     }
 
     /// How many args the node takes.
     pub fn arity(&self) -> usize {
         match self {
-            GradKernel::ProdOthers { .. } | GradKernel::AvgPool2d { .. } => 1,
+            GradKernel::ProdOthers { .. }
+            | GradKernel::AvgPool2d { .. }
+            | GradKernel::MeanScale { .. } => 1,
             GradKernel::MaxPool2d { .. } => 2,
             GradKernel::Conv2dInput { .. } | GradKernel::Conv2dWeight { .. } => 3,
         }

@@ -37,6 +37,12 @@ pub trait Recorder {
     fn note_constant(&self, t: &Tensor);
     /// `backward()` runs inside the capture.
     fn note_backward(&self);
+    /// `out`, an expand of a one-element tensor, has the shape of the graph value `src`;
+    /// returns which of its dims are symbolic (empty: none, or not recorded so).
+    fn note_like(&self, out: &Tensor, src: &Tensor) -> Vec<bool>;
+    /// True while ops record into a graph with symbolic sizes (outside any branch or
+    /// loop region).
+    fn symbolic(&self) -> bool;
 }
 
 thread_local! {
@@ -176,6 +182,25 @@ pub fn note_constant(t: &Tensor) {
 /// `backward()` runs inside a capture: its gradient rules record into the graph.
 pub fn note_backward() {
     hook(|r| r.note_backward());
+}
+
+/// `out`, an expand to the shape of the graph value `src` (a gradient rule's expand to
+/// a reduction's input, tril's mask), takes `src`'s symbolic sizes in a capture with
+/// symbolic shapes. Returns which dims are symbolic (empty outside such a capture).
+pub fn note_like(out: &Tensor, src: &Tensor) -> Vec<bool> {
+    match recorder() {
+        Some(r) if active() => r.note_like(out, src),
+        _ => Vec::new(),
+    }
+}
+
+/// True while a capture with symbolic sizes records (outside branch and loop regions):
+/// then ops that would bake a size may record a size-following form instead.
+pub fn symbolic() -> bool {
+    match recorder() {
+        Some(r) if active() => r.symbolic(),
+        _ => false,
+    }
 }
 
 /// Runs `f` with recording paused: its tensor ops are neither recorded nor breaks.

@@ -190,6 +190,9 @@ pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
             format!("{name}: input tensor must have at least 2 dimensions"),
         ));
     }
+    if let Some(mask) = symbolic_triangle(x, diagonal, upper)? {
+        return where_(&mask, x, &Tensor::scalar(Scalar::Int(0)).cast(x.dtype())?);
+    }
     let (r, c) = (x.shape()[x.ndim() - 2], x.shape()[x.ndim() - 1]);
     let keep: Vec<bool> = (0..r as i64)
         .flat_map(|i| {
@@ -205,6 +208,28 @@ pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
     let mask =
         crate::ir::record_op::record_const(|| crate::tensor::creation::from_bool(keep, &[r, c]))?;
     where_(&mask, x, &Tensor::scalar(Scalar::Int(0)).cast(x.dtype())?)
+}
+
+/// In a capture with symbolic sizes, tril/triu's mask computed from `x`'s own sizes:
+/// ones expanded to `x`'s shape (taking its symbolic sizes), their cumulative sums along
+/// the two last dims as row and column numbers, compared. The graph re-sizes it per
+/// call, where a constant mask would fix the sizes. None outside such a capture.
+fn symbolic_triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Option<Tensor>> {
+    if !crate::ir::record::symbolic() {
+        return Ok(None);
+    }
+    let nd = x.ndim();
+    let one = crate::tensor::creation::ones(&vec![1; nd], DType::I64)?;
+    let sizes: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    let e = one.expand(&sizes)?;
+    if crate::ir::record::note_like(&e, x).is_empty() {
+        return Ok(None);
+    }
+    let rows = e.cumsum(nd as i64 - 2)?;
+    let cols = e.cumsum(nd as i64 - 1)?;
+    let off = super::binary(BinaryOp::Sub, &cols, &rows)?;
+    let op = if upper { BinaryOp::Ge } else { BinaryOp::Le };
+    Ok(Some(off.cmp_s(op, diagonal as f64)?))
 }
 
 /// Flat positions of the `offset` diagonal of an `r x c` matrix.

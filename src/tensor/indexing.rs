@@ -394,6 +394,7 @@ impl Tensor {
                 dim: d,
                 index: index.clone(),
                 in_shape: self.shape().into(),
+                src: trace::active().then(|| self.downgrade()),
             };
             autograd::record(&out, node, &[self]);
         }

@@ -106,6 +106,7 @@ impl Tensor {
                 dims,
                 keepdim,
                 divisor,
+                src: trace::active().then(|| self.downgrade()),
             };
             autograd::record(out, node, &[self]);
         }
@@ -173,6 +174,7 @@ impl Tensor {
                 dim: d,
                 keepdim,
                 indices: index.clone(),
+                src: trace::active().then(|| self.downgrade()),
             };
             autograd::record(&values, node, &[self]);
         }

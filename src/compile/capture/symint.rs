@@ -49,12 +49,14 @@ pub enum Cmp {
     Ge,
 }
 
-/// An affine operation on ints.
+/// An operation on ints that can stay affine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lin {
     Add,
     Sub,
     Mul,
+    /// `a // c` by a positive constant that divides every coefficient of `a`.
+    FloorDiv,
 }
 
 thread_local! {
@@ -186,12 +188,22 @@ pub fn linear(op: Lin, a: Operand<'_>, b: Operand<'_>, value: i64) -> Option<Sym
             (_, Some(c)) => x.scale(c)?,
             _ => return None,
         },
+        Lin::FloorDiv => x.floor_div(y.as_const()?)?,
     };
     (e.as_const().is_none()).then_some(SymInt {
         value,
         expr: e,
         gen,
     })
+}
+
+/// True when `a % b` is the same at every size (`b` a positive constant dividing every
+/// coefficient of `a`: `(4 * T + 2) % 4`), so its value needs no guard.
+pub fn mod_is_const(a: Operand<'_>, b: Operand<'_>) -> bool {
+    let (Some(x), Some(y)) = (expr_of(a), expr_of(b)) else {
+        return false;
+    };
+    b.1.is_none() && a.1.is_some() && y.as_const().is_some_and(|c| x.floor_div(c).is_some())
 }
 
 /// Records the fact behind a comparison's `outcome`: the relation for an order
@@ -369,6 +381,53 @@ pub fn note_expand(out: &Tensor, req: &[Option<&SymInt>]) {
             s.concrete();
         }
     }
+}
+
+/// `out` is an expand to the shape of graph value `src` (a gradient rule's, to the
+/// input of a `sum`/`mean`/`gather`; tril's mask): the recorded `Expand` node carries
+/// `src`'s symbolic sizes, so a backward follows the forward's sizes instead of fixing
+/// them.
+/// Returns which dims of `src` are symbolic (empty when none is, or when `out` could not
+/// take them: its target then stays the capture-time shape).
+pub fn note_like(out: &Tensor, src: &Tensor) -> Vec<bool> {
+    with(|tr| {
+        if !tr.regions.is_empty() {
+            return None;
+        }
+        let spec = tr.spec.clone()?;
+        if spec.example.is_empty() {
+            return None;
+        }
+        let out_id = tr.known.get(&out.id())?.1;
+        let src_id = match tr.known.get(&src.id()) {
+            Some((_, id)) => *id,
+            None => {
+                let s = tr.aliases.get(&src.id())?.1.id();
+                tr.known.get(&s)?.1
+            }
+        };
+        let facts = facts(tr.gen);
+        let shape = sym::analyze::shape_exprs(&tr.graph, &spec, &tr.hints, &facts, src_id)?;
+        let symbolic: Vec<bool> = shape.iter().map(|e| e.as_const().is_none()).collect();
+        if !symbolic.contains(&true) {
+            return None;
+        }
+        let exprs = shape
+            .iter()
+            .map(|e| over_input_dims(&spec, e).map(Some))
+            .collect::<Option<Vec<_>>>()?;
+        let node = tr.graph.nodes.get_mut(out_id.index())?;
+        let IrOp::Expand { shape: target, sym } = &mut node.op else {
+            return None;
+        };
+        if target.len() != exprs.len() || node.shape[..] != *src.shape() {
+            return None;
+        }
+        *sym = exprs;
+        Some(symbolic)
+    })
+    .flatten()
+    .unwrap_or_default()
 }
 
 /// The integer index `i` into dim `d` of `t` as a constant offset from that dim's end

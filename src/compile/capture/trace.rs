@@ -680,4 +680,13 @@ impl Recorder for TraceRecorder {
     fn note_backward(&self) {
         with(|t| t.backward_seen = true);
     }
+
+    fn note_like(&self, out: &Tensor, src: &Tensor) -> Vec<bool> {
+        super::symint::note_like(out, src)
+    }
+
+    fn symbolic(&self) -> bool {
+        with(|t| t.regions.is_empty() && t.spec.as_ref().is_some_and(|s| !s.example.is_empty()))
+            .unwrap_or(false)
+    }
 }

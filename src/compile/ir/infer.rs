@@ -469,6 +469,7 @@ fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::Index { indices } => derive_index(x, indices, a),
         IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
+        IrOp::GradKernel(GradKernel::MeanScale { .. }) => full(x.dtype, x.shape.clone()),
         IrOp::GradKernel(k) => full(float_out(x.dtype), grad_kernel_shape(k, a)),
         _ => Err(bad(format!("{name}: cannot derive a type"))),
     }

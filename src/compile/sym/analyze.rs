@@ -8,7 +8,7 @@ use super::expr::{fixed_shape, SymExpr, SymId, SymShape};
 use super::solve::Solver;
 use super::{SymHints, SymInfo};
 use crate::compile::capture::symint::SymFact;
-use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
+use crate::compile::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ir::sym::dim_of_ref;
 
@@ -83,10 +83,22 @@ pub fn size_expr(
     id: NodeId,
     dim: usize,
 ) -> Option<SymExpr> {
+    shape_exprs(g, spec, hints, facts, id)?.into_iter().nth(dim)
+}
+
+/// During a capture: the shape of node `id` (of the graph so far) over the spec's
+/// symbols, given the sizes read and the facts recorded so far.
+pub fn shape_exprs(
+    g: &Graph,
+    spec: &InputSpec,
+    hints: &SymHints,
+    facts: &[SymFact],
+    id: NodeId,
+) -> Option<SymShape> {
     let mut w = walk(g, spec, Some(hints), id.index() + 1).ok()?;
     w.apply(hints, facts);
-    let e = w.shapes.get(id.index())?.get(dim)?;
-    Some(w.solver.norm(e))
+    let s = w.shapes.get(id.index())?;
+    Some(s.iter().map(|e| w.solver.norm(e)).collect())
 }
 
 impl Walk<'_> {
@@ -220,7 +232,8 @@ impl Walk<'_> {
                 self.batch_only(node, &args)
             }
             // Control flow (regions keep capture-time shapes): specialised.
-            IrOp::GradKernel(_) | IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
+            IrOp::GradKernel(k) => self.grad_kernel(node, k, &args),
+            IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
             IrOp::Out { index } => self.out_node(node, *index, &args),
         })
     }
@@ -241,6 +254,44 @@ impl Walk<'_> {
                 out
             }
             _ => self.opaque(node, args),
+        }
+    }
+
+    /// A gradient kernel: mean's scale and prod's keep their input's shape; conv/pool
+    /// gradients follow the batch as their forward ops do (x and the output gradient
+    /// share it, every other size fixed; the weight gradient is fixed); avg_pool's
+    /// carries its input shape as an attribute and is specialised.
+    fn grad_kernel(&mut self, node: &Node, k: &GradKernel, args: &[SymShape]) -> SymShape {
+        let fixed = |s: &[SymExpr]| s.iter().all(|e| e.as_const().is_some());
+        match k {
+            GradKernel::MeanScale { .. } | GradKernel::ProdOthers { .. } => {
+                args.first().cloned().unwrap_or_default()
+            }
+            GradKernel::Conv2dInput { .. }
+            | GradKernel::Conv2dWeight { .. }
+            | GradKernel::MaxPool2d { .. } => {
+                let (Some(x), Some(g)) = (args.first(), args.last()) else {
+                    return self.opaque(node, args);
+                };
+                if args.len() < 2 {
+                    return self.opaque(node, args);
+                }
+                let others = &args[1..args.len() - 1];
+                if x.len() != 4
+                    || g.len() != 4
+                    || !fixed(&x[1..])
+                    || !fixed(&g[1..])
+                    || !others.iter().all(|a| fixed(a))
+                {
+                    return self.opaque(node, args);
+                }
+                self.solver.unify(&x[0], &g[0]);
+                match k {
+                    GradKernel::Conv2dWeight { .. } => fixed_shape(&node.shape),
+                    _ => x.clone(),
+                }
+            }
+            GradKernel::AvgPool2d { .. } => self.opaque(node, args),
         }
     }
 

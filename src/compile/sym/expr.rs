@@ -86,6 +86,20 @@ impl SymExpr {
         Some(out)
     }
 
+    /// `self // c` (Python's floor division, `c > 0`) when every coefficient divides by
+    /// `c`: the quotient is then affine at every size (only the offset is floored).
+    pub fn floor_div(&self, c: i64) -> Option<SymExpr> {
+        if c <= 0 || self.terms.iter().any(|t| t.1 % c != 0) {
+            return None;
+        }
+        let mut out = self.clone();
+        out.k = self.k.div_euclid(c);
+        for t in &mut out.terms {
+            t.1 /= c;
+        }
+        Some(out)
+    }
+
     /// `self / c` when every coefficient and the offset divide exactly.
     pub fn div_exact(&self, c: i64) -> Option<SymExpr> {
         if c == 0 || self.k % c != 0 || self.terms.iter().any(|t| t.1 % c != 0) {

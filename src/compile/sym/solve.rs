@@ -75,7 +75,8 @@ impl Solver {
     }
 
     /// Requires `e >= 0` at every call (it holds at capture): a bound on `e`'s symbol
-    /// when `e` is `s + k` or `k - s`, else `e`'s symbols are specialised.
+    /// when `e` is `c * s + k` (`s >= ceil(-k / c)` for `c > 0`, `s <= floor(k / -c)`
+    /// for `c < 0`: batch_norm's `48 * n - 2 >= 0`), else `e`'s symbols are specialised.
     pub fn require_nonneg(&mut self, e: &SymExpr) {
         let e = self.norm(e);
         if e.as_const().is_some() {
@@ -83,8 +84,14 @@ impl Solver {
         }
         if self.eval(&e).is_some_and(|v| v >= 0) {
             match e.terms.as_slice() {
-                [(s, 1)] => return self.require_min(&SymExpr::sym(*s), -e.k),
-                [(s, -1)] => return self.require_max(&SymExpr::sym(*s), e.k),
+                [(s, c)] if *c > 0 => {
+                    let a = e.k.saturating_neg();
+                    let least = a.div_euclid(*c) + i64::from(a.rem_euclid(*c) != 0);
+                    return self.require_min(&SymExpr::sym(*s), least);
+                }
+                [(s, c)] if *c < 0 => {
+                    return self.require_max(&SymExpr::sym(*s), e.k.div_euclid(c.saturating_neg()))
+                }
                 _ => {}
             }
         }

@@ -77,6 +77,8 @@ impl Interp {
                 BinOp::Add => Some(Lin::Add),
                 BinOp::Sub => Some(Lin::Sub),
                 BinOp::Mul => Some(Lin::Mul),
+                BinOp::FloorDiv => Some(Lin::FloorDiv),
+                BinOp::Mod if symint::mod_is_const(x, y) => return int_op(op, x.0, y.0),
                 _ => None,
             };
             if let Some(lin) = lin {
@@ -142,6 +144,30 @@ pub fn size_value(t: &Tensor, d: usize) -> Value {
     }
     crate::compile::capture::trace::note_size_read(t, Some(d));
     Value::Int(t.shape().get(d).map_or(0, |&n| n as i64))
+}
+
+/// `t.numel()` as Python sees it: a symbolic int when the product of the sizes stays
+/// affine (one symbolic dim: the `numel()` of an `[n, 3, 4, 4]` batch is `48 * n`),
+/// else an int (a read of every size, which the capture notes).
+pub fn numel_value(t: &Tensor) -> Value {
+    let sizes: Vec<Option<SymInt>> = (0..t.ndim()).map(|d| symint::size(t, d)).collect();
+    let mut syms = sizes.iter().flatten();
+    if let (Some(s), None) = (syms.next(), syms.next()) {
+        let rest = t
+            .shape()
+            .iter()
+            .zip(&sizes)
+            .filter(|(_, s)| s.is_none())
+            .try_fold(1i64, |acc, (&n, _)| acc.checked_mul(i64::try_from(n).ok()?));
+        let value = i64::try_from(t.numel()).ok();
+        if let (Some(k), Some(v)) = (rest, value) {
+            if let Some(r) = symint::linear(Lin::Mul, (s.value, Some(s)), (k, None), v) {
+                return sym_value(r);
+            }
+        }
+    }
+    crate::compile::capture::trace::note_size_read(t, None);
+    Value::Int(t.numel() as i64)
 }
 
 /// `t.shape` as a tuple (symbolic ints for symbolic dims during a capture).
@@ -328,6 +354,9 @@ pub fn create(
     args: &[Value],
     kw: super::super::builtins::tensor::Kw,
 ) -> Option<R<Value>> {
+    if name == "arange" {
+        return arange(args, kw);
+    }
     let (sizes, rest) = match name {
         "zeros" | "ones" => (args, &[][..]),
         "full" => args.split_at_checked(1)?,
@@ -368,6 +397,35 @@ pub fn create(
     let s: Vec<Option<&SymInt>> = syms.iter().map(|s| s.as_deref()).collect();
     symint::note_expand(&wide, &s);
     Some(wide.contiguous().map(Value::Tensor).map_err(te))
+}
+
+/// `arange(n)` / `arange(0, n)` of a symbolic int `n` (no keywords): a one-element
+/// int64 one expanded to `n` (the expand keeps its expression), summed cumulatively,
+/// minus one, so the graph re-sizes it per call. None: not such a call.
+fn arange(args: &[Value], kw: super::super::builtins::tensor::Kw) -> Option<R<Value>> {
+    let n = match args {
+        [Value::SymInt(n)] | [Value::Int(0), Value::SymInt(n)] => n,
+        _ => return None,
+    };
+    if n.value < 0 || !kw.is_empty() {
+        return None;
+    }
+    let te = super::super::builtins::tensor::te;
+    let one = crate::tensor::creation::ones(&[1], crate::tensor::dtype::DType::I64);
+    let wide = match one.and_then(|o| o.expand(&[n.value])) {
+        Ok(w) => w,
+        Err(e) => return Some(Err(te(e))),
+    };
+    symint::note_expand(&wide, &[Some(&**n)]);
+    let out = wide.cumsum(0).and_then(|c| {
+        crate::ops::binary_scalar(
+            crate::optable::BinaryOp::Sub,
+            &c,
+            crate::tensor::dtype::Scalar::Int(1),
+            false,
+        )
+    });
+    Some(out.map(Value::Tensor).map_err(te))
 }
 
 /// `min(a, b)` / `max(a, b)` of ints with a symbolic one: the chosen operand as it is
