@@ -331,6 +331,15 @@ pub fn meshgrid(ts: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
 
 /// `take(x, index)`: elements of the flattened tensor, in the shape of `index`.
 pub fn take(x: &Tensor, index: &Tensor) -> Result<Tensor> {
+    if index.dtype() != DType::I64 {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "take(): Expected a long tensor for index, but got {}",
+                index.dtype().name()
+            ),
+        ));
+    }
     let flat = x.reshape(&[-1])?.index_select(0, &index.reshape(&[-1])?)?;
     flat.reshape(&shape_i64(index.shape()))
 }
