@@ -379,13 +379,20 @@ pub fn masked_select(x: &Tensor, mask: &Tensor) -> Result<Tensor> {
         .index_select(0, &pos)
 }
 
-/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim`.
+/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim` (a
+/// number `src` is written once where indices repeat, as torch's; repeated indices with
+/// a tensor `src` get the sum of their values, torch the last one).
 pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let src = if src.ndim() == 0 {
-        src.cast(x.dtype())?
-            .expand(&shape_i64(index.shape()))?
-            .contiguous()?
-    } else {
+    let zeros = crate::tensor::creation::zeros(x.shape(), x.dtype())?;
+    let ones = crate::tensor::creation::ones(index.shape(), DType::I64)?;
+    let hit = zeros
+        .cast(DType::I64)?
+        .scatter_add(dim, index, &ones)?
+        .cmp_s(BinaryOp::Gt, 0.0)?;
+    if src.ndim() == 0 {
+        return where_(&hit, &src.cast(x.dtype())?, x);
+    }
+    let src = {
         let part: Vec<i64> = shape_i64(index.shape());
         let mut s = src.cast(x.dtype())?;
         for (d, &n) in part.iter().enumerate() {
@@ -395,12 +402,6 @@ pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
         }
         s
     };
-    let zeros = crate::tensor::creation::zeros(x.shape(), x.dtype())?;
-    let ones = crate::tensor::creation::ones(index.shape(), DType::I64)?;
-    let hit = zeros
-        .cast(DType::I64)?
-        .scatter_add(dim, index, &ones)?
-        .cmp_s(BinaryOp::Gt, 0.0)?;
     let placed = zeros.scatter_add(dim, index, &src)?;
     where_(&hit, &placed, x)
 }
