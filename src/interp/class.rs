@@ -81,6 +81,9 @@ impl Interp {
             match &self.eval(b)? {
                 Value::Class(k) => match k.kind {
                     ClassKind::Builtin(TypeTag::Object) => {}
+                    // a tuple-like class (torch.return_types, namedtuple) that provides
+                    // the sequence methods itself: `isinstance(x, tuple)` holds
+                    ClassKind::Builtin(TypeTag::Tuple) => bases.push(k.clone()),
                     ClassKind::Builtin(_) => {
                         return Err(at(
                             type_err(format!(

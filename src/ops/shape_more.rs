@@ -356,6 +356,15 @@ pub fn meshgrid(ts: &[Tensor], xy: bool) -> Result<Vec<Tensor>> {
 
 /// `take(x, index)`: elements of the flattened tensor, in the shape of `index`.
 pub fn take(x: &Tensor, index: &Tensor) -> Result<Tensor> {
+    if index.dtype() != DType::I64 {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "take(): Expected a long tensor for index, but got {}",
+                index.dtype().name()
+            ),
+        ));
+    }
     let flat = x.reshape(&[-1])?.index_select(0, &index.reshape(&[-1])?)?;
     flat.reshape(&shape_i64(index.shape()))
 }
@@ -395,13 +404,20 @@ pub fn masked_select(x: &Tensor, mask: &Tensor) -> Result<Tensor> {
         .index_select(0, &pos)
 }
 
-/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim`.
+/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim` (a
+/// number `src` is written once where indices repeat, as torch's; repeated indices with
+/// a tensor `src` get the sum of their values, torch the last one).
 pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let src = if src.ndim() == 0 {
-        src.cast(x.dtype())?
-            .expand(&shape_i64(index.shape()))?
-            .contiguous()?
-    } else {
+    let zeros = crate::tensor::creation::zeros(x.shape(), x.dtype())?;
+    let ones = crate::tensor::creation::ones(index.shape(), DType::I64)?;
+    let hit = zeros
+        .cast(DType::I64)?
+        .scatter_add(dim, index, &ones)?
+        .cmp_s(BinaryOp::Gt, 0.0)?;
+    if src.ndim() == 0 {
+        return where_(&hit, &src.cast(x.dtype())?, x);
+    }
+    let src = {
         let part: Vec<i64> = shape_i64(index.shape());
         let mut s = src.cast(x.dtype())?;
         for (d, &n) in part.iter().enumerate() {
@@ -411,12 +427,6 @@ pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
         }
         s
     };
-    let zeros = crate::tensor::creation::zeros(x.shape(), x.dtype())?;
-    let ones = crate::tensor::creation::ones(index.shape(), DType::I64)?;
-    let hit = zeros
-        .cast(DType::I64)?
-        .scatter_add(dim, index, &ones)?
-        .cmp_s(BinaryOp::Gt, 0.0)?;
     let placed = zeros.scatter_add(dim, index, &src)?;
     where_(&hit, &placed, x)
 }

@@ -3,7 +3,7 @@
 //! `requires_grad` with `set_requires_grad`.
 
 use super::dtype::{default_float, with_elem, DType, Elem, Scalar};
-use super::random::with_rng;
+use super::random::{self, with_rng};
 use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
@@ -47,28 +47,48 @@ fn float_only(op: &str, dtype: DType) -> Result<()> {
     }
 }
 
-/// Uniform [0, 1) float32.
-pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
-    float_only("rand", dtype)?;
+/// `uniform_(from, to)` of a fresh float tensor (`rand` is from 0 to 1).
+pub fn uniform(shape: &[usize], dtype: DType, from: f64, to: f64) -> Result<Tensor> {
+    float_only("uniform_", dtype)?;
     let n = numel(shape)?;
     if dtype == DType::F64 {
-        let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.uniform())))?;
-        return Ok(Tensor::from_vec(v, shape));
+        return Ok(Tensor::from_vec(
+            random::uniform_vec::<f64>(n, from, to)?,
+            shape,
+        ));
     }
-    let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.uniform() as f32)))?;
-    Ok(Tensor::from_vec(v, shape))
+    Ok(Tensor::from_vec(
+        random::uniform_vec::<f32>(n, from, to)?,
+        shape,
+    ))
 }
 
-/// Standard normal float32.
-pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
-    float_only("randn", dtype)?;
+/// Uniform [0, 1).
+pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    float_only("rand", dtype)?;
+    uniform(shape, dtype, 0.0, 1.0)
+}
+
+/// `normal_(mean, std)` of a fresh float tensor (`randn` is N(0, 1)).
+pub fn normal(shape: &[usize], dtype: DType, mean: f64, std: f64) -> Result<Tensor> {
+    float_only("normal_", dtype)?;
     let n = numel(shape)?;
     if dtype == DType::F64 {
-        let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.normal())))?;
-        return Ok(Tensor::from_vec(v, shape));
+        return Ok(Tensor::from_vec(
+            random::normal_vec::<f64>(n, mean, std)?,
+            shape,
+        ));
     }
-    let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.normal() as f32)))?;
-    Ok(Tensor::from_vec(v, shape))
+    Ok(Tensor::from_vec(
+        random::normal_vec::<f32>(n, mean, std)?,
+        shape,
+    ))
+}
+
+/// Standard normal.
+pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    float_only("randn", dtype)?;
+    normal(shape, dtype, 0.0, 1.0)
 }
 
 /// Integers uniform in [low, high), int64 unless `dtype` says otherwise.
@@ -82,6 +102,43 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
     let n = numel(shape)?;
     let v = with_rng(|r| collect_vec(n, (0..n).map(|_| r.int_range(low, high))))?;
     Tensor::from_vec(v, shape).cast(dtype)
+}
+
+/// `bernoulli_(p)` with a number p: 1 with probability p, as `dtype`.
+pub fn bernoulli(shape: &[usize], p: f64, dtype: DType) -> Result<Tensor> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("bernoulli_ expects p to be in [0, 1], but got p={p}"),
+        ));
+    }
+    let v = random::bernoulli_vec(numel(shape)?, p)?;
+    Tensor::from_vec(v, shape).cast(dtype)
+}
+
+/// `bernoulli(probs)`: 1 with each element's probability, in the probabilities' dtype
+/// (a float64 uniform per element for float64 probabilities, else a float32 one).
+pub fn bernoulli_each(probs: &Tensor) -> Result<Tensor> {
+    let bad = |ok: bool| {
+        if ok {
+            Ok(())
+        } else {
+            Err(err(
+                ErrorKind::RuntimeError,
+                "bernoulli: all elements of the probability tensor must be in [0, 1]",
+            ))
+        }
+    };
+    let keep = if probs.dtype() == DType::F64 {
+        let v = probs.to_vec::<f64>()?;
+        bad(v.iter().all(|x| (0.0..=1.0).contains(x)))?;
+        random::bernoulli_each(&v)?
+    } else {
+        let v = probs.to_f32_vec()?;
+        bad(v.iter().all(|x| (0.0..=1.0).contains(x)))?;
+        random::bernoulli_each(&v)?
+    };
+    Tensor::from_vec(keep, probs.shape()).cast(super::dtype::float_for(probs.dtype()))
 }
 
 /// `arange(start, end, step)`: int64 when all three are ints, else float32.

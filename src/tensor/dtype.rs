@@ -381,6 +381,7 @@ pub trait Real:
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
     fn exp(self) -> Self;
+    fn tanh(self) -> Self;
     fn abs(self) -> Self;
     fn fmax(self, o: Self) -> Self;
     fn is_infinite(self) -> bool;
@@ -401,6 +402,9 @@ macro_rules! real_impl {
             }
             fn exp(self) -> $t {
                 $t::exp(self)
+            }
+            fn tanh(self) -> $t {
+                $t::tanh(self)
             }
             fn abs(self) -> $t {
                 $t::abs(self)

@@ -323,8 +323,9 @@ impl Tensor {
     }
 
     /// `x[idx] = s` with a Rust scalar.
+    /// The scalar is made in x's dtype (a float64 tensor keeps all of a float's bits).
     pub fn index_put_scalar_(&self, idx: &[TensorIndex], s: Scalar) -> Result<()> {
-        self.index_put_(idx, &Tensor::scalar(s).cast(self.dtype())?)
+        self.index_put_(idx, &creation::full(&[], s, Some(self.dtype()))?)
     }
 
     /// `index_select(dim, index)` with a 1-D int64 index.

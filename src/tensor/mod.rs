@@ -23,6 +23,7 @@ pub mod seq;
 pub mod shape;
 pub mod sorting;
 pub mod storage;
+pub mod torch_mathfun;
 pub mod view_grad;
 pub mod views;
 

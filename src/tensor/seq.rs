@@ -4,6 +4,7 @@
 //! None has an IR op: inside a `@compile` capture they break the graph (the function
 //! runs eagerly), never record a wrong graph.
 
+use super::dtype::with_float;
 use super::kernels::attention::{self, Mask};
 use super::kernels::recurrent;
 use super::shape::{broadcast_shapes, Dims};
@@ -27,11 +28,17 @@ fn shape_str(s: &[usize]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-fn expect(t: &Tensor, shape: &[usize], what: &str, op: &str) -> Result<()> {
-    if t.dtype() != DType::F32 {
+/// Checks `t` is float32 or float64 (the dtype of the input projection, `dt`) and of
+/// `shape`.
+fn expect(t: &Tensor, shape: &[usize], dt: DType, what: &str, op: &str) -> Result<()> {
+    if !matches!(t.dtype(), DType::F32 | DType::F64) || t.dtype() != dt {
         return Err(err(
             ErrorKind::TypeError,
-            format!("{op}: {what} must be float32, got {}", t.dtype().name()),
+            format!(
+                "{op}: {what} must be float32 or float64 like the input, got {} (input {})",
+                t.dtype().name(),
+                dt.name()
+            ),
         ));
     }
     if t.shape() != shape {
@@ -62,14 +69,27 @@ fn seq_dims(xp: &Tensor, w: &Tensor, gates: usize, op: &str) -> Result<(usize, u
 pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<Tensor> {
     let op = "_lstm_layer";
     let (t, b, h) = seq_dims(xp, w, 4, op)?;
-    expect(xp, &[t, b, 4 * h], "input projection", op)?;
-    expect(h0, &[b, h], "h0", op)?;
-    expect(c0, &[b, h], "c0", op)?;
-    expect(w, &[4 * h, h], "weight_hh", op)?;
+    let dt = xp.dtype();
+    expect(xp, &[t, b, 4 * h], dt, "input projection", op)?;
+    expect(h0, &[b, h], dt, "h0", op)?;
+    expect(c0, &[b, h], dt, "c0", op)?;
+    expect(w, &[4 * h, h], dt, "weight_hh", op)?;
     untraced();
-    let (h0v, c0v, wv) = (h0.to_f32_vec()?, c0.to_f32_vec()?, w.to_f32_vec()?);
-    let (out, acts) = recurrent::lstm_forward(&xp.to_f32_vec()?, &h0v, &c0v, &wv, t, b, h)?;
-    let out = Tensor::from_vec(out, &[t, b, 2 * h]);
+    let (out, acts) = with_float!(dt, T => {
+        let (out, acts) = recurrent::lstm_forward::<T>(
+            &xp.to_vec()?,
+            &h0.to_vec()?,
+            &c0.to_vec()?,
+            &w.to_vec()?,
+            t,
+            b,
+            h,
+        )?;
+        (
+            Tensor::from_vec(out, &[t, b, 2 * h]),
+            Tensor::from_vec(acts, &[t, b, 4 * h]),
+        )
+    });
     let inputs = [xp, h0, c0, w];
     if autograd::needs_grad(&inputs) {
         let node = BackwardOp::LstmLayer {
@@ -77,7 +97,7 @@ pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<T
             c0: Saved::new(c0),
             w: Saved::new(w),
             out: Saved::new(&out),
-            acts: Tensor::from_vec(acts, &[t, b, 4 * h]),
+            acts,
         };
         autograd::record(&out, node, &inputs);
     }
@@ -94,23 +114,26 @@ pub fn lstm_layer_grads(
     acts: &Tensor,
 ) -> Result<Vec<Option<Tensor>>> {
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
-    let [dxp, dh, dc, dw] = recurrent::lstm_backward(
-        &g.to_f32_vec()?,
-        &out.to_f32_vec()?,
-        &acts.to_f32_vec()?,
-        &h0.to_f32_vec()?,
-        &c0.to_f32_vec()?,
-        &w.to_f32_vec()?,
-        t,
-        b,
-        h,
-    )?;
-    Ok(vec![
-        Some(Tensor::from_vec(dxp, &[t, b, 4 * h])),
-        Some(Tensor::from_vec(dh, &[b, h])),
-        Some(Tensor::from_vec(dc, &[b, h])),
-        Some(Tensor::from_vec(dw, &[4 * h, h])),
-    ])
+    let g = g.cast(out.dtype())?;
+    Ok(with_float!(out.dtype(), T => {
+        let [dxp, dh, dc, dw] = recurrent::lstm_backward::<T>(
+            &g.to_vec()?,
+            &out.to_vec()?,
+            &acts.to_vec()?,
+            &h0.to_vec()?,
+            &c0.to_vec()?,
+            &w.to_vec()?,
+            t,
+            b,
+            h,
+        )?;
+        vec![
+            Some(Tensor::from_vec(dxp, &[t, b, 4 * h])),
+            Some(Tensor::from_vec(dh, &[b, h])),
+            Some(Tensor::from_vec(dc, &[b, h])),
+            Some(Tensor::from_vec(dw, &[4 * h, h])),
+        ]
+    }))
 }
 
 /// One GRU layer direction: `xp` = x W_ih^T + b_ih `[T, B, 3H]`, `h0` `[B, H]`, `w` =
@@ -118,20 +141,33 @@ pub fn lstm_layer_grads(
 pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     let op = "_gru_layer";
     let (t, b, h) = seq_dims(xp, w, 3, op)?;
-    expect(xp, &[t, b, 3 * h], "input projection", op)?;
-    expect(h0, &[b, h], "h0", op)?;
-    expect(w, &[3 * h, h], "weight_hh", op)?;
+    let dt = xp.dtype();
+    expect(xp, &[t, b, 3 * h], dt, "input projection", op)?;
+    expect(h0, &[b, h], dt, "h0", op)?;
+    expect(w, &[3 * h, h], dt, "weight_hh", op)?;
     if let Some(bias) = bias {
-        expect(bias, &[3 * h], "bias_hh", op)?;
+        expect(bias, &[3 * h], dt, "bias_hh", op)?;
     }
     untraced();
-    let bv = match bias {
-        Some(t) => t.to_f32_vec()?,
-        None => Vec::new(),
-    };
-    let (h0v, wv) = (h0.to_f32_vec()?, w.to_f32_vec()?);
-    let (out, saved) = recurrent::gru_forward(&xp.to_f32_vec()?, &h0v, &wv, &bv, t, b, h)?;
-    let out = Tensor::from_vec(out, &[t, b, h]);
+    let (out, saved) = with_float!(dt, T => {
+        let bv: Vec<T> = match bias {
+            Some(t) => t.to_vec()?,
+            None => Vec::new(),
+        };
+        let (out, saved) = recurrent::gru_forward::<T>(
+            &xp.to_vec()?,
+            &h0.to_vec()?,
+            &w.to_vec()?,
+            &bv,
+            t,
+            b,
+            h,
+        )?;
+        (
+            Tensor::from_vec(out, &[t, b, h]),
+            Tensor::from_vec(saved, &[t, b, 4 * h]),
+        )
+    });
     let mut inputs = vec![xp, h0, w];
     inputs.extend(bias);
     if autograd::needs_grad(&inputs) {
@@ -139,7 +175,7 @@ pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) ->
             h0: Saved::new(h0),
             w: Saved::new(w),
             out: Saved::new(&out),
-            saved: Tensor::from_vec(saved, &[t, b, 4 * h]),
+            saved,
             bias: bias.is_some(),
         };
         autograd::record(&out, node, &inputs);
@@ -157,25 +193,28 @@ pub fn gru_layer_grads(
     bias: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
-    let [dxp, dh, dw, db] = recurrent::gru_backward(
-        &g.to_f32_vec()?,
-        &out.to_f32_vec()?,
-        &saved.to_f32_vec()?,
-        &h0.to_f32_vec()?,
-        &w.to_f32_vec()?,
-        t,
-        b,
-        h,
-    )?;
-    let mut grads = vec![
-        Some(Tensor::from_vec(dxp, &[t, b, 3 * h])),
-        Some(Tensor::from_vec(dh, &[b, h])),
-        Some(Tensor::from_vec(dw, &[3 * h, h])),
-    ];
-    if bias {
-        grads.push(Some(Tensor::from_vec(db, &[3 * h])));
-    }
-    Ok(grads)
+    let g = g.cast(out.dtype())?;
+    Ok(with_float!(out.dtype(), T => {
+        let [dxp, dh, dw, db] = recurrent::gru_backward::<T>(
+            &g.to_vec()?,
+            &out.to_vec()?,
+            &saved.to_vec()?,
+            &h0.to_vec()?,
+            &w.to_vec()?,
+            t,
+            b,
+            h,
+        )?;
+        let mut grads = vec![
+            Some(Tensor::from_vec(dxp, &[t, b, 3 * h])),
+            Some(Tensor::from_vec(dh, &[b, h])),
+            Some(Tensor::from_vec(dw, &[3 * h, h])),
+        ];
+        if bias {
+            grads.push(Some(Tensor::from_vec(db, &[3 * h])));
+        }
+        grads
+    }))
 }
 
 /// What `scaled_dot_product_attention` was asked for besides q, k, v.

@@ -7,6 +7,7 @@
 use super::dtype::DType;
 use super::random::with_rng;
 use super::shape::norm_dim;
+use super::storage::collect_vec;
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
 use crate::ir::breaks::BreakReason;
@@ -314,37 +315,86 @@ pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor
         ));
     }
     let rows = p.len().checked_div(n).unwrap_or(0);
-    let mut out = Vec::with_capacity(rows * num);
-    for r in 0..rows {
-        let mut w = p[r * n..(r + 1) * n].to_vec();
-        for _ in 0..num {
-            let total: f64 = w.iter().sum();
-            if total <= 0.0 {
-                return Err(bad(
-                    "multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
-                        .into(),
-                ));
-            }
-            let u = with_rng(|g| g.uniform()) * total;
-            let mut acc = 0.0;
-            let mut pick = w.iter().rposition(|&x| x > 0.0).unwrap_or(0);
-            for (i, &x) in w.iter().enumerate() {
-                acc += x;
-                if u < acc && x > 0.0 {
-                    pick = i;
-                    break;
-                }
-            }
-            out.push(pick as i64);
-            if !replacement {
-                w[pick] = 0.0;
-            }
-        }
+    if (0..rows).any(|r| p[r * n..(r + 1) * n].iter().sum::<f64>() <= 0.0) {
+        return Err(bad(
+            "multinomial: invalid multinomial distribution (sum of probabilities <= 0)".into(),
+        ));
     }
+    // torch's arithmetic in the probabilities' dtype: float32 rounds every step
+    let round: fn(f64) -> f64 = if probs.dtype() == DType::F64 {
+        |x| x
+    } else {
+        |x| x as f32 as f64
+    };
+    let out = if !replacement || num == 1 {
+        multinomial_exponential(&p, rows, n, num, round)?
+    } else {
+        multinomial_cumulative(&p, rows, n, num, round)?
+    };
     let shape: Vec<usize> = if probs.ndim() == 1 {
         vec![num]
     } else {
         vec![rows, num]
     };
     Ok(Tensor::from_vec(out, &shape))
+}
+
+/// torch's sampling without replacement (and of one sample): `q = probs / Exp(1)` with
+/// one exponential (`-log1p(-u)` of a float64 uniform) per element, row-major, then the
+/// top `num` of each row (the first maximum when `num` is 1).
+fn multinomial_exponential(
+    p: &[f64],
+    rows: usize,
+    n: usize,
+    num: usize,
+    round: fn(f64) -> f64,
+) -> Result<Vec<i64>> {
+    let e = with_rng(|g| {
+        collect_vec(
+            p.len(),
+            (0..p.len()).map(|_| round(-(-g.uniform()).ln_1p())),
+        )
+    })?;
+    let mut out = Vec::with_capacity(rows * num);
+    for r in 0..rows {
+        let q: Vec<f64> = (r * n..(r + 1) * n).map(|j| round(p[j] / e[j])).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| q[b].total_cmp(&q[a]));
+        out.extend(order[..num].iter().map(|&i| i as i64));
+    }
+    Ok(out)
+}
+
+/// torch's sampling with replacement: the row's cumulative sums normalised by their
+/// total (in the probabilities' dtype, the last set to 1), then for each sample a
+/// float64 uniform and a binary search for the first bucket not below it.
+fn multinomial_cumulative(
+    p: &[f64],
+    rows: usize,
+    n: usize,
+    num: usize,
+    round: fn(f64) -> f64,
+) -> Result<Vec<i64>> {
+    let mut out = Vec::with_capacity(rows * num);
+    for r in 0..rows {
+        let mut sum = 0.0;
+        let mut cum: Vec<f64> = p[r * n..(r + 1) * n]
+            .iter()
+            .map(|&v| {
+                sum = round(sum + v);
+                sum
+            })
+            .collect();
+        for c in cum.iter_mut() {
+            *c = round(*c / sum);
+        }
+        if let Some(last) = cum.last_mut() {
+            *last = 1.0;
+        }
+        for _ in 0..num {
+            let u = with_rng(|g| g.uniform());
+            out.push(cum.partition_point(|&c| c < u) as i64);
+        }
+    }
+    Ok(out)
 }

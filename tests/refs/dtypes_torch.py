@@ -1,4 +1,6 @@
-"""Runs a Kiln dtype golden program (tests/golden/torchapi/dtypes_*.dl) under PyTorch.
+"""Runs a Kiln golden program written with `import torch` (tests/golden/torchapi/
+dtypes_*.dl, random_torch.dl, linalg_norms.dl, int32_index.dl, return_types_tuple.dl)
+under PyTorch.
 
 Usage: /work/peers-venv/bin/python tests/refs/dtypes_torch.py FILE.dl   (torch 2.15.0, CPU)
 

@@ -92,6 +92,16 @@ impl<'a> Args<'a> {
         tensor_of(self.required(i, name)?, self.fname)
     }
 
+    /// An index tensor argument (`gather`, `index_select`, `scatter*`, `index_add`):
+    /// int32 is accepted as torch accepts it, cast to int64.
+    pub fn index(&self, i: usize, name: &str) -> R<Tensor> {
+        let t = self.tensor(i, name)?;
+        if t.dtype() == DType::I32 {
+            return t.cast(DType::I64).map_err(te);
+        }
+        Ok(t)
+    }
+
     pub fn dtype(&self, i: usize) -> R<Option<DType>> {
         self.get(i, "dtype").map(dtype_of).transpose()
     }

@@ -514,7 +514,7 @@ fn shapes(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "scatter" | "scatter_" => {
             a.check(3, &["dim", "index", "src", "value", "reduce"])?;
             let d = int_of(a.required(0, "dim")?, name)?;
-            let idx = a.tensor(1, "index")?;
+            let idx = a.index(1, "index")?;
             let src = match a.get(2, "src").or_else(|| a.kw("value")) {
                 Some(v) => tensor_or_scalar(v, name)?,
                 None => {
@@ -530,7 +530,7 @@ fn shapes(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             a.check(3, &["dim", "index", "source", "alpha"])?;
             let d = int_of(a.required(0, "dim")?, name)?;
             let alpha = a.float(usize::MAX, "alpha")?.unwrap_or(1.0);
-            let out = sm::index_add(t, d, &a.tensor(1, "index")?, &a.tensor(2, "source")?, alpha)
+            let out = sm::index_add(t, d, &a.index(1, "index")?, &a.tensor(2, "source")?, alpha)
                 .map_err(te)?;
             inplace_result(t, name, out)?
         }
@@ -538,7 +538,7 @@ fn shapes(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             a.check(3, &["dim", "index", "src"])?;
             let d = int_of(a.required(0, "dim")?, name)?;
             let out = t
-                .scatter_add(d, &a.tensor(1, "index")?, &a.tensor(2, "src")?)
+                .scatter_add(d, &a.index(1, "index")?, &a.tensor(2, "src")?)
                 .map_err(te)?;
             inplace_result(t, name, out)?
         }

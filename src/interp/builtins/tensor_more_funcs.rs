@@ -467,18 +467,17 @@ fn multinomial(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     ))
 }
 
-/// `bernoulli(p)`: 1.0 with probability `p` elementwise.
+/// `bernoulli(input, p=None)`: 1 with probability `p` (a number) or each element of
+/// `input`, drawn as torch's CPU kernels draw.
 fn bernoulli(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("bernoulli", args, kw);
     a.check(2, &["input", "p", "generator"])?;
     let p = a.tensor(0, "input")?;
-    let u = creation::rand(p.shape(), DType::F32).map_err(te)?;
-    let probs = match a.float(1, "p")? {
-        Some(v) => Tensor::scalar(Scalar::Float(v)),
-        None => p.detach(),
-    };
     let dt = crate::tensor::dtype::float_for(p.dtype());
-    tv(crate::ops::binary(crate::ops::BinaryOp::Lt, &u, &probs).and_then(|m| m.cast(dt)))
+    tv(match a.float(1, "p")? {
+        Some(v) => creation::bernoulli(p.shape(), v, dt),
+        None => creation::bernoulli_each(&p.detach()),
+    })
 }
 
 /// `normal(mean, std)` (tensors or numbers; numbers need `size`).
@@ -488,20 +487,49 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         3,
         &["mean", "std", "size", "generator", "dtype", "requires_grad"],
     )?;
-    let mean =
-        super::tensor::tensor_or_scalar(a.get(0, "mean").unwrap_or(&Value::Float(0.0)), "normal")?;
-    let std =
-        super::tensor::tensor_or_scalar(a.get(1, "std").unwrap_or(&Value::Float(1.0)), "normal")?;
+    let num = |v: Option<&Value>, d: f64| match v {
+        None => Some(d),
+        Some(v) => super::tensor::scalar_of(v).map(|s| s.as_f64()),
+    };
+    let (mean_v, std_v) = (a.get(0, "mean"), a.get(1, "std"));
+    let (mean_n, std_n) = (num(mean_v, 0.0), num(std_v, 1.0));
+    let as_t = |v: Option<&Value>, n: Option<f64>| match (v, n) {
+        (_, Some(x)) => Ok(Tensor::scalar(Scalar::Float(x))),
+        (Some(v), None) => tensor_of(v, "normal").map(|t| t.detach()),
+        (None, None) => Err(type_err("normal(): missing argument")),
+    };
+    let (mean, std) = (as_t(mean_v, mean_n)?, as_t(std_v, std_n)?);
     let shape: Vec<usize> = match a.get(2, "size") {
         Some(v) => sizes(&shape_args(std::slice::from_ref(v), "normal")?, "normal")?,
+        None if mean_n.is_some() && std_n.is_some() => {
+            return Err(type_err(
+                "normal() received an invalid combination of arguments: two numbers need size",
+            ))
+        }
         None => crate::tensor::shape::broadcast_shapes("normal", mean.shape(), std.shape())
             .map_err(te)?
             .to_vec(),
     };
-    let z = creation::randn(&shape, DType::F32).map_err(te)?;
-    let out = z
-        .mul(&std.detach())
-        .and_then(|s| s.add(&mean.detach()))
-        .map_err(te)?;
+    let tensor_dt = match (mean_n, std_n) {
+        (None, _) => Some(mean.dtype()),
+        (_, None) => Some(std.dtype()),
+        _ => None,
+    };
+    let dt = match a.dtype(usize::MAX)? {
+        Some(d) => d,
+        None => tensor_dt.map_or_else(crate::tensor::dtype::default_float, |d| {
+            crate::tensor::dtype::float_for(d)
+        }),
+    };
+    // torch: normal_(mean, std) for two numbers; normal_(0, std) + mean for a tensor
+    // mean and a number std; normal_(0, 1) * std + mean otherwise.
+    let out = match (mean_n, std_n) {
+        (Some(m), Some(s)) => creation::normal(&shape, dt, m, s),
+        (None, Some(s)) => creation::normal(&shape, dt, 0.0, s).and_then(|z| z.add(&mean)),
+        _ => creation::randn(&shape, dt)
+            .and_then(|z| z.mul(&std))
+            .and_then(|z| z.add(&mean)),
+    }
+    .map_err(te)?;
     finish(out, &a)
 }

@@ -124,27 +124,30 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             inplace_result(t, name, out.cast(t.dtype()).map_err(te)?)?
         }
         "uniform_" | "normal_" | "bernoulli_" => {
+            use crate::tensor::creation;
             let shape = t.shape().to_vec();
+            let fdt = crate::tensor::dtype::float_for(t.dtype());
             let out = match name {
                 "uniform_" => {
                     a.check(2, &["from", "to", "generator"])?;
                     let lo = a.float(0, "from")?.unwrap_or(0.0);
                     let hi = a.float(1, "to")?.unwrap_or(1.0);
-                    crate::tensor::creation::rand(&shape, DType::F32)
-                        .and_then(|r| r.mul_s(hi - lo)?.add_s(lo))
+                    creation::uniform(&shape, fdt, lo, hi)
                 }
                 "normal_" => {
                     a.check(2, &["mean", "std", "generator"])?;
                     let m = a.float(0, "mean")?.unwrap_or(0.0);
                     let s = a.float(1, "std")?.unwrap_or(1.0);
-                    crate::tensor::creation::randn(&shape, DType::F32)
-                        .and_then(|r| r.mul_s(s)?.add_s(m))
+                    creation::normal(&shape, fdt, m, s)
                 }
                 _ => {
                     a.check(1, &["p", "generator"])?;
-                    let p = a.float(0, "p")?.unwrap_or(0.5);
-                    crate::tensor::creation::rand(&shape, DType::F32)
-                        .and_then(|r| r.cmp_s(BinaryOp::Lt, p))
+                    match a.get(0, "p") {
+                        Some(Value::Tensor(p)) => p
+                            .expand(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
+                            .and_then(|p| creation::bernoulli_each(&p)),
+                        _ => creation::bernoulli(&shape, a.float(0, "p")?.unwrap_or(0.5), fdt),
+                    }
                 }
             }
             .map_err(te)?;

@@ -218,7 +218,7 @@ pub fn shape_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "index_select" | "gather" => {
             a.check(2, &["dim", "index"])?;
-            let (d, i) = (need_dim(a, 0)?, a.tensor(1, "index")?);
+            let (d, i) = (need_dim(a, 0)?, a.index(1, "index")?);
             tv(if name == "gather" {
                 t.gather(d, &i)
             } else {
@@ -227,7 +227,7 @@ pub fn shape_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "scatter_add" => {
             a.check(3, &["dim", "index", "src"])?;
-            let (d, i) = (need_dim(a, 0)?, a.tensor(1, "index")?);
+            let (d, i) = (need_dim(a, 0)?, a.index(1, "index")?);
             tv(t.scatter_add(d, &i, &a.tensor(2, "src")?))?
         }
         _ => return Ok(None),

@@ -1,4 +1,5 @@
-//! Fused LSTM and GRU layers over whole sequences (f32): per step one gemm of the hidden
+//! Fused LSTM and GRU layers over whole sequences (float32 or float64, one generic
+//! code path over [`RnnFloat`]): per step one gemm of the hidden
 //! state with W_hh and one pass over the gates; the backward walks the steps in reverse
 //! from the gate activations the forward saved, then forms dW_hh with one gemm. Every
 //! step polls the running engine's interrupt and deadline (`cancel::poll_kernel`): a
@@ -8,19 +9,33 @@
 //! x W_ih^T (+ biases) for every step, `[T, B, G*H]` with G = 4 (LSTM: i, f, g, o) or
 //! 3 (GRU: r, z, n); `w` is W_hh `[G*H, H]`, row-major.
 
-use super::matmul::{gemm_f32, Mat};
+use super::matmul::{gemm, GemmFloat, Mat};
 use crate::error::Result;
 use crate::tensor::cancel::poll_kernel;
+use crate::tensor::dtype::Real;
 
-fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+/// The element types of the recurrent kernels: float32 and float64.
+pub trait RnnFloat: Real + GemmFloat + std::ops::Neg<Output = Self> {}
+
+impl<T: Real + GemmFloat + std::ops::Neg<Output = T>> RnnFloat for T {}
+
+fn one<T: RnnFloat>() -> T {
+    <T as Real>::ONE
+}
+
+fn zeros<T: RnnFloat>(n: usize) -> Vec<T> {
+    vec![<T as GemmFloat>::ZERO; n]
+}
+
+fn sigmoid<T: RnnFloat>(x: T) -> T {
+    one::<T>() / (one::<T>() + (-x).exp())
 }
 
 /// `dst[B, G*H] (+)= h[B, H] @ w^T`.
-fn hidden_gemm(
-    dst: &mut [f32],
-    h: &[f32],
-    w: &[f32],
+fn hidden_gemm<T: RnnFloat>(
+    dst: &mut [T],
+    h: &[T],
+    w: &[T],
     b: usize,
     gh: usize,
     hid: usize,
@@ -38,14 +53,14 @@ fn hidden_gemm(
         rs: 1,
         cs: hid,
     };
-    gemm_f32(b, gh, hid, dst, lhs, rhs, acc)
+    gemm(b, gh, hid, dst, lhs, rhs, acc)
 }
 
 /// `dst[B, H] = d[B, G*H] @ w` (the gradient reaching the previous hidden state).
-fn hidden_gemm_back(
-    dst: &mut [f32],
-    d: &[f32],
-    w: &[f32],
+fn hidden_gemm_back<T: RnnFloat>(
+    dst: &mut [T],
+    d: &[T],
+    w: &[T],
     b: usize,
     gh: usize,
     hid: usize,
@@ -62,12 +77,18 @@ fn hidden_gemm_back(
         rs: hid,
         cs: 1,
     };
-    gemm_f32(b, hid, gh, dst, lhs, rhs, false)
+    gemm(b, hid, gh, dst, lhs, rhs, false)
 }
 
 /// `dW[G*H, H] = sum_t d_t^T @ h_{t-1}`: `d` is `[T*B, G*H]`, `prev` `[T*B, H]`.
-fn weight_grad(d: &[f32], prev: &[f32], rows: usize, gh: usize, hid: usize) -> Result<Vec<f32>> {
-    let mut dw = vec![0.0; gh * hid];
+fn weight_grad<T: RnnFloat>(
+    d: &[T],
+    prev: &[T],
+    rows: usize,
+    gh: usize,
+    hid: usize,
+) -> Result<Vec<T>> {
+    let mut dw = zeros::<T>(gh * hid);
     let lhs = Mat {
         data: d,
         offset: 0,
@@ -80,20 +101,20 @@ fn weight_grad(d: &[f32], prev: &[f32], rows: usize, gh: usize, hid: usize) -> R
         rs: hid,
         cs: 1,
     };
-    gemm_f32(gh, hid, rows, &mut dw, lhs, rhs, false)?;
+    gemm(gh, hid, rows, &mut dw, lhs, rhs, false)?;
     Ok(dw)
 }
 
 /// The previous hidden state of every step: `[h0, h_0, ..., h_{T-2}]` as `[T*B, H]`,
 /// read from rows of `seq` (`[T, B, width]`, the hidden state in its first H columns).
-fn previous_states(
-    h0: &[f32],
-    seq: &[f32],
+fn previous_states<T: RnnFloat>(
+    h0: &[T],
+    seq: &[T],
     t: usize,
     b: usize,
     hid: usize,
     width: usize,
-) -> Vec<f32> {
+) -> Vec<T> {
     let mut prev = Vec::with_capacity(t * b * hid);
     prev.extend_from_slice(h0);
     for row in 0..(t.saturating_sub(1) * b) {
@@ -104,17 +125,17 @@ fn previous_states(
 
 /// LSTM forward: `[T, B, 2H]` (each step's h then c) and the activated gates
 /// `[T, B, 4H]` (sigmoid i, f, o; tanh g) for the backward.
-pub fn lstm_forward(
-    xp: &[f32],
-    h0: &[f32],
-    c0: &[f32],
-    w: &[f32],
+pub fn lstm_forward<T: RnnFloat>(
+    xp: &[T],
+    h0: &[T],
+    c0: &[T],
+    w: &[T],
     t: usize,
     b: usize,
     hid: usize,
-) -> Result<(Vec<f32>, Vec<f32>)> {
+) -> Result<(Vec<T>, Vec<T>)> {
     let gh = 4 * hid;
-    let mut out = vec![0.0; t * b * 2 * hid];
+    let mut out = zeros::<T>(t * b * 2 * hid);
     let mut acts = xp.to_vec();
     let mut h = h0.to_vec();
     let mut c = c0.to_vec();
@@ -147,21 +168,21 @@ pub fn lstm_forward(
 /// LSTM gradients from `gy` (`[T, B, 2H]`, the gradient of each step's h and c):
 /// (d xp, d h0, d c0, d W_hh).
 #[allow(clippy::too_many_arguments)]
-pub fn lstm_backward(
-    gy: &[f32],
-    out: &[f32],
-    acts: &[f32],
-    h0: &[f32],
-    c0: &[f32],
-    w: &[f32],
+pub fn lstm_backward<T: RnnFloat>(
+    gy: &[T],
+    out: &[T],
+    acts: &[T],
+    h0: &[T],
+    c0: &[T],
+    w: &[T],
     t: usize,
     b: usize,
     hid: usize,
-) -> Result<[Vec<f32>; 4]> {
+) -> Result<[Vec<T>; 4]> {
     let gh = 4 * hid;
-    let mut dxp = vec![0.0; t * b * gh];
-    let mut dh = vec![0.0; b * hid];
-    let mut dc = vec![0.0; b * hid];
+    let mut dxp = zeros::<T>(t * b * gh);
+    let mut dh = zeros::<T>(b * hid);
+    let mut dc = zeros::<T>(b * hid);
     for s in (0..t).rev() {
         poll_kernel()?;
         for r in 0..b {
@@ -179,11 +200,11 @@ pub fn lstm_backward(
                     out[((s - 1) * b + r) * 2 * hid + hid + j]
                 };
                 let dh_t = g[j] + dh[r * hid + j];
-                let dc_t = g[hid + j] + dc[r * hid + j] + dh_t * o * (1.0 - tc * tc);
-                d[j] = dc_t * gg * i * (1.0 - i);
-                d[hid + j] = dc_t * c_prev * f * (1.0 - f);
-                d[2 * hid + j] = dc_t * i * (1.0 - gg * gg);
-                d[3 * hid + j] = dh_t * tc * o * (1.0 - o);
+                let dc_t = g[hid + j] + dc[r * hid + j] + dh_t * o * (one::<T>() - tc * tc);
+                d[j] = dc_t * gg * i * (one::<T>() - i);
+                d[hid + j] = dc_t * c_prev * f * (one::<T>() - f);
+                d[2 * hid + j] = dc_t * i * (one::<T>() - gg * gg);
+                d[3 * hid + j] = dh_t * tc * o * (one::<T>() - o);
                 dc[r * hid + j] = dc_t * f;
             }
         }
@@ -196,25 +217,25 @@ pub fn lstm_backward(
 
 /// GRU forward: the hidden states `[T, B, H]` and per step r, z, n and W_hn h + b_hn
 /// (`[T, B, 4H]`) for the backward. `bias` is b_hh (`[3H]`) or empty.
-pub fn gru_forward(
-    xp: &[f32],
-    h0: &[f32],
-    w: &[f32],
-    bias: &[f32],
+pub fn gru_forward<T: RnnFloat>(
+    xp: &[T],
+    h0: &[T],
+    w: &[T],
+    bias: &[T],
     t: usize,
     b: usize,
     hid: usize,
-) -> Result<(Vec<f32>, Vec<f32>)> {
+) -> Result<(Vec<T>, Vec<T>)> {
     let gh = 3 * hid;
-    let mut out = vec![0.0; t * b * hid];
-    let mut saved = vec![0.0; t * b * 4 * hid];
+    let mut out = zeros::<T>(t * b * hid);
+    let mut saved = zeros::<T>(t * b * 4 * hid);
     let mut h = h0.to_vec();
-    let mut hg = vec![0.0; b * gh];
+    let mut hg = zeros::<T>(b * gh);
     for s in 0..t {
         poll_kernel()?;
         for r in 0..b {
             for (j, v) in hg[r * gh..(r + 1) * gh].iter_mut().enumerate() {
-                *v = bias.get(j).copied().unwrap_or(0.0);
+                *v = bias.get(j).copied().unwrap_or(<T as GemmFloat>::ZERO);
             }
         }
         hidden_gemm(&mut hg, &h, w, b, gh, hid, true)?;
@@ -227,7 +248,7 @@ pub fn gru_forward(
                 let rg = sigmoid(x[j] + hgr[j]);
                 let z = sigmoid(x[hid + j] + hgr[hid + j]);
                 let n = (x[2 * hid + j] + rg * hgr[2 * hid + j]).tanh();
-                let hn = (1.0 - z) * n + z * h[r * hid + j];
+                let hn = (one::<T>() - z) * n + z * h[r * hid + j];
                 h[r * hid + j] = hn;
                 out[row * hid + j] = hn;
                 sv[j] = rg;
@@ -242,21 +263,21 @@ pub fn gru_forward(
 
 /// GRU gradients from `gy` (`[T, B, H]`): (d xp, d h0, d W_hh, d b_hh).
 #[allow(clippy::too_many_arguments)]
-pub fn gru_backward(
-    gy: &[f32],
-    out: &[f32],
-    saved: &[f32],
-    h0: &[f32],
-    w: &[f32],
+pub fn gru_backward<T: RnnFloat>(
+    gy: &[T],
+    out: &[T],
+    saved: &[T],
+    h0: &[T],
+    w: &[T],
     t: usize,
     b: usize,
     hid: usize,
-) -> Result<[Vec<f32>; 4]> {
+) -> Result<[Vec<T>; 4]> {
     let gh = 3 * hid;
-    let mut dxp = vec![0.0; t * b * gh];
-    let mut dhg = vec![0.0; t * b * gh];
-    let mut dh = vec![0.0; b * hid];
-    let mut dh_next = vec![0.0; b * hid];
+    let mut dxp = zeros::<T>(t * b * gh);
+    let mut dhg = zeros::<T>(t * b * gh);
+    let mut dh = zeros::<T>(b * hid);
+    let mut dh_next = zeros::<T>(b * hid);
     for s in (0..t).rev() {
         poll_kernel()?;
         for r in 0..b {
@@ -272,9 +293,9 @@ pub fn gru_backward(
                     out[((s - 1) * b + r) * hid + j]
                 };
                 let dh_t = gy[row * hid + j] + dh[r * hid + j];
-                let dpre_n = dh_t * (1.0 - z) * (1.0 - n * n);
-                let dpre_z = dh_t * (h_prev - n) * z * (1.0 - z);
-                let dpre_r = dpre_n * hn * rg * (1.0 - rg);
+                let dpre_n = dh_t * (one::<T>() - z) * (one::<T>() - n * n);
+                let dpre_z = dh_t * (h_prev - n) * z * (one::<T>() - z);
+                let dpre_r = dpre_n * hn * rg * (one::<T>() - rg);
                 dx[j] = dpre_r;
                 dx[hid + j] = dpre_z;
                 dx[2 * hid + j] = dpre_n;
@@ -286,15 +307,15 @@ pub fn gru_backward(
         }
         hidden_gemm_back(&mut dh, &dhg[s * b * gh..(s + 1) * b * gh], w, b, gh, hid)?;
         for (a, n) in dh.iter_mut().zip(&dh_next) {
-            *a += n;
+            *a = *a + *n;
         }
     }
     let prev = previous_states(h0, out, t, b, hid, hid);
     let dw = weight_grad(&dhg, &prev, t * b, gh, hid)?;
-    let mut db = vec![0.0; gh];
+    let mut db = zeros::<T>(gh);
     for row in dhg.chunks(gh) {
         for (a, v) in db.iter_mut().zip(row) {
-            *a += v;
+            *a = *a + *v;
         }
     }
     Ok([dxp, dh, dw, db])
