@@ -165,6 +165,19 @@ pub fn gemm_f32(
     rhs: Mat,
     acc: bool,
 ) -> Result<()> {
+    gemm_slice(m, n, k, dst, lhs, rhs, acc)
+}
+
+/// [`gemm_f32`] for either float type (the convolution kernels' f32 and f64 paths).
+pub fn gemm_slice<T: GemmFloat>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: &mut [T],
+    lhs: Mat<T>,
+    rhs: Mat<T>,
+    acc: bool,
+) -> Result<()> {
     if dst.len() < m.saturating_mul(n) {
         return Err(out_of_bounds());
     }
