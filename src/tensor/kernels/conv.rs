@@ -258,6 +258,9 @@ pub fn conv2d_forward<T: ConvFloat>(
     Ok(out)
 }
 
+/// (grad_x, grad_w) of a conv backward, each only when asked for.
+pub type Grads<T> = (Option<Vec<T>>, Option<Vec<T>>);
+
 /// Backward from grad_out `[n, o, oh, ow]`: (grad_x if `need.0`, grad_w if `need.1`).
 /// The weight gradient is summed per part (images in order), then over the parts in
 /// order.
@@ -268,7 +271,7 @@ pub fn conv2d_backward<T: ConvFloat>(
     (n, o): (usize, usize),
     g: &Geom,
     need: (bool, bool),
-) -> Result<(Option<Vec<T>>, Option<Vec<T>>)> {
+) -> Result<Grads<T>> {
     let (r, l, img) = (g.rows(), g.cols(), g.c * g.h * g.w);
     let mut gx = alloc_filled(if need.0 { n * img } else { 0 }, T::ZERO)?;
     if n * o * l * r * img == 0 {
