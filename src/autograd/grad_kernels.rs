@@ -50,12 +50,15 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
                     None,
                 ));
             }
-            let (gx, gw) = conv2d_grads(x, w, arg(2)?, *params)?;
-            if matches!(k, GradKernel::Conv2dInput { .. }) {
-                gx
-            } else {
-                gw
-            }
+            let input = matches!(k, GradKernel::Conv2dInput { .. });
+            let (gx, gw) = conv2d_grads(x, w, arg(2)?, *params, (input, !input))?;
+            gx.or(gw).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::RuntimeError,
+                    "internal error: conv2d backward computed no gradient".to_string(),
+                    None,
+                )
+            })?
         }
         GradKernel::MaxPool2d { params } => max_pool2d_grad_of(arg(0)?, *params, arg(1)?)?,
         GradKernel::AvgPool2d { params, in_shape } => avg_pool2d_grad(in_shape, *params, arg(0)?)?,
@@ -97,24 +100,30 @@ pub(super) fn prod_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     )
 }
 
-/// conv2d's (grad_x, grad_w): one kernel run; a capture records one node for each.
+/// conv2d's (grad_x, grad_w), each only when `need` asks for it: one kernel run; a
+/// capture records one node for each computed gradient.
 pub(super) fn conv2d(
     x: &Tensor,
     w: &Tensor,
     g: &Tensor,
     params: ConvParams,
-) -> Result<(Tensor, Tensor)> {
-    let (gx, gw) = trace::paused(|| conv2d_grads(x, w, g, params))?;
-    trace::record_after(
-        || IrOp::GradKernel(GradKernel::Conv2dInput { params }),
-        &[x, w, g],
-        &gx,
-    );
-    trace::record_after(
-        || IrOp::GradKernel(GradKernel::Conv2dWeight { params }),
-        &[x, w, g],
-        &gw,
-    );
+    need: (bool, bool),
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let (gx, gw) = trace::paused(|| conv2d_grads(x, w, g, params, need))?;
+    if let Some(gx) = &gx {
+        trace::record_after(
+            || IrOp::GradKernel(GradKernel::Conv2dInput { params }),
+            &[x, w, g],
+            gx,
+        );
+    }
+    if let Some(gw) = &gw {
+        trace::record_after(
+            || IrOp::GradKernel(GradKernel::Conv2dWeight { params }),
+            &[x, w, g],
+            gw,
+        );
+    }
     Ok((gx, gw))
 }
 

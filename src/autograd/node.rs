@@ -102,6 +102,11 @@ impl Saved {
         t
     }
 
+    /// Did the tensor require grad when saved (has it a gradient edge)?
+    pub fn needs_grad(&self) -> bool {
+        !matches!(self.origin, Origin::None)
+    }
+
     /// The saved tensor, or `RuntimeError` if it was modified in place since.
     pub fn get(&self) -> Result<Tensor> {
         if self.t.version() != self.version {

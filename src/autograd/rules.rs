@@ -619,8 +619,10 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             ]
         }
         B::Conv2d { x, w, params } => {
-            let (gx, gw) = grad_kernels::conv2d(&x.get()?, &w.get()?, g, *params)?;
-            vec![Some(gx), Some(gw)]
+            // only the gradients an edge takes (an input without history has none)
+            let need = (x.needs_grad(), w.needs_grad());
+            let (gx, gw) = grad_kernels::conv2d(&x.get()?, &w.get()?, g, *params, need)?;
+            vec![gx, gw]
         }
         B::MaxPool2d {
             in_shape,

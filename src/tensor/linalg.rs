@@ -2,9 +2,11 @@
 //! max_pool2d avg_pool2d` (shape checks, autograd recording), plus the backward
 //! helpers the gradient rules call.
 
+use super::dtype::with_float;
 use super::dtype::DType;
-use super::kernels::conv::{self, ConvParams, Geom, PoolParams};
+use super::kernels::conv::{self, ConvFloat, ConvParams, Geom, PoolParams};
 use super::kernels::matmul::bmm;
+use super::kernels::pool2d;
 use super::shape::{broadcast_shapes, fmt_shape};
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
@@ -163,23 +165,58 @@ pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> R
     record_op(&args, ir, || conv2d_eager(x, w, bias, p))
 }
 
-/// The float32-only kernels (conv, pooling) refuse float64 operands in PyTorch's
-/// words rather than computing them in float32.
-fn f32_kernel(op: &str, ts: &[&Tensor]) -> Result<()> {
-    match ts.iter().find(|t| t.dtype() == DType::F64) {
-        Some(t) => Err(err(
+/// The dtype the conv and pooling kernels compute in: float64 when an operand is
+/// float64 (then all must be, as PyTorch's), else float32 (ints convert, Kiln's
+/// leniency).
+fn kernel_dtype(op: &str, ts: &[&Tensor]) -> Result<DType> {
+    let f64s = ts.iter().filter(|t| t.dtype() == DType::F64).count();
+    if f64s == 0 {
+        return Ok(DType::F32);
+    }
+    match ts.iter().find(|t| t.dtype() != DType::F64) {
+        Some(other) => Err(err(
             ErrorKind::RuntimeError,
             format!(
-                "\"{op}\" not implemented for '{}' (Kiln's {op} kernel is float32; use .float())",
-                t.dtype().torch_name()
+                "{op}: input type (double) and weight type ({}) should be the same",
+                other.dtype().torch_name()
             ),
         )),
-        None => Ok(()),
+        None => Ok(DType::F64),
     }
 }
 
+/// Runs `f` on the elements of each tensor converted to `T` (borrowed when already of
+/// `T` and contiguous).
+fn with_elems<T: ConvFloat, R>(ts: &[&Tensor], f: impl FnOnce(&[&[T]]) -> Result<R>) -> Result<R> {
+    let cast: Vec<Tensor> = ts.iter().map(|t| t.cast(T::DTYPE)).collect::<Result<_>>()?;
+    let refs: Vec<_> = cast.iter().map(|t| t.storage().borrow()).collect();
+    let mut slices: Vec<&[T]> = Vec::with_capacity(ts.len());
+    for (t, b) in cast.iter().zip(&refs) {
+        let data = T::slice(b).unwrap_or(&[]);
+        let range = t.offset()..t.offset() + t.numel();
+        match data.get(range).filter(|_| t.is_contiguous()) {
+            Some(s) => slices.push(s),
+            None => return with_contiguous(ts, f),
+        }
+    }
+    f(&slices)
+}
+
+/// [`with_elems`] for operands that are not all contiguous: row-major copies.
+fn with_contiguous<T: ConvFloat, R>(
+    ts: &[&Tensor],
+    f: impl FnOnce(&[&[T]]) -> Result<R>,
+) -> Result<R> {
+    let vs: Vec<Vec<T>> = ts
+        .iter()
+        .map(|t| t.cast(T::DTYPE)?.to_vec::<T>())
+        .collect::<Result<_>>()?;
+    let slices: Vec<&[T]> = vs.iter().map(Vec::as_slice).collect();
+    f(&slices)
+}
+
 fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> Result<Tensor> {
-    f32_kernel("conv2d", &[x, w])?;
+    let dt = kernel_dtype("conv2d", &[x, w])?;
     if x.ndim() == 3 {
         return conv2d(&x.unsqueeze(0)?, w, bias, p)?.squeeze(Some(0));
     }
@@ -192,8 +229,11 @@ fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) ->
     }
     let g = geom("conv2d", x.shape(), w.shape()[2], w.shape()[3], p)?;
     let (n, o) = (x.shape()[0], w.shape()[0]);
-    let out = conv::conv2d_forward(&x.to_f32_vec()?, &w.to_f32_vec()?, n, o, &g)?;
-    let out = Tensor::from_vec(out, &[n, o, g.oh, g.ow]);
+    let shape = [n, o, g.oh, g.ow];
+    let out = with_float!(dt, T => Tensor::from_vec(
+        with_elems::<T, _>(&[x, w], |s| conv::conv2d_forward(s[0], s[1], n, o, &g))?,
+        &shape
+    ));
     if autograd::needs_grad(&[x, w]) {
         let node = BackwardOp::Conv2d {
             x: Saved::new(x),
@@ -208,22 +248,26 @@ fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) ->
     }
 }
 
-/// conv2d's gradients (grad_x, grad_w) for the rule table.
-pub fn conv2d_grads(x: &Tensor, w: &Tensor, g: &Tensor, p: ConvParams) -> Result<(Tensor, Tensor)> {
+/// conv2d's gradients (grad_x if `need.0`, grad_w if `need.1`) for the rule table.
+pub fn conv2d_grads(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    p: ConvParams,
+    need: (bool, bool),
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
     let gm = geom("conv2d", x.shape(), w.shape()[2], w.shape()[3], p)?;
     let (n, o) = (x.shape()[0], w.shape()[0]);
-    let (gx, gw) = conv::conv2d_backward(
-        &x.to_f32_vec()?,
-        &w.to_f32_vec()?,
-        &g.to_f32_vec()?,
-        n,
-        o,
-        &gm,
-    )?;
-    Ok((
-        Tensor::from_vec(gx, x.shape()),
-        Tensor::from_vec(gw, w.shape()),
-    ))
+    let dt = kernel_dtype("conv2d", &[x, w, g])?;
+    with_float!(dt, T => {
+        let (gx, gw) = with_elems::<T, _>(&[x, w, g], |s| {
+            conv::conv2d_backward(s[0], s[1], s[2], (n, o), &gm, need)
+        })?;
+        Ok((
+            gx.map(|v| Tensor::from_vec(v, x.shape())),
+            gw.map(|v| Tensor::from_vec(v, w.shape())),
+        ))
+    })
 }
 
 /// `conv1d(x [N,C,L], w [O,C,K], bias?)` as a conv2d over a height-1 image.
@@ -293,15 +337,17 @@ pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 }
 
 fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
-    f32_kernel("max_pool2d", &[x])?;
+    let dt = kernel_dtype("max_pool2d", &[x])?;
     if x.ndim() == 3 {
         return max_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }
     let g = pool_geom("max_pool2d", x, p)?;
     let planes = x.shape()[0] * x.shape()[1];
-    let (v, arg) = conv::max_pool_forward(&x.to_f32_vec()?, planes, &g)?;
     let shape = [x.shape()[0], x.shape()[1], g.oh, g.ow];
-    let out = Tensor::from_vec(v, &shape);
+    let (out, arg) = with_float!(dt, T => {
+        let (v, arg) = with_elems::<T, _>(&[x], |s| pool2d::max_pool_forward(s[0], planes, &g))?;
+        (Tensor::from_vec(v, &shape), arg)
+    });
     if autograd::needs_grad(&[x]) {
         let node = BackwardOp::MaxPool2d {
             in_shape: x.shape().into(),
@@ -329,7 +375,11 @@ pub fn max_pool2d_grad_of(x: &Tensor, p: PoolParams, g: &Tensor) -> Result<Tenso
             ),
         ));
     }
-    let (_, arg) = conv::max_pool_forward(&x.to_f32_vec()?, shape[0] * shape[1], &gm)?;
+    let planes = shape[0] * shape[1];
+    let dt = kernel_dtype("max_pool2d", &[x])?;
+    let arg = with_float!(dt, T => {
+        with_elems::<T, _>(&[x], |s| pool2d::max_pool_forward(s[0], planes, &gm))?.1
+    });
     max_pool2d_grad(x.shape(), &Tensor::from_vec(arg, &shape), g)
 }
 
@@ -343,14 +393,17 @@ pub fn avg_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 }
 
 fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
-    f32_kernel("avg_pool2d", &[x])?;
+    let dt = kernel_dtype("avg_pool2d", &[x])?;
     if x.ndim() == 3 {
         return avg_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }
     let g = pool_geom("avg_pool2d", x, p)?;
     let planes = x.shape()[0] * x.shape()[1];
-    let v = conv::avg_pool_forward(&x.to_f32_vec()?, planes, &g)?;
-    let out = Tensor::from_vec(v, &[x.shape()[0], x.shape()[1], g.oh, g.ow]);
+    let shape = [x.shape()[0], x.shape()[1], g.oh, g.ow];
+    let out = with_float!(dt, T => Tensor::from_vec(
+        with_elems::<T, _>(&[x], |s| pool2d::avg_pool_forward(s[0], planes, &g))?,
+        &shape
+    ));
     if autograd::needs_grad(&[x]) {
         let node = BackwardOp::AvgPool2d {
             in_shape: x.shape().into(),
@@ -378,8 +431,12 @@ pub fn max_pool2d_grad(in_shape: &[usize], argmax: &Tensor, g: &Tensor) -> Resul
             dilation: (1, 1),
         },
     };
-    let gx = conv::max_pool_backward(&g.to_f32_vec()?, &argmax.to_vec::<i64>()?, planes, &gm)?;
-    Ok(Tensor::from_vec(gx, in_shape))
+    let dt = kernel_dtype("max_pool2d", &[g])?;
+    let arg = argmax.to_i64_vec()?;
+    Ok(with_float!(dt, T => Tensor::from_vec(
+        with_elems::<T, _>(&[g], |s| pool2d::max_pool_backward(s[0], &arg, planes, &gm))?,
+        in_shape
+    )))
 }
 
 pub fn avg_pool2d_grad(in_shape: &[usize], p: PoolParams, g: &Tensor) -> Result<Tensor> {
@@ -390,6 +447,9 @@ pub fn avg_pool2d_grad(in_shape: &[usize], p: PoolParams, g: &Tensor) -> Result<
     };
     let gm = geom("avg_pool2d", in_shape, p.kernel.0, p.kernel.1, cp)?;
     let planes = in_shape[0] * in_shape[1];
-    let gx = conv::avg_pool_backward(&g.to_f32_vec()?, planes, &gm)?;
-    Ok(Tensor::from_vec(gx, in_shape))
+    let dt = kernel_dtype("avg_pool2d", &[g])?;
+    Ok(with_float!(dt, T => Tensor::from_vec(
+        with_elems::<T, _>(&[g], |s| pool2d::avg_pool_backward(s[0], planes, &gm))?,
+        in_shape
+    )))
 }

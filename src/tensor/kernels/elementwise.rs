@@ -6,7 +6,7 @@ use super::strided::{for_each_offset, for_each_offset2};
 use super::PAR_THRESHOLD;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::Elem;
-use crate::tensor::shape::broadcast_strides;
+use crate::tensor::shape::{broadcast_strides, Dims};
 use crate::tensor::storage::alloc_vec;
 use crate::tensor::{err, Tensor};
 use rayon::prelude::*;
@@ -251,6 +251,19 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
             }
             // SAFETY: the chunks cover all n elements (n is a multiple of w).
             unsafe { out.set_len(n) };
+        } else if let Some((k, st)) = const_runs(a_full, b, shape) {
+            // A per-channel `b` (`[1, C, 1, 1]` of an `[N, C, H, W]` `a`): one scalar
+            // run per channel plane.
+            let xa = window(sa, a.offset(), n)?;
+            runs(&mut out, xa, shape, k, (&st, b.offset()), |r, j, d| {
+                scalar_run(r, sb[j], d, &f)
+            })?;
+        } else if let Some((k, st)) = const_runs(b_full, a, shape) {
+            let xb = window(sb, b.offset(), n)?;
+            let g = |y: B, x: A| f(x, y);
+            runs(&mut out, xb, shape, k, (&st, a.offset()), |r, j, d| {
+                scalar_run(r, sa[j], d, &g)
+            })?;
         } else {
             let st_a = broadcast_strides(a.shape(), a.strides(), shape);
             let st_b = broadcast_strides(b.shape(), b.strides(), shape);
@@ -260,6 +273,54 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
         }
     }
     Ok(Tensor::from_vec(out, shape))
+}
+
+/// Shortest run of a per-channel fast path (shorter runs gain nothing over the strided
+/// loop).
+const MIN_RUN: usize = 16;
+
+/// When `full` is true and the broadcast operand `t` is constant over runs of trailing
+/// dims (at least `MIN_RUN` elements): the number of leading dims `k` and `t`'s
+/// broadcast strides.
+fn const_runs(full: bool, t: &Tensor, shape: &[usize]) -> Option<(usize, Dims)> {
+    if !full {
+        return None;
+    }
+    let st = broadcast_strides(t.shape(), t.strides(), shape);
+    let k = st.iter().rposition(|&s| s != 0).map_or(0, |i| i + 1);
+    let inner: usize = shape[k..].iter().product();
+    (k > 0 && k < shape.len() && inner >= MIN_RUN).then_some((k, st))
+}
+
+/// Fills `out` (empty, capacity >= n) run by run: `body(run of xs, offset of the
+/// broadcast operand's element, dst)` for each position of the leading `k` dims.
+fn runs<X, O>(
+    out: &mut Vec<O>,
+    xs: &[X],
+    shape: &[usize],
+    k: usize,
+    (st, off): (&[usize], usize),
+    mut body: impl FnMut(&[X], usize, &mut [MaybeUninit<O>]),
+) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let inner: usize = shape[k..].iter().product();
+    let Some(dst) = out.spare_capacity_mut().get_mut(..n) else {
+        return Err(err(ErrorKind::RuntimeError, "internal: output too small"));
+    };
+    let mut chunks = dst.chunks_exact_mut(inner).zip(xs.chunks_exact(inner));
+    let mut written = 0;
+    for_each_offset(&shape[..k], &st[..k], off, |j| {
+        if let Some((d, r)) = chunks.next() {
+            body(r, j, d);
+            written += inner;
+        }
+    });
+    if written != n {
+        return Err(err(ErrorKind::RuntimeError, "internal: broadcast runs"));
+    }
+    // SAFETY: all n elements were written, run by run (scalar_run writes its whole dst).
+    unsafe { out.set_len(n) };
+    Ok(())
 }
 
 /// Write `vals` (row-major, `dst.numel()` of them) into `dst`'s elements, in place.

@@ -168,7 +168,8 @@ pub fn gemm_f32(
     gemm(m, n, k, dst, lhs, rhs, acc)
 }
 
-/// [`gemm_f32`] for either float type.
+/// [`gemm_f32`] for either float type (the convolution and recurrent kernels' f32 and
+/// f64 paths).
 pub fn gemm<T: GemmFloat>(
     m: usize,
     n: usize,

@@ -131,7 +131,15 @@ pub fn gather_strided<T: Copy>(
             return true;
         }
     }
-    for_each_offset(shape, strides, offset, |o| out.push(src[o]));
+    match (shape.split_last(), strides.split_last()) {
+        // contiguous rows (a permuted or sliced view): one copy per row
+        (Some((&inner, outer)), Some((1, st))) if inner >= 8 => {
+            for_each_offset(outer, st, offset, |o| {
+                out.extend_from_slice(src.get(o..o + inner).unwrap_or(&[]))
+            });
+        }
+        _ => for_each_offset(shape, strides, offset, |o| out.push(src[o])),
+    }
     true
 }
 
@@ -191,9 +199,14 @@ fn gather_range<T: Copy>(
     let mut left = len;
     while left > 0 {
         let run = (inner - idx[nd - 1]).min(left);
-        for _ in 0..run {
-            out.push(src[o]);
-            o += step;
+        if step == 1 {
+            out.extend_from_slice(src.get(o..o + run).unwrap_or(&[]));
+            o += run;
+        } else {
+            for _ in 0..run {
+                out.push(src[o]);
+                o += step;
+            }
         }
         left -= run;
         idx[nd - 1] += run;
