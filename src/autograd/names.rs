@@ -163,6 +163,7 @@ impl BackwardOp {
                 dims,
                 keepdim,
                 divisor,
+                ..
             } => {
                 let full = full(in_shape.len(), dims, *keepdim);
                 if *divisor == 1 {
