@@ -183,16 +183,67 @@ binary_table!(binary_grads);
 /// gradient). Outside a capture one pass over same-shaped f32 tensors; a capture
 /// records the select.
 fn relu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
-    if !trace::active()
-        && g.dtype() == DType::F32
-        && x.dtype() == DType::F32
-        && g.shape() == x.shape()
-        && !autograd::needs_grad(&[x, g])
-    {
+    if fused_unary_grad(x, g) {
         let keep = |x: f32, g: f32| if x > 0.0 { g } else { 0.0 };
         return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), keep);
     }
     where_(&x.cmp_s(BinaryOp::Gt, 0.0)?, g, &zeros(&[])?)
+}
+
+/// Whether a unary op's gradient can run as one fused f32 pass over `x` and `g` (eager,
+/// no create-graph sweep, no broadcasting).
+fn fused_unary_grad(x: &Tensor, g: &Tensor) -> bool {
+    !trace::active()
+        && g.dtype() == DType::F32
+        && x.dtype() == DType::F32
+        && g.shape() == x.shape()
+        && !autograd::needs_grad(&[x, g])
+}
+
+/// The exact GELU's gradient `g * (Phi(x) + x phi(x))`: one fused pass in f32 when it
+/// can, else as tensor ops (differentiable, recorded by a capture).
+fn gelu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if fused_unary_grad(x, g) {
+        let d = |x: f32, g: f32| {
+            let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
+            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
+            g * (cdf + x * pdf)
+        };
+        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), d);
+    }
+    let cdf = x
+        .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
+        .un(UnaryOp::Erf)?
+        .add_s(1.0)?
+        .mul_s(0.5)?;
+    let pdf = x
+        .mul(x)?
+        .mul_s(-0.5)?
+        .un(UnaryOp::Exp)?
+        .mul_s(0.398_942_280_401_432_7)?;
+    g.mul(&cdf.add(&x.mul(&pdf)?)?)
+}
+
+/// The tanh GELU's gradient: with `u = k (x + c x^3)`, `t = tanh u`,
+/// `g * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))`; fused in f32 as [`gelu_grad`].
+fn gelu_tanh_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if fused_unary_grad(x, g) {
+        use crate::tensor::kernels::unary::{GELU_C, SQRT_2_OVER_PI};
+        let d = |x: f32, g: f32| {
+            let x2 = x * x;
+            let t = crate::tensor::kernels::fastmath::tanh((x + x2 * x * GELU_C) * SQRT_2_OVER_PI);
+            let du = (x2 * (3.0 * GELU_C) + 1.0) * SQRT_2_OVER_PI;
+            g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)
+        };
+        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), d);
+    }
+    let (k, c) = (0.797_884_560_802_865_4, 0.044_715);
+    let x2 = x.mul(x)?;
+    let t = x.add(&x2.mul(x)?.mul_s(c)?)?.mul_s(k)?.un(UnaryOp::Tanh)?;
+    let left = t.add_s(1.0)?.mul_s(0.5)?;
+    let du = x2.mul_s(3.0 * c)?.add_s(1.0)?.mul_s(k)?;
+    let right = x.mul_s(0.5)?.mul(&t.mul(&t)?.rsub_s(1.0)?)?.mul(&du)?;
+    g.mul(&left.add(&right)?)
 }
 
 /// `unary_grad` from the op table's `grad` field.
@@ -296,12 +347,43 @@ pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) ->
     };
     let gb = if !need_b {
         None
-    } else if is_transposed_matrix(&b) && a.ndim() == 2 && g.ndim() == 2 {
-        Some(matmul(&g.transpose(0, 1)?, &a)?.transpose(0, 1)?)
+    } else if let Some((a2, g2)) = rows_2d(&a, &b, g)? {
+        // One product over all of a's rows (`x[B, T, D] @ W.T`): no batched [B, D, O]
+        // product summed over the batch afterwards.
+        if is_transposed_matrix(&b) {
+            Some(matmul(&g2.transpose(0, 1)?, &a2)?.transpose(0, 1)?)
+        } else {
+            Some(matmul(&a2.transpose(0, 1)?, &g2)?)
+        }
     } else {
         Some(matmul_grad_b(g, &a, &b)?)
     };
     Ok(vec![ga, gb])
+}
+
+/// `a [..., m, k]` and `g [..., m, n]` as `[rows, k]` and `[rows, n]` matrices when `b`
+/// is a 2-D float matrix shared by every batch entry (its gradient then sums over
+/// every row of every batch entry); `None` otherwise.
+fn rows_2d(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
+    let fits = b.ndim() == 2
+        && a.ndim() >= 2
+        && g.ndim() == a.ndim()
+        && b.dtype().is_float()
+        && a.dtype() == b.dtype()
+        && g.dtype() == b.dtype()
+        && g.shape()[..g.ndim() - 1] == a.shape()[..a.ndim() - 1];
+    if !fits {
+        return Ok(None);
+    }
+    if a.ndim() == 2 {
+        return Ok(Some((a.clone(), g.clone())));
+    }
+    let (k, n) = (a.shape()[a.ndim() - 1], g.shape()[g.ndim() - 1]);
+    let rows = a.numel() / k.max(1);
+    if k == 0 || n == 0 || rows == 0 {
+        return Ok(None);
+    }
+    Ok(Some((reshape(a, &[rows, k])?, reshape(g, &[rows, n])?)))
 }
 
 /// `a`'s gradient in `a @ b`: `g @ b^T`, summed over broadcast batch dims.

@@ -170,20 +170,7 @@ macro_rules! unary_table {
                 name: "gelu", methods: [], global: false, saves: X,
                 f32: [(x) 0.5 * x * (1.0 + erf(x * FRAC_1_SQRT_2))],
                 int: [float],
-                grad: [(g, x, out) {
-                    // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-                    let cdf = x
-                        .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
-                        .un(Erf)?
-                        .add_s(1.0)?
-                        .mul_s(0.5)?;
-                    let pdf = x
-                        .mul(x)?
-                        .mul_s(-0.5)?
-                        .un(Exp)?
-                        .mul_s(0.398_942_280_401_432_7)?;
-                    g.mul(&cdf.add(&x.mul(&pdf)?)?)
-                }],
+                grad: [(g, x, out) gelu_grad(x, g)],
                 jit: [none],
                 reference: [none],
                 onnx: [(l, n, x) l.gelu_erf(x)],
@@ -195,16 +182,7 @@ macro_rules! unary_table {
                     0.5 * x * (1.0 + fast_tanh(SQRT_2_OVER_PI * (x + GELU_C * x * x * x)))
                 }],
                 int: [float],
-                grad: [(g, x, out) {
-                    // u = k(x + c x^3), t = tanh u: d = 0.5(1+t) + 0.5 x (1-t^2) k (1 + 3c x^2)
-                    let (k, c) = (0.797_884_560_802_865_4, 0.044_715);
-                    let x2 = x.mul(x)?;
-                    let t = x.add(&x2.mul(x)?.mul_s(c)?)?.mul_s(k)?.un(Tanh)?;
-                    let left = t.add_s(1.0)?.mul_s(0.5)?;
-                    let du = x2.mul_s(3.0 * c)?.add_s(1.0)?.mul_s(k)?;
-                    let right = x.mul_s(0.5)?.mul(&t.mul(&t)?.rsub_s(1.0)?)?.mul(&du)?;
-                    g.mul(&left.add(&right)?)
-                }],
+                grad: [(g, x, out) gelu_tanh_grad(x, g)],
                 jit: [(vx, x) mathgelu::gelu_tanh(vx, x)],
                 reference: [(x) gelu_tanh64(x as f64) as f32],
                 onnx: [(l, n, x) l.gelu_tanh(x)],

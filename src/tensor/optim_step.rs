@@ -85,9 +85,18 @@ fn sgd_into_avx2(out: &mut [f32], p: &[f32], g: &[f32], lr: f32) {
 }
 
 /// optim.Adam's update of one parameter: `m += (g - m) * c1; v *= b2;
-/// v += g * c2 * g; p -= m / (sqrt(v) / bc2_sqrt + eps) * step_size`. False
-/// (nothing written) unless p, g, m, v fit [`distinct_f32`].
-pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts) -> Result<bool> {
+/// v += g * c2 * g; p -= m / (sqrt(v) / bc2_sqrt + eps) * step_size`, after AdamW's
+/// decoupled weight decay `p *= decay` (`decay` 1 for Adam: `p * 1` is `p`, bit for
+/// bit) in the same pass. False (nothing written) unless p, g, m, v fit
+/// [`distinct_f32`].
+pub fn adam_update(
+    p: &Tensor,
+    g: &Tensor,
+    m: &Tensor,
+    v: &Tensor,
+    k: AdamConsts,
+    decay: f32,
+) -> Result<bool> {
     if !distinct_f32(&[p, g, m, v]) {
         return Ok(false);
     }
@@ -99,15 +108,18 @@ pub fn adam_update(p: &Tensor, g: &Tensor, m: &Tensor, v: &Tensor, k: AdamConsts
     ) else {
         return Ok(false);
     };
-    adam_run(&mut pd, &gd, &mut md, &mut vd, k);
+    adam_run(&mut pd, &gd, &mut md, &mut vd, (k, decay));
     Ok(true)
 }
 
+/// Adam's constants and the weight-decay factor applied to p first.
+type AdamDecay = (AdamConsts, f32);
+
 #[inline(always)]
-fn adam_body(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+fn adam_body(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], (k, decay): AdamDecay) {
     let state = m.iter_mut().zip(v.iter_mut());
     for ((p, &g), (m, v)) in p.iter_mut().zip(g).zip(state) {
-        (*p, *m, *v) = adam_elem(*p, g, *m, *v, &k);
+        (*p, *m, *v) = adam_elem(*p * decay, g, *m, *v, &k);
     }
 }
 
@@ -165,11 +177,11 @@ fn adam_into_avx2(out: AdamOut, x: AdamIn, k: AdamConsts) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn adam_avx2(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+fn adam_avx2(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamDecay) {
     adam_body(p, g, m, v, k)
 }
 
-fn adam_run(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamConsts) {
+fn adam_run(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: AdamDecay) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports the features the function is compiled for.

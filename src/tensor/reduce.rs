@@ -3,7 +3,8 @@
 
 use super::dtype::{float_for, with_elem, with_float, DType, Elem, Real};
 use super::kernels::reduce::{
-    arg_extreme, log_softmax_row, logsumexp_row, per_row, rows, scan_rows, softmax_row, sum_f32,
+    arg_extreme, col_sums, log_softmax_row, logsumexp_row, per_row, rows, scan_rows, softmax_row,
+    sum_f32,
 };
 use super::shape::{norm_dim, norm_dims, Dims};
 use super::{err, Tensor};
@@ -67,12 +68,68 @@ impl Tensor {
         keepdim: bool,
         f: impl Fn(&[T]) -> T + Sync + Send,
     ) -> Result<Tensor> {
-        let (data, k) = rows::<T>(&self.cast(T::DTYPE)?, dims)?;
-        let out = per_row(&data, outer(self.shape(), dims), k, f)?;
+        let n_rows = outer(self.shape(), dims);
+        let out = if let Some(k) = self.in_place_rows(T::DTYPE, dims) {
+            // Contiguous with the reduced dims last: the rows are read where they are.
+            let b = self.storage().borrow();
+            let data = T::slice(&b).unwrap_or(&[]);
+            let data = data.get(self.offset()..self.offset() + self.numel());
+            per_row(data.unwrap_or(&[]), n_rows, k, f)?
+        } else {
+            let (data, k) = rows::<T>(&self.cast(T::DTYPE)?, dims)?;
+            per_row(&data, n_rows, k, f)?
+        };
         Ok(Tensor::from_vec(
             out,
             &reduced_shape(self.shape(), dims, keepdim),
         ))
+    }
+
+    /// The row length when the rows over `dims` lie in place in the storage: a
+    /// contiguous tensor of dtype `dt` whose reduced dims are its last ones.
+    fn in_place_rows(&self, dt: DType, dims: &[usize]) -> Option<usize> {
+        let nd = self.ndim();
+        let suffix = dims
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == nd - dims.len() + i);
+        let k: usize = dims.iter().map(|&d| self.shape()[d]).product();
+        (self.dtype() == dt && self.is_contiguous() && suffix && k > 0).then_some(k)
+    }
+
+    /// f64 sums over the leading dims `dims` (`0..p`, `p < ndim`) of a contiguous
+    /// float tensor, one per trailing position (`None` for other cases): the reduced
+    /// rows are summed in place in row order, the same sequential f64 sum `sum_f32`
+    /// gives a reduced row shorter than `PAR_THRESHOLD`, without moving the reduced
+    /// dims last first (a bias gradient's `sum` over batch and time).
+    fn lead_sums(&self, dims: &[usize]) -> Option<Vec<f64>> {
+        let p = dims.len();
+        let lead = dims.iter().enumerate().all(|(i, &d)| d == i);
+        if p == 0 || p >= self.ndim() || !lead || !self.is_contiguous() {
+            return None;
+        }
+        let n: usize = self.shape()[..p].iter().product();
+        let cols: usize = self.shape()[p..].iter().product();
+        if n == 0 || cols == 0 || n >= super::kernels::PAR_THRESHOLD {
+            return None;
+        }
+        let b = self.storage().borrow();
+        let sums = match self.dtype() {
+            DType::F32 => col_sums(f32::slice(&b)?.get(self.offset()..)?, n, cols),
+            DType::F64 => col_sums(f64::slice(&b)?.get(self.offset()..)?, n, cols),
+            DType::I32 | DType::I64 | DType::U8 | DType::Bool => return None,
+        };
+        sums
+    }
+
+    /// [`Self::lead_sums`] as a tensor of this dtype, each sum divided by `divisor`.
+    fn lead_reduce(&self, dims: &[usize], keepdim: bool, divisor: f64) -> Option<Tensor> {
+        let sums = self.lead_sums(dims)?;
+        let shape = reduced_shape(self.shape(), dims, keepdim);
+        Some(with_float!(self.dtype(), T => Tensor::from_vec(
+            sums.into_iter().map(|s| T::from_f64(s / divisor)).collect::<Vec<T>>(),
+            &shape,
+        )))
     }
 
     /// `sum(dim, keepdim)`; `dims` empty = all. Ints and bools sum to int64.
@@ -86,7 +143,9 @@ impl Tensor {
 
     fn sum_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("sum", dims, self.ndim())?;
-        let out = if self.dtype().is_float() {
+        let out = if let Some(out) = self.lead_reduce(&d, keepdim, 1.0) {
+            out
+        } else if self.dtype().is_float() {
             reduce_float!(self, &d, keepdim, |r| sum_f32(r) as T)?
         } else {
             let (data, k) = rows::<i64>(&self.cast(DType::I64)?, &d)?;
@@ -125,7 +184,10 @@ impl Tensor {
         float_only("mean", self)?;
         let d = norm_dims("mean", dims, self.ndim())?;
         let n: usize = d.iter().map(|&i| self.shape()[i]).product();
-        let out = reduce_float!(self, &d, keepdim, |r| (sum_f32(r) / r.len() as f64) as T)?;
+        let out = match self.lead_reduce(&d, keepdim, n as f64) {
+            Some(out) => out,
+            None => reduce_float!(self, &d, keepdim, |r| (sum_f32(r) / r.len() as f64) as T)?,
+        };
         self.record_sum(&out, d, keepdim, n);
         Ok(out)
     }

@@ -26,11 +26,12 @@ fn sgd_update_(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     Ok(Value::Bool(sgd_update(&p, &g, lr).map_err(te)?))
 }
 
-/// `_adam_update_(p, g, m, v, c1, b2, c2, bc2_sqrt, eps, step_size)`: one Adam step of
-/// `p` and its moments in one pass (c1 = 1 - b1, c2 = 1 - b2).
+/// `_adam_update_(p, g, m, v, c1, b2, c2, bc2_sqrt, eps, step_size, decay=1)`: one Adam
+/// step of `p` and its moments in one pass (c1 = 1 - b1, c2 = 1 - b2), after AdamW's
+/// `p *= decay`.
 fn adam_update_(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("_adam_update_", args, kw);
-    a.check(10, &[])?;
+    a.check(11, &["decay"])?;
     // Before reading the 0-d constants: `.item()` would break a capture.
     if trace::active() {
         return Ok(Value::Bool(false));
@@ -46,5 +47,11 @@ fn adam_update_(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         eps: f(8)?,
         step_size: f(9)?,
     };
-    Ok(Value::Bool(adam_update(&p, &g, &m, &v, k).map_err(te)?))
+    let decay = match a.get(10, "decay") {
+        Some(d) => float_of(d, a.fname)? as f32,
+        None => 1.0,
+    };
+    Ok(Value::Bool(
+        adam_update(&p, &g, &m, &v, k, decay).map_err(te)?,
+    ))
 }

@@ -381,6 +381,28 @@ fn bmm_float<T: GemmFloat>(
         let db = T::slice(&bb).unwrap_or(&[]);
         let (ars, acs) = (a.strides()[na - 2], a.strides()[na - 1]);
         let (brs, bcs) = (b.strides()[nb - 2], b.strides()[nb - 1]);
+        if rows_collapse(batch, sa, sb, m, ars) && nbatch * m * n <= dst_len {
+            // b is shared by every batch entry and a's batch rows follow each other
+            // with its row stride (`x[B, T, D] @ W.T`): one product of nbatch * m rows,
+            // b packed once.
+            let lhs = Mat {
+                data: da,
+                offset: a.offset(),
+                rs: ars,
+                cs: acs,
+            };
+            let rhs = Mat {
+                data: db,
+                offset: b.offset(),
+                rs: brs,
+                cs: bcs,
+            };
+            // SAFETY: dst has capacity for all nbatch * m * n elements (checked above).
+            unsafe { gemm_into(nbatch * m, n, k, dst, lhs, rhs, false)? };
+            // SAFETY: all `total` = nbatch * m * n elements were written above.
+            unsafe { out.set_len(total) };
+            return Ok(Tensor::from_vec(out, shape));
+        }
         let mut i = 0;
         let mut res = Ok(());
         for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
@@ -410,6 +432,24 @@ fn bmm_float<T: GemmFloat>(
     // SAFETY: all `total` = nbatch * m * n elements were written above.
     unsafe { out.set_len(total) };
     Ok(Tensor::from_vec(out, shape))
+}
+
+/// Whether a batched product is one product of `batch.product() * m` rows: b is
+/// broadcast over every batch dim (`sb` all zero) and a's batch dims step over whole
+/// `m`-row blocks of its row stride `ars` (a contiguous `[..., m, k]`, or any layout
+/// whose batch rows are evenly spaced).
+fn rows_collapse(batch: &[usize], sa: &[usize], sb: &[usize], m: usize, ars: usize) -> bool {
+    if m < 2 || ars == 0 || sb.iter().any(|&s| s != 0) {
+        return false;
+    }
+    let mut expected = ars * m;
+    for (&size, &stride) in batch.iter().zip(sa).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(size);
+    }
+    true
 }
 
 /// Batched int64 matmul: a plain loop with wrapping arithmetic (as torch's).

@@ -50,6 +50,19 @@ pub fn sum_f32<F: Real>(r: &[F]) -> f64 {
     }
 }
 
+/// Per-column f64 sums of the first `n` rows of a row-major `[n, cols]` block (rows
+/// added in order, each column from +0.0 as [`sum_f32`]); `None` when `x` is short.
+pub fn col_sums<F: Real>(x: &[F], n: usize, cols: usize) -> Option<Vec<f64>> {
+    let x = x.get(..n.checked_mul(cols)?)?;
+    let mut acc = vec![0.0f64; cols];
+    for row in x.chunks_exact(cols) {
+        for (a, &v) in acc.iter_mut().zip(row) {
+            *a += v.to_f64();
+        }
+    }
+    Some(acc)
+}
+
 /// Index of the max (or min with `less`) in a row; NaN wins, first index on ties.
 pub fn arg_extreme<T: Elem + PartialOrd>(r: &[T], less: bool) -> i64 {
     let mut best = 0usize;
