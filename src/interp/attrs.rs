@@ -127,7 +127,8 @@ impl Layout {
     }
 }
 
-/// The (layout id -> slot) memo of one attribute site (load, store or method call).
+/// The (layout id -> slot) memo of one attribute site (load, store or method call): valid
+/// for the one name of its site only.
 #[derive(Debug, Default)]
 pub struct AttrHint {
     layout: Cell<u64>,
@@ -319,8 +320,8 @@ impl Attrs {
             }
             _ => {
                 let d = self.as_dict();
-                let old = d.borrow_mut().shift_remove(&StrKey(name));
-                old
+                let mut m = d.borrow_mut();
+                m.shift_remove(&StrKey(name))
             }
         }
     }
@@ -436,14 +437,12 @@ impl Instance {
     /// Sets the instance's own attribute `name` (no `__setattr__`, no descriptor);
     /// returns the value replaced.
     pub fn put_attr(&self, name: impl Into<Rc<str>>, v: Value) -> Option<Value> {
-        let old = self.attrs.borrow_mut().set(name.into(), v);
-        old
+        self.attrs.borrow_mut().set(name.into(), v)
     }
 
     /// Removes the instance's own attribute `name`; returns its value.
     pub fn take_attr(&self, name: &str) -> Option<Value> {
-        let old = self.attrs.borrow_mut().remove(name, &self.class.layout);
-        old
+        self.attrs.borrow_mut().remove(name, &self.class.layout)
     }
 
     /// The instance's own attributes, in insertion order.
@@ -453,8 +452,7 @@ impl Instance {
 
     /// `obj.__dict__`: the live dict of the instance's attributes.
     pub fn attr_dict(&self) -> Value {
-        let d = self.attrs.borrow_mut().dict();
-        d
+        self.attrs.borrow_mut().dict()
     }
 }
 
@@ -489,10 +487,12 @@ mod tests {
         assert_eq!(hint.slot.get(), 1);
         b.set(y.clone(), Value::Int(5));
         assert!(matches!(b.load(&y, &hint), Own::Hit(Value::Int(5))));
-        // a miss is remembered as such and stays a miss
-        assert!(matches!(a.load(&name("z"), &hint), Own::Miss));
-        assert_eq!(hint.slot.get(), ABSENT);
-        assert!(matches!(a.load(&name("z"), &hint), Own::Miss));
+        // a miss is remembered as such and stays a miss (a hint belongs to one site,
+        // so to one name)
+        let hz = AttrHint::default();
+        assert!(matches!(a.load(&name("z"), &hz), Own::Miss));
+        assert_eq!(hz.slot.get(), ABSENT);
+        assert!(matches!(a.load(&name("z"), &hz), Own::Miss));
         a.dict();
         assert!(matches!(a.load(&y, &hint), Own::Dict));
         // a store through the hint replaces in place

@@ -596,7 +596,7 @@ impl Resolver<'_> {
                         }
                         YieldTarget::Assign(out)
                     }
-                    ast::YieldStore::Aug(t, op) => YieldTarget::Aug(self.target(t)?, *op),
+                    ast::YieldStore::Aug(t, op) => YieldTarget::Aug(Box::new(self.target(t)?), *op),
                 };
                 StKind::Yield(value, *from, store)
             }

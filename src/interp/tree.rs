@@ -170,7 +170,7 @@ pub enum StKind {
 pub enum YieldTarget {
     Discard,
     Assign(Vec<Target>),
-    Aug(Target, BinOp),
+    Aug(Box<Target>, BinOp),
 }
 
 #[derive(Debug)]
