@@ -241,9 +241,9 @@ fn host_values_outlive_their_engine() {
     let Value::Instance(inst) = &held else {
         panic!("not an instance: {held:?}")
     };
-    let n = inst.dict.borrow().get("n").cloned();
+    let n = inst.attr("n");
     assert!(matches!(n, Some(Value::Int(5))), "{n:?}");
-    let me = inst.dict.borrow().get("me").map(|v| v.ptr_id());
+    let me = inst.attr("me").map(|v| v.ptr_id());
     assert_eq!(me, Some(held.ptr_id()));
 }
 

@@ -150,7 +150,7 @@ impl Engine {
     pub fn peek_attr(&self, v: &Value, name: &str) -> Option<Value> {
         match v {
             Value::Instance(inst) => {
-                let field = inst.dict.borrow().get(name).cloned();
+                let field = inst.attr(name);
                 field.or_else(|| inst.class.lookup(name))
             }
             Value::Class(c) => c.lookup(name),

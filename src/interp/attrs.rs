@@ -1,31 +1,57 @@
-//! Instance attribute storage: an insertion-ordered map kept inline in the instance
-//! while small (one allocation per instance, no hashing), with a hash index once large.
+//! Instance attribute storage: shared layouts ("hidden classes") mapping attribute names
+//! to slots, a value vector per instance, and the live `__dict__` an instance switches
+//! to once a program asks for it.
 //!
-//! Most instances hold a handful of attributes, stored in the same order by `__init__`,
-//! so a lookup is a short scan comparing name pointers first (attribute names of one
-//! program are shared `Rc<str>`s) and then lengths and bytes. A map that grows past
-//! `INDEXED` entries builds a name -> position index so that a lookup stays O(1).
+//! A [`Layout`] is the ordered list of an instance's attribute names. Instances whose
+//! attributes were added in the same order share one layout: adding an attribute moves
+//! the instance along a memoized transition to the child layout. Layouts form a tree
+//! per class hierarchy (a class without a user base gets a fresh root; a subclass shares
+//! its base's root, so subclass instances that run `super().__init__` first share the
+//! base's layouts). Each layout has a unique id; an attribute site remembers
+//! (layout id -> slot) in its [`AttrHint`], so a load at a monomorphic site is one
+//! comparison and an indexed read, and a miss is remembered too (method calls look at the
+//! instance first).
+//!
+//! An instance falls back to a real dict (its [`Attrs::Dict`], a tracked `dict` object)
+//! when a program reads `obj.__dict__` / `vars(obj)` (so that writes through the dict are
+//! the object's attributes, as in CPython), or when a layout tree grows past its limits
+//! (many attributes, many distinct orders): a bounded number of layouts per tree.
 
-use super::value::{FxBuild, Value};
+use super::value::{Class, DictMap, FxBuild, Instance, Key, Value};
+use indexmap::Equivalent;
 use smallvec::SmallVec;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-/// Entries stored inside the instance itself (no separate allocation).
+/// Values stored inside the instance itself (no separate allocation).
 const INLINE: usize = 4;
-/// Entry count above which lookups go through the hash index.
+/// Name count above which a layout's lookups go through a hash index.
 const INDEXED: usize = 16;
+/// The most attributes an instance keeps in a layout (more: a dict).
+const MAX_SLOTS: usize = 64;
+/// The most layouts one tree (class hierarchy) creates (more: new orders get dicts).
+const MAX_LAYOUTS: u32 = 4096;
+/// The slot an [`AttrHint`] records for a name its layout does not hold.
+const ABSENT: u32 = u32::MAX;
 
-type Entries = SmallVec<[(Rc<str>, Value); INLINE]>;
+thread_local! {
+    static NEXT_ID: Cell<u64> = const { Cell::new(1) };
+}
 
-/// An instance's attributes, in assignment order.
-#[derive(Debug, Default)]
-pub struct AttrMap {
-    entries: Entries,
-    /// Name -> position, kept only while there are more than `INDEXED` entries. (Boxed:
-    /// one word in every instance instead of a map header most never use.)
-    #[allow(clippy::box_collection)]
-    index: Option<Box<HashMap<Rc<str>, u32, FxBuild>>>,
+/// An ordered list of attribute names shared by instances (see the module doc).
+#[derive(Debug)]
+pub struct Layout {
+    /// Unique for the thread's lifetime (never reused, unlike an address); never 0.
+    id: u64,
+    names: Box<[Rc<str>]>,
+    /// Name -> slot, only for layouts of more than `INDEXED` names.
+    index: Option<HashMap<Rc<str>, u32, FxBuild>>,
+    /// The memoized transitions: the layout after adding each name.
+    next: RefCell<Vec<(Rc<str>, Rc<Layout>)>>,
+    /// How many layouts this layout's tree holds (shared by the tree).
+    count: Rc<Cell<u32>>,
 }
 
 /// True when `k` names the same attribute as `name`.
@@ -34,118 +60,399 @@ fn same(k: &Rc<str>, name: &str) -> bool {
     k.len() == name.len() && (std::ptr::eq(k.as_ptr(), name.as_ptr()) || **k == *name)
 }
 
-impl AttrMap {
-    pub fn new() -> AttrMap {
-        AttrMap::default()
+impl Layout {
+    /// The empty layout at the root of a new tree.
+    pub fn root() -> Rc<Layout> {
+        Layout::make(Box::new([]), Rc::new(Cell::new(1)))
+    }
+
+    fn make(names: Box<[Rc<str>]>, count: Rc<Cell<u32>>) -> Rc<Layout> {
+        let id = NEXT_ID.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        let index = (names.len() > INDEXED).then(|| {
+            let ix = names.iter().enumerate();
+            ix.map(|(i, k)| (k.clone(), i as u32)).collect()
+        });
+        Rc::new(Layout {
+            id,
+            names,
+            index,
+            next: RefCell::new(Vec::new()),
+            count,
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.names.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.names.is_empty()
     }
 
-    /// The position of `name`, if present.
+    /// The slot of `name`, if this layout holds it.
     #[inline]
     pub fn position(&self, name: &str) -> Option<usize> {
         if let Some(ix) = &self.index {
             return ix.get(name).map(|&i| i as usize);
         }
-        self.entries.iter().position(|(k, _)| same(k, name))
+        self.names.iter().position(|k| same(k, name))
     }
 
+    /// The memoized child layout for adding `name` (not held here), if made before.
     #[inline]
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        let i = self.position(name)?;
-        self.entries.get(i).map(|(_, v)| v)
+    fn known_child(&self, name: &Rc<str>) -> Option<Rc<Layout>> {
+        let next = self.next.borrow();
+        let hit = next.iter().find(|(k, _)| Rc::ptr_eq(k, name));
+        hit.or_else(|| next.iter().find(|(k, _)| same(k, name)))
+            .map(|(_, l)| l.clone())
     }
 
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
-        let i = self.position(name)?;
-        self.entries.get_mut(i).map(|(_, v)| v)
+    /// The layout after adding `name` (not held here), or `None` past the limits.
+    fn child(&self, name: &Rc<str>) -> Option<Rc<Layout>> {
+        if let Some(l) = self.known_child(name) {
+            return Some(l);
+        }
+        if self.names.len() >= MAX_SLOTS || self.count.get() >= MAX_LAYOUTS {
+            return None;
+        }
+        self.count.set(self.count.get() + 1);
+        let names = self.names.iter().cloned().chain([name.clone()]).collect();
+        let l = Layout::make(names, self.count.clone());
+        self.next.borrow_mut().push((name.clone(), l.clone()));
+        Some(l)
+    }
+}
+
+/// The (layout id -> slot) memo of one attribute site (load, store or method call): valid
+/// for the one name of its site only.
+#[derive(Debug, Default)]
+pub struct AttrHint {
+    layout: Cell<u64>,
+    slot: Cell<u32>,
+}
+
+impl AttrHint {
+    #[inline(always)]
+    fn set(&self, layout: &Layout, slot: Option<usize>) {
+        self.layout.set(layout.id);
+        let slot = slot.and_then(|s| u32::try_from(s).ok());
+        self.slot.set(slot.unwrap_or(ABSENT));
+    }
+}
+
+/// Looks a `str` key up in a dict without building a `Value` (hashes as `Value::Str`).
+struct StrKey<'a>(&'a str);
+
+impl Hash for StrKey<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.hash(h)
+    }
+}
+
+impl Equivalent<Key> for StrKey<'_> {
+    fn equivalent(&self, k: &Key) -> bool {
+        matches!(&k.0, Value::Str(s) if **s == *self.0)
+    }
+}
+
+/// What a hinted load found among an instance's own attributes.
+#[derive(Debug)]
+pub enum Own {
+    Hit(Value),
+    /// Not an attribute of its own: look in its class chain.
+    Miss,
+    /// A dict instance: ask `Interp::get_attr` (a property then wins over the dict).
+    Dict,
+}
+
+/// An instance's attributes.
+#[derive(Debug)]
+pub enum Attrs {
+    /// The values of `layout`'s names, slot by slot.
+    Shaped {
+        layout: Rc<Layout>,
+        values: SmallVec<[Value; INLINE]>,
+    },
+    /// A `dict` object (`Value::Dict`) holding the attributes, shared with the program
+    /// once it read `__dict__`; any other value: no attributes (a collected instance).
+    Dict(Value),
+}
+
+impl Default for Attrs {
+    /// No attributes and no layout (what a cleared instance is left with).
+    fn default() -> Attrs {
+        Attrs::Dict(Value::None)
+    }
+}
+
+impl Attrs {
+    /// No attributes yet, at the root of `root`'s tree.
+    pub fn new(root: &Rc<Layout>) -> Attrs {
+        Attrs::Shaped {
+            layout: root.clone(),
+            values: SmallVec::new(),
+        }
     }
 
-    /// The position, name and value of `name`, if present.
+    /// `name`'s value, through a site's hint.
     #[inline]
-    pub fn get_full(&self, name: &str) -> Option<(usize, &Rc<str>, &Value)> {
-        let i = self.position(name)?;
-        self.entries.get(i).map(|(k, v)| (i, k, v))
-    }
-
-    #[inline(always)]
-    pub fn get_index(&self, i: usize) -> Option<(&Rc<str>, &Value)> {
-        self.entries.get(i).map(|(k, v)| (k, v))
-    }
-
-    #[inline(always)]
-    pub fn get_index_mut(&mut self, i: usize) -> Option<(&Rc<str>, &mut Value)> {
-        self.entries.get_mut(i).map(|(k, v)| (&*k, v))
-    }
-
-    /// Sets `name` to `v`; returns its position and the value it replaced.
-    pub fn insert_full(&mut self, name: Rc<str>, v: Value) -> (usize, Option<Value>) {
-        if let Some(i) = self.position(&name) {
-            if let Some((_, slot)) = self.entries.get_mut(i) {
-                return (i, Some(std::mem::replace(slot, v)));
+    pub fn load(&self, name: &Rc<str>, hint: &AttrHint) -> Own {
+        if let Attrs::Shaped { layout, values } = self {
+            if hint.layout.get() == layout.id {
+                return match values.get(hint.slot.get() as usize) {
+                    Some(v) => Own::Hit(v.fast_clone()),
+                    None => Own::Miss,
+                };
             }
         }
-        let i = self.entries.len();
-        if let Some(ix) = &mut self.index {
-            ix.insert(name.clone(), i as u32);
+        self.load_miss(name, hint)
+    }
+
+    #[inline(never)]
+    fn load_miss(&self, name: &str, hint: &AttrHint) -> Own {
+        let Attrs::Shaped { layout, values } = self else {
+            return Own::Dict;
+        };
+        let pos = layout.position(name);
+        hint.set(layout, pos);
+        match pos.and_then(|p| values.get(p)) {
+            Some(v) => Own::Hit(v.clone()),
+            None => Own::Miss,
         }
-        self.entries.push((name, v));
-        if self.index.is_none() && self.entries.len() > INDEXED {
-            self.reindex();
+    }
+
+    /// True for a dict instance (see [`Own::Dict`]).
+    pub fn is_dict(&self) -> bool {
+        matches!(self, Attrs::Dict(_))
+    }
+
+    /// `name`'s value.
+    pub fn get(&self, name: &str) -> Option<Value> {
+        match self {
+            Attrs::Shaped { layout, values } => values.get(layout.position(name)?).cloned(),
+            Attrs::Dict(Value::Dict(d)) => d.borrow().get(&StrKey(name)).cloned(),
+            Attrs::Dict(_) => None,
         }
-        (i, None)
+    }
+
+    /// True when `name` is set.
+    pub fn contains(&self, name: &str) -> bool {
+        match self {
+            Attrs::Shaped { layout, .. } => layout.position(name).is_some(),
+            Attrs::Dict(Value::Dict(d)) => d.borrow().contains_key(&StrKey(name)),
+            Attrs::Dict(_) => false,
+        }
+    }
+
+    /// Replaces an existing attribute through a site's hint: gives `v` back when the
+    /// site's hint does not apply (then call [`Attrs::set`]).
+    #[inline]
+    pub fn replace_hinted(&mut self, hint: &AttrHint, v: Value) -> Result<Value, Value> {
+        if let Attrs::Shaped { layout, values } = self {
+            if hint.layout.get() == layout.id {
+                if let Some(slot) = values.get_mut(hint.slot.get() as usize) {
+                    return Ok(std::mem::replace(slot, v));
+                }
+            }
+        }
+        Err(v)
+    }
+
+    /// Sets `name` to `v`, remembering where in `hint`; returns the value replaced.
+    pub fn set_hinted(&mut self, name: &Rc<str>, v: Value, hint: &AttrHint) -> Option<Value> {
+        if let Attrs::Shaped { layout, values } = self {
+            // a new attribute along a known transition (no scan of the names)
+            if let Some(child) = layout.known_child(name) {
+                values.push(v);
+                hint.set(&child, Some(values.len() - 1));
+                *layout = child;
+                return None;
+            }
+            if let Some(pos) = layout.position(name) {
+                hint.set(layout, Some(pos));
+                return values.get_mut(pos).map(|slot| std::mem::replace(slot, v));
+            }
+        }
+        self.set(name.clone(), v)
     }
 
     /// Sets `name` to `v`; returns the value it replaced.
-    pub fn insert(&mut self, name: Rc<str>, v: Value) -> Option<Value> {
-        self.insert_full(name, v).1
-    }
-
-    /// Removes `name`, keeping the order of the others; returns its value.
-    pub fn shift_remove(&mut self, name: &str) -> Option<Value> {
-        let i = self.position(name)?;
-        let (_, v) = self.entries.remove(i);
-        if self.index.is_some() {
-            self.reindex();
+    pub fn set(&mut self, name: Rc<str>, v: Value) -> Option<Value> {
+        if let Attrs::Shaped { layout, values } = self {
+            if let Some(pos) = layout.position(&name) {
+                return values.get_mut(pos).map(|slot| std::mem::replace(slot, v));
+            }
+            if let Some(child) = layout.child(&name) {
+                values.push(v);
+                *layout = child;
+                return None;
+            }
         }
-        Some(v)
+        let d = self.as_dict();
+        let mut m = d.borrow_mut();
+        m.insert(Key(Value::Str(name)), v)
     }
 
-    /// Rebuilds the hash index (or drops it once the map is small again).
-    fn reindex(&mut self) {
-        if self.entries.len() <= INDEXED {
-            self.index = None;
-            return;
+    /// Removes `name`, keeping the order of the others; returns its value. A layout
+    /// instance moves to the layout of the names left (`root`: its class's tree).
+    pub fn remove(&mut self, name: &str, root: &Rc<Layout>) -> Option<Value> {
+        let Attrs::Shaped { layout, values } = self else {
+            let Attrs::Dict(Value::Dict(d)) = self else {
+                return None;
+            };
+            return d.borrow_mut().shift_remove(&StrKey(name));
+        };
+        let pos = layout.position(name)?;
+        let mut to = Some(root.clone());
+        for (i, k) in layout.names.iter().enumerate() {
+            if i != pos {
+                to = to.and_then(|l| l.child(k));
+            }
         }
-        let ix = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, (k, _))| (k.clone(), i as u32))
-            .collect();
-        self.index = Some(Box::new(ix));
+        match to {
+            Some(to) if pos < values.len() => {
+                *layout = to;
+                Some(values.remove(pos))
+            }
+            _ => {
+                let d = self.as_dict();
+                let mut m = d.borrow_mut();
+                m.shift_remove(&StrKey(name))
+            }
+        }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&Rc<str>, &Value)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    /// The attributes as a live dict (switching to one if needed): `obj.__dict__`.
+    pub fn dict(&mut self) -> Value {
+        Value::Dict(self.as_dict())
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &Rc<str>> {
-        self.entries.iter().map(|(k, _)| k)
+    /// Switches to a dict holding the attributes (if not one already) and returns it.
+    fn as_dict(&mut self) -> Rc<RefCell<DictMap>> {
+        if let Attrs::Dict(Value::Dict(d)) = self {
+            return d.clone();
+        }
+        let mut m = DictMap::default();
+        if let Attrs::Shaped { layout, values } = std::mem::take(self) {
+            let names = layout.names.iter().cloned();
+            for (k, v) in names.zip(values) {
+                m.insert(Key(Value::Str(k)), v);
+            }
+        }
+        let v = Value::dict(m);
+        let Value::Dict(d) = &v else {
+            return Rc::new(RefCell::new(DictMap::default()));
+        };
+        let d = d.clone();
+        *self = Attrs::Dict(v);
+        d
     }
 
-    pub fn values(&self) -> impl Iterator<Item = &Value> {
-        self.entries.iter().map(|(_, v)| v)
+    /// `obj.__dict__ = d`: `d` becomes the attribute dict.
+    pub fn replace_dict(&mut self, d: Value) -> Attrs {
+        std::mem::replace(self, Attrs::Dict(d))
     }
 
-    pub fn into_values(self) -> impl Iterator<Item = Value> {
-        self.entries.into_iter().map(|(_, v)| v)
+    /// The number of attributes.
+    pub fn len(&self) -> usize {
+        match self {
+            Attrs::Shaped { values, .. } => values.len(),
+            Attrs::Dict(Value::Dict(d)) => d.borrow().len(),
+            Attrs::Dict(_) => 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The attributes with `str` names, in insertion order.
+    pub fn items(&self) -> Vec<(Rc<str>, Value)> {
+        match self {
+            Attrs::Shaped { layout, values } => {
+                let names = layout.names.iter().cloned();
+                names.zip(values.iter().cloned()).collect()
+            }
+            Attrs::Dict(Value::Dict(d)) => d
+                .borrow()
+                .iter()
+                .filter_map(|(k, v)| match &k.0 {
+                    Value::Str(s) => Some((s.clone(), v.clone())),
+                    _ => None,
+                })
+                .collect(),
+            Attrs::Dict(_) => Vec::new(),
+        }
+    }
+
+    /// The attribute names, in insertion order.
+    pub fn names(&self) -> Vec<Rc<str>> {
+        match self {
+            Attrs::Shaped { layout, values } => {
+                layout.names.iter().take(values.len()).cloned().collect()
+            }
+            _ => self.items().into_iter().map(|(k, _)| k).collect(),
+        }
+    }
+
+    /// Calls `f` with each value this storage holds strongly (the values of a layout
+    /// instance; the dict object of a dict one), for the cycle collector.
+    pub fn for_each_held(&self, mut f: impl FnMut(&Value)) {
+        match self {
+            Attrs::Shaped { values, .. } => values.iter().for_each(f),
+            Attrs::Dict(d) => f(d),
+        }
+    }
+
+    /// Takes every value held out (the instance is left without attributes).
+    pub fn take_values(&mut self) -> impl Iterator<Item = Value> {
+        let vals: SmallVec<[Value; INLINE]> = match std::mem::take(self) {
+            Attrs::Shaped { values, .. } => values,
+            Attrs::Dict(d) => smallvec::smallvec![d],
+        };
+        vals.into_iter()
+    }
+}
+
+impl Instance {
+    /// A fresh instance of `class` without attributes (not yet tracked by the collector).
+    pub fn new(class: Rc<Class>) -> Instance {
+        Instance {
+            attrs: RefCell::new(Attrs::new(&class.layout)),
+            class,
+            hash: Default::default(),
+            gc: Default::default(),
+        }
+    }
+
+    /// The instance's own attribute `name`.
+    pub fn attr(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow().get(name)
+    }
+
+    /// Sets the instance's own attribute `name` (no `__setattr__`, no descriptor);
+    /// returns the value replaced.
+    pub fn put_attr(&self, name: impl Into<Rc<str>>, v: Value) -> Option<Value> {
+        self.attrs.borrow_mut().set(name.into(), v)
+    }
+
+    /// Removes the instance's own attribute `name`; returns its value.
+    pub fn take_attr(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow_mut().remove(name, &self.class.layout)
+    }
+
+    /// The instance's own attributes, in insertion order.
+    pub fn attr_items(&self) -> Vec<(Rc<str>, Value)> {
+        self.attrs.borrow().items()
+    }
+
+    /// `obj.__dict__`: the live dict of the instance's attributes.
+    pub fn attr_dict(&self) -> Value {
+        self.attrs.borrow_mut().dict()
     }
 }
 
@@ -157,42 +464,96 @@ mod tests {
         s.into()
     }
 
-    #[test]
-    fn keeps_order_and_replaces_in_place() {
-        let mut m = AttrMap::new();
-        assert_eq!(m.insert_full(name("b"), Value::Int(1)).0, 0);
-        assert_eq!(m.insert_full(name("a"), Value::Int(2)).0, 1);
-        let (i, old) = m.insert_full(name("b"), Value::Int(3));
-        assert_eq!(i, 0);
-        assert!(matches!(old, Some(Value::Int(1))));
-        let keys: Vec<&str> = m.keys().map(|k| &**k).collect();
-        assert_eq!(keys, ["b", "a"]);
-        assert!(matches!(m.get("b"), Some(Value::Int(3))));
-        assert!(m.get("c").is_none());
+    fn keys(a: &Attrs) -> Vec<String> {
+        a.names().iter().map(|k| k.to_string()).collect()
     }
 
     #[test]
-    fn large_maps_index_and_remove_keeps_positions_right() {
-        let mut m = AttrMap::new();
+    fn instances_share_layouts_and_hints_find_slots() {
+        let root = Layout::root();
+        let (x, y) = (name("x"), name("y"));
+        let mut a = Attrs::new(&root);
+        let mut b = Attrs::new(&root);
+        for m in [&mut a, &mut b] {
+            m.set(x.clone(), Value::Int(1));
+            m.set(y.clone(), Value::Int(2));
+        }
+        let (Attrs::Shaped { layout: la, .. }, Attrs::Shaped { layout: lb, .. }) = (&a, &b) else {
+            panic!("not shaped");
+        };
+        assert!(Rc::ptr_eq(la, lb));
+        let hint = AttrHint::default();
+        assert!(matches!(a.load(&y, &hint), Own::Hit(Value::Int(2))));
+        assert_eq!(hint.slot.get(), 1);
+        b.set(y.clone(), Value::Int(5));
+        assert!(matches!(b.load(&y, &hint), Own::Hit(Value::Int(5))));
+        // a miss is remembered as such and stays a miss (a hint belongs to one site,
+        // so to one name)
+        let hz = AttrHint::default();
+        assert!(matches!(a.load(&name("z"), &hz), Own::Miss));
+        assert_eq!(hz.slot.get(), ABSENT);
+        assert!(matches!(a.load(&name("z"), &hz), Own::Miss));
+        a.dict();
+        assert!(matches!(a.load(&y, &hint), Own::Dict));
+        // a store through the hint replaces in place
+        let hint = AttrHint::default();
+        assert!(b.set_hinted(&x, Value::Int(7), &hint).is_some());
+        assert!(matches!(
+            b.replace_hinted(&hint, Value::Int(8)),
+            Ok(Value::Int(7))
+        ));
+        assert!(matches!(b.get("x"), Some(Value::Int(8))));
+        assert!(matches!(a.get("x"), Some(Value::Int(1))));
+    }
+
+    #[test]
+    fn remove_keeps_order_and_dict_mode_is_live() {
+        let root = Layout::root();
+        let mut a = Attrs::new(&root);
+        for (i, k) in ["a", "b", "c"].iter().enumerate() {
+            a.set(name(k), Value::Int(i as i64));
+        }
+        assert!(matches!(a.remove("b", &root), Some(Value::Int(1))));
+        assert_eq!(keys(&a), ["a", "c"]);
+        assert!(a.remove("b", &root).is_none());
+        let dv = a.dict();
+        let Value::Dict(d) = &dv else {
+            panic!("not a dict");
+        };
+        d.borrow_mut()
+            .insert(Key(Value::Str(name("z"))), Value::Int(9));
+        assert!(matches!(a.get("z"), Some(Value::Int(9))));
+        a.set(name("q"), Value::Int(3));
+        assert_eq!(d.borrow().len(), 4);
+        assert_eq!(keys(&a), ["a", "c", "z", "q"]);
+        assert!(matches!(a.remove("a", &root), Some(Value::Int(0))));
+        assert!(!d.borrow().contains_key(&StrKey("a")));
+    }
+
+    #[test]
+    fn large_and_many_layouts_fall_back_to_dicts() {
+        let root = Layout::root();
+        let mut a = Attrs::new(&root);
+        for i in 0..100 {
+            a.set(name(&format!("a{i}")), Value::Int(i));
+        }
+        assert!(matches!(a, Attrs::Dict(Value::Dict(_))));
+        for i in 0..100 {
+            assert!(matches!(a.get(&format!("a{i}")), Some(Value::Int(j)) if j == i));
+        }
+        let mut b = Attrs::new(&root);
         for i in 0..40 {
-            m.insert(name(&format!("a{i}")), Value::Int(i));
+            b.set(name(&format!("a{i}")), Value::Int(i));
         }
-        assert!(m.index.is_some());
-        for i in 0..40 {
-            assert_eq!(m.position(&format!("a{i}")), Some(i as usize));
+        assert!(matches!(b, Attrs::Shaped { .. }));
+        assert_eq!(
+            b.get("a39").map(|v| matches!(v, Value::Int(39))),
+            Some(true)
+        );
+        for i in 0..MAX_LAYOUTS {
+            let mut c = Attrs::new(&root);
+            c.set(name(&format!("u{i}")), Value::Int(0));
         }
-        assert!(matches!(m.shift_remove("a3"), Some(Value::Int(3))));
-        assert_eq!(m.position("a4"), Some(3));
-        assert_eq!(m.position("a3"), None);
-        assert!(matches!(m.get("a39"), Some(Value::Int(39))));
-        for i in 4..30 {
-            m.shift_remove(&format!("a{i}"));
-        }
-        // small again: back to scanning, positions still right
-        assert!(m.index.is_none());
-        let keys: Vec<&str> = m.keys().map(|k| &**k).collect();
-        assert_eq!(keys[..3], ["a0", "a1", "a2"]);
-        assert_eq!(m.position("a30"), Some(3));
-        assert_eq!(m.len(), 13);
+        assert!(root.count.get() <= MAX_LAYOUTS);
     }
 }

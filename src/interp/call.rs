@@ -1,9 +1,7 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
 use super::tree::{CArg, Ex, ExKind, Place};
-use super::value::{
-    discard, hinted_get, AttrMap, Class, ClassKind, Function, Instance, NativeCode, Value,
-};
+use super::value::{discard, Class, ClassKind, Function, Instance, NativeCode, Own, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace;
 use crate::error::{ErrorKind, TraceFrame};
@@ -105,7 +103,7 @@ impl Interp {
         };
         let r = match obj {
             Value::Str(s) => methods::str_method(self, s, name, &pos, &[]),
-            Value::Dict(d) => seqmethods::dict_method(self, d, name, &pos),
+            Value::Dict(d) => seqmethods::dict_method(self, d, name, &pos, &[]),
             Value::Set(d) => seqmethods::set_method(self, d, name, &pos),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &pos),
             _ => {
@@ -206,13 +204,13 @@ impl Interp {
     ) -> R<Value> {
         let span = call.span;
         if let Value::Instance(inst) = &obj {
-            let own = hinted_get(&inst.dict.borrow(), name, &call.hint).cloned();
-            match own.as_ref() {
-                Some(Value::Func(func)) if fits_simple(func, 0, args) => {
+            let own = inst.attrs.borrow().load(name, &call.hint);
+            match &own {
+                Own::Hit(Value::Func(func)) if fits_simple(func, 0, args) => {
                     return self.call_simple(func.clone(), None, args, span);
                 }
-                Some(_) => {}
-                None => {
+                Own::Hit(_) | Own::Dict => {}
+                Own::Miss => {
                     if let Some(Value::Func(func)) = call.site().lookup(&inst.class, name).as_ref()
                     {
                         if fits_simple(func, 1, args) {
@@ -591,12 +589,7 @@ fn grow_stack(stack: &mut Vec<Value>, top: usize) {
 
 /// A fresh, empty instance of a user class (its first attributes are stored inline).
 fn new_instance(c: &Rc<Class>) -> Value {
-    let inst = Rc::new(Instance {
-        class: c.clone(),
-        dict: RefCell::new(AttrMap::new()),
-        hash: Default::default(),
-        gc: Default::default(),
-    });
+    let inst = Rc::new(Instance::new(c.clone()));
     crate::compile::capture::trace::note_created(Rc::as_ptr(&inst) as usize);
     super::gc::track_instance(&inst);
     Value::Instance(inst)

@@ -1,11 +1,11 @@
 //! Classes and attributes: class creation, attribute get/set/del, method binding.
 
 use super::tree::ClassProto;
-use super::value::{discard, Class, ClassKind, TypeTag, Value};
+use super::value::{discard, AttrHint, Class, ClassKind, Instance, Layout, TypeTag, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace::Origin;
 use crate::error::ErrorKind;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 fn no_attr(obj: &Value, name: &str) -> super::Exc {
@@ -122,6 +122,9 @@ impl Interp {
             // as CPython: defining `__eq__` alone makes instances unhashable
             dict.insert("__hash__".into(), Value::None);
         }
+        let layout = base
+            .as_ref()
+            .map_or_else(Layout::root, |b| b.layout.clone());
         let cls = Rc::new(Class {
             name: c.name.clone(),
             base,
@@ -130,6 +133,7 @@ impl Interp {
             kind: ClassKind::User,
             gc: Default::default(),
             methods: Default::default(),
+            layout,
         });
         super::method_cache::classes_changed();
         super::gc::track_class(&cls);
@@ -138,8 +142,8 @@ impl Interp {
                 Value::Func(f) => *f.owner.borrow_mut() = Some(Rc::downgrade(&cls)),
                 // the functions of a property/staticmethod/classmethod (for `super()`)
                 Value::Instance(i) if self.b.descr.kind(v).is_some() => {
-                    for x in i.dict.borrow().values() {
-                        if let Value::Func(f) = x {
+                    for (_, x) in i.attr_items() {
+                        if let Value::Func(f) = &x {
                             *f.owner.borrow_mut() = Some(Rc::downgrade(&cls));
                         }
                     }
@@ -181,12 +185,20 @@ impl Interp {
     fn find_attr(&mut self, obj: &Value, name: &str) -> R<Value> {
         match obj {
             Value::Instance(inst) => {
-                if let Some(v) = inst.dict.borrow().get(name) {
+                if inst.attrs.borrow().is_dict() && self.hooks(&inst.class).property {
+                    // a property (a data descriptor) wins over the instance's dict
+                    if let Some(v) = inst.class.lookup(name) {
+                        if self.b.descr.kind(&v) == Some(super::descr::Descr::Property) {
+                            return self.class_attr_of(obj, &inst.class, v, name);
+                        }
+                    }
+                }
+                if let Some(v) = inst.attr(name) {
                     if crate::compile::capture::trace::active() {
                         let origin = || Origin::Attr(inst.clone(), name.into());
-                        crate::compile::capture::trace::note_load(origin, v);
+                        crate::compile::capture::trace::note_load(origin, &v);
                     }
-                    return Ok(v.clone());
+                    return Ok(v);
                 }
                 if crate::compile::capture::trace::active() {
                     crate::compile::capture::trace::note_absent(inst, name);
@@ -198,12 +210,7 @@ impl Interp {
                     return Ok(Value::Class(inst.class.clone()));
                 }
                 if name == "__dict__" {
-                    let d = inst.dict.borrow();
-                    let mut m = super::value::DictMap::default();
-                    for (k, v) in d.iter() {
-                        m.insert(super::value::Key(Value::Str(k.clone())), v.clone());
-                    }
-                    return Ok(Value::Dict(Rc::new(RefCell::new(m))));
+                    return Ok(inst.attr_dict());
                 }
                 if let Some(ga) = inst.class.lookup("__getattr__") {
                     return self.call_value(&ga, vec![obj.clone(), Value::str(name)], vec![]);
@@ -313,8 +320,9 @@ impl Interp {
     }
 
     /// `obj.name = v` at a store site: for instances, the site's `hint` (see
-    /// `hinted_get`) finds an existing attribute without hashing.
-    pub fn store_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value, hint: &Cell<u32>) -> R<()> {
+    /// `AttrHint`) finds an existing attribute (or the layout after adding it) without
+    /// a scan of the names.
+    pub fn store_attr(&mut self, obj: &Value, name: &Rc<str>, v: Value, hint: &AttrHint) -> R<()> {
         let Value::Instance(inst) = obj else {
             return self.set_attr(obj, name, v);
         };
@@ -326,22 +334,21 @@ impl Interp {
         if hooks.setattr {
             return self.set_attr(obj, name, v);
         }
-        let mut d = inst.dict.borrow_mut();
-        if let Some((k, slot)) = d.get_index_mut(hint.get() as usize) {
-            if Rc::ptr_eq(k, name) || **k == **name {
-                let old = std::mem::replace(slot, v);
+        let mut d = inst.attrs.borrow_mut();
+        let v = match d.replace_hinted(hint, v) {
+            Ok(old) => {
                 drop(d);
                 discard(old);
                 return Ok(());
             }
-        }
-        if hooks.property && d.get(name).is_none() {
+            Err(v) => v,
+        };
+        if (hooks.property && !d.contains(name)) || &**name == "__dict__" {
             drop(d);
             return self.set_attr(obj, name, v);
         }
-        let (i, old) = d.insert_full(name.clone(), v);
+        let old = d.set_hinted(name, v, hint);
         drop(d);
-        hint.set(u32::try_from(i).unwrap_or(0));
         drop(old);
         Ok(())
     }
@@ -376,18 +383,15 @@ impl Interp {
                         "attribute store in the branch not taken",
                     ));
                 }
-                if inst.dict.borrow().get(name).is_none()
+                if !inst.attrs.borrow().contains(name)
                     && self.property_set(obj, name, Some(v.clone()))?
                 {
                     return Ok(());
                 }
-                let mut d = inst.dict.borrow_mut();
-                match d.get_mut(name) {
-                    Some(slot) => *slot = v,
-                    None => {
-                        d.insert(name.clone(), v);
-                    }
+                if &**name == "__dict__" {
+                    return set_dict(inst, v);
                 }
+                drop(inst.put_attr(name.clone(), v));
                 Ok(())
             }
             Value::Class(c) if c.kind == ClassKind::User => {
@@ -439,7 +443,7 @@ impl Interp {
             return Ok(());
         }
         let removed = match obj {
-            Value::Instance(inst) => inst.dict.borrow_mut().shift_remove(name).is_some(),
+            Value::Instance(inst) => inst.take_attr(name).is_some(),
             Value::Class(c) if c.kind == ClassKind::User => {
                 super::method_cache::classes_changed();
                 c.dict.borrow_mut().shift_remove(name).is_some()
@@ -494,4 +498,17 @@ impl Interp {
         };
         self.b.type_class(tag)
     }
+}
+
+/// `obj.__dict__ = v`: a dict becomes the instance's attribute dict (as in CPython).
+fn set_dict(inst: &Instance, v: Value) -> R<()> {
+    if !matches!(v, Value::Dict(_)) {
+        return Err(type_err(format!(
+            "__dict__ must be set to a dictionary, not a '{}'",
+            v.type_name()
+        )));
+    }
+    let old = inst.attrs.borrow_mut().replace_dict(v);
+    drop(old);
+    Ok(())
 }

@@ -34,7 +34,7 @@ fn me(args: &[Value]) -> R<&Rc<Instance>> {
 }
 
 fn field(i: &Instance, name: &str) -> Value {
-    i.dict.borrow().get(name).cloned().unwrap_or(Value::None)
+    i.attr(name).unwrap_or(Value::None)
 }
 
 /// `property(fget=None, fset=None, fdel=None, doc=None)`.
@@ -47,9 +47,9 @@ fn property_init(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             args.len() - 1
         )));
     }
-    let mut d = inst.dict.borrow_mut();
+    let mut d = inst.attrs.borrow_mut();
     for (i, n) in names.iter().enumerate() {
-        d.insert((*n).into(), args.get(i + 1).cloned().unwrap_or(Value::None));
+        d.set((*n).into(), args.get(i + 1).cloned().unwrap_or(Value::None));
     }
     for (k, v) in kw {
         if !names.contains(&&**k) {
@@ -57,7 +57,7 @@ fn property_init(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
                 "property() got an unexpected keyword argument '{k}'"
             )));
         }
-        d.insert(k.clone(), v.clone());
+        d.set(k.clone(), v.clone());
     }
     Ok(Value::None)
 }
@@ -105,9 +105,7 @@ fn wrap_init(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             args.len().saturating_sub(1)
         )));
     }
-    inst.dict
-        .borrow_mut()
-        .insert("__func__".into(), args[1].clone());
+    inst.put_attr("__func__", args[1].clone());
     Ok(Value::None)
 }
 

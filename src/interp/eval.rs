@@ -4,7 +4,7 @@ use super::containers;
 use super::num::{int_add_sub, num_cmp, num_op, Num};
 use super::suggest::{self, Missing};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
-use super::value::{discard, hinted_get, Function, Value};
+use super::value::{discard, Function, Own, Value};
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace::{self, Origin};
 use crate::error::ErrorKind;
@@ -282,16 +282,19 @@ impl Interp {
                 // `local.name` of an instance: read through the slot, no receiver clone
                 if let ExKind::Load(Place::Local(s, _)) = &obj.kind {
                     if let (Value::Instance(inst), false) = (self.local(*s), trace::active()) {
-                        if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
-                            return Ok(v.fast_clone());
+                        if let Own::Hit(v) = inst.attrs.borrow().load(name, &e.hint) {
+                            return Ok(v);
                         }
                     }
                 }
                 let o = self.eval(obj)?;
                 // (while capturing, `get_attr` notes where a loaded tensor came from)
                 if let (Value::Instance(inst), false) = (&o, trace::active()) {
-                    if let Some(v) = hinted_get(&inst.dict.borrow(), name, &e.hint) {
-                        return Ok(v.fast_clone());
+                    let own = inst.attrs.borrow().load(name, &e.hint);
+                    match own {
+                        Own::Hit(v) => return Ok(v),
+                        Own::Miss => {}
+                        Own::Dict => return self.get_attr(&o, name).map_err(|x| at(x, e.span)),
                     }
                     // not its own: the class chain, through this site's inline cache
                     if let Some(v) = e.site().lookup(&inst.class, name) {

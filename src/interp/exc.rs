@@ -4,7 +4,6 @@ use super::tree::{Ex, St, Target, TryBlock};
 use super::value::{Class, ClassKind, Instance, Value};
 use super::{at, err, type_err, Exc, ExcInner, Flow, Interp, R};
 use crate::error::{Error, ErrorKind, TraceFrame};
-use std::cell::RefCell;
 use std::rc::Rc;
 
 impl Interp {
@@ -256,15 +255,8 @@ impl Interp {
 
 /// A new exception object of class `cls` with `args`.
 pub fn new_exc_instance(cls: &Rc<Class>, args: Vec<Value>) -> Value {
-    let inst = Instance {
-        class: cls.clone(),
-        dict: RefCell::new(Default::default()),
-        hash: Default::default(),
-        gc: Default::default(),
-    };
-    inst.dict
-        .borrow_mut()
-        .insert("args".into(), Value::tuple(args));
+    let inst = Instance::new(cls.clone());
+    inst.put_attr("args", Value::tuple(args));
     let inst = Rc::new(inst);
     super::gc::track_instance(&inst);
     Value::Instance(inst)
@@ -275,9 +267,7 @@ pub fn exc_init(_: &mut Interp, args: &[Value], _: &[(Rc<str>, Value)]) -> R<Val
     let Some((Value::Instance(me), rest)) = args.split_first() else {
         return Err(type_err("Exception.__init__ needs an instance"));
     };
-    me.dict
-        .borrow_mut()
-        .insert("args".into(), Value::tuple(rest.to_vec()));
+    me.put_attr("args", Value::tuple(rest.to_vec()));
     Ok(Value::None)
 }
 
@@ -286,7 +276,7 @@ pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
     let Value::Instance(inst) = v else {
         return Ok(String::new());
     };
-    let args = inst.dict.borrow().get("args").cloned();
+    let args = inst.attr("args");
     match &args {
         Some(Value::Tuple(t)) if t.is_empty() => Ok(String::new()),
         Some(Value::Tuple(t)) if t.len() == 1 => {

@@ -2,7 +2,7 @@
 
 use super::num::{num_op, Num};
 use super::tree::{Code, Place, St, StKind, Target};
-use super::value::{hinted_get, ModuleObj, Value};
+use super::value::{ModuleObj, Own, Value};
 use super::{at, err, Flow, Interp, R};
 use crate::error::ErrorKind;
 use crate::syntax::ast::BinOp;
@@ -348,13 +348,13 @@ impl Interp {
                 let o = self.eval(obj)?;
                 let own = match &o {
                     Value::Instance(inst) if !crate::compile::capture::trace::active() => {
-                        hinted_get(&inst.dict.borrow(), name, hint).map(Value::fast_clone)
+                        inst.attrs.borrow().load(name, hint)
                     }
-                    _ => None,
+                    _ => Own::Miss,
                 };
                 let cur = match own {
-                    Some(v) => v,
-                    None => self.get_attr(&o, name).map_err(|x| at(x, obj.span))?,
+                    Own::Hit(v) => v,
+                    _ => self.get_attr(&o, name).map_err(|x| at(x, obj.span))?,
                 };
                 let rhs = rhs(self)?;
                 let new = self.inplace(op, cur, &rhs)?;

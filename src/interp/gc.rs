@@ -308,8 +308,10 @@ pub fn live_container_bytes(extra: &[Value]) -> usize {
                 Tracked::Instance(w) => w
                     .upgrade()
                     .and_then(|i| {
-                        i.dict.try_borrow().ok().map(|m| {
-                            m.len() * MAP_ENTRY_BYTES + m.values().map(&mut held).sum::<usize>()
+                        i.attrs.try_borrow().ok().map(|m| {
+                            let mut n = m.len() * MAP_ENTRY_BYTES;
+                            m.for_each_held(|x| n += held(x));
+                            n
                         })
                     })
                     .unwrap_or(0),

@@ -101,8 +101,8 @@ pub(super) fn children(v: &Value, f: &mut impl for<'b> FnMut(Child<'b>)) -> bool
         },
         Value::Instance(inst) => {
             f(Child::Class(&inst.class));
-            match inst.dict.try_borrow() {
-                Ok(d) => d.values().for_each(|x| report(x, f)),
+            match inst.attrs.try_borrow() {
+                Ok(d) => d.for_each_held(|x| report(x, f)),
                 Err(_) => return false,
             }
         }
@@ -185,8 +185,8 @@ pub(super) fn clear_one(v: &Value, out: &mut Vec<Value>) {
             }
         }
         Value::Instance(inst) => {
-            if let Ok(mut d) = inst.dict.try_borrow_mut() {
-                out.extend(std::mem::take(&mut *d).into_values());
+            if let Ok(mut d) = inst.attrs.try_borrow_mut() {
+                out.extend(d.take_values());
             }
         }
         Value::Cell(rc) => {

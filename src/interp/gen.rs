@@ -109,7 +109,7 @@ fn stop_iteration(me: &mut Interp, v: Value) -> Exc {
     };
     let inst = new_exc_instance(&cls, args);
     if let Value::Instance(i) = &inst {
-        i.dict.borrow_mut().insert("value".into(), v);
+        i.put_attr("value", v);
     }
     match me.exc_from_value(inst) {
         Ok(e) | Err(e) => e,

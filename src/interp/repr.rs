@@ -192,7 +192,7 @@ impl Interp {
                 } else if super::exc::is_exc_class(&cls) {
                     let s = super::exc::exc_str(self, v)?;
                     if is_repr {
-                        let args = inst.dict.borrow().get("args").cloned();
+                        let args = inst.attr("args");
                         let inner = match &args {
                             Some(Tuple(t)) if t.len() == 1 => self.repr(&t[0])?,
                             Some(Tuple(t)) => {

@@ -355,7 +355,7 @@ impl Resolver<'_> {
         Ok(match &t.kind {
             ExprKind::Name(n) => Target::Place(self.place(n)),
             ExprKind::Attr(x, n) => {
-                Target::Attr(self.ex(x)?, self.attr_name(n), std::cell::Cell::new(0))
+                Target::Attr(self.ex(x)?, self.attr_name(n), Default::default())
             }
             ExprKind::Subscript(a, b) => Target::Subscript(self.ex(a)?, self.ex(b)?),
             ExprKind::Tuple(xs) | ExprKind::List(xs) => {
@@ -596,7 +596,7 @@ impl Resolver<'_> {
                         }
                         YieldTarget::Assign(out)
                     }
-                    ast::YieldStore::Aug(t, op) => YieldTarget::Aug(self.target(t)?, *op),
+                    ast::YieldStore::Aug(t, op) => YieldTarget::Aug(Box::new(self.target(t)?), *op),
                 };
                 StKind::Yield(value, *from, store)
             }

@@ -210,7 +210,8 @@ fn torch_attr(obj: &Value, name: &str) -> Option<String> {
 pub fn attr_names(v: &Value) -> Vec<String> {
     let mut names: Vec<String> = match v {
         Value::Instance(inst) => {
-            let mut n: Vec<String> = inst.dict.borrow().keys().map(|k| k.to_string()).collect();
+            let names = inst.attrs.borrow().names();
+            let mut n: Vec<String> = names.iter().map(|k| k.to_string()).collect();
             n.extend(class_names(&inst.class));
             n
         }

@@ -3,7 +3,6 @@
 use super::value::Value;
 use crate::source::Span;
 use crate::syntax::ast::{BinOp, BoolOp, CmpOp, UnaryOp};
-use std::cell::Cell;
 use std::rc::Rc;
 
 pub type Name = Rc<str>;
@@ -12,9 +11,9 @@ pub type Name = Rc<str>;
 pub struct Ex {
     pub kind: ExKind,
     pub span: Span,
-    /// Attribute accesses (`Attr`, `CallMethod`): the index in the receiver's attribute
-    /// map where `name` was found last time, tried before hashing (see `hinted_get`).
-    pub hint: Cell<u32>,
+    /// Attribute accesses (`Attr`, `CallMethod`): the receiver layout last seen here and
+    /// where it holds `name` (see `AttrHint`).
+    pub hint: super::attrs::AttrHint,
     /// Attribute accesses and method calls: the inline cache of class lookups, made on
     /// first use.
     pub site: std::cell::OnceCell<Box<super::method_cache::SiteCache>>,
@@ -31,7 +30,7 @@ impl Ex {
         Ex {
             kind,
             span,
-            hint: Cell::new(0),
+            hint: Default::default(),
             site: std::cell::OnceCell::new(),
         }
     }
@@ -118,8 +117,8 @@ pub enum CArg {
 #[derive(Debug)]
 pub enum Target {
     Place(Place),
-    /// `obj.name`, with the store site's attribute-map index hint (see `hinted_get`).
-    Attr(Ex, Name, Cell<u32>),
+    /// `obj.name`, with the store site's layout hint (see `AttrHint`).
+    Attr(Ex, Name, super::attrs::AttrHint),
     Subscript(Ex, Ex),
     /// `a, *b, c`: the targets and the position of the starred one.
     Unpack(Vec<Target>, Option<usize>, Span),
@@ -171,7 +170,7 @@ pub enum StKind {
 pub enum YieldTarget {
     Discard,
     Assign(Vec<Target>),
-    Aug(Target, BinOp),
+    Aug(Box<Target>, BinOp),
 }
 
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! The runtime value model: a small enum, scalars unboxed, heap objects behind `Rc`.
 
-pub use super::attrs::AttrMap;
+pub use super::attrs::{AttrHint, Attrs, Layout, Own};
 use super::gc::GcHeader;
 use super::tree::FuncProto;
 pub use super::value_drop::discard;
@@ -16,25 +16,6 @@ pub type FxBuild = foldhash::fast::FixedState;
 pub type NameMap = IndexMap<Rc<str>, Value, FxBuild>;
 /// A Python dict: insertion-ordered, keyed by hashable values.
 pub type DictMap = IndexMap<Key, Value, FxBuild>;
-
-/// Looks `name` up in an attribute map, trying the entry at `hint` first (instances of
-/// one class usually store their attributes in the same order) and remembering where a
-/// hashed lookup found it.
-#[inline]
-pub fn hinted_get<'a>(
-    map: &'a AttrMap,
-    name: &Rc<str>,
-    hint: &std::cell::Cell<u32>,
-) -> Option<&'a Value> {
-    if let Some((k, v)) = map.get_index(hint.get() as usize) {
-        if Rc::ptr_eq(k, name) || **k == **name {
-            return Some(v);
-        }
-    }
-    let (i, _, v) = map.get_full(name)?;
-    hint.set(u32::try_from(i).unwrap_or(0));
-    Some(v)
-}
 
 /// A shared mutable variable cell (closures).
 pub type CellRef = Rc<CellObj>;
@@ -277,6 +258,8 @@ pub struct Class {
     pub gc: GcHeader,
     /// Memoized lookups of fixed names (see `lookup_static`).
     pub methods: super::method_cache::MethodCache,
+    /// The root of its instances' layout tree (shared with its first base's).
+    pub layout: Rc<Layout>,
 }
 
 /// A class going away invalidates the inline caches (`SiteCache`), which know classes
@@ -357,7 +340,9 @@ impl Class {
 #[derive(Debug)]
 pub struct Instance {
     pub class: Rc<Class>,
-    pub dict: RefCell<AttrMap>,
+    /// Its attributes (read and written through `Instance::attr` and friends, or
+    /// `Attrs`' hinted accessors on the interpreter's hot paths).
+    pub attrs: RefCell<Attrs>,
     /// The last result of the class's own `__hash__` (set by `Interp::key` before every
     /// map lookup with this instance), or none: the instance hashes by identity.
     pub hash: super::keys::UserHash,

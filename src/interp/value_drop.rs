@@ -56,11 +56,11 @@ fn take_children<F: FnMut(Value)>(v: &mut Value, mut f: F) {
             }
         }
         Value::Instance(rc) if Rc::strong_count(rc) == 1 => {
-            let m = match rc.dict.try_borrow_mut() {
-                Ok(mut m) => std::mem::take(&mut *m),
+            let vals = match rc.attrs.try_borrow_mut() {
+                Ok(mut m) => m.take_values(),
                 Err(_) => return,
             };
-            m.into_values().for_each(f);
+            vals.for_each(f);
         }
         Value::Cell(rc) if Rc::strong_count(rc) == 1 => {
             if let Ok(mut x) = rc.try_borrow_mut() {

@@ -583,7 +583,7 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             if t.is_created(Rc::as_ptr(i) as usize)
                 && i.class.mro.iter().any(|c| &*c.name == "_StructSeq") =>
         {
-            let items = i.dict.borrow().get("_t").cloned();
+            let items = i.attr("_t");
             match items {
                 Some(tuple @ Value::Tuple(_)) => out_template(t, &tuple, depth + 1),
                 _ => Err(brk("an object created in the function")),

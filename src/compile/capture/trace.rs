@@ -41,7 +41,7 @@ impl Origin {
     /// The value the origin holds now (None when it no longer holds one).
     pub fn read(&self) -> Option<Value> {
         match self {
-            Origin::Attr(inst, name) => inst.dict.borrow().get(name).cloned(),
+            Origin::Attr(inst, name) => inst.attr(name),
             Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
             Origin::Cell(c, _) => Some(c.borrow().clone()),
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),

@@ -5,7 +5,6 @@ use super::{arity, kwarg, no_kw};
 use crate::interp::repr::fmt_err;
 use crate::interp::value::{DictMap, Key, RangeObj, TypeTag, Value};
 use crate::interp::{type_err, value_err, Interp, R};
-use std::cell::RefCell;
 use std::rc::Rc;
 
 type Kw = Vec<(Rc<str>, Value)>;
@@ -302,12 +301,8 @@ impl Interp {
             }
             TypeTag::Object => {
                 arity(name, &args, 0, 0)?;
-                Value::Instance(Rc::new(crate::interp::value::Instance {
-                    class: self.b.object.clone(),
-                    dict: RefCell::new(Default::default()),
-                    hash: Default::default(),
-                    gc: Default::default(),
-                }))
+                let inst = crate::interp::value::Instance::new(self.b.object.clone());
+                Value::Instance(Rc::new(inst))
             }
             TypeTag::Iterator => {
                 arity(name, &args, 1, 1)?;

@@ -32,13 +32,12 @@ pub fn future_module() -> Rc<ModuleObj> {
     )
 }
 
-fn new_instance(i: &Rc<Instance>, dict: crate::interp::value::AttrMap) -> Value {
-    let inst = Rc::new(Instance {
-        class: i.class.clone(),
-        dict: RefCell::new(dict),
-        hash: Default::default(),
-        gc: Default::default(),
-    });
+/// A new instance of `i`'s class with these attributes.
+fn new_instance(i: &Rc<Instance>, attrs: Vec<(Rc<str>, Value)>) -> Value {
+    let inst = Rc::new(Instance::new(i.class.clone()));
+    for (k, v) in attrs {
+        inst.put_attr(k, v);
+    }
     crate::interp::gc::track_instance(&inst);
     Value::Instance(inst)
 }
@@ -56,11 +55,7 @@ fn copy(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
             if let Some(f) = i.class.lookup("__copy__") {
                 return me.call_value(&f, vec![x.clone()], vec![]);
             }
-            let mut d = crate::interp::value::AttrMap::new();
-            for (k, v) in i.dict.borrow().iter() {
-                d.insert(k.clone(), v.clone());
-            }
-            new_instance(i, d)
+            new_instance(i, i.attr_items())
         }
         other => other.clone(),
     })
@@ -127,18 +122,13 @@ fn deep(me: &mut Interp, x: &Value, memo: &mut HashMap<usize, Value>, depth: usi
             if let Some(f) = i.class.lookup("__deepcopy__") {
                 return me.call_value(&f, vec![x.clone(), Value::None], vec![]);
             }
-            let out = new_instance(i, crate::interp::value::AttrMap::new());
+            let out = new_instance(i, Vec::new());
             memo.insert(id, out.clone());
-            let items: Vec<(Rc<str>, Value)> = i
-                .dict
-                .borrow()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let items = i.attr_items();
             if let Value::Instance(o) = &out {
                 for (k, v) in items {
                     let c = deep(me, &v, memo, depth + 1)?;
-                    o.dict.borrow_mut().insert(k, c);
+                    o.put_attr(k, c);
                 }
             }
             out

@@ -6,7 +6,6 @@ use super::{arity, kwarg, no_kw};
 use crate::error::ErrorKind;
 use crate::interp::value::{Class, Instance, Value};
 use crate::interp::{err, type_err, value_err, Exc, Interp, R};
-use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 
@@ -221,24 +220,19 @@ pub fn open(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             }
         }
     };
-    let inst = Instance {
-        class: FILE_CLASS.with(|c| c.clone()),
-        dict: RefCell::new(Default::default()),
-        hash: Default::default(),
-        gc: Default::default(),
-    };
+    let inst = Instance::new(FILE_CLASS.with(|c| c.clone()));
     {
-        let mut d = inst.dict.borrow_mut();
-        d.insert("name".into(), args[0].clone());
-        d.insert("mode".into(), Value::str(&mode));
-        d.insert("encoding".into(), Value::str(&encoding));
-        d.insert("closed".into(), Value::Bool(false));
-        d.insert("_path".into(), Value::str(&path));
-        d.insert("_buf".into(), buf.map_or(Value::None, |b| Value::str(&b)));
-        d.insert("_pos".into(), Value::Int(pos));
-        d.insert("_readable".into(), Value::Bool(kind == Mode::Read || plus));
-        d.insert("_writable".into(), Value::Bool(kind != Mode::Read || plus));
-        d.insert("_append".into(), Value::Bool(kind == Mode::Append));
+        let mut d = inst.attrs.borrow_mut();
+        d.set("name".into(), args[0].clone());
+        d.set("mode".into(), Value::str(&mode));
+        d.set("encoding".into(), Value::str(&encoding));
+        d.set("closed".into(), Value::Bool(false));
+        d.set("_path".into(), Value::str(&path));
+        d.set("_buf".into(), buf.map_or(Value::None, |b| Value::str(&b)));
+        d.set("_pos".into(), Value::Int(pos));
+        d.set("_readable".into(), Value::Bool(kind == Mode::Read || plus));
+        d.set("_writable".into(), Value::Bool(kind != Mode::Read || plus));
+        d.set("_append".into(), Value::Bool(kind == Mode::Append));
     }
     let inst = Rc::new(inst);
     crate::interp::gc::track_instance(&inst);
@@ -249,7 +243,7 @@ pub fn open(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn this<'a>(args: &'a [Value], what: &str) -> R<&'a Rc<Instance>> {
     match args.first() {
         Some(Value::Instance(i)) if Rc::ptr_eq(&i.class, &FILE_CLASS.with(|c| c.clone())) => {
-            if matches!(i.dict.borrow().get("closed"), Some(Value::Bool(true))) {
+            if matches!(i.attr("closed"), Some(Value::Bool(true))) {
                 return Err(value_err("I/O operation on closed file."));
             }
             Ok(i)
@@ -259,11 +253,11 @@ fn this<'a>(args: &'a [Value], what: &str) -> R<&'a Rc<Instance>> {
 }
 
 fn get(i: &Instance, k: &str) -> Value {
-    i.dict.borrow().get(k).cloned().unwrap_or(Value::None)
+    i.attr(k).unwrap_or(Value::None)
 }
 
 fn set(i: &Instance, k: &str, v: Value) {
-    i.dict.borrow_mut().insert(k.into(), v);
+    i.put_attr(k, v);
 }
 
 fn flag(i: &Instance, k: &str) -> bool {

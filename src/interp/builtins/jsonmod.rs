@@ -419,12 +419,11 @@ fn decode(me: &mut Interp, s: &str) -> R<Value> {
             };
             let exc = crate::interp::exc::new_exc_instance(&cls, vec![Value::str(&full)]);
             if let Value::Instance(i) = &exc {
-                let mut d = i.dict.borrow_mut();
-                d.insert("msg".into(), Value::str(&msg));
-                d.insert("doc".into(), Value::str(s));
-                d.insert("pos".into(), Value::Int(pos as i64));
-                d.insert("lineno".into(), Value::Int(line as i64));
-                d.insert("colno".into(), Value::Int(col as i64));
+                i.put_attr("msg", Value::str(&msg));
+                i.put_attr("doc", Value::str(s));
+                i.put_attr("pos", Value::Int(pos as i64));
+                i.put_attr("lineno", Value::Int(line as i64));
+                i.put_attr("colno", Value::Int(col as i64));
             }
             Err(me.exc_from_value(exc)?)
         }

@@ -72,6 +72,9 @@ pub struct Builtins {
 
 /// A new class object: `base` (or `object` when `None`) and its MRO.
 pub(crate) fn new_class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) -> Rc<Class> {
+    let layout = base
+        .as_ref()
+        .map_or_else(crate::interp::value::Layout::root, |b| b.layout.clone());
     Rc::new(Class {
         name: name.into(),
         mro: crate::interp::mro::single(&base),
@@ -80,6 +83,7 @@ pub(crate) fn new_class(name: &str, base: Option<Rc<Class>>, kind: ClassKind) ->
         kind,
         gc: Default::default(),
         methods: Default::default(),
+        layout,
     })
 }
 
@@ -319,7 +323,7 @@ impl Interp {
         let r = match obj {
             Value::Str(s) => methods::str_method(self, s, name, &args, &kw),
             Value::List(l) => seqmethods::list_method(self, l, name, args, kw),
-            Value::Dict(d) => seqmethods::dict_method(self, d, name, &args),
+            Value::Dict(d) => seqmethods::dict_method(self, d, name, &args, &kw),
             Value::Set(d) => seqmethods::set_method(self, d, name, &args),
             Value::FrozenSet(d) => seqmethods::frozenset_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &args),

@@ -9,7 +9,6 @@ use crate::error::ErrorKind;
 use crate::interp::value::{Class, ClassKind, Instance, ModuleObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
 use crate::syntax::ast::BinOp;
-use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 
@@ -157,14 +156,9 @@ pub fn native_class(name: &str, methods: &[(&str, super::NativeImpl)]) -> Rc<Cla
 
 /// A new instance of a native class with these attributes.
 pub fn new_instance(class: Rc<Class>, attrs: &[(&str, Value)]) -> Value {
-    let inst = Instance {
-        class,
-        dict: RefCell::new(Default::default()),
-        hash: Default::default(),
-        gc: Default::default(),
-    };
+    let inst = Instance::new(class);
     for (k, v) in attrs {
-        inst.dict.borrow_mut().insert((*k).into(), v.clone());
+        inst.put_attr(*k, v.clone());
     }
     let inst = Rc::new(inst);
     crate::interp::gc::track_instance(&inst);
@@ -173,7 +167,7 @@ pub fn new_instance(class: Rc<Class>, attrs: &[(&str, Value)]) -> Value {
 
 pub(super) fn attr(v: &Value, k: &str) -> Value {
     match v {
-        Value::Instance(i) => i.dict.borrow().get(k).cloned().unwrap_or(Value::None),
+        Value::Instance(i) => i.attr(k).unwrap_or(Value::None),
         _ => Value::None,
     }
 }
@@ -209,7 +203,7 @@ fn call_next(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     let v = me.call_value(&f, vec![], vec![])?;
     if me.eq(&v, &attr(&this, "_sentinel"))? {
         if let Value::Instance(i) = &this {
-            i.dict.borrow_mut().insert("_func".into(), Value::None);
+            i.put_attr("_func", Value::None);
         }
         return Err(err(ErrorKind::StopIteration, ""));
     }
@@ -250,7 +244,7 @@ pub fn exit(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     };
     let v = crate::interp::exc::new_exc_instance(&cls, vec![code.clone()]);
     if let Value::Instance(i) = &v {
-        i.dict.borrow_mut().insert("code".into(), code);
+        i.put_attr("code", code);
     }
     Err(me.exc_from_value(v)?)
 }

@@ -157,15 +157,12 @@ fn regex_for(me: &mut Interp, pat: &str, flags: i64, anchor: Anchor) -> R<Rc<Eng
 fn pat_of(v: &Value, flags: i64) -> R<(String, i64)> {
     match v {
         Value::Str(s) => Ok((s.to_string(), flags)),
-        Value::Instance(i) => {
-            let d = i.dict.borrow();
-            match (d.get("pattern"), d.get("flags")) {
-                (Some(Value::Str(p)), Some(Value::Int(f))) => Ok((p.to_string(), *f | flags)),
-                _ => Err(type_err(
-                    "first argument must be string or compiled pattern",
-                )),
-            }
-        }
+        Value::Instance(i) => match (i.attr("pattern"), i.attr("flags")) {
+            (Some(Value::Str(ref p)), Some(Value::Int(f))) => Ok((p.to_string(), f | flags)),
+            _ => Err(type_err(
+                "first argument must be string or compiled pattern",
+            )),
+        },
         _ => Err(type_err(
             "first argument must be string or compiled pattern",
         )),
@@ -318,7 +315,7 @@ fn exhausted(e: super::reengine::Exhausted) -> crate::interp::Exc {
 /// Moves a match's spans by `by` characters and points it at the whole string.
 fn shift(m: &Value, by: i64, s: &Rc<str>) {
     if let Value::Instance(i) = m {
-        let spans = i.dict.borrow().get("_spans").cloned();
+        let spans = i.attr("_spans");
         if let Some(Value::Tuple(t)) = &spans {
             let moved: Vec<Value> = t
                 .iter()
@@ -332,9 +329,8 @@ fn shift(m: &Value, by: i64, s: &Rc<str>) {
                     _ => v.clone(),
                 })
                 .collect();
-            let mut d = i.dict.borrow_mut();
-            d.insert("_spans".into(), Value::tuple(moved));
-            d.insert("string".into(), Value::Str(s.clone()));
+            i.put_attr("_spans", Value::tuple(moved));
+            i.put_attr("string", Value::Str(s.clone()));
         }
     }
 }
@@ -406,8 +402,8 @@ fn p_finditer(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn spans(m: &Value) -> Vec<Value> {
     match m {
-        Value::Instance(i) => match i.dict.borrow().get("_spans") {
-            Some(Value::Tuple(t)) => t.to_vec(),
+        Value::Instance(i) => match i.attr("_spans") {
+            Some(Value::Tuple(ref t)) => t.to_vec(),
             _ => Vec::new(),
         },
         _ => Vec::new(),
@@ -427,8 +423,8 @@ fn span_of(m: &Value, g: usize) -> Option<(i64, i64)> {
 fn group_text(m: &Value, g: usize) -> Option<Value> {
     let (a, b) = span_of(m, g)?;
     let Value::Instance(i) = m else { return None };
-    let s = match i.dict.borrow().get("string") {
-        Some(Value::Str(s)) => s.clone(),
+    let s = match i.attr("string") {
+        Some(Value::Str(ref s)) => s.clone(),
         _ => return None,
     };
     let (x, y) = (byte_at(&s, a), byte_at(&s, b));
@@ -443,7 +439,7 @@ fn group_index(me: &mut Interp, m: &Value, g: &Value) -> R<usize> {
         Value::Int(i) if *i >= 0 && (*i as usize) < n => Ok(*i as usize),
         Value::Str(name) => {
             if let Value::Instance(i) = m {
-                if let Some(Value::Tuple(names)) = i.dict.borrow().get("_names") {
+                if let Some(Value::Tuple(ref names)) = i.attr("_names") {
                     for (k, v) in names.iter().enumerate() {
                         if matches!(v, Value::Str(s) if **s == **name) {
                             return Ok(k);
@@ -495,7 +491,7 @@ fn m_groupdict(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let m = &args[0];
     let mut d = DictMap::default();
     if let Value::Instance(i) = m {
-        let names = i.dict.borrow().get("_names").cloned();
+        let names = i.attr("_names");
         if let Some(Value::Tuple(names)) = &names {
             for (k, v) in names.iter().enumerate() {
                 if let Value::Str(_) = v {
@@ -540,12 +536,7 @@ fn m_repr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 
 fn p_repr(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     let p = match &args[0] {
-        Value::Instance(i) => i
-            .dict
-            .borrow()
-            .get("pattern")
-            .cloned()
-            .unwrap_or(Value::None),
+        Value::Instance(i) => i.attr("pattern").unwrap_or(Value::None),
         _ => Value::None,
     };
     Ok(Value::str(&format!("re.compile({})", me.repr(&p)?)))

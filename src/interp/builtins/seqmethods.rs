@@ -4,7 +4,7 @@ use super::convert::{dict_from, int_arg};
 use super::{arity, kwarg, no_kw};
 use crate::error::ErrorKind;
 use crate::interp::containers;
-use crate::interp::value::{DictMap, Value};
+use crate::interp::value::{DictMap, Key, Value};
 use crate::interp::{err, value_err, Interp, R};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -216,7 +216,13 @@ pub fn dict_method(
     d: &Rc<RefCell<DictMap>>,
     name: &str,
     args: &[Value],
+    kw: &[(Rc<str>, Value)],
 ) -> R<Value> {
+    if !kw.is_empty() && name != "update" && DICT_METHODS.contains(&name) {
+        return Err(crate::interp::type_err(format!(
+            "dict.{name}() takes no keyword arguments"
+        )));
+    }
     if matches!(name, "pop" | "popitem" | "update" | "clear" | "setdefault") {
         crate::interp::index::note_container_mutation(&Value::Dict(d.clone()), "dict method")?;
     }
@@ -263,6 +269,12 @@ pub fn dict_method(
                 let mut m = DictMap::default();
                 dict_from(me, v, &mut m)?;
                 me.merge_into(d, m, "dict")?;
+            }
+            if !kw.is_empty() {
+                let named = kw
+                    .iter()
+                    .map(|(k, v)| (Key(Value::Str(k.clone())), v.clone()));
+                me.merge_into(d, named.collect(), "dict")?;
             }
             Value::None
         }

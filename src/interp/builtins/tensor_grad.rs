@@ -139,16 +139,12 @@ fn is_parameter(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     ))
 }
 
-/// `vars(obj)`: an instance's (or module's) attributes as a dict, in assignment order.
+/// `vars(obj)`: an instance's live `__dict__`; a class's or module's attributes as a
+/// dict, in assignment order.
 fn vars(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("vars", args, 1, 1)?;
     let items: Vec<(Rc<str>, Value)> = match &args[0] {
-        Value::Instance(i) => i
-            .dict
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        Value::Instance(i) => return Ok(i.attr_dict()),
         Value::Class(c) => c
             .dict
             .borrow()

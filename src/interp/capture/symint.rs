@@ -27,9 +27,15 @@ pub fn concrete(v: &Value) -> Value {
 
 /// True when `v` is a symbolic int or a tuple/slice holding one (looked for down to
 /// `SYM_DEPTH` levels, so a deeply nested tuple costs no deep native recursion; sizes
-/// are never nested that deep).
+/// are never nested that deep). Inlined: the eager interpreter asks this of every item
+/// store and dict key, and most values are neither.
+#[inline]
 pub fn has_sym(v: &Value) -> bool {
-    has_sym_at(v, 0)
+    match v {
+        Value::SymInt(_) => true,
+        Value::Tuple(_) | Value::Slice(_) => has_sym_at(v, 0),
+        _ => false,
+    }
 }
 
 /// How deep `has_sym` looks into nested tuples.
