@@ -63,37 +63,64 @@ fn tokens(s: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The relative tolerance of a program: its `# rel: X` line, else 1e-5.
-fn tolerance(src: &str) -> f64 {
-    src.lines()
-        .find_map(|l| l.strip_prefix("# rel:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(1e-5)
+/// A program's tolerances: relative (its `# rel: X` line, else 1e-5) and absolute (its
+/// `# abs: X` line, else 0: for values that are small differences of numbers near 1,
+/// whose float32 rounding is absolute, not relative to the result).
+#[derive(Clone, Copy)]
+struct Tol {
+    rel: f64,
+    abs: f64,
 }
 
-/// True when `a` and `b` have the same tokens, numbers equal within `rel` relative.
-fn agree(a: &str, b: &str, rel: f64) -> bool {
+fn directive(src: &str, key: &str) -> Option<f64> {
+    src.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn tolerance(src: &str) -> Tol {
+    Tol {
+        rel: directive(src, "# rel:").unwrap_or(1e-5),
+        abs: directive(src, "# abs:").unwrap_or(0.0),
+    }
+}
+
+fn rel(rel: f64) -> Tol {
+    Tol { rel, abs: 0.0 }
+}
+
+/// True when `a` and `b` have the same tokens, numbers equal within the tolerances.
+fn agree(a: &str, b: &str, tol: Tol) -> bool {
     let (ta, tb) = (tokens(a), tokens(b));
     ta.len() == tb.len()
         && ta
             .iter()
             .zip(tb.iter())
             .all(|(x, y)| match (x.parse::<f64>(), y.parse::<f64>()) {
-                (Ok(p), Ok(q)) => (p - q).abs() <= rel * p.abs().max(q.abs()) || p == q,
+                (Ok(p), Ok(q)) => {
+                    let d = (p - q).abs();
+                    d <= tol.rel * p.abs().max(q.abs()) || d <= tol.abs || p == q
+                }
                 _ => x == y,
             })
 }
 
 #[test]
 fn comparison_tolerance() {
-    assert!(agree("[1.0, 2.5] x", "[1.000000001, 2.5] x", 1e-5));
-    assert!(!agree("[1.0, 2.5]", "[1.0001, 2.5]", 1e-5));
-    assert!(!agree("a 1.0", "b 1.0", 1e-5));
-    assert!(!agree("1.0", "1.0 2.0", 1e-5));
+    assert!(agree("[1.0, 2.5] x", "[1.000000001, 2.5] x", rel(1e-5)));
+    assert!(!agree("[1.0, 2.5]", "[1.0001, 2.5]", rel(1e-5)));
+    assert!(!agree("a 1.0", "b 1.0", rel(1e-5)));
+    assert!(!agree("1.0", "1.0 2.0", rel(1e-5)));
     let tight = tolerance("# rel: 1e-12\n");
-    assert_eq!(tight, 1e-12);
+    assert_eq!((tight.rel, tight.abs), (1e-12, 0.0));
     assert!(!agree("0.1", "0.10000000001", tight));
-    assert_eq!(tolerance("print(1)\n"), 1e-5);
+    let floor = tolerance("# abs: 1e-7\n");
+    assert_eq!((floor.rel, floor.abs), (1e-5, 1e-7));
+    assert!(agree("-0.00188613", "-0.00188616", floor));
+    assert!(!agree("-0.00188613", "-0.00188616", rel(1e-5)));
+    assert!(!agree("-0.0018", "-0.0019", floor));
+    let plain = tolerance("print(1)\n");
+    assert_eq!((plain.rel, plain.abs), (1e-5, 0.0));
 }
 
 #[test]
@@ -189,9 +216,9 @@ fn harness_detects_a_planted_difference() {
     let (_, eager) = run(&a, false);
     let (_, compiled_same) = run(&a, true);
     let (_, compiled_planted) = run(&b, true);
-    assert!(agree(&eager, &compiled_same, 1e-5));
+    assert!(agree(&eager, &compiled_same, rel(1e-5)));
     assert!(
-        !agree(&eager, &compiled_planted, 1e-5),
+        !agree(&eager, &compiled_planted, rel(1e-5)),
         "a 3e-5 relative change must be detected"
     );
 }

