@@ -451,7 +451,7 @@ fn node_step(
             .as_ref()
             .is_some_and(|o| o.freed_by_backward())
     {
-        node.op.borrow_mut().take();
+        node.free();
     }
     for (edge, ig) in node.edges.iter().zip(input_grads) {
         let Some(ig) = ig else { continue };

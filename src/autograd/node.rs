@@ -162,7 +162,9 @@ pub struct Node {
     pub(crate) id: u64,
     pub(crate) op: RefCell<Option<BackwardOp>>,
     pub(crate) edges: Edges,
-    name: GradFnName,
+    /// PyTorch's name, worked out when first asked for or before `op` is freed (most
+    /// nodes are never named: naming each one as it is made cost W2 0.5%).
+    name: Cell<Option<GradFnName>>,
     /// Output tensors with gradient hooks or `retain_grad` (see tensor/hooks.rs).
     watchers: RefCell<Vec<WeakTensor>>,
     /// The dtype of the tensors this node produced: gradients sent to it are cast to it.
@@ -183,7 +185,7 @@ impl Node {
     pub(crate) fn new(id: u64, op: BackwardOp, edges: Edges) -> Node {
         Node {
             id,
-            name: op.grad_fn_name(),
+            name: Cell::new(None),
             op: RefCell::new(Some(op)),
             edges,
             watchers: RefCell::new(Vec::new()),
@@ -235,7 +237,21 @@ impl Node {
 
     /// PyTorch's name of the backward op (`MulBackward0`).
     pub fn name(&self) -> GradFnName {
-        self.name
+        if let Some(n) = self.name.get() {
+            return n;
+        }
+        let n = match &*self.op.borrow() {
+            Some(op) => op.grad_fn_name(),
+            None => GradFnName::Fixed("FreedBackward"), // unreachable: free() names first
+        };
+        self.name.set(Some(n));
+        n
+    }
+
+    /// Frees the op (a backward without `retain_graph`), keeping its name.
+    pub(crate) fn free(&self) {
+        self.name();
+        self.op.borrow_mut().take();
     }
 }
 
