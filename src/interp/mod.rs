@@ -118,6 +118,12 @@ pub struct Interp {
     pub limits: limits::LimitState,
     pub b: builtins::Builtins,
     pub modules: HashMap<Rc<str>, Rc<ModuleObj>>,
+    /// How many stdlib module bodies (or `torch.*` alias resolutions) are running: their
+    /// imports name Kiln's own modules even where the script's folder has a file of the
+    /// same name (src/interp/modules.rs).
+    pub(crate) stdlib_imports: u32,
+    /// The folder of the user module whose import started the running stdlib code.
+    pub(crate) stdlib_caller_dir: Option<std::path::PathBuf>,
     pub sources: SourceMap,
     pub output: OutputSink,
     /// Where `sys.stderr` writes go (None: the process's stderr).
@@ -164,6 +170,8 @@ impl Interp {
             limits: limits::LimitState::default(),
             b: builtins::Builtins::new(),
             modules: HashMap::new(),
+            stdlib_imports: 0,
+            stdlib_caller_dir: None,
             sources: SourceMap::new(),
             output: Box::new(|s| {
                 use std::io::Write;

@@ -75,7 +75,8 @@ impl Interp {
     pub fn import(&mut self, path: &[Name]) -> R<Rc<ModuleObj>> {
         let name: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
         self.check_import_allowed(&name)?;
-        if let Some(m) = self.modules.get(name.as_str()) {
+        let key = self.module_key(&name, path);
+        if let Some(m) = self.modules.get(key.as_str()) {
             return Ok(m.clone());
         }
         // a package that is absent is a namespace (a directory with no package file);
@@ -89,14 +90,14 @@ impl Interp {
             },
         };
         // the package's own code may have imported this submodule
-        if let Some(m) = self.modules.get(name.as_str()) {
+        if let Some(m) = self.modules.get(key.as_str()) {
             return Ok(m.clone());
         }
-        let m = match self.import_new(&name, path) {
+        let m = match self.import_new(&name, &key, path) {
             Ok(m) => m,
             Err(e) => return Err(parent_missing.unwrap_or(e)),
         };
-        self.modules.insert(name.as_str().into(), m.clone());
+        self.modules.insert(key.as_str().into(), m.clone());
         if let Some((parent, last)) = path.split_last().map(|(l, p)| (p, l)) {
             if !parent.is_empty() {
                 let p = match parent_missing {
@@ -109,10 +110,54 @@ impl Interp {
         Ok(m)
     }
 
+    /// The cache key of module `name`: itself, except for a stdlib module imported by
+    /// stdlib code (or through a `torch.*` alias) while the script's folder has a file of
+    /// that name (the user's `data.dl` must not become `torch.utils.data`, nor Kiln's
+    /// `data` the user's `import data`): then Kiln's module lives under `<stdlib>.name`.
+    pub(super) fn module_key(&self, name: &str, path: &[Name]) -> String {
+        // Kiln's module or a package above one (`utils` of `utils.tensorboard`)
+        let ours = |n: &str| n == name || (n.starts_with(name) && n[name.len()..].starts_with('.'));
+        let stdlib = self.stdlib_imports > 0 && STDLIB.iter().any(|(n, _)| ours(n));
+        if stdlib && (1..=path.len()).any(|i| self.user_file(&path[..i]).is_some()) {
+            format!("<stdlib>.{name}")
+        } else {
+            name.to_string()
+        }
+    }
+
+    /// The importing folder's file for a module path, if the sandbox allows looking and
+    /// it exists. The folder is the importing module's, or under stdlib code the folder of
+    /// the user module that started it.
+    fn user_file(&self, path: &[Name]) -> Option<std::path::PathBuf> {
+        if !self.allow_fs {
+            return None; // a sandboxed run never looks at the disk (not even a stat)
+        }
+        let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/") + ".dl";
+        let dir = match self.stdlib_imports {
+            0 => self.globals.dir.borrow().clone(),
+            _ => self.stdlib_caller_dir.clone(),
+        };
+        let dir = dir.or_else(|| std::env::current_dir().ok())?;
+        let file = dir.join(rel);
+        let gate = crate::io::fs_gate::check(&file, crate::io::fs_gate::Access::Read);
+        (gate.is_ok() && file.is_file()).then_some(file)
+    }
+
+    /// Runs `f` with imports resolving to Kiln's stdlib first (see [`Self::module_key`]).
+    fn in_stdlib<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        if self.stdlib_imports == 0 {
+            self.stdlib_caller_dir = self.globals.dir.borrow().clone();
+        }
+        self.stdlib_imports += 1;
+        let r = f(self);
+        self.stdlib_imports -= 1;
+        r
+    }
+
     /// Finds and runs a module not imported yet.
-    fn import_new(&mut self, name: &str, path: &[Name]) -> R<Rc<ModuleObj>> {
+    fn import_new(&mut self, name: &str, key: &str, path: &[Name]) -> R<Rc<ModuleObj>> {
         if let Some(target) = super::packages::torch_alias(name) {
-            return self.import_dotted(target);
+            return self.in_stdlib(|i| i.import_dotted(target));
         }
         if name == "torch" {
             let m = self.torch_module()?;
@@ -151,38 +196,31 @@ impl Interp {
         if let Some(m) = native {
             return Ok(m);
         }
-        let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/") + ".dl";
-        if self.allow_fs {
-            let dir = self
-                .globals
-                .dir
-                .borrow()
-                .clone()
-                .or_else(|| std::env::current_dir().ok());
-            if let Some(dir) = dir {
-                let file = dir.join(&rel);
-                // a sandboxed run never looks at the disk (not even a stat)
-                let gate = crate::io::fs_gate::check(&file, crate::io::fs_gate::Access::Read);
-                if gate.is_ok() && file.is_file() {
-                    let bytes = std::fs::read(&file).map_err(|e| {
-                        err(
-                            ErrorKind::ImportError,
-                            format!("cannot read '{}': {}", file.display(), e),
-                        )
-                    })?;
-                    let src = String::from_utf8(bytes).map_err(|_| {
-                        err(
-                            ErrorKind::ImportError,
-                            format!("'{}' is not valid UTF-8", file.display()),
-                        )
-                    })?;
-                    let mdir = file.parent().map(|p| p.to_path_buf());
-                    return self.load_module(name, &file.display().to_string(), &src, mdir);
-                }
-            }
+        // Kiln's own module under its private key never reads the script's folder
+        let user = match key == name {
+            true => self.user_file(path),
+            false => None,
+        };
+        if let Some(file) = user {
+            let bytes = std::fs::read(&file).map_err(|e| {
+                err(
+                    ErrorKind::ImportError,
+                    format!("cannot read '{}': {}", file.display(), e),
+                )
+            })?;
+            let src = String::from_utf8(bytes).map_err(|_| {
+                err(
+                    ErrorKind::ImportError,
+                    format!("'{}' is not valid UTF-8", file.display()),
+                )
+            })?;
+            let mdir = file.parent().map(|p| p.to_path_buf());
+            return self.load_module(name, key, &file.display().to_string(), &src, mdir);
         }
         if let Some((_, src)) = STDLIB.iter().find(|(n, _)| *n == name) {
-            return self.load_module(name, &format!("<stdlib>/{rel}"), src, None);
+            let rel: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join("/");
+            let display = format!("<stdlib>/{rel}.dl");
+            return self.in_stdlib(|i| i.load_module(name, key, &display, src, None));
         }
         Err(err(
             ErrorKind::ImportError,
@@ -190,11 +228,12 @@ impl Interp {
         ))
     }
 
-    /// Parses, resolves and runs a module's source; the module is cached before it runs
-    /// so circular imports see the partially initialised module.
+    /// Parses, resolves and runs a module's source; the module is cached (under `key`)
+    /// before it runs so circular imports see the partially initialised module.
     pub fn load_module(
         &mut self,
         name: &str,
+        key: &str,
         display: &str,
         src: &str,
         dir: Option<std::path::PathBuf>,
@@ -226,11 +265,11 @@ impl Interp {
                 missing: None,
             })
         })?;
-        self.modules.insert(name.into(), m.clone());
+        self.modules.insert(key.into(), m.clone());
         match self.run_code(&code, m.clone()) {
             Ok(_) => Ok(m),
             Err(mut e) => {
-                self.modules.remove(name);
+                self.modules.remove(key);
                 if let Some(p) = e.pending.take() {
                     e.frames.push(crate::error::TraceFrame {
                         func: "<module>".into(),

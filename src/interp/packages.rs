@@ -98,7 +98,10 @@ impl Interp {
             }
         }
         // torch.Generator is data.Generator (PyTorch's CPU engine, for shuffles).
-        let generator = self.modules.get("data").and_then(|d| d.get("Generator"));
+        let generator = self
+            .modules
+            .get("torch.utils.data")
+            .and_then(|d| d.get("Generator"));
         if let (Some(g), Some(torch)) = (generator, self.modules.get("torch")) {
             torch.set(&"Generator".into(), g);
         }
@@ -131,11 +134,12 @@ impl Interp {
     /// itself bound in its own package (or namespace).
     pub(super) fn namespace(&mut self, path: &[super::tree::Name]) -> R<Rc<ModuleObj>> {
         let name = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
-        if let Some(m) = self.modules.get(name.as_str()) {
+        let key = self.module_key(&name, path);
+        if let Some(m) = self.modules.get(key.as_str()) {
             return Ok(m.clone());
         }
         let m = empty_module(&name);
-        self.modules.insert(name.as_str().into(), m.clone());
+        self.modules.insert(key.as_str().into(), m.clone());
         if let Some((last, parent)) = path.split_last() {
             if !parent.is_empty() {
                 let p = match self.import(parent) {
