@@ -73,6 +73,10 @@ impl Interp {
     /// package is imported first and the submodule becomes its attribute; `torch.*` paths
     /// name Kiln's own modules (src/interp/packages.rs).
     pub fn import(&mut self, path: &[Name]) -> R<Rc<ModuleObj>> {
+        // an import run by a stdlib function at call time is stdlib code's import too
+        if self.stdlib_imports == 0 && self.globals_is_stdlib() {
+            return self.in_stdlib(|i| i.import(path));
+        }
         let name: String = path.iter().map(|p| &**p).collect::<Vec<_>>().join(".");
         self.check_import_allowed(&name)?;
         let key = self.module_key(&name, path);
@@ -143,9 +147,16 @@ impl Interp {
         (gate.is_ok() && file.is_file()).then_some(file)
     }
 
+    /// Whether the running code is a stdlib module's (embedded: no folder, a stdlib name).
+    fn globals_is_stdlib(&self) -> bool {
+        self.globals.dir.borrow().is_none() && STDLIB.iter().any(|(n, _)| **n == *self.globals.name)
+    }
+
     /// Runs `f` with imports resolving to Kiln's stdlib first (see [`Self::module_key`]).
     fn in_stdlib<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
-        if self.stdlib_imports == 0 {
+        // the user folder that started stdlib code (kept when stdlib code itself starts
+        // it again at call time: its own module has no folder)
+        if self.stdlib_imports == 0 && !self.globals_is_stdlib() {
             self.stdlib_caller_dir = self.globals.dir.borrow().clone();
         }
         self.stdlib_imports += 1;
