@@ -121,9 +121,21 @@ impl Interp {
     pub(super) fn module_key(&self, name: &str, path: &[Name]) -> String {
         // Kiln's module or a package above one (`utils` of `utils.tensorboard`)
         let ours = |n: &str| n == name || (n.starts_with(name) && n[name.len()..].starts_with('.'));
-        let stdlib = self.stdlib_imports > 0 && STDLIB.iter().any(|(n, _)| ours(n));
-        if stdlib && (1..=path.len()).any(|i| self.user_file(&path[..i]).is_some()) {
-            format!("<stdlib>.{name}")
+        if self.stdlib_imports == 0 || !STDLIB.iter().any(|(n, _)| ours(n)) {
+            return name.to_string();
+        }
+        // decided once per name: a stdlib function's import at call time must not stat
+        // the disk each time it runs
+        let private = format!("<stdlib>.{name}");
+        if self.modules.contains_key(private.as_str()) {
+            return private;
+        }
+        let plain_is_ours = self
+            .modules
+            .get(name)
+            .is_some_and(|m| m.dir.borrow().is_none());
+        if !plain_is_ours && (1..=path.len()).any(|i| self.user_file(&path[..i]).is_some()) {
+            private
         } else {
             name.to_string()
         }
