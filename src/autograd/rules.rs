@@ -523,9 +523,12 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 &gk,
             )?)]
         }
-        B::ExtremeAll { x, out, .. } => {
+        B::ExtremeAll { x, out, dims, .. } => {
             let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
-            let cnt = m.sum(&[], false)?;
+            let cnt = match dims {
+                None => m.sum(&[], false)?,
+                Some(d) => m.sum(&d.iter().map(|&i| i as i64).collect::<Vec<_>>(), true)?,
+            };
             vec![Some(m.mul(g)?.div(&cnt)?)]
         }
         B::Var {
