@@ -92,9 +92,9 @@ pub enum Value {
     /// decision on its value: `interp::capture::symint`).
     SymInt(Rc<crate::compile::capture::symint::SymInt>),
     /// A `@compile`d function (or a compiled module's bound `forward`).
-    Compiled(Rc<crate::compile::capture::compiled::CompiledFn>),
+    Compiled(Rc<crate::interp::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
-    Graph(Rc<crate::compile::capture::traced::TracedGraph>),
+    Graph(Rc<crate::interp::capture::traced::TracedGraph>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
