@@ -128,19 +128,39 @@ impl Layout {
 }
 
 /// The (layout id -> slot) memo of one attribute site (load, store or method call): valid
-/// for the one name of its site only.
+/// for the one name of its site only. It keeps the last two layouts seen, so a site that
+/// sees instances of two classes (or two attribute orders) in turn stays on the fast path.
 #[derive(Debug, Default)]
 pub struct AttrHint {
     layout: Cell<u64>,
     slot: Cell<u32>,
+    /// The layout seen before `layout` (0: none), and its slot.
+    layout2: Cell<u64>,
+    slot2: Cell<u32>,
 }
 
 impl AttrHint {
     #[inline(always)]
     fn set(&self, layout: &Layout, slot: Option<usize>) {
+        if self.layout.get() != layout.id {
+            self.layout2.set(self.layout.get());
+            self.slot2.set(self.slot.get());
+        }
         self.layout.set(layout.id);
         let slot = slot.and_then(|s| u32::try_from(s).ok());
         self.slot.set(slot.unwrap_or(ABSENT));
+    }
+
+    /// The slot this site remembers for `layout` (`ABSENT` for a name it does not hold).
+    #[inline(always)]
+    fn slot_for(&self, layout: &Layout) -> Option<u32> {
+        if self.layout.get() == layout.id {
+            Some(self.slot.get())
+        } else if self.layout2.get() == layout.id {
+            Some(self.slot2.get())
+        } else {
+            None
+        }
     }
 }
 
@@ -202,8 +222,8 @@ impl Attrs {
     #[inline]
     pub fn load(&self, name: &Rc<str>, hint: &AttrHint) -> Own {
         if let Attrs::Shaped { layout, values } = self {
-            if hint.layout.get() == layout.id {
-                return match values.get(hint.slot.get() as usize) {
+            if let Some(slot) = hint.slot_for(layout) {
+                return match values.get(slot as usize) {
                     Some(v) => Own::Hit(v.fast_clone()),
                     None => Own::Miss,
                 };
@@ -253,8 +273,8 @@ impl Attrs {
     #[inline]
     pub fn replace_hinted(&mut self, hint: &AttrHint, v: Value) -> Result<Value, Value> {
         if let Attrs::Shaped { layout, values } = self {
-            if hint.layout.get() == layout.id {
-                if let Some(slot) = values.get_mut(hint.slot.get() as usize) {
+            if let Some(slot) = hint.slot_for(layout) {
+                if let Some(slot) = values.get_mut(slot as usize) {
                     return Ok(std::mem::replace(slot, v));
                 }
             }
@@ -504,6 +524,34 @@ mod tests {
         ));
         assert!(matches!(b.get("x"), Some(Value::Int(8))));
         assert!(matches!(a.get("x"), Some(Value::Int(1))));
+    }
+
+    #[test]
+    fn a_hint_keeps_two_layouts() {
+        let root = Layout::root();
+        let (x, y) = (name("x"), name("y"));
+        let mut a = Attrs::new(&root);
+        let mut b = Attrs::new(&root);
+        a.set(x.clone(), Value::Int(1));
+        a.set(y.clone(), Value::Int(2));
+        b.set(y.clone(), Value::Int(3));
+        let hint = AttrHint::default();
+        for _ in 0..2 {
+            assert!(matches!(a.load(&y, &hint), Own::Hit(Value::Int(2))));
+            assert!(matches!(b.load(&y, &hint), Own::Hit(Value::Int(3))));
+        }
+        let (Attrs::Shaped { layout: la, .. }, Attrs::Shaped { layout: lb, .. }) = (&a, &b) else {
+            panic!("not shaped");
+        };
+        assert_eq!((hint.slot_for(la), hint.slot_for(lb)), (Some(1), Some(0)));
+        // a third layout pushes out the oldest
+        let mut c = Attrs::new(&root);
+        c.set(name("z"), Value::Int(0));
+        c.set(y.clone(), Value::Int(4));
+        assert!(matches!(c.load(&y, &hint), Own::Hit(Value::Int(4))));
+        assert_eq!(hint.slot_for(la), None);
+        assert!(b.replace_hinted(&hint, Value::Int(5)).is_ok());
+        assert!(matches!(b.load(&y, &hint), Own::Hit(Value::Int(5))));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Every other statement goes through `exec`, so loops, `try` and `with` keep their
 //! general handling (a `return` inside them still passes through `Interp::ret`).
 
-use super::tree::{Ex, ExKind, St, StKind};
+use super::tree::{St, StKind};
 use super::value::Value;
 use super::{at, Flow, Interp, R};
 
@@ -45,18 +45,6 @@ impl Interp {
             }
         }
         Ok(Value::None)
-    }
-
-    /// A condition that is one comparison of two numbers on the fast path (`n < 2`).
-    #[inline(always)]
-    fn num_cond(&self, c: &Ex) -> Option<bool> {
-        match &c.kind {
-            ExKind::Compare(a, rest) => match rest.as_slice() {
-                [(op, b)] => self.num_compare(a, *op, b),
-                _ => None,
-            },
-            _ => None,
-        }
     }
 
     /// The statements of the branch an `if` at a body's top level took.

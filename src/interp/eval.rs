@@ -146,6 +146,12 @@ impl Interp {
             }
             Target::Subscript(obj, idx) => {
                 let o = self.eval(obj)?;
+                if let ExKind::Slice(a, b, c) = &idx.kind {
+                    let parts = self.slice_parts(a, b, c)?;
+                    return self
+                        .set_slice(&o, parts, v)
+                        .map_err(|e| at(e, obj.span.to(idx.span)));
+                }
                 let i = self.eval(idx)?;
                 self.set_item(&o, &i, v)
                     .map_err(|e| at(e, obj.span.to(idx.span)))
@@ -187,6 +193,22 @@ impl Interp {
             }
         }
         Ok(())
+    }
+
+    /// The bounds of a slice `a:b:c` (`None` where left out), evaluated in order.
+    fn slice_parts(
+        &mut self,
+        a: &Option<Box<Ex>>,
+        b: &Option<Box<Ex>>,
+        c: &Option<Box<Ex>>,
+    ) -> R<[Value; 3]> {
+        let mut parts = [Value::None, Value::None, Value::None];
+        for (slot, x) in parts.iter_mut().zip([a, b, c]) {
+            if let Some(x) = x {
+                *slot = self.eval(x)?;
+            }
+        }
+        Ok(parts)
     }
 
     /// Evaluates leaves (constants, locals) inline, everything else through `eval`.
@@ -307,7 +329,15 @@ impl Interp {
                 self.get_attr(&o, name).map_err(|x| at(x, e.span))
             }
             ExKind::Subscript(obj, idx) => {
+                if let Some(v) = self.local_item(obj, idx) {
+                    return Ok(v);
+                }
                 let o = self.eval(obj)?;
+                // `xs[a:b]` outside a capture: no slice object
+                if let (ExKind::Slice(a, b, c), false) = (&idx.kind, trace::active()) {
+                    let parts = self.slice_parts(a, b, c)?;
+                    return self.get_slice(&o, parts).map_err(|x| at(x, e.span));
+                }
                 let mut i = self.eval(idx)?;
                 trace::set_span(e.span);
                 if trace::active() && !matches!(o, Value::Tensor(_)) {
@@ -348,35 +378,42 @@ impl Interp {
         num_cmp(op, self.num(a)?, self.num(b)?)
     }
 
-    /// The truth value of a condition (`if`, `while`), number comparisons without a
-    /// bool value.
+    /// A condition that is one comparison of two numbers on the fast path (`n < 2`).
     #[inline(always)]
+    pub(crate) fn num_cond(&self, c: &Ex) -> Option<bool> {
+        match &c.kind {
+            ExKind::Compare(a, rest) => match rest.as_slice() {
+                [(op, b)] => self.num_compare(a, *op, b),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// `cond`, except that a tensor value while a capture records is returned as is
     /// (`Err(t)`), for the statement to capture a branch or loop on it.
+    #[inline(always)]
     pub fn cond_or_traced(&mut self, c: &Ex) -> R<Result<bool, crate::tensor::Tensor>> {
-        if let ExKind::Compare(a, rest) = &c.kind {
-            if let [(op, b)] = rest.as_slice() {
-                if let Some(r) = self.num_compare(a, *op, b) {
-                    return Ok(Ok(r));
-                }
-            }
+        if !trace::active() {
+            return self.truth(c, c.span).map(Ok);
+        }
+        if let Some(r) = self.num_cond(c) {
+            return Ok(Ok(r));
         }
         let cv = self.eval(c)?;
         if let Value::Tensor(t) = &cv {
-            if crate::compile::capture::trace::active() {
-                return Ok(Err(t.clone()));
-            }
+            return Ok(Err(t.clone()));
         }
         self.truthy(&cv).map(Ok).map_err(|x| at(x, c.span))
     }
 
+    /// The truth value of a condition (`if`, `while`): see `truth`.
     pub fn cond(&mut self, c: &Ex) -> R<bool> {
-        if let ExKind::Compare(a, rest) = &c.kind {
-            if let [(op, b)] = rest.as_slice() {
-                if let Some(r) = self.num_compare(a, *op, b) {
-                    return Ok(r);
-                }
-            }
+        if !trace::active() {
+            return self.truth(c, c.span);
+        }
+        if let Some(r) = self.num_cond(c) {
+            return Ok(r);
         }
         let cv = self.eval(c)?;
         self.truthy(&cv).map_err(|x| at(x, c.span))
@@ -399,15 +436,7 @@ impl Interp {
                 }
                 Ok(Value::Bool(true))
             }
-            ExKind::Slice(a, b, c) => {
-                let mut parts = [Value::None, Value::None, Value::None];
-                for (slot, x) in parts.iter_mut().zip([a, b, c]) {
-                    if let Some(x) = x {
-                        *slot = self.eval(x)?;
-                    }
-                }
-                Ok(Value::Slice(Rc::new(parts)))
-            }
+            ExKind::Slice(a, b, c) => Ok(Value::Slice(Rc::new(self.slice_parts(a, b, c)?))),
             ExKind::List(xs) => Ok(Value::list(self.eval_items(xs)?)),
             ExKind::Tuple(xs) => Ok(Value::tuple(self.eval_items(xs)?)),
             ExKind::Starred(_) => Err(at(

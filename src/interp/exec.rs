@@ -1,14 +1,31 @@
 //! Statement execution: assignment, control flow, definitions, `del`, module chunks.
 
 use super::num::{num_op, Num};
-use super::tree::{Code, Place, St, StKind, Target};
+use super::tree::{Code, Ex, ExKind, Place, St, StKind, Target};
 use super::value::{ModuleObj, Own, Value};
 use super::{at, err, Flow, Interp, R};
 use crate::error::ErrorKind;
+use crate::source::Span;
 use crate::syntax::ast::BinOp;
 use std::rc::Rc;
 
+/// The most names `a, b = x, y` assigns without building the tuple.
+const PARALLEL_MAX: usize = 4;
+
 impl Interp {
+    /// `a, b = x, y` (as many names as values, no starred item): the values evaluated
+    /// in order, then stored left to right, as the tuple's unpacking would.
+    fn assign_parallel(&mut self, lhs: &[Target], xs: &[Ex], span: Span) -> R<()> {
+        let mut vals: [Value; PARALLEL_MAX] = Default::default();
+        for (slot, x) in vals.iter_mut().zip(xs) {
+            *slot = self.eval(x)?;
+        }
+        for (t, v) in lhs.iter().zip(vals.iter_mut()) {
+            self.store(t, std::mem::take(v)).map_err(|e| at(e, span))?;
+        }
+        Ok(())
+    }
+
     pub fn exec_block(&mut self, body: &[St]) -> R<Flow> {
         for s in body {
             match self.exec(s)? {
@@ -34,6 +51,15 @@ impl Interp {
                 Value::set_slot(&mut self.stack[i], v);
             }
             StKind::Assign(ts, e) => {
+                if let ([Target::Unpack(lhs, None, span)], ExKind::Tuple(xs)) =
+                    (ts.as_slice(), &e.kind)
+                {
+                    let starred = xs.iter().any(|x| matches!(x.kind, ExKind::Starred(_)));
+                    if lhs.len() == xs.len() && xs.len() <= PARALLEL_MAX && !starred {
+                        self.assign_parallel(lhs, xs, *span)?;
+                        return Ok(Flow::Normal);
+                    }
+                }
                 let v = self.eval(e)?;
                 if let [t] = ts.as_slice() {
                     self.store(t, v)?;

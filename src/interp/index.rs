@@ -52,16 +52,48 @@ pub fn slice_indices(s: &[Value; 3], len: i64) -> R<(i64, i64, i64)> {
     Ok((start, stop, step))
 }
 
+/// The positions selected by a slice of a sequence of `len` (in order, without
+/// overflow however large the step).
+pub fn slice_steps(s: &[Value; 3], len: usize) -> R<impl Iterator<Item = usize>> {
+    let (start, stop, step) = slice_indices(s, len as i64)?;
+    // bounds are within -1..=len, so the distance and the step's size fit a u64
+    let n = if step > 0 && start < stop {
+        (stop - start - 1) as u64 / step.unsigned_abs() + 1
+    } else if step < 0 && start > stop {
+        (start - stop - 1) as u64 / step.unsigned_abs() + 1
+    } else {
+        0
+    };
+    let step_abs = step.unsigned_abs();
+    Ok((0..n).map(move |k| {
+        let off = k * step_abs;
+        // k * |step| stays within the bounds' distance: no wrap
+        let pos = if step > 0 {
+            start as u64 + off
+        } else {
+            start as u64 - off
+        };
+        pos as usize
+    }))
+}
+
 /// The positions selected by a slice.
 pub fn slice_positions(s: &[Value; 3], len: usize) -> R<Vec<usize>> {
-    let (start, stop, step) = slice_indices(s, len as i64)?;
-    let mut out = Vec::new();
-    let mut i = start;
-    while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        out.push(i as usize);
-        i += step;
+    Ok(slice_steps(s, len)?.collect())
+}
+
+/// `items[s]` of a list's or a tuple's items, with no list of positions in between.
+fn slice_items(items: &[Value], s: &[Value; 3]) -> R<Vec<Value>> {
+    if let [Value::None | Value::Int(_), Value::None | Value::Int(_), Value::None] = s {
+        let (start, stop, _) = slice_indices(s, items.len() as i64)?;
+        return Ok(match items.get(start as usize..stop.max(start) as usize) {
+            Some(part) => part.to_vec(),
+            None => Vec::new(),
+        });
     }
-    Ok(out)
+    Ok(slice_steps(s, items.len())?
+        .map(|i| items[i].clone())
+        .collect())
 }
 
 fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
@@ -94,11 +126,7 @@ impl Interp {
             }
         }
         match (obj, idx) {
-            (Value::List(l), Value::Slice(s)) => {
-                let l = l.borrow();
-                let pos = slice_positions(s, l.len())?;
-                Ok(Value::list(pos.into_iter().map(|i| l[i].clone()).collect()))
-            }
+            (Value::List(l), Value::Slice(s)) => Ok(Value::list(slice_items(&l.borrow(), s)?)),
             (Value::List(l), _) => {
                 let items = l.borrow();
                 let i = norm_index(idx, items.len(), "list")?;
@@ -109,12 +137,7 @@ impl Interp {
                 }
                 Ok(v)
             }
-            (Value::Tuple(t), Value::Slice(s)) => {
-                let pos = slice_positions(s, t.len())?;
-                Ok(Value::tuple(
-                    pos.into_iter().map(|i| t[i].clone()).collect(),
-                ))
-            }
+            (Value::Tuple(t), Value::Slice(s)) => Ok(Value::tuple(slice_items(t, s)?)),
             (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
             (Value::Str(s), _) => {
                 // characters by position (a remembered layout: no pass per access)
@@ -174,28 +197,7 @@ impl Interp {
         }
         note_container_mutation(obj, "item store")?;
         match (obj, idx) {
-            (Value::List(l), Value::Slice(s)) => {
-                let items = self.collect(&v)?;
-                let mut l = l.borrow_mut();
-                let (start, stop, step) = slice_indices(s, l.len() as i64)?;
-                if step == 1 {
-                    let stop = stop.max(start) as usize;
-                    l.splice(start as usize..stop, items);
-                    return Ok(());
-                }
-                let pos = slice_positions(s, l.len())?;
-                if pos.len() != items.len() {
-                    return Err(value_err(format!(
-                        "attempt to assign sequence of size {} to extended slice of size {}",
-                        items.len(),
-                        pos.len()
-                    )));
-                }
-                for (p, x) in pos.into_iter().zip(items) {
-                    l[p] = x;
-                }
-                Ok(())
-            }
+            (Value::List(l), Value::Slice(s)) => self.set_list_slice(l, s, v),
             (Value::List(l), _) => {
                 let mut l = l.borrow_mut();
                 let i = norm_index(idx, l.len(), "list assignment")?;
@@ -221,6 +223,69 @@ impl Interp {
                 obj.type_name()
             ))),
         }
+    }
+
+    /// `o[a:b:c]` from the bounds (no slice object for a list or a tuple).
+    pub(crate) fn get_slice(&mut self, o: &Value, s: [Value; 3]) -> R<Value> {
+        if !s.iter().any(|p| matches!(p, Value::SymInt(_))) {
+            match o {
+                Value::List(l) => return Ok(Value::list(slice_items(&l.borrow(), &s)?)),
+                Value::Tuple(t) => return Ok(Value::tuple(slice_items(t, &s)?)),
+                _ => {}
+            }
+        }
+        self.get_item(o, &Value::Slice(Rc::new(s)))
+    }
+
+    /// `o[a:b:c] = v` from the bounds (no slice object for a list outside a capture).
+    pub(crate) fn set_slice(&mut self, o: &Value, s: [Value; 3], v: Value) -> R<()> {
+        let plain = !trace::active() && !trace::in_speculation();
+        if let (Value::List(l), true) = (o, plain) {
+            if !s.iter().any(|p| matches!(p, Value::SymInt(_))) {
+                return self.set_list_slice(l, &s, v);
+            }
+        }
+        self.set_item(o, &Value::Slice(Rc::new(s)), v)
+    }
+
+    /// `l[s] = v` for a list `l`: the items of `v` (taken over when nothing else holds
+    /// `v`, a fresh list such as `xs[k::-1]`) replace the slice.
+    fn set_list_slice(
+        &mut self,
+        l: &Rc<std::cell::RefCell<Vec<Value>>>,
+        s: &[Value; 3],
+        v: Value,
+    ) -> R<()> {
+        let owned = match &v {
+            Value::List(src) if Rc::strong_count(src) == 1 => src
+                .try_borrow_mut()
+                .ok()
+                .map(|mut items| std::mem::take(&mut *items)),
+            _ => None,
+        };
+        let items = match owned {
+            Some(items) => items,
+            None => self.collect(&v)?,
+        };
+        let mut l = l.borrow_mut();
+        let (start, stop, step) = slice_indices(s, l.len() as i64)?;
+        if step == 1 {
+            let stop = stop.max(start) as usize;
+            l.splice(start as usize..stop, items);
+            return Ok(());
+        }
+        let pos = slice_positions(s, l.len())?;
+        if pos.len() != items.len() {
+            return Err(value_err(format!(
+                "attempt to assign sequence of size {} to extended slice of size {}",
+                items.len(),
+                pos.len()
+            )));
+        }
+        for (p, x) in pos.into_iter().zip(items) {
+            l[p] = x;
+        }
+        Ok(())
     }
 
     pub fn del_item(&mut self, obj: &Value, idx: &Value) -> R<()> {
@@ -306,6 +371,48 @@ pub fn set_list_num(o: &Value, k: &Value, n: Num) -> bool {
             true
         }
         None => false,
+    }
+}
+
+impl Interp {
+    /// `xs[k]` for a list or tuple `xs` in a local or closure variable and an int `k` (a
+    /// constant or a local) in range, outside a capture (which notes item loads): the
+    /// item read through the slots, with no clone of the list and no index value.
+    #[inline(always)]
+    pub(crate) fn local_item(&self, o: &super::tree::Ex, i: &super::tree::Ex) -> Option<Value> {
+        use super::tree::{ExKind, Place};
+        let k = match &i.kind {
+            ExKind::Const(Value::Int(k)) => *k,
+            ExKind::Load(Place::Local(t, _)) => match self.local(*t) {
+                Value::Int(k) => *k,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if trace::active() {
+            return None;
+        }
+        match &o.kind {
+            ExKind::Load(Place::Local(s, _)) => seq_item(self.local(*s), k),
+            ExKind::Load(Place::Cell(s, _)) => match self.local(*s) {
+                Value::Cell(c) => seq_item(&*c.try_borrow().ok()?, k),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Item `k` of a list or a tuple, if `k` is in range.
+#[inline(always)]
+fn seq_item(v: &Value, k: i64) -> Option<Value> {
+    match v {
+        Value::List(l) => {
+            let items = l.try_borrow().ok()?;
+            Some(items.get(list_pos(k, items.len())?)?.clone())
+        }
+        Value::Tuple(t) => Some(t.get(list_pos(k, t.len())?)?.clone()),
+        _ => None,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod scope;
 pub mod strindex;
 pub mod suggest;
 pub mod tree;
+mod truth;
 pub mod value;
 mod value_drop;
 
