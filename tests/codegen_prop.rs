@@ -1,8 +1,12 @@
 //! Property test: random kernel IR programs (random SSA graphs, shapes with broadcast,
 //! negative and padded strides, reductions) compiled and compared with the reference
-//! interpreter; plus a meta-test that the comparison detects a planted difference.
+//! interpreter; plus a meta-test that the comparison detects a planted difference (and
+//! the same for float64 kernels, codegen_f64/prop.rs).
 
 mod codegen_common;
+// The same property test for float64 kernels.
+#[path = "codegen_f64/prop.rs"]
+mod prop64;
 
 use codegen_common::Rng;
 use kiln::compile::{

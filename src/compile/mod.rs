@@ -7,7 +7,8 @@
 //! symbolic sizes.
 //!
 //! Public surface: build a [`Kernel`], [`compile`] it, then [`CompiledKernel::run`] it on
-//! [`BufView`]s; [`run_reference`] is the scalar interpreter used as test truth.
+//! [`BufView`]s (of f32, or of f64 for a [`FloatType::F64`] kernel); [`run_reference`] is
+//! the scalar interpreter used as test truth.
 
 pub mod autodiff;
 pub mod capture;
@@ -18,11 +19,11 @@ pub mod runtime;
 pub mod sym;
 
 pub use jit::kernel::{
-    Access, BinaryOp, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
+    Access, BinaryOp, FloatType, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
 };
 pub use jit::parallel::PARALLEL_THRESHOLD;
-pub use jit::reference::run_reference;
-pub use jit::views::{BufView, BufViewMut};
+pub use jit::reference::{run_reference, run_reference_typed};
+pub use jit::views::{BufView, BufViewMut, KernelElem};
 pub use jit::{compile, disassemble, CompiledKernel, KernelArgs};
 
 /// A failed internal invariant of the compiler or its executor (a bug, never the

@@ -18,8 +18,10 @@
 //!   (not differentiable);
 //! - `fused`: its fused-kernel (Cranelift) form, or `[none]` (graphs run it eagerly):
 //!   `[(vx, a, b) expr, (x, y) expr]` for arithmetic, the f32x4 code (expanded in
-//!   compile/jit/body.rs) then the scalar value the kernel reference evaluator uses
-//!   (compile/jit/reference.rs); `[compare CC, (x, y) expr]` for a comparison, its
+//!   compile/jit/body.rs for both float types) then the scalar value the kernel
+//!   reference evaluator uses (compile/jit/reference.rs); `..., f64: call` after them
+//!   when the code is f32x4 only: f64 kernels call the `f32` field's float64 expansion
+//!   per lane (compile/jit/calls64.rs); `[compare CC, (x, y) expr]` for a comparison, its
 //!   Cranelift `FloatCC` (the kernel computes a mask) then the reference relation;
 //! - `onnx`: `["OpType"]` (one ONNX node) or `[(l, cd, x, y) expr]` (a composite built by
 //!   the lowerer `l` from operand names `x`, `y` cast to the compute dtype `cd`).
@@ -74,7 +76,7 @@ macro_rules! binary_table {
                 grad: [(g, a, b, out) (g.mul_s(0.0)?, g.mul_s(0.0)?)],
                 fused: [
                     (vx, a, b) per_lane(vx.b, &[a, b], lanefn::floor_div),
-                    (x, y) floor_div_ref(x, y)
+                    (x, y) floor_div_ref(x, y), f64: call
                 ],
                 onnx: [(l, cd, x, y) if cd == DType::I64 {
                     // Python's floor division: `(a - a mod b) / b` is exact, and ONNX Mod
@@ -98,7 +100,7 @@ macro_rules! binary_table {
                 }],
                 fused: [
                     (vx, a, b) per_lane(vx.b, &[a, b], lanefn::modulo),
-                    (x, y) mod_ref(x, y)
+                    (x, y) mod_ref(x, y), f64: call
                 ],
                 onnx: [(l, cd, x, y) if cd == DType::I64 {
                     l.b.op("Mod", &[x, y], vec![attr_i("fmod", 0)])
@@ -125,7 +127,10 @@ macro_rules! binary_table {
                         .masked_fill(&zero_a, Scalar::Float(0.0))?;
                     (ga, gb)
                 }],
-                fused: [(vx, a, b) per_lane(vx.b, &[a, b], lanefn::pow), (x, y) x.powf(y)],
+                fused: [
+                    (vx, a, b) per_lane(vx.b, &[a, b], lanefn::pow),
+                    (x, y) x.powf(y), f64: call
+                ],
                 onnx: ["Pow"],
             }
             // NaN propagates and -0.0 < +0.0 (IEEE 754-2019 `maximum`).

@@ -22,10 +22,13 @@
 //!   `[float]` (int64 and bool inputs are computed in float32);
 //! - `grad`: `[(g, x, out) expr]`, the input gradient as tensor ops, or `[none]`
 //!   (not differentiable);
-//! - `jit`: `[(vx, x) expr]`, the f32x4 Cranelift code of fused kernels, or `[none]`
-//!   (the op is not fused; graphs run it eagerly);
+//! - `jit`: `[(vx, x) expr]`, the Cranelift code of fused kernels for both float types
+//!   (f32x4 or f64x2, through `Vx`'s typed helpers), or `[(vx, x) expr, f64: call]`, the
+//!   f32x4 code, with f64 kernels calling the `f32` field's float64 expansion per lane
+//!   (compile/jit/calls64.rs), or `[none]` (the op is not fused; graphs run it eagerly);
 //! - `reference`: `[(x) expr]`, the scalar value the kernel reference evaluator uses
-//!   (for `jit` ops), or `[none]`;
+//!   (for `jit` ops; expanded for f32 and for f64 with compile/jit/reference.rs's
+//!   helpers), or `[none]`;
 //! - `onnx`: `["OpType"]` (one ONNX node) or `[(l, n, x) expr]` (a composite built by
 //!   the lowerer `l` for IR node `n` from input name `x`).
 
@@ -47,7 +50,7 @@ macro_rules! unary_table {
                 f32: [(x) x.exp()],
                 int: [float],
                 grad: [(g, x, out) g.mul(out)],
-                jit: [(vx, x) mathfn::exp(vx, x)],
+                jit: [(vx, x) mathfn::exp(vx, x), f64: call],
                 reference: [(x) x.exp()],
                 onnx: ["Exp"],
             }
@@ -56,7 +59,7 @@ macro_rules! unary_table {
                 f32: [(x) x.ln()],
                 int: [float],
                 grad: [(g, x, out) g.div(x)],
-                jit: [(vx, x) mathfn::log(vx, x)],
+                jit: [(vx, x) mathfn::log(vx, x), f64: call],
                 reference: [(x) x.ln()],
                 onnx: ["Log"],
             }
@@ -65,8 +68,8 @@ macro_rules! unary_table {
                 f32: [(x) x.ln_1p()],
                 int: [float],
                 grad: [(g, x, out) g.div(&x.add_s(1.0)?)],
-                jit: [(vx, x) mathfn::log1p(vx, x)],
-                reference: [(x) f64::from(x).ln_1p() as f32],
+                jit: [(vx, x) mathfn::log1p(vx, x), f64: call],
+                reference: [(x) via64(x, f64::ln_1p)],
                 // No ONNX op: Log(1 + x) (loses precision for |x| < 1e-7).
                 onnx: [(l, n, x) {
                     let one = l.b.const_scalar(Scalar::Float(1.0), DType::F32);
@@ -125,7 +128,7 @@ macro_rules! unary_table {
                 f32: [(x) x.sin()],
                 int: [float],
                 grad: [(g, x, out) g.mul(&x.un(Cos)?)],
-                jit: [(vx, x) per_lane(vx.b, &[x], lanefn::sin)],
+                jit: [(vx, x) per_lane(vx.b, &[x], lanefn::sin), f64: call],
                 reference: [(x) x.sin()],
                 onnx: ["Sin"],
             }
@@ -134,7 +137,7 @@ macro_rules! unary_table {
                 f32: [(x) x.cos()],
                 int: [float],
                 grad: [(g, x, out) g.mul(&x.un(Sin)?).and_then(|t| t.neg())],
-                jit: [(vx, x) per_lane(vx.b, &[x], lanefn::cos)],
+                jit: [(vx, x) per_lane(vx.b, &[x], lanefn::cos), f64: call],
                 reference: [(x) x.cos()],
                 onnx: ["Cos"],
             }
@@ -143,7 +146,7 @@ macro_rules! unary_table {
                 f32: [(x) fast_tanh(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(&out.mul(out)?.rsub_s(1.0)?)],
-                jit: [(vx, x) mathfn::tanh(vx, x)],
+                jit: [(vx, x) mathfn::tanh(vx, x), f64: call],
                 reference: [(x) x.tanh()],
                 onnx: ["Tanh"],
             }
@@ -152,8 +155,8 @@ macro_rules! unary_table {
                 f32: [(x) sigmoid(x)],
                 int: [float],
                 grad: [(g, x, out) g.mul(&out.mul(&out.rsub_s(1.0)?)?)],
-                jit: [(vx, x) mathfn::sigmoid(vx, x)],
-                reference: [(x) (1.0 / (1.0 + (-(x as f64)).exp())) as f32],
+                jit: [(vx, x) mathfn::sigmoid(vx, x), f64: call],
+                reference: [(x) via64(x, |x| 1.0 / (1.0 + (-x).exp()))],
                 onnx: ["Sigmoid"],
             }
             Relu {
@@ -183,8 +186,8 @@ macro_rules! unary_table {
                 }],
                 int: [float],
                 grad: [(g, x, out) gelu_tanh_grad(x, g)],
-                jit: [(vx, x) mathgelu::gelu_tanh(vx, x)],
-                reference: [(x) gelu_tanh64(x as f64) as f32],
+                jit: [(vx, x) mathgelu::gelu_tanh(vx, x), f64: call],
+                reference: [(x) via64(x, gelu_tanh64)],
                 onnx: [(l, n, x) l.gelu_tanh(x)],
             }
             Silu {
@@ -251,8 +254,8 @@ macro_rules! unary_table {
                         .un(Exp)?
                         .mul_s(std::f64::consts::FRAC_2_SQRT_PI)?,
                 )],
-                jit: [(vx, x) mathfn::erf(vx, x)],
-                reference: [(x) erf64(x as f64) as f32],
+                jit: [(vx, x) mathfn::erf(vx, x), f64: call],
+                reference: [(x) via64(x, erf64)],
                 onnx: ["Erf"],
             }
             // `~x`: logical not on bool, bitwise not on int64.

@@ -1,11 +1,12 @@
-//! The trailing reduction's accumulators in generated code. Sums accumulate in f64
-//! (four f64x2 accumulators and an f64 tail), as eager sums do, so a fused sum agrees
-//! with eager's to f32 rounding even when its terms cancel; max/min accumulate in f32x4.
+//! The trailing reduction's accumulators in generated code. Sums of an f32 kernel
+//! accumulate in f64 (four f64x2 accumulators and an f64 tail), as eager sums do, so a
+//! fused sum agrees with eager's to f32 rounding even when its terms cancel; max/min
+//! accumulate in f32x4. An f64 kernel accumulates in two f64x2 and an f64 tail.
 
 use crate::compile::jit::body::reduce_step;
 use crate::compile::jit::kernel::ReduceOp;
 use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I8X16};
-use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 /// Which accumulators an element feeds: the two halves of the unrolled vector loop
@@ -20,22 +21,32 @@ pub(crate) enum AccSlot {
 /// The accumulator variables of one reduction.
 pub(crate) struct Accs {
     op: ReduceOp,
-    /// Sum: four f64x2 (slot V0 owns 0 and 1, V1 owns 2 and 3); max/min: two f32x4.
+    /// A sum of f32 values, widened to f64 (lanes 0-1 and 2-3 to separate f64x2).
+    widen: bool,
+    /// The scalar type of the accumulators (f64 for widened sums and f64 kernels).
+    sty: Type,
+    /// Widened sums: four f64x2 (slot V0 owns 0 and 1, V1 owns 2 and 3); otherwise two
+    /// vectors of the kernel's type.
     vec: Vec<Variable>,
-    /// The tail accumulator (f64 for sums, f32 otherwise).
+    /// The tail accumulator.
     s: Variable,
 }
 
 const LE: MemFlagsData = MemFlagsData::new().with_endianness(Endianness::Little);
 
 impl Accs {
-    pub fn declare(b: &mut FunctionBuilder, op: ReduceOp) -> Accs {
-        let (vty, n, sty) = match op {
-            ReduceOp::Sum => (F64X2, 4, F64),
-            ReduceOp::Max | ReduceOp::Min => (F32X4, 2, F32),
+    /// The accumulators of `op` over f32 values (f64 values when `wide`).
+    pub fn declare(b: &mut FunctionBuilder, op: ReduceOp, wide: bool) -> Accs {
+        let widen = op == ReduceOp::Sum && !wide;
+        let (vty, n, sty) = match (widen, wide) {
+            (true, _) => (F64X2, 4, F64),
+            (false, true) => (F64X2, 2, F64),
+            (false, false) => (F32X4, 2, F32),
         };
         Accs {
             op,
+            widen,
+            sty,
             vec: (0..n).map(|_| b.declare_var(vty)).collect(),
             s: b.declare_var(sty),
         }
@@ -43,20 +54,17 @@ impl Accs {
 
     /// Sets every accumulator to the op's identity.
     pub fn init(&self, b: &mut FunctionBuilder) {
-        let (sc, vc) = match self.op {
-            ReduceOp::Sum => {
-                let z = b.ins().f64const(0.0);
-                (z, b.ins().splat(F64X2, z))
-            }
-            ReduceOp::Max | ReduceOp::Min => {
-                let id = if self.op == ReduceOp::Max {
-                    f32::NEG_INFINITY
-                } else {
-                    f32::INFINITY
-                };
-                let z = b.ins().f32const(id);
-                (z, b.ins().splat(F32X4, z))
-            }
+        let id = match self.op {
+            ReduceOp::Sum => 0.0,
+            ReduceOp::Max => f64::NEG_INFINITY,
+            ReduceOp::Min => f64::INFINITY,
+        };
+        let (sc, vc) = if self.sty == F64 {
+            let z = b.ins().f64const(id);
+            (z, b.ins().splat(F64X2, z))
+        } else {
+            let z = b.ins().f32const(id as f32);
+            (z, b.ins().splat(F32X4, z))
         };
         for &v in &self.vec {
             b.def_var(v, vc);
@@ -70,33 +78,34 @@ impl Accs {
         b.def_var(var, acc);
     }
 
-    /// Folds `v` (an f32x4; only lane 0 for `Scalar`) into the slot's accumulators.
+    /// Folds `v` (a vector of the kernel's type; only lane 0 for `Scalar`) into the
+    /// slot's accumulators.
     pub fn add(&self, b: &mut FunctionBuilder, slot: AccSlot, v: Value) {
         let first = match slot {
             AccSlot::V0 => 0,
             AccSlot::V1 => self.vec.len() / 2,
             AccSlot::Scalar => {
                 let x = b.ins().extractlane(v, 0);
-                let x = match self.op {
-                    ReduceOp::Sum => b.ins().fpromote(F64, x),
-                    ReduceOp::Max | ReduceOp::Min => x,
+                let x = if self.widen {
+                    b.ins().fpromote(F64, x)
+                } else {
+                    x
                 };
                 return self.step(b, self.s, x);
             }
         };
-        match self.op {
-            ReduceOp::Sum => {
-                let lo = b.ins().fvpromote_low(v);
-                let hi = high_half(b, v);
-                let hi = b.ins().fvpromote_low(hi);
-                self.step(b, self.vec[first], lo);
-                self.step(b, self.vec[first + 1], hi);
-            }
-            ReduceOp::Max | ReduceOp::Min => self.step(b, self.vec[first], v),
+        if self.widen {
+            let lo = b.ins().fvpromote_low(v);
+            let hi = high_half(b, v);
+            let hi = b.ins().fvpromote_low(hi);
+            self.step(b, self.vec[first], lo);
+            self.step(b, self.vec[first + 1], hi);
+        } else {
+            self.step(b, self.vec[first], v);
         }
     }
 
-    /// Combines every accumulator into the f32 result.
+    /// Combines every accumulator into the result (f32 for an f32 kernel).
     pub fn finish(&self, b: &mut FunctionBuilder) -> Value {
         let op = self.op;
         let mut v = b.use_var(self.vec[0]);
@@ -104,7 +113,7 @@ impl Accs {
             let x = b.use_var(var);
             v = reduce_step(b, op, v, x);
         }
-        let lanes: u8 = if op == ReduceOp::Sum { 2 } else { 4 };
+        let lanes: u8 = if self.sty == F64 { 2 } else { 4 };
         let mut r = b.ins().extractlane(v, 0);
         for lane in 1..lanes {
             let l = b.ins().extractlane(v, lane);
@@ -112,9 +121,10 @@ impl Accs {
         }
         let s = b.use_var(self.s);
         let r = reduce_step(b, op, r, s);
-        match op {
-            ReduceOp::Sum => b.ins().fdemote(F32, r),
-            ReduceOp::Max | ReduceOp::Min => r,
+        if self.widen {
+            b.ins().fdemote(F32, r)
+        } else {
+            r
         }
     }
 }

@@ -1,5 +1,7 @@
-//! Emission of one element's SSA body (all ops as f32x4) and of reduction steps.
+//! Emission of one element's SSA body (all ops as f32x4, or f64x2 in an f64 kernel) and
+//! of reduction steps.
 
+use crate::compile::jit::calls64;
 use crate::compile::jit::kernel::{BinaryOp, Kernel, Kind, Op, ReduceOp, UnaryOp};
 use crate::compile::jit::lanefn::{self, per_lane};
 use crate::compile::jit::mathfn::{self, Vx};
@@ -10,15 +12,15 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Whether an element is a full f32x4 or a tail element (only lane 0 is meaningful).
+/// Whether an element is a full vector or a tail element (only lane 0 is meaningful).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Elem {
     Vector,
     Tail,
 }
 
-/// Emits the body for one f32x4 of elements; `loads[n]` is input `n`'s vector.
-/// Returns one value per op (f32x4, or an i32x4 mask for compares).
+/// Emits the body for one vector of elements; `loads[n]` is input `n`'s vector.
+/// Returns one value per op (a float vector, or an integer mask vector for compares).
 pub(crate) fn emit_body(
     vx: &mut Vx,
     kernel: &Kernel,
@@ -31,6 +33,7 @@ pub(crate) fn emit_body(
         let v = match *op {
             Op::Load(n) => loads[n],
             Op::Const(c) => vx.c(c),
+            Op::Const64(c) => vx.c64(c),
             Op::Unary(u, a) => unary(vx, u, val(a)),
             Op::Binary(bop, a, b) | Op::Compare(bop, a, b) => binary(vx, bop, val(a), val(b)),
             Op::Select(m, a, b) => vx.sel(val(m), val(a), val(b)),
@@ -41,27 +44,37 @@ pub(crate) fn emit_body(
     values
 }
 
-/// `unary` from the op table's `jit` field.
+/// `unary` from the op table's `jit` field: its code for both float types, or its f32x4
+/// code and `f64: call` (an f64 kernel calls eager's float64 kernel per lane).
 macro_rules! unary_jit {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
         saves: $saves:ident, f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*],
         jit: [$($j:tt)*], reference: [$($r:tt)*], onnx: [$($o:tt)*],
     })*) => {
-        /// The f32x4 code of `op` on `x` (`Kernel::validate` rejects ops that are not
+        /// The vector code of `op` on `x` (`Kernel::validate` rejects ops that are not
         /// `fusable`; they give NaN here).
         fn unary(vx: &mut Vx, op: UnaryOp, x: Value) -> Value {
             match op {
-                $(UnaryOp::$V => unary_jit!(@jit vx, x, $($j)*),)*
+                $(UnaryOp::$V => unary_jit!(@jit $V, vx, x, $($j)*),)*
             }
         }
     };
-    (@jit $vx:ident, $x:ident, none) => {
+    (@jit $V:ident, $vx:ident, $x:ident, none) => {
         $vx.c(f32::NAN)
     };
-    (@jit $vv:ident, $xx:ident, ($vx:ident, $x:ident) $e:expr) => {{
+    (@jit $V:ident, $vv:ident, $xx:ident, ($vx:ident, $x:ident) $e:expr) => {{
         let ($vx, $x) = (&mut *$vv, $xx);
         $e
+    }};
+    (@jit $V:ident, $vv:ident, $xx:ident, ($vx:ident, $x:ident) $e:expr, f64: call) => {{
+        if $vv.k.wide {
+            let f: extern "C" fn(f64) -> f64 = calls64::unary::$V;
+            $vv.call(f as usize, &[$xx])
+        } else {
+            let ($vx, $x) = (&mut *$vv, $xx);
+            $e
+        }
     }};
 }
 
@@ -75,21 +88,31 @@ macro_rules! binary_jit {
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
-        /// The f32x4 code of `op` on `a`, `b` (an i32x4 mask for comparisons;
+        /// The vector code of `op` on `a`, `b` (a mask for comparisons;
         /// `Kernel::validate` rejects ops that are not `fusable`: they give NaN here).
         fn binary(vx: &mut Vx, op: BinaryOp, a: Value, b: Value) -> Value {
             match op {
-                $(BinaryOp::$V => binary_jit!(@jit vx, a, b, $($k)*),)*
+                $(BinaryOp::$V => binary_jit!(@jit $V, vx, a, b, $($k)*),)*
             }
         }
     };
-    (@jit $vx:ident, $a:ident, $b:ident, none) => {
+    (@jit $V:ident, $vx:ident, $a:ident, $b:ident, none) => {
         $vx.c(f32::NAN)
     };
-    (@jit $vx:ident, $a:ident, $b:ident, compare $cc:ident, $($r:tt)*) => {
+    (@jit $V:ident, $vx:ident, $a:ident, $b:ident, compare $cc:ident, $($r:tt)*) => {
         $vx.cmp(FloatCC::$cc, $a, $b)
     };
-    (@jit $vv:ident, $aa:ident, $bb:ident,
+    (@jit $V:ident, $vv:ident, $aa:ident, $bb:ident,
+        ($vx:ident, $a:ident, $b:ident) $e:expr, ($x:ident, $y:ident) $r:expr, f64: call) => {{
+        if $vv.k.wide {
+            let f: extern "C" fn(f64, f64) -> f64 = calls64::binary::$V;
+            $vv.call(f as usize, &[$aa, $bb])
+        } else {
+            let ($vx, $a, $b) = (&mut *$vv, $aa, $bb);
+            $e
+        }
+    }};
+    (@jit $V:ident, $vv:ident, $aa:ident, $bb:ident,
         ($vx:ident, $a:ident, $b:ident) $e:expr, $($r:tt)*) => {{
         let ($vx, $a, $b) = (&mut *$vv, $aa, $bb);
         $e

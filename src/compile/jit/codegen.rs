@@ -1,19 +1,20 @@
-//! Kernel IR → Cranelift IR: the loop nest, f32x4 unrolled inner loops, scalar tails and
-//! the trailing reduction's accumulators.
+//! Kernel IR → Cranelift IR: the loop nest, unrolled inner loops of 128-bit vectors
+//! (f32x4, or f64x2 in an f64 kernel), scalar tails and the trailing reduction's
+//! accumulators.
 //!
 //! The function reads a [`crate::compile::jit::KernelArgs`]: base pointers, extents, element
 //! strides, the `[start, end)` range of dimension 0 and the constant table. Buffers are numbered inputs, then
-//! outputs, then the reduction output. Every element is computed as an f32x4 (tails load
+//! outputs, then the reduction output. Every element is computed as a vector (tails load
 //! one element splatted and keep lane 0).
 
 use crate::compile::jit::accum::{AccSlot, Accs};
 use crate::compile::jit::body::{emit_body, Elem};
 use crate::compile::jit::consts::{Consts, Splat4};
-use crate::compile::jit::kernel::{Access, Kernel, Kind};
+use crate::compile::jit::kernel::{Access, FloatType, Kernel, Kind};
 use crate::compile::jit::mathfn::Vx;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, I32, I64};
-use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I32, I64};
+use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
@@ -46,8 +47,33 @@ pub(crate) fn build(
     g.consts.into_table()
 }
 
+/// The element types of a kernel's code: scalar, vector, lanes, log2 of the byte size.
+#[derive(Clone, Copy)]
+struct Ty {
+    scalar: Type,
+    vector: Type,
+    lanes: i64,
+    shift: i64,
+}
+
+impl Ty {
+    fn of(ft: FloatType) -> Ty {
+        let (scalar, vector) = match ft {
+            FloatType::F32 => (F32, F32X4),
+            FloatType::F64 => (F64, F64X2),
+        };
+        Ty {
+            scalar,
+            vector,
+            lanes: ft.lanes(),
+            shift: ft.shift(),
+        }
+    }
+}
+
 struct Gen<'a, 'f> {
     b: FunctionBuilder<'f>,
+    ty: Ty,
     kernel: &'a Kernel,
     kinds: &'a [Kind],
     bases: Vec<Value>,
@@ -73,7 +99,9 @@ impl<'a, 'f> Gen<'a, 'f> {
         let field = |b: &mut FunctionBuilder, at: i32| b.ins().load(I64, MEM, args, at);
         let (ptrs, ext, strd) = (field(&mut b, 0), field(&mut b, 8), field(&mut b, 16));
         let (start, end) = (field(&mut b, 24), field(&mut b, 32));
-        let consts = Consts::new(field(&mut b, 40), fma);
+        let wide = kernel.dtype == FloatType::F64;
+        let ty = Ty::of(kernel.dtype);
+        let consts = Consts::new(field(&mut b, 40), fma, wide);
         let rank = kernel.rank;
         let n_full = kernel.inputs.len() + kernel.outputs.len();
         let n_buf = kernel.inputs.len() + kernel.output_buffers();
@@ -90,14 +118,15 @@ impl<'a, 'f> Gen<'a, 'f> {
                 (0..dims)
                     .map(|d| {
                         let s = b.ins().load(I64, MEM, strd, 8 * (i * rank + d) as i32);
-                        b.ins().ishl_imm_s(s, 2)
+                        b.ins().ishl_imm_s(s, ty.shift)
                     })
                     .collect()
             })
             .collect();
-        let accs = kernel.reduction.map(|r| Accs::declare(&mut b, r.op));
+        let accs = kernel.reduction.map(|r| Accs::declare(&mut b, r.op, wide));
         Gen {
             b,
+            ty,
             kernel,
             kinds,
             bases,
@@ -201,12 +230,16 @@ impl<'a, 'f> Gen<'a, 'f> {
             .map(|(n, &o)| self.b.ins().iadd(self.bases[n], o))
             .collect();
         let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
-        let res = self.b.declare_var(F32);
+        let res = self.b.declare_var(self.ty.scalar);
         self.b.def_var(res, r);
         let i = self.b.declare_var(I64);
         self.b.def_var(i, lo);
         let [header, body, found, next, done] = [(); 5].map(|_| self.b.create_block());
-        let zero = self.b.ins().f32const(0.0);
+        let zero = if self.ty.scalar == F64 {
+            self.b.ins().f64const(0.0)
+        } else {
+            self.b.ins().f32const(0.0)
+        };
         let is_zero = self.b.ins().fcmp(FloatCC::Equal, r, zero);
         self.b.ins().brif(is_zero, header, &[], done, &[]);
         self.b.switch_to_block(header);
@@ -232,7 +265,7 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.use_var(res)
     }
 
-    /// The innermost loop: 4 x f32x4 per iteration (2 with a reduction), then one f32x4,
+    /// The innermost loop: 4 vectors per iteration (2 with a reduction), then one vector,
     /// then scalars.
     fn inner(&mut self, offs: &[Value], lo: Value, hi: Value) {
         let rank = self.kernel.rank;
@@ -244,10 +277,11 @@ impl<'a, 'f> Gen<'a, 'f> {
         let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
         let i = self.b.declare_var(I64);
         self.b.def_var(i, lo);
-        // Without a reduction the loop body holds 4 f32x4 (`sched` interleaves their
-        // chains); a reduction has accumulators for 2.
+        // Without a reduction the loop body holds 4 vectors (`sched` interleaves the
+        // chains of f32 kernels); a reduction has accumulators for 2.
         let vectors: i64 = if self.accs.is_some() { 2 } else { 4 };
-        let plan = [(4 * vectors, true), (4, false)];
+        let lanes = self.ty.lanes;
+        let plan = [(lanes * vectors, true), (lanes, false)];
         let blocks: Vec<_> = (0..7).map(|_| self.b.create_block()).collect();
         self.b.ins().jump(blocks[0], &[]);
         for (k, &(width, repeat)) in plan.iter().enumerate() {
@@ -260,8 +294,8 @@ impl<'a, 'f> Gen<'a, 'f> {
             self.b.switch_to_block(body);
             self.reload_consts();
             self.element(&rows, &steps, iv, Elem::Vector, AccSlot::V0);
-            for u in 1..width / 4 {
-                let iv2 = self.b.ins().iadd_imm_s(iv, 4 * u);
+            for u in 1..width / lanes {
+                let iv2 = self.b.ins().iadd_imm_s(iv, lanes * u);
                 self.element(&rows, &steps, iv2, Elem::Vector, AccSlot::V1);
             }
             self.b.def_var(i, end);
@@ -300,6 +334,7 @@ impl<'a, 'f> Gen<'a, 'f> {
             let v = as_float(&mut vx, self.kinds, &values, out.value.index());
             store(
                 vx.b,
+                self.ty,
                 rows[n_in + o],
                 steps[n_in + o],
                 iv,
@@ -347,41 +382,48 @@ impl<'a, 'f> Gen<'a, 'f> {
     }
 
     fn load(&mut self, row: Value, step: Value, iv: Value, access: Access, mode: Elem) -> Value {
-        let b = &mut self.b;
+        let (b, ty) = (&mut self.b, self.ty);
         match (access, mode) {
             (Access::Broadcast, _) => {
-                let s = b.ins().load(F32, MEM, row, 0);
-                b.ins().splat(F32X4, s)
+                let s = b.ins().load(ty.scalar, MEM, row, 0);
+                b.ins().splat(ty.vector, s)
             }
             (Access::Contiguous, Elem::Vector) => {
-                let off = b.ins().ishl_imm_s(iv, 2);
+                let off = b.ins().ishl_imm_s(iv, ty.shift);
                 let addr = b.ins().iadd(row, off);
-                b.ins().load(F32X4, MEM, addr, 0)
+                b.ins().load(ty.vector, MEM, addr, 0)
             }
             (Access::Strided, Elem::Vector) => {
-                let addr = strided_addr(b, row, step, iv, Access::Strided);
-                let s = b.ins().load(F32, MEM, addr, 0);
-                let mut v = b.ins().scalar_to_vector(F32X4, s);
-                for lane in 1..4u8 {
+                let addr = strided_addr(b, ty, row, step, iv, Access::Strided);
+                let s = b.ins().load(ty.scalar, MEM, addr, 0);
+                let mut v = b.ins().scalar_to_vector(ty.vector, s);
+                for lane in 1..ty.lanes as u8 {
                     let idx = b.ins().iadd_imm_s(iv, i64::from(lane));
-                    let addr = strided_addr(b, row, step, idx, Access::Strided);
-                    let s = b.ins().load(F32, MEM, addr, 0);
+                    let addr = strided_addr(b, ty, row, step, idx, Access::Strided);
+                    let s = b.ins().load(ty.scalar, MEM, addr, 0);
                     v = b.ins().insertlane(v, s, lane);
                 }
                 v
             }
             (_, Elem::Tail) => {
-                let addr = strided_addr(b, row, step, iv, access);
-                let s = b.ins().load(F32, MEM, addr, 0);
-                b.ins().splat(F32X4, s)
+                let addr = strided_addr(b, ty, row, step, iv, access);
+                let s = b.ins().load(ty.scalar, MEM, addr, 0);
+                b.ins().splat(ty.vector, s)
             }
         }
     }
 }
 
-fn strided_addr(b: &mut FunctionBuilder, row: Value, step: Value, idx: Value, a: Access) -> Value {
+fn strided_addr(
+    b: &mut FunctionBuilder,
+    ty: Ty,
+    row: Value,
+    step: Value,
+    idx: Value,
+    a: Access,
+) -> Value {
     let off = match a {
-        Access::Contiguous => b.ins().ishl_imm_s(idx, 2),
+        Access::Contiguous => b.ins().ishl_imm_s(idx, ty.shift),
         Access::Broadcast | Access::Strided => b.ins().imul(idx, step),
     };
     b.ins().iadd(row, off)
@@ -389,13 +431,15 @@ fn strided_addr(b: &mut FunctionBuilder, row: Value, step: Value, idx: Value, a:
 
 fn as_float(vx: &mut Vx, kinds: &[Kind], values: &[Value], at: usize) -> Value {
     match kinds[at] {
-        Kind::F32 => values[at],
+        Kind::F32 | Kind::F64 => values[at],
         Kind::Mask => vx.mask_to_f32(values[at]),
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn store(
     b: &mut FunctionBuilder,
+    ty: Ty,
     row: Value,
     step: Value,
     iv: Value,
@@ -405,20 +449,20 @@ fn store(
 ) {
     match (a, mode) {
         (Access::Contiguous, Elem::Vector) => {
-            let off = b.ins().ishl_imm_s(iv, 2);
+            let off = b.ins().ishl_imm_s(iv, ty.shift);
             let addr = b.ins().iadd(row, off);
             b.ins().store(MEM, v, addr, 0);
         }
         (_, Elem::Vector) => {
-            for lane in 0..4u8 {
+            for lane in 0..ty.lanes as u8 {
                 let idx = b.ins().iadd_imm_s(iv, i64::from(lane));
-                let addr = strided_addr(b, row, step, idx, a);
+                let addr = strided_addr(b, ty, row, step, idx, a);
                 let s = b.ins().extractlane(v, lane);
                 b.ins().store(MEM, s, addr, 0);
             }
         }
         (_, Elem::Tail) => {
-            let addr = strided_addr(b, row, step, iv, a);
+            let addr = strided_addr(b, ty, row, step, iv, a);
             let s = b.ins().extractlane(v, 0);
             b.ins().store(MEM, s, addr, 0);
         }

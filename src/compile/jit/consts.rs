@@ -1,5 +1,5 @@
-//! The constant table of a compiled kernel: every f32x4/i32x4 constant the generated
-//! code uses, as 16-byte aligned splats, addressed from a base pointer the kernel reads
+//! The constant table of a compiled kernel: every f32x4/i32x4 (or f64x2/i64x2) constant
+//! the generated code uses, as 16-byte aligned splats, addressed from a base pointer the kernel reads
 //! from its [`crate::compile::jit::KernelArgs`].
 //!
 //! Each use of a constant is a pure load from its own slot, addressed from a table
@@ -12,7 +12,8 @@ use cranelift_codegen::ir::types::Type;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Four copies of one 32-bit constant, aligned for vector memory operands.
+/// Four copies of one 32-bit constant (or two of a 64-bit one), aligned for vector
+/// memory operands.
 #[repr(C, align(16))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Splat4(pub [u32; 4]);
@@ -24,6 +25,8 @@ pub(crate) struct Consts {
     table: Vec<Splat4>,
     /// Whether `fma` lowers to a native instruction on this host.
     pub fma: bool,
+    /// Whether the kernel computes in f64 (f64x2 vectors; see `Vx`).
+    pub wide: bool,
 }
 
 /// Loads from the table: in bounds, 16-byte aligned and never written while code runs.
@@ -34,11 +37,12 @@ const TABLE: MemFlagsData = MemFlagsData::new()
     .with_can_move();
 
 impl Consts {
-    pub fn new(base: Value, fma: bool) -> Consts {
+    pub fn new(base: Value, fma: bool, wide: bool) -> Consts {
         Consts {
             base,
             table: Vec::new(),
             fma,
+            wide,
         }
     }
 
@@ -47,6 +51,14 @@ impl Consts {
     pub fn load(&mut self, b: &mut FunctionBuilder, ty: Type, bits: u32) -> Value {
         let slot = self.table.len();
         self.table.push(Splat4([bits; 4]));
+        b.ins().load(ty, TABLE, self.base, (16 * slot) as i32)
+    }
+
+    /// A vector of type `ty` (f64x2 or i64x2) with both lanes' bits equal to `bits`.
+    pub fn load_wide(&mut self, b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
+        let (lo, hi) = (bits as u32, (bits >> 32) as u32);
+        let slot = self.table.len();
+        self.table.push(Splat4([lo, hi, lo, hi]));
         b.ins().load(ty, TABLE, self.base, (16 * slot) as i32)
     }
 

@@ -18,7 +18,7 @@
 //! VM class (Zen 3, 32 MB L3, W3's 16 MB output: minima 3-40% higher on 1 and 2
 //! threads, under load; no gain at 64 MB either).
 
-use crate::compile::jit::kernel::{Access, Kernel, Op, Output, UnaryOp, ValueId};
+use crate::compile::jit::kernel::{Access, FloatType, Kernel, Op, Output, UnaryOp, ValueId};
 use crate::compile::jit::mathfn::magic_for;
 use crate::compile::jit::mathgelu::{B0, B1, EXP2_P, GELU_HI, GELU_LO};
 use crate::compile::jit::parallel;
@@ -53,7 +53,8 @@ pub fn gelu_tanh(x: &[f32], out: &mut [f32]) -> bool {
 /// Whether `kernel` is one `GeluTanh` of a contiguous input stored contiguously, with
 /// no reduction: the kernels [`run_views`] runs.
 pub fn is_lone_gelu(kernel: &Kernel) -> bool {
-    kernel.inputs == [Access::Contiguous]
+    kernel.dtype == FloatType::F32
+        && kernel.inputs == [Access::Contiguous]
         && kernel.body == [Op::Load(0), Op::Unary(UnaryOp::GeluTanh, ValueId(0))]
         && kernel.outputs
             == [Output {

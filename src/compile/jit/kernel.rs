@@ -1,4 +1,5 @@
-//! Kernel IR: one fused loop nest over f32 buffers (elementwise SSA body, optional reduction).
+//! Kernel IR: one fused loop nest over f32 or f64 buffers (elementwise SSA body, optional
+//! reduction).
 //!
 //! A [`Kernel`] describes a loop nest of rank `rank` whose extents are given at run time.
 //! Every point of the index space evaluates `body` (an SSA list of scalar ops), stores the
@@ -18,6 +19,34 @@ pub use crate::ops::UnaryOp;
 /// Elementwise binary float ops and comparisons: the op table's enum (a kernel holds the
 /// `fusable` ones; comparisons only in [`Op::Compare`], the others only in [`Op::Binary`]).
 pub use crate::ops::BinaryOp;
+
+/// The float type of a kernel: of every buffer it reads and writes and every value it
+/// computes (a group is one dtype; casts between dtypes stay separate graph nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FloatType {
+    /// f32 values, computed as f32x4.
+    F32,
+    /// f64 values, computed as f64x2; math functions call eager's float64 kernels.
+    F64,
+}
+
+impl FloatType {
+    /// Lanes of the kernel's 128-bit vectors.
+    pub fn lanes(self) -> i64 {
+        match self {
+            FloatType::F32 => 4,
+            FloatType::F64 => 2,
+        }
+    }
+
+    /// log2 of the element size in bytes.
+    pub fn shift(self) -> i64 {
+        match self {
+            FloatType::F32 => 2,
+            FloatType::F64 => 3,
+        }
+    }
+}
 
 /// The trailing reduction's combining op (a mean is a `Sum` scaled by the caller).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +74,10 @@ impl ValueId {
 pub enum Op {
     /// The element of input `n` at the current index.
     Load(usize),
+    /// A constant (exact in either float type).
     Const(f32),
+    /// An f64 constant: only in [`FloatType::F64`] kernels (an f32 kernel would round it).
+    Const64(f64),
     Unary(UnaryOp, ValueId),
     /// An arithmetic op (`Add`, `Maximum`, `Pow`, ...).
     Binary(BinaryOp, ValueId, ValueId),
@@ -91,14 +123,16 @@ pub struct Reduction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     F32,
+    F64,
     Mask,
 }
 
-/// One fused loop nest. Run-time buffers: `inputs.len()` inputs; `outputs.len()` outputs,
+/// One fused loop nest over buffers of `dtype`. Run-time buffers: `inputs.len()` inputs; `outputs.len()` outputs,
 /// then the reduction's output if there is one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kernel {
     pub rank: usize,
+    pub dtype: FloatType,
     pub inputs: Vec<Access>,
     pub body: Vec<Op>,
     pub outputs: Vec<Output>,
@@ -110,10 +144,16 @@ fn invalid(message: String) -> Error {
 }
 
 impl Kernel {
-    /// An empty kernel of the given rank reading inputs addressed as `inputs`.
+    /// An empty f32 kernel of the given rank reading inputs addressed as `inputs`.
     pub fn new(rank: usize, inputs: Vec<Access>) -> Kernel {
+        Kernel::typed(rank, inputs, FloatType::F32)
+    }
+
+    /// An empty kernel over `dtype` buffers (see [`Kernel::new`]).
+    pub fn typed(rank: usize, inputs: Vec<Access>, dtype: FloatType) -> Kernel {
         Kernel {
             rank,
+            dtype,
             inputs,
             body: Vec::new(),
             outputs: Vec::new(),
@@ -179,26 +219,40 @@ impl Kernel {
         Ok(kinds)
     }
 
+    /// The kind of the kernel's numbers.
+    pub fn float_kind(&self) -> Kind {
+        match self.dtype {
+            FloatType::F32 => Kind::F32,
+            FloatType::F64 => Kind::F64,
+        }
+    }
+
     fn op_kind(&self, at: usize, op: &Op, kinds: &[Kind]) -> Result<Kind> {
+        let number = self.float_kind();
         let float = |v: ValueId| -> Result<()> {
             if v.index() >= at {
                 return Err(invalid(format!("op {at} uses a later value {}", v.0)));
             }
             match value_kind(kinds, v, "operand")? {
-                Kind::F32 => Ok(()),
                 Kind::Mask => Err(invalid(format!("op {at} uses a mask as a number"))),
+                k if k == number => Ok(()),
+                _ => Err(invalid(format!("op {at} mixes float types"))),
             }
         };
+        let number_of = |r: Result<()>| r.map(|_| number);
         match *op {
             Op::Load(n) if n >= self.inputs.len() => {
                 Err(invalid(format!("op {at} loads missing input {n}")))
             }
-            Op::Load(_) | Op::Const(_) => Ok(Kind::F32),
+            Op::Const64(_) if self.dtype == FloatType::F32 => Err(invalid(format!(
+                "op {at}: an f64 constant in an f32 kernel"
+            ))),
+            Op::Load(_) | Op::Const(_) | Op::Const64(_) => Ok(number),
             Op::Unary(u, _) if !u.fusable() => Err(invalid(format!(
                 "op {at}: {} cannot be computed in a fused kernel",
                 u.name()
             ))),
-            Op::Unary(_, a) => float(a).map(|_| Kind::F32),
+            Op::Unary(_, a) => number_of(float(a)),
             Op::Binary(op, ..) | Op::Compare(op, ..) if !op.fusable() => Err(invalid(format!(
                 "op {at}: {} cannot be computed in a fused kernel",
                 op.name()
@@ -211,13 +265,13 @@ impl Kernel {
                 "op {at}: {} is not a comparison",
                 op.name()
             ))),
-            Op::Binary(_, a, b) => float(a).and(float(b)).map(|_| Kind::F32),
+            Op::Binary(_, a, b) => number_of(float(a).and(float(b))),
             Op::Compare(_, a, b) => float(a).and(float(b)).map(|_| Kind::Mask),
             Op::Select(m, a, b) => {
                 if m.index() >= at || value_kind(kinds, m, "mask")? != Kind::Mask {
                     return Err(invalid(format!("op {at} selects on a non-mask value")));
                 }
-                float(a).and(float(b)).map(|_| Kind::F32)
+                number_of(float(a).and(float(b)))
             }
         }
     }

@@ -11,21 +11,55 @@
 
 use crate::compile::jit::consts::Consts;
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::types::{F32X4, I32X4};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::types::{F32X4, F64, F64X2, I32X4, I64, I64X2};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Signature, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// An emitter of f32x4 arithmetic (masks are i32x4 all-ones/all-zeros lanes).
-/// Constants come from the kernel's constant table (one load per use, which the
-/// backend folds into the using instruction as a memory operand).
+/// An emitter of f32x4 arithmetic (masks are i32x4 all-ones/all-zeros lanes), or of
+/// f64x2 arithmetic in an f64 kernel (`k.wide`; masks i64x2): the arithmetic, compare,
+/// select and constant helpers follow the kernel's type, the math routines of this file
+/// are f32x4 only. Constants come from the kernel's constant table (one load per use,
+/// which the backend folds into the using instruction as a memory operand).
 pub(crate) struct Vx<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
     pub k: &'a mut Consts,
 }
 
 impl Vx<'_, '_> {
+    /// The constant `v` in the kernel's float type.
     pub fn c(&mut self, v: f32) -> Value {
+        if self.k.wide {
+            return self.c64(f64::from(v));
+        }
         self.k.load(self.b, F32X4, v.to_bits())
+    }
+    /// The constant `v` in the kernel's float type (rounded to f32 in an f32 kernel).
+    pub fn c64(&mut self, v: f64) -> Value {
+        if self.k.wide {
+            return self.k.load_wide(self.b, F64X2, v.to_bits());
+        }
+        self.c(v as f32)
+    }
+    /// `f(lane...)` for each lane of the f64x2 arguments: a call of the native function
+    /// at `addr` (`extern "C" fn(f64, ...) -> f64`) per lane.
+    pub fn call(&mut self, addr: usize, args: &[Value]) -> Value {
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        sig.params.extend(args.iter().map(|_| AbiParam::new(F64)));
+        sig.returns.push(AbiParam::new(F64));
+        let sig = self.b.import_signature(sig);
+        let callee = self.b.ins().iconst(I64, addr as i64);
+        let zero = self.b.ins().f64const(0.0);
+        let mut out = self.b.ins().splat(F64X2, zero);
+        for lane in 0..2u8 {
+            let lanes: Vec<Value> = args
+                .iter()
+                .map(|&a| self.b.ins().extractlane(a, lane))
+                .collect();
+            let call = self.b.ins().call_indirect(sig, callee, &lanes);
+            let r = self.b.inst_results(call)[0];
+            out = self.b.ins().insertlane(out, r, lane);
+        }
+        out
     }
     pub fn ci(&mut self, v: i32) -> Value {
         self.k.load(self.b, I32X4, v.cast_unsigned())
@@ -76,10 +110,12 @@ impl Vx<'_, '_> {
         self.cmp(cc, a, kv)
     }
     pub fn bits(&mut self, x: Value) -> Value {
-        self.b.ins().bitcast(I32X4, MemFlagsData::new(), x)
+        let ty = if self.k.wide { I64X2 } else { I32X4 };
+        self.b.ins().bitcast(ty, MemFlagsData::new(), x)
     }
     pub fn float(&mut self, x: Value) -> Value {
-        self.b.ins().bitcast(F32X4, MemFlagsData::new(), x)
+        let ty = if self.k.wide { F64X2 } else { F32X4 };
+        self.b.ins().bitcast(ty, MemFlagsData::new(), x)
     }
     /// `a` where `mask`, else `b`.
     pub fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
@@ -88,7 +124,11 @@ impl Vx<'_, '_> {
     }
     /// 1.0 where `mask`, else 0.0.
     pub fn mask_to_f32(&mut self, mask: Value) -> Value {
-        let one = self.ci(1.0f32.to_bits().cast_signed());
+        let one = if self.k.wide {
+            self.k.load_wide(self.b, I64X2, 1.0f64.to_bits())
+        } else {
+            self.ci(1.0f32.to_bits().cast_signed())
+        };
         let m = self.b.ins().band(mask, one);
         self.float(m)
     }

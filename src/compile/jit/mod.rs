@@ -2,6 +2,7 @@
 
 pub(super) mod accum;
 pub(super) mod body;
+pub(super) mod calls64;
 pub mod codegen;
 pub mod consts;
 pub mod gelu_avx2;
@@ -34,7 +35,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy)]
 pub struct KernelArgs {
     /// Base pointers: inputs, outputs, then the reduction output.
-    pub ptrs: *const *mut f32,
+    pub ptrs: *const *mut u8,
     /// `rank` extents.
     pub extents: *const i64,
     /// Element strides: `rank` per input and output, then `rank - dims` for the reduction.
@@ -164,8 +165,9 @@ struct Defined {
 
 fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
     let kinds = kernel.validate()?;
-    // Elementwise kernels (no reduction) get their unrolled chains interleaved.
-    let opt = if kernel.reduction.is_none() {
+    // Elementwise f32 kernels (no reduction) get their unrolled chains interleaved (f64
+    // kernels call functions, across which interleaved chains would be spilled).
+    let opt = if kernel.reduction.is_none() && kernel.dtype == kernel::FloatType::F32 {
         Opt::Scheduled
     } else {
         Opt::Speed

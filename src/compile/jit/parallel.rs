@@ -7,7 +7,7 @@
 
 use crate::compile::jit::consts::Splat4;
 use crate::compile::jit::kernel::{Access, ReduceOp};
-use crate::compile::jit::views::{check_run, BufView, BufViewMut};
+use crate::compile::jit::views::{check_run, BufView, BufViewMut, KernelElem};
 use crate::compile::jit::{CompiledKernel, KernelArgs, KernelFn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::kernels::team;
@@ -29,7 +29,7 @@ fn task_count(dim0: usize, total: usize, threads: usize) -> usize {
 /// The raw argument arrays of one run; shared read-only by the worker threads.
 /// Inline up to typical sizes: a small kernel's run allocates nothing.
 struct Plan {
-    ptrs: SmallVec<[*mut f32; 8]>,
+    ptrs: SmallVec<[*mut u8; 8]>,
     extents: SmallVec<[i64; 6]>,
     strides: SmallVec<[i64; 32]>,
     consts: *const Splat4,
@@ -44,7 +44,7 @@ unsafe impl Send for Plan {}
 impl Plan {
     /// Calls the kernel over `[start, end)` of dim 0, optionally redirecting the
     /// reduction output to `partial`.
-    fn call(&self, func: KernelFn, start: usize, end: usize, partial: Option<*mut f32>) -> i32 {
+    fn call(&self, func: KernelFn, start: usize, end: usize, partial: Option<*mut u8>) -> i32 {
         let mut ptrs;
         let ptrs_ref = match (partial, self.ptrs.len().checked_sub(1)) {
             (Some(p), Some(last)) => {
@@ -81,13 +81,24 @@ fn strides_i64(strides: &[isize]) -> impl Iterator<Item = i64> + '_ {
 }
 
 impl CompiledKernel {
-    /// Runs the kernel over `extents`. `outputs` are the stored outputs, then the
-    /// reduction output (of the outer `rank - dims` extents) if the kernel reduces.
-    /// Every view is validated before native code runs.
+    /// Runs an f32 kernel over `extents`: [`CompiledKernel::run_typed`] for f32 views.
     pub fn run(
         &self,
         inputs: &[BufView],
         outputs: &mut [BufViewMut],
+        extents: &[usize],
+    ) -> Result<()> {
+        self.run_typed(inputs, outputs, extents)
+    }
+
+    /// Runs the kernel over `extents` on views of its float type (any other is an
+    /// error). `outputs` are the stored outputs, then the reduction output (of the outer
+    /// `rank - dims` extents) if the kernel reduces. Every view is validated before
+    /// native code runs.
+    pub fn run_typed<T: KernelElem>(
+        &self,
+        inputs: &[BufView<T>],
+        outputs: &mut [BufViewMut<T>],
         extents: &[usize],
     ) -> Result<()> {
         check_run(&self.kernel, inputs, outputs, extents)?;
@@ -100,11 +111,12 @@ impl CompiledKernel {
         };
         for v in inputs {
             plan.ptrs
-                .push(v.data.as_ptr().wrapping_add(v.offset).cast_mut());
+                .push(v.data.as_ptr().wrapping_add(v.offset).cast_mut().cast());
             plan.strides.extend(strides_i64(v.strides));
         }
         for v in outputs.iter_mut() {
-            plan.ptrs.push(v.data.as_mut_ptr().wrapping_add(v.offset));
+            plan.ptrs
+                .push(v.data.as_mut_ptr().wrapping_add(v.offset).cast());
             plan.strides.extend(strides_i64(v.strides));
         }
         let dim0 = extents.first().copied().unwrap_or(1);
@@ -137,13 +149,16 @@ impl CompiledKernel {
     /// body's small kernel, with no plan of views and no team. Every buffer is checked
     /// to hold the whole index space; `Ok(false)` (nothing ran) when the kernel is not
     /// of that form (the caller takes the general path).
-    pub fn run_inline(
+    pub fn run_inline<T: KernelElem>(
         &self,
-        inputs: &[&[f32]],
-        outputs: &mut [&mut [f32]],
+        inputs: &[&[T]],
+        outputs: &mut [&mut [T]],
         extents: &[usize],
     ) -> Result<bool> {
         let k = &self.kernel;
+        if T::TYPE != k.dtype {
+            return Ok(false);
+        }
         let total = total_elements(extents)?;
         let fits = |len: usize| len >= total;
         let layouts = k.inputs.iter().chain(k.outputs.iter().map(|o| &o.access));
@@ -160,9 +175,11 @@ impl CompiledKernel {
         if !applies {
             return Ok(false);
         }
-        let mut ptrs: SmallVec<[*mut f32; 8]> =
-            inputs.iter().map(|b| b.as_ptr().cast_mut()).collect();
-        ptrs.extend(outputs.iter_mut().map(|b| b.as_mut_ptr()));
+        let mut ptrs: SmallVec<[*mut u8; 8]> = inputs
+            .iter()
+            .map(|b| b.as_ptr().cast_mut().cast())
+            .collect();
+        ptrs.extend(outputs.iter_mut().map(|b| b.as_mut_ptr().cast()));
         let ext: SmallVec<[i64; 6]> = extents.iter().map(|&e| e as i64).collect();
         let mut one: SmallVec<[i64; 6]> = SmallVec::from_elem(1, ext.len());
         for d in (0..ext.len().saturating_sub(1)).rev() {
@@ -193,18 +210,18 @@ impl CompiledKernel {
 
     /// A reduction over every dim: each task reduces its dim-0 range into its own
     /// slot, then the slots are combined here in order.
-    fn run_partials(
+    fn run_partials<T: KernelElem>(
         &self,
         plan: &Plan,
         dim0: usize,
         tasks: usize,
-        outputs: &mut [BufViewMut],
+        outputs: &mut [BufViewMut<T>],
     ) -> i32 {
         let func = self.func;
-        let mut partials = vec![0.0f32; tasks];
+        let mut partials = vec![T::from_f64(0.0); tasks];
         let base = partials.as_mut_ptr() as usize;
         let code = in_tasks(tasks, &|t| {
-            let slot = (base as *mut f32).wrapping_add(t);
+            let slot = (base as *mut T).wrapping_add(t).cast();
             plan.call(
                 func,
                 split(dim0, t, tasks),
@@ -217,7 +234,7 @@ impl CompiledKernel {
         let first = self.kernel.reduction.is_some_and(|r| r.first);
         let combined = match op {
             // Partial sums add in f64, as the kernel's own accumulators do.
-            ReduceOp::Sum => Some(partials.iter().map(|&p| f64::from(p)).sum::<f64>() as f32),
+            ReduceOp::Sum => Some(T::from_f64(partials.iter().map(|&p| p.to_f64()).sum())),
             _ => partials.iter().copied().reduce(|a, b| {
                 if first && a == b {
                     a
@@ -271,11 +288,11 @@ fn split(len: usize, t: usize, n: usize) -> usize {
     (len as u128 * t as u128 / n as u128) as usize
 }
 
-fn combine(op: ReduceOp, a: f32, b: f32) -> f32 {
+fn combine<T: KernelElem>(op: ReduceOp, a: T, b: T) -> T {
     match op {
-        ReduceOp::Sum => a + b,
+        ReduceOp::Sum => T::from_f64(a.to_f64() + b.to_f64()),
         // as the kernels' fmax/fmin: NaN propagates, -0.0 < 0.0
-        ReduceOp::Max => crate::tensor::kernels::binary::fmax_nan(a, b),
-        ReduceOp::Min => crate::tensor::kernels::binary::fmin_nan(a, b),
+        ReduceOp::Max => T::max_nan(a, b),
+        ReduceOp::Min => T::min_nan(a, b),
     }
 }

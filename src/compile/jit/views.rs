@@ -1,9 +1,9 @@
-//! Strided views of f32 buffers handed to kernels, and their bounds/layout checks.
+//! Strided views of f32 or f64 buffers handed to kernels, and their bounds/layout checks.
 //!
 //! Every address a kernel can touch is checked here before native code runs: a wrong
 //! stride or offset is an error, never an out-of-bounds access.
 
-use crate::compile::jit::kernel::{Access, Kernel};
+use crate::compile::jit::kernel::{Access, FloatType, Kernel};
 use crate::error::{Error, ErrorKind, Result};
 use smallvec::SmallVec;
 use std::fmt::{self, Display};
@@ -27,25 +27,69 @@ impl Display for Place {
     }
 }
 
+/// The element type of a kernel's buffers: f32 or f64 (a kernel runs only over views of
+/// its own [`FloatType`]).
+pub trait KernelElem: Copy + PartialEq + Send + Sync + std::fmt::Debug + 'static {
+    const TYPE: FloatType;
+    fn to_f64(self) -> f64;
+    /// `v` rounded to this type.
+    fn from_f64(v: f64) -> Self;
+    /// NaN-propagating maximum and minimum (-0.0 < +0.0), as the kernels' `fmax`/`fmin`.
+    fn max_nan(a: Self, b: Self) -> Self;
+    fn min_nan(a: Self, b: Self) -> Self;
+}
+
+impl KernelElem for f32 {
+    const TYPE: FloatType = FloatType::F32;
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+    fn max_nan(a: f32, b: f32) -> f32 {
+        crate::tensor::kernels::binary::fmax_nan(a, b)
+    }
+    fn min_nan(a: f32, b: f32) -> f32 {
+        crate::tensor::kernels::binary::fmin_nan(a, b)
+    }
+}
+
+impl KernelElem for f64 {
+    const TYPE: FloatType = FloatType::F64;
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> f64 {
+        v
+    }
+    fn max_nan(a: f64, b: f64) -> f64 {
+        crate::tensor::kernels::binary::fmax_nan64(a, b)
+    }
+    fn min_nan(a: f64, b: f64) -> f64 {
+        crate::tensor::kernels::binary::fmin_nan64(a, b)
+    }
+}
+
 /// A read-only strided view: element `idx` is `data[offset + sum(idx[d] * strides[d])]`.
 #[derive(Debug, Clone, Copy)]
-pub struct BufView<'a> {
-    pub data: &'a [f32],
+pub struct BufView<'a, T: KernelElem = f32> {
+    pub data: &'a [T],
     pub offset: usize,
     pub strides: &'a [isize],
 }
 
 /// A writable strided view (same addressing as [`BufView`]).
 #[derive(Debug)]
-pub struct BufViewMut<'a> {
-    pub data: &'a mut [f32],
+pub struct BufViewMut<'a, T: KernelElem = f32> {
+    pub data: &'a mut [T],
     pub offset: usize,
     pub strides: &'a [isize],
 }
 
-impl<'a> BufView<'a> {
+impl<'a, T: KernelElem> BufView<'a, T> {
     /// A contiguous row-major view of `data` with the given element strides.
-    pub fn new(data: &'a [f32], strides: &'a [isize]) -> BufView<'a> {
+    pub fn new(data: &'a [T], strides: &'a [isize]) -> BufView<'a, T> {
         BufView {
             data,
             offset: 0,
@@ -54,8 +98,8 @@ impl<'a> BufView<'a> {
     }
 }
 
-impl<'a> BufViewMut<'a> {
-    pub fn new(data: &'a mut [f32], strides: &'a [isize]) -> BufViewMut<'a> {
+impl<'a, T: KernelElem> BufViewMut<'a, T> {
+    pub fn new(data: &'a mut [T], strides: &'a [isize]) -> BufViewMut<'a, T> {
         BufViewMut {
             data,
             offset: 0,
@@ -150,13 +194,21 @@ pub fn check_access(
     }
 }
 
-/// Validates every view of a run against the kernel (counts, ranks, bounds, layouts).
-pub fn check_run(
+/// Validates every view of a run against the kernel (element type, counts, ranks,
+/// bounds, layouts).
+pub fn check_run<T: KernelElem>(
     kernel: &Kernel,
-    inputs: &[BufView],
-    outputs: &[BufViewMut],
+    inputs: &[BufView<T>],
+    outputs: &[BufViewMut<T>],
     extents: &[usize],
 ) -> Result<()> {
+    if T::TYPE != kernel.dtype {
+        return Err(value_error(format!(
+            "a {:?} kernel run over {:?} buffers",
+            kernel.dtype,
+            T::TYPE
+        )));
+    }
     if extents.len() != kernel.rank {
         return Err(value_error(format!(
             "kernel of rank {} run with {} extents",

@@ -1,7 +1,9 @@
-//! Fusion: maximal trees of f32 elementwise nodes of one shape (unary, binary,
+//! Fusion: maximal trees of float elementwise nodes of one shape (unary, binary,
 //! binary-with-scalar, clamp) become one loop-nest [`Kernel`]. A node joins its user's
 //! group when it has that single use and the same shape; anything else it reads
 //! (inputs, constants, broadcast operands, non-fusable results) is a kernel input.
+//! A group is one float dtype (float32 or float64: a fusable node's operands have its
+//! dtype, so casts between them stay separate nodes), its kernel's [`FloatType`].
 //!
 //! A sum, mean, max or min over trailing dims (`(x * y).sum(-1)`, `(x - m).exp().sum(-1)`,
 //! `(x * x).mean()`) roots a group too: its elementwise producer tree runs over the
@@ -16,7 +18,7 @@
 
 use super::fuse_merge::{merge, Readers};
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
-use crate::compile::jit::kernel::{self as k, Access, Kernel, Op, Output, ValueId};
+use crate::compile::jit::kernel::{self as k, Access, FloatType, Kernel, Op, Output, ValueId};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use std::collections::HashMap;
@@ -52,6 +54,37 @@ fn compare(op: BinaryOp) -> Option<BinaryOp> {
     (op.fusable() && op.is_comparison()).then_some(op)
 }
 
+/// The kernel float type of a dtype (none for integer and bool values).
+fn float_type(dt: DType) -> Option<FloatType> {
+    match dt {
+        DType::F32 => Some(FloatType::F32),
+        DType::F64 => Some(FloatType::F64),
+        DType::I32 | DType::I64 | DType::U8 | DType::Bool => None,
+    }
+}
+
+/// Whether every operand of `n` has the float dtype `dt`.
+fn args_of(g: &Graph, n: &Node, dt: DType) -> bool {
+    n.args
+        .iter()
+        .all(|a| g.node(*a).is_some_and(|a| a.dtype == dt))
+}
+
+/// The kernel constant of a scalar operand in a kernel of type `ft`: an f32 kernel's
+/// rounded to f32 (None for bools), an f64 kernel's exact (`exact`: a comparison's
+/// operand, which an f32 kernel holds only when float32 represents it exactly).
+fn constant(s: Scalar, ft: FloatType, exact: bool) -> Option<Op> {
+    match ft {
+        FloatType::F32 if exact => exact_f32(s).map(Op::Const),
+        FloatType::F32 => scalar_f32(s).map(Op::Const),
+        FloatType::F64 => match s {
+            Scalar::Float(f) => Some(Op::Const64(f)),
+            Scalar::Int(i) => Some(Op::Const64(i as f64)),
+            Scalar::Bool(_) => None,
+        },
+    }
+}
+
 /// A scalar operand of a comparison: only when float32 holds it exactly (eager
 /// compares a float32 tensor with the exact scalar).
 fn exact_f32(s: Scalar) -> Option<f32> {
@@ -64,24 +97,25 @@ fn exact_f32(s: Scalar) -> Option<f32> {
     exact.then_some(f)
 }
 
-/// Whether `n` is a comparison of f32 values a kernel can compute as a mask.
-fn is_compare(g: &Graph, n: &Node) -> bool {
-    let f32_args = n
-        .args
-        .iter()
-        .all(|a| g.node(*a).is_some_and(|a| a.dtype == DType::F32));
+/// Whether `n` is a comparison of `dt` values (a float dtype) a kernel can compute as a
+/// mask.
+fn is_compare(g: &Graph, n: &Node, dt: DType) -> bool {
+    let Some(ft) = float_type(dt) else {
+        return false;
+    };
     let op_ok = match &n.op {
         IrOp::Binary(op) => compare(*op).is_some(),
         IrOp::BinaryScalar { op, scalar, .. } => {
-            compare(*op).is_some() && exact_f32(*scalar).is_some()
+            compare(*op).is_some() && constant(*scalar, ft, true).is_some()
         }
         _ => false,
     };
-    n.dtype == DType::Bool && f32_args && op_ok
+    n.dtype == DType::Bool && args_of(g, n, dt) && op_ok
 }
 
-/// The fusable `where(mask, a, b)` nodes and their masks: f32 `a`, `b` and result, the
-/// mask a comparison of the result's shape used only there. Returns (selects, masks).
+/// The fusable `where(mask, a, b)` nodes and their masks: `a`, `b` and result of one
+/// float dtype, the mask a comparison of values of that dtype and of the result's
+/// shape used only there. Returns (selects, masks).
 fn selects(g: &Graph, uses: &[usize]) -> (Vec<bool>, Vec<bool>) {
     let mut sel = vec![false; g.len()];
     let mut mask = vec![false; g.len()];
@@ -89,12 +123,12 @@ fn selects(g: &Graph, uses: &[usize]) -> (Vec<bool>, Vec<bool>) {
         let (IrOp::Where, &[c, a, b]) = (&n.op, n.args.as_slice()) else {
             continue;
         };
-        let f32_node = |id: NodeId| g.node(id).is_some_and(|x| x.dtype == DType::F32);
+        let same = |id: NodeId| g.node(id).is_some_and(|x| x.dtype == n.dtype);
         let cond = g
             .node(c)
-            .filter(|cn| is_compare(g, cn) && cn.shape == n.shape)
+            .filter(|cn| is_compare(g, cn, n.dtype) && cn.shape == n.shape)
             .is_some_and(|_| uses.get(c.index()) == Some(&1));
-        if cond && f32_node(a) && f32_node(b) && n.dtype == DType::F32 {
+        if cond && same(a) && same(b) && float_type(n.dtype).is_some() {
             sel[i] = true;
             mask[c.index()] = true;
         }
@@ -111,27 +145,26 @@ pub(crate) fn scalar_f32(s: Scalar) -> Option<f32> {
     }
 }
 
-/// Whether `n` can be computed inside a kernel (f32 in, f32 out).
+/// Whether `n` can be computed inside a kernel (operands and result of one float dtype).
 fn fusable(g: &Graph, n: &Node) -> bool {
-    let f32_args = n
-        .args
-        .iter()
-        .all(|a| g.node(*a).is_some_and(|a| a.dtype == DType::F32));
+    let Some(ft) = float_type(n.dtype) else {
+        return false;
+    };
     let op_ok = match &n.op {
         IrOp::Unary(op) => unary(*op).is_some(),
         IrOp::Binary(op) => binary(*op).is_some(),
         IrOp::BinaryScalar { op, scalar, .. } => {
-            binary(*op).is_some() && scalar_f32(*scalar).is_some()
+            binary(*op).is_some() && constant(*scalar, ft, false).is_some()
         }
         IrOp::Clamp { .. } => true,
         _ => false,
     };
-    n.dtype == DType::F32 && f32_args && op_ok
+    args_of(g, n, n.dtype) && op_ok
 }
 
 /// A fusable reduction node: its op, how many trailing dims it reduces, whether it is
 /// a mean and whether a zero result takes the first zero's sign (max/min along a dim).
-/// Its input must be f32 with those dims last and non-empty.
+/// Its input must be of its float dtype with those dims last and non-empty.
 fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool, bool)> {
     let x = g.node(*n.args.first()?)?;
     let rank = x.shape.len();
@@ -150,8 +183,8 @@ fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool, bool)> {
     };
     let ok = rank >= 1
         && dims >= 1
-        && x.dtype == DType::F32
-        && n.dtype == DType::F32
+        && x.dtype == n.dtype
+        && float_type(n.dtype).is_some()
         && !x.shape.contains(&0);
     ok.then_some((op, dims, mean, first))
 }
@@ -276,7 +309,17 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> 
     let root_node = g.node(root)?;
     let shape = loop_shape(g, root_node).to_vec();
     let red = reduction(g, root_node);
-    let mut kern = Kernel::new(shape.len().max(1), Vec::new());
+    let dt = root_node.dtype;
+    let ft = float_type(dt)?;
+    // One dtype per kernel: every member is a value of `dt` or a mask comparing them.
+    let one_dtype = members.iter().all(|&m| {
+        g.node(m)
+            .is_some_and(|n| n.dtype == dt || (n.dtype == DType::Bool && args_of(g, n, dt)))
+    });
+    if !one_dtype {
+        return None;
+    }
+    let mut kern = Kernel::typed(shape.len().max(1), Vec::new(), ft);
     let mut inputs: Vec<NodeId> = Vec::new();
     let mut vals: HashMap<NodeId, ValueId> = HashMap::new();
     for &m in &members {
@@ -301,7 +344,7 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> 
             };
             args.push(v);
         }
-        let v = emit(&mut kern, &n.op, &args)?;
+        let v = emit(&mut kern, ft, &n.op, &args)?;
         vals.insert(m, v);
     }
     for m in &stored {
@@ -339,8 +382,8 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> 
     })
 }
 
-/// Appends the kernel ops of one IR op applied to `args`.
-fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
+/// Appends the kernel ops of one IR op applied to `args` (`ft`: the kernel's type).
+fn emit(kern: &mut Kernel, ft: FloatType, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
     let x = *args.first()?;
     Some(match op {
         IrOp::Binary(b) if compare(*b).is_some() => {
@@ -351,7 +394,7 @@ fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
             scalar,
             reverse,
         } if compare(*op).is_some() => {
-            let c = kern.push(Op::Const(exact_f32(*scalar)?));
+            let c = kern.push(constant(*scalar, ft, true)?);
             let (a, b) = if *reverse { (c, x) } else { (x, c) };
             kern.push(Op::Compare(compare(*op)?, a, b))
         }
@@ -363,18 +406,18 @@ fn emit(kern: &mut Kernel, op: &IrOp, args: &[ValueId]) -> Option<ValueId> {
             scalar,
             reverse,
         } => {
-            let c = kern.push(Op::Const(scalar_f32(*scalar)?));
+            let c = kern.push(constant(*scalar, ft, false)?);
             let (a, b) = if *reverse { (c, x) } else { (x, c) };
             kern.push(Op::Binary(binary(*op)?, a, b))
         }
         IrOp::Clamp { min, max } => {
             let mut v = x;
             if let Some(lo) = min {
-                let c = kern.push(Op::Const(*lo as f32));
+                let c = kern.push(constant(Scalar::Float(*lo), ft, false)?);
                 v = kern.push(Op::Binary(BinaryOp::Maximum, v, c));
             }
             if let Some(hi) = max {
-                let c = kern.push(Op::Const(*hi as f32));
+                let c = kern.push(constant(Scalar::Float(*hi), ft, false)?);
                 v = kern.push(Op::Binary(BinaryOp::Minimum, v, c));
             }
             v

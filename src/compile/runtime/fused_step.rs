@@ -5,14 +5,16 @@
 use crate::compile::internal;
 use crate::compile::ir::{Node, NodeId};
 use crate::compile::jit::gelu_avx2;
-use crate::compile::jit::views::{BufView, BufViewMut};
+use crate::compile::jit::kernel::FloatType;
+use crate::compile::jit::views::{BufView, BufViewMut, KernelElem};
 use crate::compile::jit::CompiledKernel;
 use crate::compile::passes::fuse::Group;
 use crate::compile::runtime::opt_update::{self, Update};
 use crate::compile::runtime::out_pool::OutputPool;
 use crate::error::Result;
+use crate::tensor::dtype::Elem;
 use crate::tensor::shape::{broadcast_shapes, Dims};
-use crate::tensor::{Buffer, Tensor};
+use crate::tensor::Tensor;
 use smallvec::SmallVec;
 use std::cell::Cell;
 
@@ -102,14 +104,21 @@ impl FusedStep {
     }
 
     /// Runs the kernel on `args` (its gathered inputs; `node` is the root) into
-    /// contiguous f32 tensors, one per node of `outputs`.
+    /// contiguous tensors of the kernel's dtype, one per node of `outputs`.
     pub fn run(&self, node: &Node, args: &[Tensor]) -> Result<GroupValues> {
-        if let Some(results) = self.run_inline(args)? {
+        match self.kernel.kernel().dtype {
+            FloatType::F32 => self.run_as::<f32>(node, args),
+            FloatType::F64 => self.run_as::<f64>(node, args),
+        }
+    }
+
+    fn run_as<T: Lane>(&self, node: &Node, args: &[Tensor]) -> Result<GroupValues> {
+        if let Some(results) = self.run_inline::<T>(args)? {
             return Ok(results);
         }
         let (ext_shape, root_shape) = self.shapes(node, args)?;
         let ext = extents(&ext_shape);
-        let results = self.output_tensors(&ext_shape, &root_shape)?;
+        let results = self.output_tensors::<T>(&ext_shape, &root_shape)?;
         if let Some(Native::Update(u)) = &self.native {
             if opt_update::run(u, args, &results)? {
                 self.pool.remember(&results);
@@ -133,10 +142,10 @@ impl FusedStep {
             // Every output's storage is unique, so it is none of the inputs' storages
             // and no other output's.
             let bufs: SmallVec<[_; 4]> = owned.iter().map(|(t, _)| t.storage().borrow()).collect();
-            let mut views: SmallVec<[BufView; 4]> = SmallVec::new();
+            let mut views: SmallVec<[BufView<T>; 4]> = SmallVec::new();
             for ((t, st), b) in owned.iter().zip(&bufs) {
-                let Buffer::F32(data) = &**b else {
-                    return Err(internal("fused input is not float32"));
+                let Some(data) = T::slice(b) else {
+                    return Err(internal("fused input is not of its kernel's dtype"));
                 };
                 views.push(BufView {
                     data,
@@ -150,11 +159,11 @@ impl FusedStep {
         Ok(results)
     }
 
-    /// An elementwise group whose inputs are contiguous f32 tensors of one shape and
+    /// An elementwise group whose inputs are contiguous tensors of one shape and
     /// small (a loop body's kernel over one row): run on the calling thread over plain
     /// slices (`CompiledKernel::run_inline`), without broadcasting the inputs or
     /// planning views. None: the general path runs it.
-    fn run_inline(&self, args: &[Tensor]) -> Result<Option<GroupValues>> {
+    fn run_inline<T: Lane>(&self, args: &[Tensor]) -> Result<Option<GroupValues>> {
         let Some(shape) = args.first().map(Tensor::shape) else {
             return Ok(None);
         };
@@ -168,15 +177,14 @@ impl FusedStep {
         {
             return Ok(None);
         }
-        let results = self.output_tensors(shape, shape)?;
+        let results = self.output_tensors::<T>(shape, shape)?;
         let ran = {
-            let ins: Option<SmallVec<[_; 4]>> = args.iter().map(Tensor::f32_elems).collect();
-            let outs: Option<SmallVec<[_; 4]>> =
-                results.iter().map(Tensor::f32_elems_mut).collect();
+            let ins: Option<SmallVec<[_; 4]>> = args.iter().map(elems::<T>).collect();
+            let outs: Option<SmallVec<[_; 4]>> = results.iter().map(elems_mut::<T>).collect();
             match (ins, outs) {
                 (Some(ins), Some(mut outs)) => {
-                    let ins: SmallVec<[&[f32]; 4]> = ins.iter().map(|r| &**r).collect();
-                    let mut outs: SmallVec<[&mut [f32]; 4]> =
+                    let ins: SmallVec<[&[T]; 4]> = ins.iter().map(|r| &**r).collect();
+                    let mut outs: SmallVec<[&mut [T]; 4]> =
                         outs.iter_mut().map(|r| &mut **r).collect();
                     self.kernel.run_inline(&ins, &mut outs, &extents(shape))?
                 }
@@ -192,49 +200,105 @@ impl FusedStep {
     }
 
     /// Output tensors: every stored member of the loop shape, the root of `root_shape`.
-    fn output_tensors(&self, ext_shape: &[usize], root_shape: &[usize]) -> Result<GroupValues> {
+    fn output_tensors<T: Elem>(
+        &self,
+        ext_shape: &[usize],
+        root_shape: &[usize],
+    ) -> Result<GroupValues> {
         let last = self.outputs.len().saturating_sub(1);
         (0..self.outputs.len())
             .map(|o| {
                 let shape = if o == last { root_shape } else { ext_shape };
                 let n = shape.iter().product();
-                self.pool.take(shape, n)
+                self.pool.take_as::<T>(shape, n)
             })
             .collect()
     }
 
     /// Runs the kernel over `ext` from `views` into `results` (mean: the reduction
     /// output divided by this call's reduced count).
-    fn run_into(&self, views: &[BufView], results: &[Tensor], ext: &[usize]) -> Result<()> {
+    fn run_into<T: Lane>(
+        &self,
+        views: &[BufView<T>],
+        results: &[Tensor],
+        ext: &[usize],
+    ) -> Result<()> {
         let outer = ext.len() - self.kernel.kernel().reduced_dims();
         let full = contiguous_strides(ext);
         let reduced = contiguous_strides(&ext[..outer]);
         let mut bufs: SmallVec<[_; 4]> = results.iter().map(|t| t.storage().borrow_mut()).collect();
         let last = bufs.len().saturating_sub(1);
-        let mut outs: SmallVec<[BufViewMut; 4]> = SmallVec::new();
+        let mut outs: SmallVec<[BufViewMut<T>; 4]> = SmallVec::new();
         for (o, b) in bufs.iter_mut().enumerate() {
-            let Buffer::F32(data) = &mut **b else {
-                return Err(internal("fused output is not float32"));
+            let Some(data) = T::slice_mut(b) else {
+                return Err(internal("fused output is not of its kernel's dtype"));
             };
             let st = if o == last { &reduced } else { &full };
             outs.push(BufViewMut::new(data, st));
         }
-        let native = match (views, outs.as_mut_slice()) {
-            ([x], [y]) if self.native == Some(Native::Gelu) => gelu_avx2::run_views(x, y, ext),
-            _ => false,
-        };
+        let native = self.native == Some(Native::Gelu) && T::native_gelu(views, &mut outs, ext);
         if !native {
-            self.kernel.run(views, &mut outs, ext)?;
+            self.kernel.run_typed(views, &mut outs, ext)?;
         }
         if self.is_mean {
             // The reduced count of this call (symbolic sizes change it).
-            let c = ext[outer..].iter().product::<usize>() as f32;
+            let c = ext[outer..].iter().product::<usize>();
             if let Some(out) = outs.last_mut() {
-                out.data.iter_mut().for_each(|v| *v /= c);
+                out.data.iter_mut().for_each(|v| *v = T::div_count(*v, c));
             }
         }
         Ok(())
     }
+}
+
+/// The element type of a fused step's buffers (its kernel's [`FloatType`]).
+trait Lane: KernelElem + Elem {
+    /// `v` divided by a mean's count.
+    fn div_count(v: Self, count: usize) -> Self;
+    /// Runs a lone GELU by `gelu_avx2` (f32 only); false when it did not run.
+    fn native_gelu(views: &[BufView<Self>], outs: &mut [BufViewMut<Self>], ext: &[usize]) -> bool;
+}
+
+impl Lane for f32 {
+    fn div_count(v: f32, count: usize) -> f32 {
+        v / count as f32
+    }
+    fn native_gelu(views: &[BufView<f32>], outs: &mut [BufViewMut<f32>], ext: &[usize]) -> bool {
+        match (views, outs) {
+            ([x], [y]) => gelu_avx2::run_views(x, y, ext),
+            _ => false,
+        }
+    }
+}
+
+impl Lane for f64 {
+    fn div_count(v: f64, count: usize) -> f64 {
+        v / count as f64
+    }
+    fn native_gelu(_: &[BufView<f64>], _: &mut [BufViewMut<f64>], _: &[usize]) -> bool {
+        false
+    }
+}
+
+/// The contiguous elements of `t` when it holds `T`s.
+fn elems<T: Elem>(t: &Tensor) -> Option<std::cell::Ref<'_, [T]>> {
+    if t.dtype() != T::DTYPE || !t.is_contiguous() {
+        return None;
+    }
+    let range = t.offset()..t.offset() + t.numel();
+    std::cell::Ref::filter_map(t.storage().try_borrow()?, |b| T::slice(b)?.get(range)).ok()
+}
+
+/// The contiguous elements of `t`, writable, when it holds `T`s.
+fn elems_mut<T: Elem>(t: &Tensor) -> Option<std::cell::RefMut<'_, [T]>> {
+    if t.dtype() != T::DTYPE || !t.is_contiguous() {
+        return None;
+    }
+    let range = t.offset()..t.offset() + t.numel();
+    std::cell::RefMut::filter_map(t.storage().try_borrow_mut()?, |b| {
+        T::slice_mut(b)?.get_mut(range)
+    })
+    .ok()
 }
 
 /// `shape` as kernel extents (a 0-d tensor is one element of rank 1).

@@ -5,8 +5,9 @@
 //! loop); otherwise it allocates a fresh one, counted for tests and logs.
 
 use crate::error::Result;
+use crate::tensor::dtype::Elem;
 use crate::tensor::storage::alloc_filled;
-use crate::tensor::{Buffer, Tensor};
+use crate::tensor::Tensor;
 use std::cell::{Cell, RefCell};
 
 /// How many recent sets of outputs a step keeps for reuse.
@@ -33,18 +34,23 @@ impl OutputPool {
     /// An f32 tensor of `shape` (`n` elements): a recent one nothing else holds, else a
     /// fresh zeroed one (counted).
     pub fn take(&self, shape: &[usize], n: usize) -> Result<Tensor> {
+        self.take_as::<f32>(shape, n)
+    }
+
+    /// [`OutputPool::take`] for a tensor of `T`'s dtype.
+    pub fn take_as<T: Elem>(&self, shape: &[usize], n: usize) -> Result<Tensor> {
         let reuse = {
             let mut recent = self.recent.borrow_mut();
             let free = recent
                 .iter()
-                .rposition(|t| t.is_unique() && t.shape() == shape);
+                .rposition(|t| t.is_unique() && t.shape() == shape && t.dtype() == T::DTYPE);
             free.map(|i| recent.remove(i))
         };
         match reuse {
             Some(t) => Ok(t),
             None => {
                 self.fresh.set(self.fresh.get() + 1);
-                Tensor::from_buffer(Buffer::F32(alloc_filled(n, 0.0f32)?), shape)
+                Tensor::from_buffer(T::wrap(alloc_filled(n, T::zero())?), shape)
             }
         }
     }

@@ -39,7 +39,7 @@ fn ipow(x: i64, y: i64) -> i64 {
 /// of [`dispatch`] imports `real64`'s).
 macro_rules! float_helpers {
     ($m:ident, $F:ident) => {
-        mod $m {
+        pub(crate) mod $m {
             type F = $F;
 
             /// Python's float modulo (the result has the divisor's sign).

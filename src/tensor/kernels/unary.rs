@@ -15,36 +15,37 @@ pub(crate) const SQRT_2_OVER_PI: f32 = 0.797_884_6;
 pub(crate) const GELU_C: f32 = 0.044_715;
 
 /// The scalar helpers the table's float kernels name, for one float type (each kernel
-/// is expanded once per float type inside a module that imports that type's helpers).
+/// is expanded once per float type inside a module that imports that type's helpers;
+/// compiled f64 kernels call the float64 expansions, compile/jit/calls64.rs).
 macro_rules! real_helpers {
     ($m:ident, $F:ident, $tanh:path, $erf:path, $erfc:path, $erfinv:path, $k:expr, $c:expr) => {
-        mod $m {
-            pub(super) const SQRT_2_OVER_PI: $F = $k;
-            pub(super) const GELU_C: $F = $c;
-            pub(super) const FRAC_1_SQRT_2: $F = std::$F::consts::FRAC_1_SQRT_2;
+        pub(crate) mod $m {
+            pub(crate) const SQRT_2_OVER_PI: $F = $k;
+            pub(crate) const GELU_C: $F = $c;
+            pub(crate) const FRAC_1_SQRT_2: $F = std::$F::consts::FRAC_1_SQRT_2;
 
             #[inline]
-            pub(super) fn fast_tanh(x: $F) -> $F {
+            pub(crate) fn fast_tanh(x: $F) -> $F {
                 $tanh(x)
             }
 
             #[inline]
-            pub(super) fn erf(x: $F) -> $F {
+            pub(crate) fn erf(x: $F) -> $F {
                 $erf(x)
             }
 
             #[inline]
-            pub(super) fn erfc(x: $F) -> $F {
+            pub(crate) fn erfc(x: $F) -> $F {
                 $erfc(x)
             }
 
             #[inline]
-            pub(super) fn erfinv(x: $F) -> $F {
+            pub(crate) fn erfinv(x: $F) -> $F {
                 $erfinv(x)
             }
 
             #[inline]
-            pub(super) fn sigmoid(x: $F) -> $F {
+            pub(crate) fn sigmoid(x: $F) -> $F {
                 if x >= 0.0 {
                     1.0 / (1.0 + (-x).exp())
                 } else {
@@ -54,7 +55,7 @@ macro_rules! real_helpers {
             }
 
             #[inline]
-            pub(super) fn softplus(x: $F) -> $F {
+            pub(crate) fn softplus(x: $F) -> $F {
                 if x > 20.0 {
                     x
                 } else {
@@ -63,7 +64,7 @@ macro_rules! real_helpers {
             }
 
             #[inline]
-            pub(super) fn sign_f(x: $F) -> $F {
+            pub(crate) fn sign_f(x: $F) -> $F {
                 if x > 0.0 {
                     1.0
                 } else if x < 0.0 {
