@@ -501,3 +501,162 @@ fn gru_over_a_symbolic_sequence_length_exports_as_one_loop() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The dims of every value info of `g` and of its subgraphs (If sides, Loop bodies),
+/// as text.
+fn all_dims(g: &kiln::onnx::proto::GraphProto, out: &mut Vec<Vec<String>>) {
+    out.extend(g.input.iter().chain(&g.output).map(dims_text));
+    for n in &g.node {
+        for a in &n.attribute {
+            if let Some(sub) = &a.g {
+                all_dims(sub, out);
+            }
+        }
+    }
+}
+
+#[test]
+fn dynamic_model_branch_keeps_a_dynamic_batch() {
+    let py = python();
+    // traced at batch 6 on the `then` side; both sides run at three batch sizes
+    let cases = [
+        ("6", "20.0", "then"),
+        ("3", "0.0", "else"),
+        ("11", "20.0", "then"),
+        ("9", "0.0", "else"),
+    ];
+    for (b, shift, side) in cases {
+        let tag = format!("dynamic-model-{b}-{side}");
+        let dir = run_script_with("dynamic_model", &tag, &[b, shift, side]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        assert_eq!(dims_text(&g.input[0]), ["batch", "4"]);
+        assert_eq!(dims_text(&g.output[0]), ["batch", "1"]);
+        assert!(op_types(g).contains(&"If"), "{:?}", op_types(g));
+        // both sides' results are typed with the symbolic batch
+        for side in ["then_branch", "else_branch"] {
+            let sub = subgraph(g, "If", side);
+            let dims: Vec<Vec<String>> = sub.output.iter().map(dims_text).collect();
+            assert_eq!(dims, [["batch", "8"]], "{side}");
+        }
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("dynamic model ({b}, {side})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_data_dependent_while_keeps_a_dynamic_axis() {
+    let py = python();
+    // traced at length 4; other lengths and scales change the trip count and the side
+    for (n, scale) in [("4", "30.0"), ("7", "2.0"), ("13", "100.0")] {
+        let dir = run_script_with("dynamic_while", &format!("while-{n}"), &[n, scale]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        let ops = op_types(g);
+        assert!(ops.contains(&"Loop") && ops.contains(&"If"), "{ops:?}");
+        let body = subgraph(g, "Loop", "body");
+        assert_eq!(dims_text(&body.input[2]), ["n"], "the carried value");
+        assert_eq!(dims_text(&body.output[1]), ["n"]);
+        let mut dims = Vec::new();
+        all_dims(g, &mut dims);
+        assert!(
+            dims.iter().all(|d| d.iter().all(|s| s != "4")),
+            "no dim baked at the traced length: {dims:?}"
+        );
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("while (length {n})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn zoo_cnn_keeps_a_dynamic_batch() {
+    let py = python();
+    for b in ["6", "2", "9"] {
+        let dir = run_script_with("zoo_cnn", &format!("zoo-cnn-{b}"), &[b]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        assert_eq!(dims_text(&g.input[0]), ["batch", "1", "8", "8"]);
+        assert_eq!(dims_text(&g.output[0]), ["batch", "3"]);
+        let ops = op_types(g);
+        assert!(ops.contains(&"Conv") && ops.contains(&"MaxPool"), "{ops:?}");
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("zoo cnn (batch {b})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn transformer_keeps_a_dynamic_sequence_length() {
+    let py = python();
+    // traced at length 6; run at 6, 3 and 8
+    for n in ["6", "3", "8"] {
+        let dir = run_script_with("transformer", &format!("transformer-{n}"), &[n]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        assert_eq!(dims_text(&g.input[0]), ["1", "seq"]);
+        assert_eq!(dims_text(&g.output[0]), ["1", "seq", "11"]);
+        let ops = op_types(g);
+        for op in ["Shape", "Slice", "Reshape", "Softmax", "Where", "Erf"] {
+            assert!(ops.contains(&op), "no {op}: {ops:?}");
+        }
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("transformer (length {n})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn an_axis_that_cannot_stay_dynamic_names_the_node_that_fixes_it() {
+    let mut e = engine();
+    // a reshape inside a branch side keeps its traced size (ONNX If bodies and compiled
+    // regions have no per-call targets): refused, naming the `if` and its line
+    let src = "def f(x):\n    h = x * 2\n    if h.mean() > 0:\n        h = h.reshape(-1).exp().reshape(x.shape[0], 3)\n    return h\ntrace(f, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    let err = e.run_source(src, "br.dl").expect_err("fixed by the branch");
+    assert_eq!(err.kind, ErrorKind::ValueError);
+    let m = &err.message;
+    assert!(m.contains("axis 0 of x cannot stay dynamic"), "{m}");
+    assert!(m.contains("if at br.dl:3:"), "{m}");
+    assert!(m.contains("a branch side reshapes"), "{m}");
+    // conv with a dynamic spatial size: the conv and its line
+    let src = "W = ones(2, 1, 3, 3)\ndef c(x):\n    return conv2d(x, W)\ntrace(c, ones(2, 1, 6, 6), dynamic_axes={\"x\": {2: \"h\"}})\n";
+    let err = e.run_source(src, "cv.dl").expect_err("fixed by conv");
+    assert!(
+        err.message.contains("conv2d at cv.dl:3:"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("other than the batch"),
+        "{}",
+        err.message
+    );
+    // a Python-level decision on the size: no node fixes it
+    let src = "def h(x):\n    return x.reshape(int(x.shape[0]) * 3)\ntrace(h, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    let err = e.run_source(src, "py.dl").expect_err("fixed by Python");
+    assert!(
+        err.message.contains("Python code reads it"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn a_print_in_the_zoo_dynamic_model_forward_is_refused_with_its_line() {
+    let dir = temp_dir("zoo-print");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l1 = nn.Linear(4, 8)\n    def forward(self, x):\n        h = relu(self.l1(x))\n        if h.mean() > 0.5:\n            h = h * 2\n        print(\"mean of h:\", h.mean())\n        return h\nexport_onnx(M(), (randn(6, 4),), out, dynamic_axes={\"x\": {0: \"batch\"}})\n";
+    let err = e.run_source(src, "zp.dl").expect_err("print cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(err.message.contains("print"), "{}", err.message);
+    assert!(err.message.contains("zp.dl:10:"), "{}", err.message);
+    assert!(!path.exists(), "no file is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,6 @@
 //! `@compile`, by stage: `capture/` records an eager run into the tensor-level IR and
-//! caches the captured versions (`capture::compiled` is the call path through all the
-//! stages), `ir/` holds the IR's semantics (`infer`, `verify`, `dump`, control nodes),
+//! caches the captured versions (the call path through all the stages is the interpreter's
+//! `interp::capture::compiled`), `ir/` holds the IR's semantics (`infer`, `verify`, `dump`, control nodes),
 //! `autodiff/` records and runs compiled backwards, `passes/` optimizes a graph (fusion
 //! included), `runtime/` lowers it and runs it without the interpreter, `jit/` compiles
 //! fused tensor kernels (kernel IR, Cranelift code generation, runs), and `sym/` derives

@@ -2,10 +2,14 @@
 //! `Loop` (the IR condition region evaluated once before the loop and again at the end
 //! of each body for the next iteration), `Out` -> one result name of its control node.
 //! Regions read outer values through their bound inputs, which become the outer value
-//! names (ONNX subgraphs see the enclosing scope). `Print` has no ONNX form: refused.
+//! names (ONNX subgraphs see the enclosing scope). With dynamic axes a region's sizes
+//! follow its bound values' (`dims::region_syms`): its shape operands read the symbols'
+//! `Shape` values of the enclosing graph, and its outputs and a loop's carried inputs
+//! are typed with `dim_param`s. `Print` has no ONNX form: refused.
 
 use super::builder::{attr_g, tensor_proto, unsupported};
-use super::export::{typed_value_info, value_info};
+use super::dims::Syms;
+use super::export::{named_value_info, typed_value_info};
 use super::lower::Lower;
 use super::proto::{GraphProto, NodeProto, ValueInfoProto};
 use crate::compile::capture::log::where_text;
@@ -63,8 +67,11 @@ impl<'g> Lower<'g> {
         let c = self.arg(n, 0)?;
         let cond = self.bool_scalar(&c.name, c.dtype);
         let bound = self.arg_names(n, 1);
-        let then_g = self.subgraph("then", &b.then_g, &bound)?;
-        let else_g = self.subgraph("else", &b.else_g, &bound)?;
+        let ids: Vec<Option<NodeId>> = n.args.iter().skip(1).map(|a| Some(*a)).collect();
+        let then_syms = self.region_syms(&b.then_g, &ids);
+        let else_syms = self.region_syms(&b.else_g, &ids);
+        let then_g = self.subgraph("then", &b.then_g, &bound, then_syms)?;
+        let else_g = self.subgraph("else", &b.else_g, &bound, else_syms)?;
         let outs: Vec<String> = (0..b.then_g.outputs.len())
             .map(|_| self.b.fresh("if_out"))
             .collect();
@@ -74,35 +81,55 @@ impl<'g> Lower<'g> {
     }
 
     /// A subgraph (no inputs) computing region `g` with bound inputs `bound`.
-    fn subgraph(&mut self, name: &str, g: &'g Graph, bound: &[String]) -> Result<GraphProto> {
+    fn subgraph(
+        &mut self,
+        name: &str,
+        g: &'g Graph,
+        bound: &[String],
+        syms: Option<Syms<'g>>,
+    ) -> Result<GraphProto> {
         let outer = std::mem::take(&mut self.b.nodes);
         let res = self
-            .inline(g, bound)
+            .inline(g, bound, syms)
             .and_then(|outs| self.sub_outputs(g, &outs));
         let nodes = std::mem::replace(&mut self.b.nodes, outer);
         Ok(graph_proto(name, nodes, Vec::new(), res?))
     }
 
     /// Identity nodes from region `g`'s output values to fresh subgraph output names.
-    fn sub_outputs(&mut self, g: &Graph, outs: &[String]) -> Result<Vec<ValueInfoProto>> {
+    fn sub_outputs(&mut self, g: &Graph, outs: &[RegionOut]) -> Result<Vec<ValueInfoProto>> {
         let mut infos = Vec::with_capacity(outs.len());
-        for (id, src) in g.outputs.iter().zip(outs) {
+        for (id, out) in g.outputs.iter().zip(outs) {
             let node = g
                 .node(*id)
                 .ok_or_else(|| self.bad("a dangling region output"))?;
             let name = self.b.fresh("sub_out");
-            self.b.op_to("Identity", &[src], vec![], name.clone());
-            infos.push(value_info(&name, node));
+            self.b.op_to("Identity", &[&out.name], vec![], name.clone());
+            let axes = out.axes.as_ref();
+            infos.push(named_value_info(&name, node.dtype, &node.shape, axes));
         }
         Ok(infos)
     }
 
     /// Lowers region `g` into the current node list with its inputs bound to `bound`
-    /// (value names in slot order); returns the names of its outputs.
-    fn inline(&mut self, g: &'g Graph, bound: &[String]) -> Result<Vec<String>> {
+    /// (value names in slot order) and sizes `syms`; returns its outputs.
+    fn inline(
+        &mut self,
+        g: &'g Graph,
+        bound: &[String],
+        syms: Option<Syms<'g>>,
+    ) -> Result<Vec<RegionOut>> {
         let b = std::mem::take(&mut self.b);
         let mut lw = Lower::new(b, g, self.sources, self.at.clone());
-        let res = lw.region_nodes(bound);
+        lw.syms = syms;
+        let res = lw.region_nodes(bound).map(|names| {
+            let outs = names.into_iter().zip(&g.outputs);
+            outs.map(|(name, id)| RegionOut {
+                name,
+                axes: lw.dim_params(*id),
+            })
+            .collect()
+        });
         self.b = lw.b;
         res
     }
@@ -144,14 +171,19 @@ impl<'g> Lower<'g> {
         let init = self.arg_names(n, 0);
         let (init, inv) = init.split_at(l.carried.min(init.len()));
         let trip = self.trip_count(n, &l.trip)?;
+        // The regions' bound values: the index, then the node's args.
+        let mut ids: Vec<Option<NodeId>> = vec![None];
+        ids.extend(n.args.iter().map(|a| Some(*a)));
+        let cond_syms = l.cond.as_ref().and_then(|c| self.region_syms(c, &ids));
+        let body_syms = self.region_syms(&l.body, &ids);
         let cond0 = match &l.cond {
             Some(c) => {
                 let index = self.b.const_scalar(Scalar::Int(l.start), DType::I64);
-                self.cond_value(c, &index, init, inv)?
+                self.cond_value(c, &index, init, inv, cond_syms.clone())?
             }
             None => String::new(),
         };
-        let body = self.loop_body(n, l, inv)?;
+        let body = self.loop_body(n, l, inv, (cond_syms, body_syms))?;
         let outs: Vec<String> = (0..l.carried).map(|_| self.b.fresh("loop_out")).collect();
         let mut inputs: Vec<&str> = vec![&trip, &cond0];
         inputs.extend(init.iter().map(String::as_str));
@@ -184,12 +216,14 @@ impl<'g> Lower<'g> {
         index: &str,
         carried: &[String],
         inv: &[String],
+        syms: Option<Syms<'g>>,
     ) -> Result<String> {
         let bound = region_args(index, carried, inv);
-        let outs = self.inline(c, &bound)?;
-        let out = outs
+        let outs = self.inline(c, &bound, syms)?;
+        let out = &outs
             .first()
-            .ok_or_else(|| self.bad("a loop condition without output"))?;
+            .ok_or_else(|| self.bad("a loop condition without output"))?
+            .name;
         let dtype = c
             .outputs
             .first()
@@ -200,9 +234,15 @@ impl<'g> Lower<'g> {
 
     /// The `Loop` body: inputs (iteration_num, cond_in, carried...), outputs (cond_out,
     /// carried...); the IR condition for the next index computes cond_out.
-    fn loop_body(&mut self, n: &'g Node, l: &'g LoopSpec, inv: &[String]) -> Result<GraphProto> {
+    fn loop_body(
+        &mut self,
+        n: &'g Node,
+        l: &'g LoopSpec,
+        inv: &[String],
+        syms: RegionSyms<'g>,
+    ) -> Result<GraphProto> {
         let outer = std::mem::take(&mut self.b.nodes);
-        let res = self.body_nodes(n, l, inv);
+        let res = self.body_nodes(n, l, inv, syms);
         let nodes = std::mem::replace(&mut self.b.nodes, outer);
         let (inputs, outputs) = res?;
         Ok(graph_proto("body", nodes, inputs, outputs))
@@ -213,6 +253,7 @@ impl<'g> Lower<'g> {
         n: &'g Node,
         l: &'g LoopSpec,
         inv: &[String],
+        (cond_syms, body_syms): RegionSyms<'g>,
     ) -> Result<(Vec<ValueInfoProto>, Vec<ValueInfoProto>)> {
         let iter = self.b.fresh("iter");
         let cond_in = self.b.fresh("cond_in");
@@ -224,16 +265,19 @@ impl<'g> Lower<'g> {
         for k in 0..l.carried {
             let a = self.arg(n, k)?;
             let name = self.b.fresh("carried");
-            inputs.push(typed_value_info(&name, a.dtype, a.shape));
+            let axes = self.dim_params(a.id);
+            inputs.push(named_value_info(&name, a.dtype, a.shape, axes.as_ref()));
             carried.push(name);
         }
         let index = self.index_value(&iter, l.start, l.step);
-        let next = self.inline(&l.body, &region_args(&index, &carried, inv))?;
+        let bound = region_args(&index, &carried, inv);
+        let next = self.inline(&l.body, &bound, body_syms)?;
+        let names: Vec<String> = next.iter().map(|o| o.name.clone()).collect();
         let cond_out = match &l.cond {
             Some(c) => {
                 let step = self.b.const_scalar(Scalar::Int(l.step), DType::I64);
                 let next_index = self.b.op("Add", &[&index, &step], vec![]);
-                self.cond_value(c, &next_index, &next, inv)?
+                self.cond_value(c, &next_index, &names, inv, cond_syms)?
             }
             None => cond_in.clone(),
         };
@@ -257,6 +301,16 @@ impl<'g> Lower<'g> {
         self.b.op("Add", &[&m, &o], vec![])
     }
 }
+
+/// An output of a lowered region: its value name and, with symbolic sizes, the
+/// `dim_param`s of its dims.
+struct RegionOut {
+    name: String,
+    axes: Option<Vec<Option<String>>>,
+}
+
+/// The size information of a loop's condition and body regions.
+type RegionSyms<'g> = (Option<Syms<'g>>, Option<Syms<'g>>);
 
 /// The bound inputs of a loop region: `[index, carried..., invariant...]`.
 fn region_args(index: &str, carried: &[String], inv: &[String]) -> Vec<String> {

@@ -1,27 +1,36 @@
 //! Sizes of a graph exported with dynamic axes: each symbol's runtime value read from
 //! the graph input that binds it (`Shape(x, start=d, end=d+1)`), affine size
 //! expressions and whole shapes as int64 tensors computed from those values, and the
-//! `dim_param` text of a symbolic dim. A static graph (or a region, whose shapes the
-//! capture keeps fixed) gets constants.
+//! `dim_param` text of a symbolic dim. A region (an `If` side, a `Loop` body) gets the
+//! symbolic shapes of its nodes from its bound values' (`sym::region_shapes`) and reads
+//! the symbols' values from the enclosing graph by name; a static graph gets constants.
 
 use super::builder::{attr_i, dims_i64};
 use super::lower::Lower;
-use crate::compile::ir::NodeId;
-use crate::compile::sym::{SymExpr, SymInfo, SymShape};
+use crate::compile::ir::{Graph, NodeId};
+use crate::compile::sym::{region_shapes, SymExpr, SymInfo, SymShape};
 use crate::error::Result;
+use crate::ir::sym::dim_of_ref;
 use crate::tensor::dtype::{DType, Scalar};
 
 /// A symbolic graph's size information for the lowering.
+#[derive(Clone)]
 pub struct Syms<'g> {
     pub info: &'g SymInfo,
+    /// The exported (top-level) graph.
+    pub top: &'g Graph,
+    /// Per node of the graph being lowered (the top graph or a region), its shape.
+    pub shapes: Vec<SymShape>,
     /// Per symbol, the `[1]`-shaped int64 value holding its size at run time.
     pub vals: Vec<String>,
+    /// Per symbol, its `dim_param` name (that of the first input axis bound to it).
+    pub names: Vec<String>,
 }
 
-impl<'g> Syms<'g> {
+impl Syms<'_> {
     /// Symbolic shape of node `id` when at least one of its dims is symbolic.
-    pub fn shape(&self, id: NodeId) -> Option<&'g SymShape> {
-        let s = self.info.shapes.get(id.index())?;
+    pub fn shape(&self, id: NodeId) -> Option<&SymShape> {
+        let s = self.shapes.get(id.index())?;
         s.iter().any(|e| e.as_const().is_none()).then_some(s)
     }
 }
@@ -32,6 +41,7 @@ pub fn dim_text(e: &SymExpr, names: &[String]) -> String {
     let name = |s: u32| {
         names
             .get(s as usize)
+            .filter(|n| !n.is_empty())
             .cloned()
             .unwrap_or_else(|| format!("s{s}"))
     };
@@ -52,10 +62,10 @@ pub fn dim_text(e: &SymExpr, names: &[String]) -> String {
     out
 }
 
-impl Lower<'_> {
+impl<'g> Lower<'g> {
     /// Emits one `Shape` node per symbol reading it from the first input dim bound to
     /// it; `input_names[slot]` names argument input `slot`.
-    pub fn init_symbols(&mut self, input_names: &[String]) -> Result<()> {
+    pub fn init_symbols(&mut self, input_names: &[String], names: Vec<String>) -> Result<()> {
         let Some(info) = self.g.sym.as_deref() else {
             return Ok(());
         };
@@ -77,8 +87,68 @@ impl Lower<'_> {
         if vals.iter().any(String::is_empty) {
             return Err(self.bad("a symbol bound to no input"));
         }
-        self.syms = Some(Syms { info, vals });
+        self.syms = Some(Syms {
+            info,
+            top: self.g,
+            shapes: info.shapes.clone(),
+            vals,
+            names,
+        });
         Ok(())
+    }
+
+    /// The size information of region `g` run on the values `bound` (IR nodes of the
+    /// graph being lowered; None: the index of a loop, a 0-d value). None when this
+    /// graph is static or the region does not follow the symbols.
+    pub fn region_syms(&self, g: &Graph, bound: &[Option<NodeId>]) -> Option<Syms<'g>> {
+        let y = self.syms.as_ref()?;
+        let shapes: Vec<SymShape> = bound
+            .iter()
+            .map(|b| match b {
+                Some(id) => y.shapes.get(id.index()).cloned(),
+                None => Some(Vec::new()),
+            })
+            .collect::<Option<_>>()?;
+        let shapes = region_shapes(y.info, g, &shapes)?;
+        Some(Syms {
+            shapes,
+            ..y.clone()
+        })
+    }
+
+    /// The `dim_param` text of each dim of node `id` (None for fixed dims), or None
+    /// when its shape is static.
+    pub fn dim_params(&self, id: NodeId) -> Option<Vec<Option<String>>> {
+        let y = self.syms.as_ref()?;
+        let s = y.shape(id)?;
+        Some(
+            s.iter()
+                .map(|e| e.as_const().is_none().then(|| dim_text(e, &y.names)))
+                .collect(),
+        )
+    }
+
+    /// A size expression over input dims (`IrIndex::SymSlice`'s `sym`) as one over the
+    /// symbols, or None when it has none (every dim it names is fixed).
+    pub fn dim_ref_expr(&self, e: &SymExpr) -> Option<SymExpr> {
+        let y = self.syms.as_ref()?;
+        let known = std::cell::Cell::new(true);
+        let out = e.subst(&|r| {
+            let (slot, d) = dim_of_ref(r);
+            let s = y.info.inputs.get(slot).and_then(|v| v.get(d)).copied();
+            if let Some(s) = s.flatten() {
+                return SymExpr::sym(s);
+            }
+            let n = y.top.inputs.get(slot).and_then(|i| y.top.node(*i));
+            match n.and_then(|n| n.shape.get(d)) {
+                Some(&size) => SymExpr::konst(size as i64),
+                None => {
+                    known.set(false);
+                    SymExpr::konst(0)
+                }
+            }
+        })?;
+        (known.get() && out.as_const().is_none()).then_some(out)
     }
 
     /// The symbolic shape of node `id` (None: static, or not a symbolic graph).
@@ -87,7 +157,7 @@ impl Lower<'_> {
     }
 
     /// `e` as a `[1]`-shaped int64 value.
-    fn expr_value(&mut self, e: &SymExpr) -> Result<String> {
+    pub fn expr_value(&mut self, e: &SymExpr) -> Result<String> {
         let mut acc: Option<String> = None;
         for &(s, c) in &e.terms {
             let v = self

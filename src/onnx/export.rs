@@ -9,7 +9,7 @@ use super::proto::{
     TypeProto, ValueInfoProto,
 };
 use crate::compile::capture::log::where_text;
-use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
+use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::SourceMap;
 use crate::tensor::dtype::DType;
@@ -44,11 +44,6 @@ pub struct ExportSpec<'a> {
 
 fn value_err(msg: String) -> Error {
     Error::new(ErrorKind::ValueError, msg, None)
-}
-
-/// A ValueInfo of a static-shaped tensor.
-pub fn value_info(name: &str, node: &Node) -> ValueInfoProto {
-    typed_value_info(name, node.dtype, &node.shape)
 }
 
 /// A ValueInfo of a tensor of dtype `dtype` and static shape `shape`.
@@ -96,7 +91,8 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
     check_names(spec)?;
     let g = spec.graph;
     let mut lw = Lower::new(Builder::default(), g, sources, String::new());
-    lw.init_symbols(&slot_names(spec)?)?;
+    let slots = slot_names(spec)?;
+    lw.init_symbols(&slots, symbol_names(spec))?;
     let mut inputs = Vec::new();
     let (mut n_arg, mut n_ext) = (0usize, 0usize);
     for (i, node) in g.nodes.iter().enumerate() {
@@ -182,6 +178,41 @@ fn slot_names(spec: &ExportSpec) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// Each symbol's `dim_param` name: that of the first argument input axis bound to it
+/// (empty when none is named: `dim_text` then writes `s<k>`).
+fn symbol_names(spec: &ExportSpec) -> Vec<String> {
+    let Some(info) = spec.graph.sym.as_deref() else {
+        return Vec::new();
+    };
+    let mut names = vec![String::new(); info.num_symbols()];
+    let mut n_arg = 0usize;
+    for (slot, id) in spec.graph.inputs.iter().enumerate() {
+        let arg = matches!(
+            spec.graph.node(*id).map(|n| &n.op),
+            Some(IrOp::Input {
+                kind: InputKind::Arg(_),
+                ..
+            })
+        );
+        if !arg {
+            continue;
+        }
+        let axes = spec.input_axes.get(n_arg);
+        n_arg += 1;
+        let dims = info.inputs.get(slot).into_iter().flatten().enumerate();
+        for (d, s) in dims {
+            let given = axes.and_then(|a| a.get(d)).cloned().flatten();
+            let slot = s.and_then(|s| names.get_mut(s as usize));
+            if let (Some(n), Some(given)) = (slot, given) {
+                if n.is_empty() {
+                    *n = given;
+                }
+            }
+        }
+    }
+    names
 }
 
 /// `names[i]`, or an error when too few names were given.

@@ -9,6 +9,7 @@
 use super::builder::{attr_i, attr_ints, unsupported};
 use super::lower::Lower;
 use crate::compile::ir::{IrIndex, Node};
+use crate::compile::sym::SymExpr;
 use crate::error::Result;
 use crate::tensor::dtype::{DType, Scalar};
 
@@ -29,6 +30,23 @@ impl Lower<'_> {
         let mut axis = 0usize; // dim of the current value `x`
         let mut adv = Vec::new();
         for (k, ix) in indices.iter().enumerate() {
+            let sym_len = match ix {
+                IrIndex::SymSlice { start, sym, .. } => self.dim_ref_expr(sym).map(|l| (*start, l)),
+                _ => None,
+            };
+            if let Some((start, len)) = sym_len {
+                // `[start:start + len]`, `len` a size of the inputs read at run time.
+                let end = len
+                    .add(&SymExpr::konst(start))
+                    .ok_or_else(|| self.bad("a slice end out of range"))?;
+                let e = self.expr_value(&end)?;
+                let s = self.b.const_i64(&[start], false);
+                let ax = self.b.const_i64(&[axis as i64], false);
+                x = self.b.op("Slice", &[&x, &s, &e, &ax], vec![]);
+                axis += 1;
+                src += 1;
+                continue;
+            }
             match ix {
                 IrIndex::Ellipsis => {
                     let after: usize = consumed.get(k + 1..).map_or(0, |c| c.iter().sum());

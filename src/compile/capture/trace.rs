@@ -592,10 +592,10 @@ impl Recorder for TraceRecorder {
     }
 
     fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {
-        with(|tr| {
-            if let Some((_, id)) = tr.known.get(&t.id()) {
-                tr.hints.size_reads.push((*id, dim));
-            }
+        with(|tr| match tr.known.get(&t.id()) {
+            Some((_, id)) => tr.hints.size_reads.push((*id, dim)),
+            None if !tr.regions.is_empty() => tr.hints.region_size_read = true,
+            None => {}
         });
     }
 

@@ -36,6 +36,7 @@ pub(super) struct Walk<'g> {
     pub solver: Solver,
     pub shapes: Vec<SymShape>,
     pub hints: Option<&'g SymHints>,
+    pub ctl: super::regions::RegionState,
 }
 
 /// Analyses `g` from `spec`; `hints` (from the capture) name sizes Python code read and
@@ -55,17 +56,8 @@ fn walk<'g>(
     hints: Option<&'g SymHints>,
     n: usize,
 ) -> Result<Walk<'g>> {
-    let mut solver = Solver::default();
-    for (s, (&ex, &m)) in spec.example.iter().zip(&spec.min).enumerate() {
-        solver.new_sym(ex, m, spec.max.get(s).copied().unwrap_or(i64::MAX));
-    }
-    let mut w = Walk {
-        g,
-        spec,
-        solver,
-        shapes: Vec::with_capacity(n),
-        hints,
-    };
+    let mut w = Walk::new(g, spec);
+    w.hints = hints;
     for (i, node) in g.nodes.iter().take(n).enumerate() {
         let s = w.node_shape(NodeId(i as u32), node, spec)?;
         w.shapes.push(s);
@@ -99,6 +91,24 @@ pub fn shape_exprs(
     w.apply(hints, facts);
     let s = w.shapes.get(id.index())?;
     Some(s.iter().map(|e| w.solver.norm(e)).collect())
+}
+
+impl<'g> Walk<'g> {
+    /// A walk of `g` from `spec`'s symbols, without hints.
+    pub(super) fn new(g: &'g Graph, spec: &'g InputSpec) -> Walk<'g> {
+        let mut solver = Solver::default();
+        for (s, (&ex, &m)) in spec.example.iter().zip(&spec.min).enumerate() {
+            solver.new_sym(ex, m, spec.max.get(s).copied().unwrap_or(i64::MAX));
+        }
+        Walk {
+            g,
+            spec,
+            solver,
+            shapes: Vec::with_capacity(g.nodes.len()),
+            hints: None,
+            ctl: Default::default(),
+        }
+    }
 }
 
 impl Walk<'_> {
@@ -145,10 +155,18 @@ impl Walk<'_> {
             .unwrap_or_default()
     }
 
-    fn node_shape(&mut self, id: NodeId, node: &Node, spec: &InputSpec) -> Result<SymShape> {
+    pub(super) fn node_shape(
+        &mut self,
+        id: NodeId,
+        node: &Node,
+        spec: &InputSpec,
+    ) -> Result<SymShape> {
         let args: Vec<SymShape> = (0..node.args.len())
             .map(|k| self.arg_shape(node, k))
             .collect::<Result<_>>()?;
+        if let Some(s) = self.region_rule(id, node, &args) {
+            return Ok(s);
+        }
         let x = args.first().cloned().unwrap_or_default();
         Ok(match &node.op {
             IrOp::Input { slot, .. } => input_shape(node, spec.dims.get(*slot)),
@@ -231,8 +249,8 @@ impl Walk<'_> {
             IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
                 self.batch_only(node, &args)
             }
-            // Control flow (regions keep capture-time shapes): specialised.
             IrOp::GradKernel(k) => self.grad_kernel(node, k, &args),
+            // A branch the region rules did not take (they always do); print.
             IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
             IrOp::Out { index } => self.out_node(node, *index, &args),
         })

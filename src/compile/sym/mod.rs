@@ -16,11 +16,15 @@ pub mod analyze;
 pub mod expr;
 mod finish;
 mod loops;
+mod regions;
 mod reshape;
 mod solve;
+mod why;
 
 pub use analyze::{analyze, InputSpec};
 pub use expr::{shape_text, SymExpr, SymId, SymShape};
+pub use regions::region_shapes;
+pub use why::fixing_node;
 
 use crate::compile::ir::{IrIndex, IrOp, Node, NodeId};
 use crate::tensor::Tensor;
@@ -36,6 +40,9 @@ pub struct SymHints {
     pub sym_requests: HashMap<NodeId, Vec<Option<SymExpr>>>,
     /// What Python-level decisions on symbolic ints fixed (`compile::capture::symint`).
     pub facts: Vec<crate::compile::capture::symint::SymFact>,
+    /// Python code read a size of a tensor made inside a region (`if`/loop body),
+    /// which no graph node names: regions then keep their capture-time sizes.
+    pub region_size_read: bool,
 }
 
 pub use crate::ir::sym::SymInfo;

@@ -181,7 +181,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
     let graph = &g.compiled.graph;
     let info = graph.sym.as_deref();
     let sym_names = match &axes {
-        Some(a) => a.symbol_names(info, &arg_info)?,
+        Some(a) => a.symbol_names(graph, &me.sources, &arg_info)?,
         None => Vec::new(),
     };
     let mut inputs = Vec::new();

@@ -4,11 +4,14 @@
 //! checks that they stayed symbolic, and names the symbolic axes of the graph's inputs
 //! and outputs.
 
-use crate::compile::sym::SymInfo;
+use crate::compile::capture::log::where_text;
+use crate::compile::ir::{Graph, IrOp};
+use crate::compile::sym::{fixing_node, SymInfo};
 use crate::error::ErrorKind;
 use crate::interp::value::Value;
 use crate::interp::{err, type_err, value_err, Exc, R};
 use crate::onnx::dim_text;
+use crate::source::SourceMap;
 
 /// One tensor's dynamic axes: (axis as given, its name).
 type Axes = Vec<(i64, String)>;
@@ -112,12 +115,15 @@ impl DynamicAxes {
     }
 
     /// Each symbol's name: that of the first input axis bound to it. Errors when a
-    /// requested input axis did not stay symbolic.
+    /// requested input axis did not stay symbolic, naming the node of `graph` that
+    /// fixes it.
     pub fn symbol_names(
         &self,
-        info: Option<&SymInfo>,
+        graph: &Graph,
+        sources: &SourceMap,
         inputs: &[(String, Vec<usize>)],
     ) -> R<Vec<String>> {
+        let info = graph.sym.as_deref();
         let mut names = vec![String::new(); info.map_or(0, SymInfo::num_symbols)];
         for (slot, (name, shape)) in inputs.iter().enumerate() {
             for d in 0..shape.len() {
@@ -128,7 +134,7 @@ impl DynamicAxes {
                     .and_then(|i| i.inputs.get(slot))
                     .and_then(|dims| dims.get(d).copied().flatten());
                 let Some(s) = sym else {
-                    return Err(fixed_err(name, d));
+                    return Err(fixed_err(name, d, graph, sources, slot));
                 };
                 let other = names.iter().position(|n| *n == given);
                 if other.is_some_and(|o| o != s as usize) {
@@ -190,15 +196,50 @@ impl DynamicAxes {
     }
 }
 
-fn fixed_err(name: &str, d: usize) -> Exc {
+/// The error for input axis `d` of `name` (argument slot `slot`) that the traced
+/// graph fixes: where and why.
+fn fixed_err(name: &str, d: usize, graph: &Graph, sources: &SourceMap, slot: usize) -> Exc {
+    let cause = match fixing_node(graph, slot, d).and_then(|id| graph.node(id)) {
+        Some(n) => format!(
+            "{} at {} {}",
+            n.op.name(),
+            where_text(sources, n.span),
+            why_fixed(&n.op)
+        ),
+        None => "Python code reads it (a size used as a number: a comparison, int(), \
+                 a dict key, printing)"
+            .to_string(),
+    };
     err(
         ErrorKind::ValueError,
-        format!(
-            "dynamic_axes: axis {d} of {name} cannot stay dynamic: the traced graph fixes its \
-             size (Python code reads it, or it reaches an op whose sizes are not followed \
-             symbolically: conv/pool sizes other than the batch, a non-unit-step slice, tensor indexing, if/while)"
-        ),
+        format!("dynamic_axes: axis {d} of {name} cannot stay dynamic: the traced graph fixes its size: {cause}"),
     )
+}
+
+/// Why op `op` fixes the sizes reaching it.
+fn why_fixed(op: &IrOp) -> &'static str {
+    match op {
+        IrOp::Reshape { .. } | IrOp::Expand { .. } => {
+            "(its target size does not follow the dynamic axis: sizes Python computed from \
+             it as plain ints, e.g. through int() or tuple(x.shape), or merged with \
+             another dynamic dim)"
+        }
+        IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
+            "(conv/pool sizes other than the batch are not followed symbolically)"
+        }
+        IrOp::Index { .. } => {
+            "(tensor indexing, a boolean mask or a non-unit-step slice of the dynamic axis)"
+        }
+        IrOp::If(_) => {
+            "(a branch side reshapes, expands or slices by a size of the dynamic axis, \
+             which ONNX If bodies and compiled regions keep at the traced size)"
+        }
+        IrOp::Loop(_) => {
+            "(a loop body uses it other than elementwise: a reshape, expand or slice by \
+             its size, or a for loop's carried value)"
+        }
+        _ => "(its output size is not an affine function of the dynamic axis)",
+    }
 }
 
 /// The `dim_param` text of each dim of a symbolic shape (None for fixed dims).
