@@ -406,10 +406,7 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
         "data" => Value::Tensor(t.detach()),
-        "grad_fn" => match t.grad_fn() {
-            Some(n) => Value::str(&n.name().to_string()),
-            None => Value::None,
-        },
+        "grad_fn" => super::grad_fn::of_tensor(t),
         _ => return None,
     })
 }
