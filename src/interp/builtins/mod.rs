@@ -11,6 +11,7 @@ pub mod export_axes;
 pub mod fileobj;
 pub mod format;
 pub mod funcs;
+pub mod generator;
 pub mod grad_fn;
 pub mod iomod;
 pub mod jsonmod;

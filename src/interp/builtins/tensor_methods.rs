@@ -153,6 +153,14 @@ fn tv(r: crate::Result<Tensor>) -> R<Value> {
 
 /// Calls method `name` of tensor `t`.
 pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
+    match super::generator::of_kw(kw) {
+        Some(g) => super::generator::with_generator(Some(g), name, || method(t, name, args, kw)),
+        None => method(t, name, args, kw),
+    }
+}
+
+/// `tensor_method` on this thread's stream (or the one `generator=` put in place).
+fn method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new(name, args, kw);
     if let Some(op) = UnaryOp::of_method(name) {
         a.check(0, &[])?;
