@@ -126,6 +126,7 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
     let mut ds = norm_dims(name, dims, x.ndim())?;
     ds.sort_unstable();
     ds.dedup();
+    let since = crate::autograd::next_node_id();
     let mut out = x.clone();
     for &d in ds.iter().rev() {
         if x.shape()[d] == 0 {
@@ -136,14 +137,20 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
         }
         out = out.extreme_dim(d as i64, true, is_min)?.0;
     }
-    if keepdim {
-        return Ok(out);
+    if !keepdim {
+        let shape: Vec<i64> = (0..x.ndim())
+            .filter(|i| !ds.contains(i))
+            .map(|i| x.shape()[i] as i64)
+            .collect();
+        out = out.reshape(&shape)?;
     }
-    let shape: Vec<i64> = (0..x.ndim())
-        .filter(|i| !ds.contains(i))
-        .map(|i| x.shape()[i] as i64)
-        .collect();
-    out.reshape(&shape)
+    let node = if is_min {
+        "AminBackward0"
+    } else {
+        "AmaxBackward0"
+    };
+    crate::autograd::names::name_composite(&out, since, node);
+    Ok(out)
 }
 
 /// `count_nonzero(x, dim=None)`.
