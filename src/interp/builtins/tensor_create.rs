@@ -346,11 +346,11 @@ fn linspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let steps = int_of(a.required(2, "steps")?, "linspace")?;
     let steps = usize::try_from(steps)
         .map_err(|_| value_err("linspace(): number of steps must be non-negative"))?;
-    let mut t = creation::linspace(start, end, steps).map_err(te)?;
-    if let Some(d) = a.dtype(usize::MAX)? {
-        t = t.cast(d).map_err(te)?;
-    }
-    finish(t, &a)
+    let dt = a.dtype(usize::MAX)?.unwrap_or_else(default_float);
+    finish(
+        creation::linspace_in(start, end, steps, dt).map_err(te)?,
+        &a,
+    )
 }
 
 fn eye(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
