@@ -404,17 +404,12 @@ pub fn masked_select(x: &Tensor, mask: &Tensor) -> Result<Tensor> {
         .index_select(0, &pos)
 }
 
-/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim`; where
-/// indices repeat the last write along `dim` stands, as torch's CPU kernel (the others
-/// get no gradient; torch's backward gathers the gradient at every index).
+/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim`; the last
+/// of repeated writes stands, as torch's CPU kernel (the others get no gradient).
 pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let since = crate::autograd::next_node_id();
     let out = scatter_parts(x, dim, index, src)?;
-    let node = if src.ndim() == 0 {
-        "ScatterBackward1"
-    } else {
-        "ScatterBackward0"
-    };
+    let node = ["ScatterBackward0", "ScatterBackward1"][usize::from(src.ndim() == 0)];
     crate::autograd::names::name_composite(&out, since, node);
     Ok(out)
 }
