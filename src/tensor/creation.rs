@@ -217,7 +217,7 @@ where
     let step = if steps > 1 {
         (end - start) / f(steps - 1)
     } else {
-        start - start
+        f(0)
     };
     let half = steps / 2;
     let v = collect_vec(
