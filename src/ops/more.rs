@@ -265,11 +265,11 @@ pub fn topk(x: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tens
             format!("topk(): selected index k out of range (k={k}, size {n} along dim {dim})"),
         ));
     }
-    let (v, i) = sort(x, dim, largest)?;
     if x.ndim() == 0 {
-        return Ok((v, i));
+        return sort(x, dim, largest);
     }
-    Ok((v.narrow(d as i64, 0, k)?, i.narrow(d as i64, 0, k)?))
+    let i = crate::tensor::sorting::topk_indices(x, dim, k as usize, largest)?;
+    Ok((x.gather(d as i64, &i)?, i))
 }
 
 /// The `k`-th smallest (1-based) along `dim`: (values, indices).
