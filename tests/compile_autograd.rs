@@ -210,7 +210,7 @@ z = f(ones(2, 2))
     assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
     assert_eq!(text(&mut e, "str(y.requires_grad)"), "False");
     assert_eq!(text(&mut e, "str(z.requires_grad)"), "True");
-    assert_eq!(text(&mut e, "z.grad_fn"), "CompiledFunctionBackward");
+    assert_eq!(text(&mut e, "z.grad_fn.name()"), "CompiledFunctionBackward");
 }
 
 /// A 1-D operand of matmul (vector @ matrix, matrix @ vector) is unsqueezed by eager

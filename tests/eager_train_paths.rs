@@ -139,7 +139,7 @@ i.add_(3)
         [0.0, 0.0, 0.0, -6.0, -15.0, -24.0]
     );
     assert_eq!(text(&mut e, "str(i.tolist())"), "[4, 5]");
-    assert_eq!(text(&mut e, "str(i.dtype)"), "int64");
+    assert_eq!(text(&mut e, "str(i.dtype)"), "torch.int64");
 }
 
 #[test]

@@ -96,7 +96,7 @@ fn examples_train_and_report() {
     );
     assert!(out.contains("restored model matches: True"), "{out}");
     assert!(
-        out.contains("npy round trip: (64, 3) float32 True"),
+        out.contains("npy round trip: (64, 3) torch.float32 True"),
         "{out}"
     );
     assert!(dir.join("checkpoint.safetensors").is_file());

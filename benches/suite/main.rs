@@ -16,6 +16,7 @@ mod outcome;
 mod peers;
 mod rows;
 mod table;
+mod w12;
 
 use outcome::{Outcome, Sample};
 use std::collections::BTreeMap;

@@ -189,22 +189,41 @@ pub fn run_all(
     out: &mut BTreeMap<String, Outcome>,
 ) {
     for j in JOBS.iter().filter(|j| want(&crate::workload_of(j.sample))) {
-        let py = match pythons.for_job(j.needs) {
-            Ok(py) => py,
-            Err(why) => {
-                out.insert(j.sample.to_string(), Outcome::Skipped(why));
-                continue;
+        run_one(root, pythons, j, &[j.sample], out);
+    }
+    if want("W12") {
+        let j = job("w12_torch", Torch, "w12_ops.py", &[]);
+        run_one(root, pythons, &j, crate::w12::TORCH, out);
+    }
+}
+
+/// Runs one peer process that reports `samples`.
+fn run_one(
+    root: &Path,
+    pythons: &Pythons,
+    j: &Job,
+    samples: &[&str],
+    out: &mut BTreeMap<String, Outcome>,
+) {
+    let py = match pythons.for_job(j.needs) {
+        Ok(py) => py,
+        Err(why) => {
+            for s in samples {
+                out.insert(s.to_string(), Outcome::Skipped(why.clone()));
             }
-        };
-        eprintln!("peers: {} {} {}", py.display(), j.program, j.args.join(" "));
-        let mut cmd = Command::new(py);
-        cmd.arg(root.join("benches/peers").join(j.program))
-            .args(j.args)
-            .current_dir(root);
-        match child::run(&mut cmd) {
-            Ok(f) => outcome::outcomes(&f, &[j.sample], out),
-            Err(e) => {
-                out.insert(j.sample.to_string(), Outcome::Failed(e));
+            return;
+        }
+    };
+    eprintln!("peers: {} {} {}", py.display(), j.program, j.args.join(" "));
+    let mut cmd = Command::new(py);
+    cmd.arg(root.join("benches/peers").join(j.program))
+        .args(j.args)
+        .current_dir(root);
+    match child::run(&mut cmd) {
+        Ok(f) => outcome::outcomes(&f, samples, out),
+        Err(e) => {
+            for s in samples {
+                out.insert(s.to_string(), Outcome::Failed(e.clone()));
             }
         }
     }

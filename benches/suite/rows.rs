@@ -47,7 +47,7 @@ pub struct Row {
     pub target: Target,
 }
 
-const fn row(
+pub(crate) const fn row(
     workload: &'static str,
     kiln: &'static str,
     versus: Versus,
@@ -106,6 +106,7 @@ pub const VARIANTS: &[Variant] = &[
     v("w9_cnn.dl", "w9_compiled", &["w9_compiled"]),
     v("w10_generate.dl", "w10_eager", &["w10_eager"]),
     v("w10_generate.dl", "w10_compiled", &["w10_compiled"]),
+    v("w12_ops.dl", "w12_ops", crate::w12::KILN),
 ];
 
 use Metric::{Higher, Lower, Seconds};

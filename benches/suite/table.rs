@@ -93,7 +93,11 @@ pub fn print(
     println!();
     println!("| workload | kiln variant | kiln | kiln peak RSS | versus | its figure | its peak RSS | ratio | target | met |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for r in ROWS.iter().filter(|r| want(r.workload)) {
+    for r in ROWS
+        .iter()
+        .chain(crate::w12::ROWS)
+        .filter(|r| want(r.workload))
+    {
         let k = kiln.get(r.kiln);
         let (ktext, kf, krss) = cell(k, r.metric);
         let failed = matches!(k, Some(Outcome::FailedCheck(_) | Outcome::Failed(_)));

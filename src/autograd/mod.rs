@@ -11,7 +11,7 @@ pub mod rules;
 pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};
 pub use grad_kernels::grad_kernel;
 pub use names::GradFnName;
-pub use node::{BackwardOp, Edge, Edges, Node, Saved, ScalarOperand, SharedBackward};
+pub use node::{BackwardOp, Edge, Edges, Node, Saved, ScalarOperand, SharedBackward, ViewCall};
 
 use crate::tensor::Tensor;
 use std::cell::Cell;
@@ -74,6 +74,12 @@ pub fn record(out: &Tensor, op: BackwardOp, inputs: &[&Tensor]) {
 /// op's rule returns; `Edge::None` for operands that are not tensors).
 pub fn record_edges(out: &Tensor, op: BackwardOp, edges: Edges) {
     out.set_grad_fn(Some(new_node(op, edges)));
+}
+
+/// The id the next node gets: a composite takes it before its ops run, so
+/// [`names::name_composite`] renames only a node it made.
+pub fn next_node_id() -> u64 {
+    NEXT_NODE_ID.with(|c| c.get())
 }
 
 /// A node attached to no tensor yet (newer than every node made before it).

@@ -6,7 +6,7 @@
 //! matmul by rank) follow what PyTorch 2.15 prints. Known differences are listed in
 //! docs/LANGUAGE.md ("Printing tensors").
 
-use super::node::{BackwardOp, Saved, ScalarOperand};
+use super::node::{BackwardOp, Saved, ScalarOperand, ViewCall};
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::linalg_grad::LinalgGrad;
@@ -140,6 +140,20 @@ fn linalg(l: &LinalgGrad) -> GradFnName {
     })
 }
 
+/// A reshape or permute node by the call that made it.
+fn view(op: &BackwardOp, call: ViewCall) -> GradFnName {
+    GradFnName::Fixed(match call {
+        ViewCall::View if matches!(op, BackwardOp::Permute { .. }) => "PermuteBackward0",
+        ViewCall::View => "ViewBackward0",
+        ViewCall::UnsafeView => "UnsafeViewBackward0",
+        ViewCall::Unsqueeze => "UnsqueezeBackward0",
+        ViewCall::SqueezeAll => "SqueezeBackward0",
+        ViewCall::SqueezeDim => "SqueezeBackward1",
+        ViewCall::T => "TBackward0",
+        ViewCall::Transpose => "TransposeBackward0",
+    })
+}
+
 /// PyTorch's overload number of a reduction: 0 for the all-dims form, 1 for `dim=`.
 fn reduction(all: &'static str, dim: &'static str, full: bool) -> GradFnName {
     GradFnName::Fixed(if full { all } else { dim })
@@ -198,8 +212,9 @@ impl BackwardOp {
             BackwardOp::LogSoftmax { .. } => Fixed("LogSoftmaxBackward0"),
             BackwardOp::Cumsum { .. } => Fixed("CumsumBackward0"),
             BackwardOp::Norm { .. } => Fixed("LinalgVectorNormBackward0"),
-            BackwardOp::Reshape { .. } => Fixed("ViewBackward0"),
-            BackwardOp::Permute { .. } => Fixed("PermuteBackward0"),
+            BackwardOp::Reshape { call, .. } | BackwardOp::Permute { call, .. } => {
+                view(self, *call)
+            }
             BackwardOp::Expand { .. } => Fixed("ExpandBackward0"),
             BackwardOp::Index { in_shape, indices } => index(in_shape, indices),
             BackwardOp::AsStrided(_) => Fixed("AsStridedBackward0"),
@@ -226,5 +241,14 @@ impl BackwardOp {
             BackwardOp::Loop(_) => Fixed("LoopBackward"),
             BackwardOp::LoopOut { .. } => Fixed("LoopOutputBackward"),
         }
+    }
+}
+
+/// Names the node that made `out` as the composite function that ran (torch's one node,
+/// e.g. `StackBackward0` where Kiln recorded unsqueeze and cat), when that node is the
+/// composite's own (made at or after `since`, from [`super::next_node_id`]).
+pub fn name_composite(out: &crate::tensor::Tensor, since: u64, name: &'static str) {
+    if let Some(n) = out.grad_fn().filter(|n| n.id >= since) {
+        n.rename(GradFnName::Fixed(name));
     }
 }

@@ -157,6 +157,24 @@ impl Edge {
 /// A node's edges, one per input (inline for the usual one or two: no allocation).
 pub type Edges = smallvec::SmallVec<[Edge; 2]>;
 
+/// The call that made a reshape or permute node: only its PyTorch name differs
+/// (`ViewBackward0`, `UnsqueezeBackward0`, `TBackward0`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewCall {
+    /// `view`/`reshape`/`flatten` as a view; any permute.
+    View,
+    /// `reshape` that had to copy.
+    UnsafeView,
+    Unsqueeze,
+    /// `squeeze()` of every size-1 dim.
+    SqueezeAll,
+    /// `squeeze(dim)`.
+    SqueezeDim,
+    /// The `t()` method.
+    T,
+    Transpose,
+}
+
 /// One recorded op. `op` is taken (freed) by a backward without `retain_graph`.
 pub struct Node {
     pub(crate) id: u64,
@@ -246,6 +264,11 @@ impl Node {
         };
         self.name.set(Some(n));
         n
+    }
+
+    /// Names the node as the composite function that made it (`StackBackward0`).
+    pub(crate) fn rename(&self, n: GradFnName) {
+        self.name.set(Some(n));
     }
 
     /// Frees the op (a backward without `retain_graph`), keeping its name.
@@ -391,9 +414,11 @@ pub enum BackwardOp {
     },
     Reshape {
         in_shape: Dims,
+        call: ViewCall,
     },
     Permute {
         perm: Vec<usize>,
+        call: ViewCall,
     },
     Expand {
         in_shape: Dims,

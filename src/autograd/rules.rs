@@ -30,6 +30,7 @@ fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if autograd::needs_grad(&[t]) {
         let node = BackwardOp::Reshape {
             in_shape: t.shape().into(),
+            call: autograd::ViewCall::View,
         };
         autograd::record(&out, node, &[t]);
     }
@@ -613,8 +614,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 Scalar::Float(0.0),
             )?)]
         }
-        B::Reshape { in_shape } => vec![Some(reshape(g, in_shape)?)],
-        B::Permute { perm } => {
+        B::Reshape { in_shape, .. } => vec![Some(reshape(g, in_shape)?)],
+        B::Permute { perm, .. } => {
             let mut inv = vec![0; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
                 inv[p] = i;

@@ -494,6 +494,7 @@ impl Interp {
             Value::Tensor(_) => TypeTag::Tensor,
             Value::DType(_) => TypeTag::DType,
             Value::GradMode(_) => TypeTag::GradMode,
+            Value::GradFn(g) => return super::builtins::grad_fn::class_of(g),
             Value::Cell(_) | Value::Unbound => TypeTag::Object,
         };
         self.b.type_class(tag)

@@ -139,6 +139,7 @@ impl Interp {
             }
             Ellipsis => out.push_str("Ellipsis"),
             NotImplemented => out.push_str("NotImplemented"),
+            GradFn(g) => out.push_str(&g.repr()),
             Tensor(_) | DType(_) | GradMode(_) => {
                 out.push_str(&self.tensor_repr(v).unwrap_or_default())
             }

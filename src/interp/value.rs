@@ -99,6 +99,8 @@ pub enum Value {
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.
     GradMode(Rc<GradModeCtx>),
+    /// An autograd node (`t.grad_fn`, `g.next_functions`).
+    GradFn(Rc<super::builtins::grad_fn::GradFn>),
     /// Internal: a closure cell stored in a frame slot. Never visible to scripts.
     Cell(CellRef),
     /// Internal: an unassigned slot. Never visible to scripts.
@@ -242,6 +244,7 @@ pub enum TypeTag {
     Tensor,
     DType,
     GradMode,
+    GradFn,
     Generator,
 }
 
@@ -647,6 +650,7 @@ impl Value {
             Compiled(x) => Rc::as_ptr(x) as usize,
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
+            GradFn(g) => g.ptr_id(),
             None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented
             | DType(_) | Unbound => 0,
         }
@@ -700,6 +704,7 @@ impl Value {
             Tensor(_) => "Tensor",
             Graph(_) => "Graph",
             DType(_) => "dtype",
+            GradFn(g) => return g.class_name().into(),
             GradMode(g) => {
                 if g.enable {
                     "enable_grad"

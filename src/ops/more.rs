@@ -133,6 +133,7 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
             format!("{name}(): Expected reduction dim {d} to have non-zero size."),
         ));
     }
+    let since = crate::autograd::next_node_id();
     let mut out = x.clone();
     {
         // values only: the gradient is shared among each row's tied extremes (below)
@@ -150,14 +151,20 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
         };
         autograd::record(&out, node, &[x]);
     }
-    if keepdim {
-        return Ok(out);
+    if !keepdim {
+        let shape: Vec<i64> = (0..x.ndim())
+            .filter(|i| !ds.contains(i))
+            .map(|i| x.shape()[i] as i64)
+            .collect();
+        out = out.reshape(&shape)?;
     }
-    let shape: Vec<i64> = (0..x.ndim())
-        .filter(|i| !ds.contains(i))
-        .map(|i| x.shape()[i] as i64)
-        .collect();
-    out.reshape(&shape)
+    let node = if is_min {
+        "AminBackward0"
+    } else {
+        "AmaxBackward0"
+    };
+    crate::autograd::names::name_composite(&out, since, node);
+    Ok(out)
 }
 
 /// `count_nonzero(x, dim=None)`.
@@ -272,11 +279,11 @@ pub fn topk(x: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tens
             format!("topk(): selected index k out of range (k={k}, size {n} along dim {dim})"),
         ));
     }
-    let (v, i) = sort(x, dim, largest)?;
     if x.ndim() == 0 {
-        return Ok((v, i));
+        return sort(x, dim, largest);
     }
-    Ok((v.narrow(d as i64, 0, k)?, i.narrow(d as i64, 0, k)?))
+    let i = crate::tensor::sorting::topk_indices(x, dim, k as usize, largest)?;
+    Ok((x.gather(d as i64, &i)?, i))
 }
 
 /// The `k`-th smallest (1-based) along `dim`: (values, indices).

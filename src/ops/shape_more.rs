@@ -404,10 +404,17 @@ pub fn masked_select(x: &Tensor, mask: &Tensor) -> Result<Tensor> {
         .index_select(0, &pos)
 }
 
-/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim` (a
-/// number `src` is written once where indices repeat, as torch's; repeated indices with
-/// a tensor `src` get the sum of their values, torch the last one).
+/// `scatter(x, dim, index, src)`: `x` with `src` written at `index` along `dim`; the last
+/// of repeated writes stands, as torch's CPU kernel (the others get no gradient).
 pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let since = crate::autograd::next_node_id();
+    let out = scatter_parts(x, dim, index, src)?;
+    let node = ["ScatterBackward0", "ScatterBackward1"][usize::from(src.ndim() == 0)];
+    crate::autograd::names::name_composite(&out, since, node);
+    Ok(out)
+}
+
+fn scatter_parts(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let zeros = crate::tensor::creation::zeros(x.shape(), x.dtype())?;
     let ones = crate::tensor::creation::ones(index.shape(), DType::I64)?;
     let hit = zeros
@@ -427,6 +434,12 @@ pub fn scatter(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Ten
         }
         s
     };
+    let keep = crate::tensor::sorting::last_writes(index, norm_dim("scatter", dim, x.ndim())?)?;
+    let src = where_(
+        &keep,
+        &src,
+        &crate::tensor::creation::zeros(&[], src.dtype())?,
+    )?;
     let placed = zeros.scatter_add(dim, index, &src)?;
     where_(&hit, &placed, x)
 }

@@ -180,26 +180,57 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
 
 /// `linspace(start, end, steps)` in the default float dtype (endpoints included).
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
-    record_const(|| linspace_eager(start, end, steps))
+    linspace_in(start, end, steps, default_float())
 }
 
-fn linspace_eager(start: f64, end: f64, steps: usize) -> Result<Tensor> {
+/// `linspace(start, end, steps, dtype=dtype)`.
+pub fn linspace_in(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
+    record_const(|| match dtype {
+        DType::F32 => linspace_eager(start as f32, end as f32, steps, |n| n as f32, f32::mul_add),
+        DType::F64 => linspace_eager(start, end, steps, |n| n as f64, f64::mul_add),
+        // integer dtypes step in float64 from the ends converted first, as torch's
+        _ => {
+            let ends = Tensor::from_vec(vec![start, end], &[2]).cast(dtype)?;
+            let e = ends.cast(DType::F64)?.to_vec::<f64>()?;
+            linspace_eager(e[0], e[1], steps, |n| n as f64, f64::mul_add)?.cast(dtype)
+        }
+    })
+}
+
+/// torch's CPU kernel: `start + step * i` for the first half, `end - step * (steps - i -
+/// 1)` for the rest, each one fused multiply-add in the dtype (its build contracts
+/// them), so `linspace(-1, 1, 25)[12]` is -2.98e-08 as torch's.
+fn linspace_eager<T>(
+    start: T,
+    end: T,
+    steps: usize,
+    f: fn(usize) -> T,
+    fma: fn(T, T, T) -> T,
+) -> Result<Tensor>
+where
+    T: Elem
+        + Copy
+        + std::ops::Sub<Output = T>
+        + std::ops::Div<Output = T>
+        + std::ops::Neg<Output = T>,
+{
     let step = if steps > 1 {
-        (end - start) / (steps - 1) as f64
+        (end - start) / f(steps - 1)
     } else {
-        0.0
+        f(0)
     };
+    let half = steps / 2;
     let v = collect_vec(
         steps,
         (0..steps).map(|i| {
-            if i + 1 == steps && steps > 1 {
-                end
+            if i < half {
+                fma(step, f(i), start)
             } else {
-                start + i as f64 * step
+                fma(-step, f(steps - i - 1), end)
             }
         }),
     )?;
-    Tensor::from_vec(v, &[steps]).cast(default_float())
+    Ok(Tensor::from_vec(v, &[steps]))
 }
 
 /// `eye(n, m)`: ones on the diagonal.

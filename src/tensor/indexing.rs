@@ -367,7 +367,10 @@ impl Tensor {
             index.reshape_raw(&[index.numel()])?
         };
         idx.push(TensorIndex::Indices(flat));
-        self.index(&idx)
+        let since = crate::autograd::next_node_id();
+        let out = self.index(&idx)?;
+        crate::autograd::names::name_composite(&out, since, "IndexSelectBackward0");
+        Ok(out)
     }
 
     /// `gather(dim, index)`: `out[i][j] = x[index[i][j]][j]` (dim 0).

@@ -93,6 +93,16 @@ impl Rng {
         }
     }
 
+    /// A `torch.Generator`'s state: its engine and cached second normal draw.
+    pub fn from_parts(torch: Mt19937, next_normal: Option<f64>) -> Rng {
+        Rng { torch, next_normal }
+    }
+
+    /// The cached second value of the scalar Box-Muller path.
+    pub fn next_normal(&self) -> Option<f64> {
+        self.next_normal
+    }
+
     /// A float64 uniform in [0, 1) (53 bits).
     pub fn uniform(&mut self) -> f64 {
         f64::uniform(self)

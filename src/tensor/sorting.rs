@@ -51,26 +51,51 @@ fn host(_: &str) {
 /// The int64 indices that sort `x` along `dim` (stable; NaN last ascending, first
 /// descending, as PyTorch).
 pub fn sort_indices(x: &Tensor, dim: i64, descending: bool) -> Result<Tensor> {
+    first_indices(x, dim, descending, None)
+}
+
+/// The first `k` of `sort_indices` along `dim` (`topk`): a selection, then a sort of
+/// those `k` only.
+pub fn topk_indices(x: &Tensor, dim: i64, k: usize, largest: bool) -> Result<Tensor> {
+    first_indices(x, dim, largest, Some(k))
+}
+
+fn first_indices(x: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result<Tensor> {
     host("sort");
     if x.dtype() == DType::Bool {
-        return sort_indices(&x.cast(DType::I64)?, dim, descending);
+        return first_indices(&x.cast(DType::I64)?, dim, descending, k);
     }
     if x.ndim() == 0 {
         return Ok(Tensor::from_vec(vec![0i64], &[]));
     }
     let d = norm_dim("sort", dim, x.ndim())?;
-    let (vals, n, shape, back) = rows_last(x, d)?;
+    let (vals, n, mut shape, back) = rows_last(x, d)?;
+    let keep = k.unwrap_or(n).min(n);
     let mut idx = Vec::with_capacity(vals.len());
     if x.numel() > 0 {
         for row in vals.chunks(n) {
             let mut p: Vec<usize> = (0..row.len()).collect();
-            if descending {
-                p.sort_by(|&a, &b| cmp_f64(row[b], row[a]));
-            } else {
-                p.sort_by(|&a, &b| cmp_f64(row[a], row[b]));
+            // the stable order: ties by position
+            let ord = |&a: &usize, &b: &usize| {
+                let c = if descending {
+                    cmp_f64(row[b], row[a])
+                } else {
+                    cmp_f64(row[a], row[b])
+                };
+                c.then(a.cmp(&b))
+            };
+            if keep < p.len() {
+                if keep > 0 {
+                    p.select_nth_unstable_by(keep - 1, ord);
+                }
+                p.truncate(keep);
             }
+            p.sort_unstable_by(ord);
             idx.extend(p.into_iter().map(|i| i as i64));
         }
+    }
+    if let Some(last) = shape.last_mut() {
+        *last = keep as i64;
     }
     let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
     Tensor::from_vec(idx, &shape).permute(&back)?.contiguous()
@@ -108,6 +133,24 @@ pub fn unique(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
         Tensor::from_vec(inverse, x.shape()),
         Tensor::from_vec(counts, &[k]),
     ))
+}
+
+/// `scatter`'s writes that stand, as torch's CPU kernel leaves them: for each element of
+/// `index` (int64 or int32), whether it is the last along `dim` to write its target
+/// (a bool tensor of `index`'s shape).
+pub fn last_writes(index: &Tensor, dim: usize) -> Result<Tensor> {
+    host("scatter");
+    let vals: Vec<i64> = index.cast(DType::I64)?.to_vec::<i64>()?;
+    let shape = index.shape();
+    let stride: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
+    let n = shape.get(dim).copied().unwrap_or(1).max(1);
+    let mut seen = std::collections::HashSet::with_capacity(vals.len());
+    let mut keep = vec![false; vals.len()];
+    for f in (0..vals.len()).rev() {
+        let along = (f / stride) % n;
+        keep[f] = seen.insert((f - along * stride, vals[f]));
+    }
+    Ok(Tensor::from_vec(keep, shape))
 }
 
 /// For each of `values`, the index where it would be inserted into the sorted last dim

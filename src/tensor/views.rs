@@ -9,7 +9,7 @@ use super::shape::{
 };
 use super::storage::alloc_vec;
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp};
+use crate::autograd::{self, BackwardOp, ViewCall};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -69,10 +69,11 @@ impl Tensor {
         Ok(with_elem!(self.dtype(), T => Tensor::from_vec(self.to_vec::<T>()?, self.shape())))
     }
 
-    fn record_reshape(&self, out: &Tensor) {
+    fn record_reshape(&self, out: &Tensor, call: ViewCall) {
         if autograd::needs_grad(&[self]) {
             let node = BackwardOp::Reshape {
                 in_shape: self.shape().into(),
+                call,
             };
             autograd::record(out, node, &[self]);
         }
@@ -118,14 +119,14 @@ impl Tensor {
 
     fn reshape_eager(&self, req: &[i64]) -> Result<Tensor> {
         let shape = infer_shape("reshape", self.shape(), req)?;
-        let out = match self.view_raw(&shape) {
+        let (out, call) = match self.view_raw(&shape) {
             Some(v) => {
                 v.mark_view_of(self);
-                v
+                (v, ViewCall::View)
             }
-            None => self.reshape_raw(&shape)?,
+            None => (self.reshape_raw(&shape)?, ViewCall::UnsafeView),
         };
-        self.record_reshape(&out);
+        self.record_reshape(&out, call);
         Ok(out)
     }
 
@@ -201,7 +202,11 @@ impl Tensor {
         let strides: Dims = keep.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
         out.mark_view_of(self);
-        self.record_reshape(&out);
+        let call = match dim {
+            None => ViewCall::SqueezeAll,
+            Some(_) => ViewCall::SqueezeDim,
+        };
+        self.record_reshape(&out, call);
         Ok(out)
     }
 
@@ -226,7 +231,7 @@ impl Tensor {
         strides.insert(d, st);
         let out = self.view_with(shape, strides, self.offset());
         out.mark_view_of(self);
-        self.record_reshape(&out);
+        self.record_reshape(&out, ViewCall::Unsqueeze);
         Ok(out)
     }
 
@@ -258,6 +263,11 @@ impl Tensor {
     }
 
     pub(crate) fn permute_raw(&self, perm: &[usize], grad: bool) -> Tensor {
+        self.permute_as(perm, grad, ViewCall::View)
+    }
+
+    /// `permute_raw` recording a node named as `call`.
+    fn permute_as(&self, perm: &[usize], grad: bool, call: ViewCall) -> Tensor {
         let shape: Dims = perm.iter().map(|&i| self.shape()[i]).collect();
         let strides: Dims = perm.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
@@ -267,6 +277,7 @@ impl Tensor {
         if grad && autograd::needs_grad(&[self]) {
             let node = BackwardOp::Permute {
                 perm: perm.to_vec(),
+                call,
             };
             autograd::record(&out, node, &[self]);
         }
@@ -293,23 +304,28 @@ impl Tensor {
         let b = norm_dim("transpose", d1, self.ndim())?;
         let mut perm: Vec<usize> = (0..self.ndim()).collect();
         perm.swap(a, b);
-        Ok(self.permute_raw(&perm, true))
+        Ok(self.permute_as(&perm, true, ViewCall::Transpose))
     }
 
     /// `.T`: all dims reversed.
     pub fn t(&self) -> Tensor {
+        self.t_as(ViewCall::View)
+    }
+
+    /// The `t()` method: `.T` with its own node name (`TBackward0`).
+    pub fn t_method(&self) -> Tensor {
+        self.t_as(ViewCall::T)
+    }
+
+    fn t_as(&self, call: ViewCall) -> Tensor {
         let sc = trace::scope();
-        let out = self.t_eager();
+        let perm: Vec<usize> = (0..self.ndim()).rev().collect();
+        let out = self.permute_as(&perm, true, call);
         let ir = || IrOp::Permute {
             perm: (0..self.ndim()).rev().collect(),
         };
         sc.record(ir, &[self], &out);
         out
-    }
-
-    fn t_eager(&self) -> Tensor {
-        let perm: Vec<usize> = (0..self.ndim()).rev().collect();
-        self.permute_raw(&perm, true)
     }
 
     /// Broadcast view to `shape` without autograd (caller-checked sizes).
@@ -438,7 +454,12 @@ impl Tensor {
         let sizes: Vec<usize> = (0..n.div_ceil(size))
             .map(|i| size.min(n - i * size))
             .collect();
-        self.split_sizes(&sizes, dim)
+        let since = autograd::next_node_id();
+        let out = self.split_sizes(&sizes, dim)?;
+        for piece in &out {
+            autograd::names::name_composite(piece, since, "SplitBackward0");
+        }
+        Ok(out)
     }
 
     /// `split([s0, s1, ...], dim)`: pieces of the given sizes.
@@ -455,8 +476,11 @@ impl Tensor {
         }
         let mut start = 0;
         let mut out = Vec::with_capacity(sizes.len());
+        let since = autograd::next_node_id();
         for &s in sizes {
-            out.push(self.narrow(d as i64, start as i64, s as i64)?);
+            let piece = self.narrow(d as i64, start as i64, s as i64)?;
+            autograd::names::name_composite(&piece, since, "SplitWithSizesBackward0");
+            out.push(piece);
             start += s;
         }
         Ok(out)
@@ -609,8 +633,11 @@ fn stack_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     if let Some(out) = stack_rows(ts, dim)? {
         return Ok(out);
     }
+    let since = autograd::next_node_id();
     let us: Vec<Tensor> = ts.iter().map(|t| t.unsqueeze(dim)).collect::<Result<_>>()?;
-    cat(&us, dim)
+    let out = cat(&us, dim)?;
+    autograd::names::name_composite(&out, since, "StackBackward0");
+    Ok(out)
 }
 
 /// `stack(ts, 0)` of f32 tensors of one shape, none needing grad: the rows copied one

@@ -340,6 +340,7 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Tensor => "Tensor",
         TypeTag::DType => "dtype",
         TypeTag::GradMode => "no_grad",
+        TypeTag::GradFn => "Node",
         TypeTag::Generator => "generator",
     }
 }

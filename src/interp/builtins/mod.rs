@@ -11,6 +11,8 @@ pub mod export_axes;
 pub mod fileobj;
 pub use crate::pyfmt as format;
 pub mod funcs;
+pub mod generator;
+pub mod grad_fn;
 pub mod iomod;
 pub mod jsonmod;
 pub mod linalg_funcs;
@@ -285,6 +287,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Tuple(_) => matches!(name, "index" | "count"),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
+        Value::GradFn(_) => grad_fn::GRAD_FN_METHODS.contains(&name),
         Value::Graph(_) => export::GRAPH_METHODS.contains(&name),
         Value::Iter(_) => {
             crate::interp::gen::as_gen(obj).is_some()
@@ -335,6 +338,7 @@ impl Interp {
             Value::Tensor(t) => tensor_methods::tensor_method(t, name, &args, &kw)
                 .and_then(|v| self.named_result(name, v)),
             Value::GradMode(g) => tensor_grad::grad_mode_method(g, name),
+            Value::GradFn(g) => grad_fn::method(g, name, &args),
             Value::Graph(g) => export::graph_method(self, g, name, &args),
             Value::Iter(_) if crate::interp::gen::as_gen(obj).is_some() => {
                 match crate::interp::gen::as_gen(obj) {
@@ -357,6 +361,9 @@ impl Interp {
         }
         if let Value::Graph(g) = obj {
             return Ok(export::graph_attr(g, name));
+        }
+        if let Value::GradFn(g) = obj {
+            return Ok(grad_fn::attr(g, name));
         }
         Ok(match (obj, name) {
             (Value::Range(r), "start") => Some(Value::Int(r.start)),

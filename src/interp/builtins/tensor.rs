@@ -283,7 +283,7 @@ impl Interp {
     pub fn tensor_repr(&self, v: &Value) -> Option<String> {
         match v {
             Value::Tensor(t) => Some(crate::tensor::format::format_tensor(t)),
-            Value::DType(d) => Some(d.name().to_string()),
+            Value::DType(d) => Some(format!("torch.{}", d.name())),
             Value::GradMode(g) => Some(format!(
                 "<{} object>",
                 if g.enable { "enable_grad" } else { "no_grad" }

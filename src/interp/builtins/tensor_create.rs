@@ -142,6 +142,29 @@ fn shaped(
 ) -> R<Value> {
     let a = Args::new(fname, &[], kw);
     a.check(0, CREATE_KW)?;
+    shaped_checked(fname, args, a, f)
+}
+
+/// `rand`/`randn`: `shaped` with `generator=`.
+fn shaped_random(
+    fname: &str,
+    args: &[Value],
+    kw: Kw,
+    f: fn(&[usize], DType) -> crate::Result<Tensor>,
+) -> R<Value> {
+    let a = Args::new(fname, &[], kw);
+    a.check(0, &["generator", "dtype", "requires_grad"])?;
+    super::generator::with_generator(a.kw("generator"), fname, || {
+        shaped_checked(fname, args, a, f)
+    })
+}
+
+fn shaped_checked(
+    fname: &str,
+    args: &[Value],
+    a: Args,
+    f: fn(&[usize], DType) -> crate::Result<Tensor>,
+) -> R<Value> {
     let shape = sizes(&shape_args(args, fname)?, fname)?;
     let dt = a
         .kw("dtype")
@@ -164,11 +187,11 @@ fn empty(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 }
 
 fn rand(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    shaped("rand", args, kw, creation::rand)
+    shaped_random("rand", args, kw, creation::rand)
 }
 
 fn randn(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    shaped("randn", args, kw, creation::randn)
+    shaped_random("randn", args, kw, creation::randn)
 }
 
 fn full(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
@@ -192,7 +215,10 @@ fn full(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 /// `randint(high, size)` or `randint(low, high, size)`.
 fn randint(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randint", args, kw);
-    a.check(3, &["low", "high", "size", "dtype", "requires_grad"])?;
+    a.check(
+        3,
+        &["low", "high", "size", "generator", "dtype", "requires_grad"],
+    )?;
     let (bounds, size) = match args.split_last() {
         Some((s @ (Value::Tuple(_) | Value::List(_)), rest)) => (rest, Some(s)),
         _ => (args, None),
@@ -216,7 +242,10 @@ fn randint(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         }
     };
     let dt = a.dtype(usize::MAX)?.unwrap_or(DType::I64);
-    finish(creation::randint(low, high, &shape, dt).map_err(te)?, &a)
+    let t = super::generator::with_generator(a.kw("generator"), "randint", || {
+        creation::randint(low, high, &shape, dt).map_err(te)
+    })?;
+    finish(t, &a)
 }
 
 fn like(
@@ -226,11 +255,14 @@ fn like(
     f: impl FnOnce(&[usize], DType, &Args) -> R<Tensor>,
 ) -> R<Value> {
     let a = Args::new(fname, args, kw);
-    a.check(2, &["input", "fill_value", "dtype", "requires_grad"])?;
+    a.check(
+        2,
+        &["input", "fill_value", "generator", "dtype", "requires_grad"],
+    )?;
     let t = a.tensor(0, "input")?;
     crate::compile::capture::trace::note_size_read(&t, None);
     let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
-    let out = f(t.shape(), dt, &a)?;
+    let out = super::generator::with_generator(a.kw("generator"), fname, || f(t.shape(), dt, &a))?;
     finish(out, &a)
 }
 
@@ -314,11 +346,11 @@ fn linspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let steps = int_of(a.required(2, "steps")?, "linspace")?;
     let steps = usize::try_from(steps)
         .map_err(|_| value_err("linspace(): number of steps must be non-negative"))?;
-    let mut t = creation::linspace(start, end, steps).map_err(te)?;
-    if let Some(d) = a.dtype(usize::MAX)? {
-        t = t.cast(d).map_err(te)?;
-    }
-    finish(t, &a)
+    let dt = a.dtype(usize::MAX)?.unwrap_or_else(default_float);
+    finish(
+        creation::linspace_in(start, end, steps, dt).map_err(te)?,
+        &a,
+    )
 }
 
 fn eye(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
@@ -345,48 +377,23 @@ fn manual_seed(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 /// engine of a `torch.Generator` (data.Generator, whose `_state` is the list of 625 ints
 /// `_torch_seed_state` makes), written back after.
 fn with_torch_engine<T>(
-    me: &mut Interp,
     generator: Option<&Value>,
     fname: &str,
     f: impl FnOnce(&mut random::Mt19937) -> T,
 ) -> R<T> {
-    let Some(g) = generator else {
-        return Ok(random::with_rng(|r| f(&mut r.torch)));
-    };
-    let bad = || {
-        type_err(format!(
-            "{fname}(): argument 'generator' must be torch.Generator, not {}",
-            g.type_name()
-        ))
-    };
-    let state = me.get_attr(g, "_state");
-    let Ok(Value::List(words)) = &state else {
-        return Err(bad());
-    };
-    let ints: Option<Vec<i64>> = words
-        .borrow()
-        .iter()
-        .map(|v| match v {
-            Value::Int(i) => Some(*i),
-            _ => None,
-        })
-        .collect();
-    let mut engine = ints
-        .and_then(|w| random::Mt19937::from_words(&w))
-        .ok_or_else(bad)?;
-    let out = f(&mut engine);
-    *words.borrow_mut() = engine.to_words().into_iter().map(Value::Int).collect();
-    Ok(out)
+    super::generator::with_generator(generator, fname, || {
+        Ok(random::with_rng(|r| f(&mut r.torch)))
+    })
 }
 
 /// `randperm(n, generator=None)`: a random permutation of `0..n` in PyTorch's order
 /// (`randperm_cpu`'s swaps on its mt19937 engine, seeded by `manual_seed`).
-fn randperm(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+fn randperm(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randperm", args, kw);
     a.check(1, &["n", "generator", "dtype", "requires_grad"])?;
     let n = sizes(&[int_of(a.required(0, "n")?, "randperm")?], "randperm")?[0];
     let mut v: Vec<i64> = crate::tensor::storage::collect_vec(n, 0..n as i64).map_err(te)?;
-    with_torch_engine(me, a.kw("generator"), "randperm", |g| {
+    with_torch_engine(a.kw("generator"), "randperm", |g| {
         g.shuffle_like_randperm(&mut v)
     })?;
     let t = creation::from_i64(v, &[n]).map_err(te)?;
@@ -409,18 +416,16 @@ fn torch_seed_state(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 /// `_random_int64(generator=None)`: PyTorch's
 /// `torch.empty((), dtype=torch.int64).random_(generator=generator).item()`.
-fn random_int64(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+fn random_int64(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("_random_int64", args, kw);
     a.check(1, &["generator"])?;
-    let v = with_torch_engine(me, a.get(0, "generator"), "_random_int64", |g| {
-        g.random_int64()
-    })?;
+    let v = with_torch_engine(a.get(0, "generator"), "_random_int64", |g| g.random_int64())?;
     Ok(Value::Int(v))
 }
 
 /// `_random_below(n, generator=None)`: one element of PyTorch's
 /// `randint(n, (k,), generator=generator)` for `0 < n < 2^32` (`random() % n`).
-fn random_below(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+fn random_below(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("_random_below", args, kw);
     a.check(2, &["n", "generator"])?;
     let n = int_of(a.required(0, "n")?, "_random_below")?;
@@ -428,9 +433,7 @@ fn random_below(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .ok()
         .filter(|&n| n > 0)
         .ok_or_else(|| value_err(format!("_random_below: n must be in [1, 2^32), got {n}")))?;
-    let v = with_torch_engine(me, a.get(1, "generator"), "_random_below", |g| {
-        g.next_u32() % n
-    })?;
+    let v = with_torch_engine(a.get(1, "generator"), "_random_below", |g| g.next_u32() % n)?;
     Ok(Value::Int(i64::from(v)))
 }
 

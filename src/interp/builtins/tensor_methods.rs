@@ -114,6 +114,14 @@ fn tv(r: crate::Result<Tensor>) -> R<Value> {
 
 /// Calls method `name` of tensor `t`.
 pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
+    match super::generator::of_kw(kw) {
+        Some(g) => super::generator::with_generator(Some(g), name, || method(t, name, args, kw)),
+        None => method(t, name, args, kw),
+    }
+}
+
+/// `tensor_method` on this thread's stream (or the one `generator=` put in place).
+fn method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new(name, args, kw);
     if let Some(op) = UnaryOp::of_method(name) {
         a.check(0, &[])?;
@@ -367,10 +375,7 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
         "data" => Value::Tensor(t.detach()),
-        "grad_fn" => match t.grad_fn() {
-            Some(n) => Value::str(&n.name().to_string()),
-            None => Value::None,
-        },
+        "grad_fn" => super::grad_fn::of_tensor(t),
         _ => return None,
     })
 }

@@ -413,7 +413,17 @@ fn as_tensor(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn randint_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randint_like", args, kw);
-    a.check(3, &["input", "low", "high", "dtype", "requires_grad"])?;
+    a.check(
+        3,
+        &[
+            "input",
+            "low",
+            "high",
+            "generator",
+            "dtype",
+            "requires_grad",
+        ],
+    )?;
     let t = a.tensor(0, "input")?;
     let (low, high) = match (a.int(1, "low")?, a.int(2, "high")?) {
         (Some(h), None) => (0, h),
@@ -422,7 +432,10 @@ fn randint_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         (None, None) => return Err(type_err("randint_like() missing required argument 'high'")),
     };
     let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
-    finish(creation::randint(low, high, t.shape(), dt).map_err(te)?, &a)
+    let out = super::generator::with_generator(a.kw("generator"), "randint_like", || {
+        creation::randint(low, high, t.shape(), dt).map_err(te)
+    })?;
+    finish(out, &a)
 }
 
 fn logspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
@@ -457,11 +470,10 @@ fn multinomial(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("multinomial", args, kw);
     a.check(3, &["input", "num_samples", "replacement", "generator"])?;
     let n = int_of(a.required(1, "num_samples")?, "multinomial")?;
-    tv(sorting::multinomial(
-        &a.tensor(0, "input")?,
-        n,
-        a.flag(2, "replacement", false)?,
-    ))
+    let (p, replace) = (a.tensor(0, "input")?, a.flag(2, "replacement", false)?);
+    super::generator::with_generator(a.kw("generator"), "multinomial", || {
+        tv(sorting::multinomial(&p, n, replace))
+    })
 }
 
 /// `bernoulli(input, p=None)`: 1 with probability `p` (a number) or each element of
@@ -471,9 +483,12 @@ fn bernoulli(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     a.check(2, &["input", "p", "generator"])?;
     let p = a.tensor(0, "input")?;
     let dt = crate::tensor::dtype::float_for(p.dtype());
-    tv(match a.float(1, "p")? {
-        Some(v) => creation::bernoulli(p.shape(), v, dt),
-        None => creation::bernoulli_each(&p.detach()),
+    let prob = a.float(1, "p")?;
+    super::generator::with_generator(a.kw("generator"), "bernoulli", || {
+        tv(match prob {
+            Some(v) => creation::bernoulli(p.shape(), v, dt),
+            None => creation::bernoulli_each(&p.detach()),
+        })
     })
 }
 
@@ -520,13 +535,15 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     };
     // torch: normal_(mean, std) for two numbers; normal_(0, std) + mean for a tensor
     // mean and a number std; normal_(0, 1) * std + mean otherwise.
-    let out = match (mean_n, std_n) {
-        (Some(m), Some(s)) => creation::normal(&shape, dt, m, s),
-        (None, Some(s)) => creation::normal(&shape, dt, 0.0, s).and_then(|z| z.add(&mean)),
-        _ => creation::randn(&shape, dt)
-            .and_then(|z| z.mul(&std))
-            .and_then(|z| z.add(&mean)),
-    }
-    .map_err(te)?;
+    let out = super::generator::with_generator(a.kw("generator"), "normal", || {
+        match (mean_n, std_n) {
+            (Some(m), Some(s)) => creation::normal(&shape, dt, m, s),
+            (None, Some(s)) => creation::normal(&shape, dt, 0.0, s).and_then(|z| z.add(&mean)),
+            _ => creation::randn(&shape, dt)
+                .and_then(|z| z.mul(&std))
+                .and_then(|z| z.add(&mean)),
+        }
+        .map_err(te)
+    })?;
     finish(out, &a)
 }

@@ -202,7 +202,7 @@ pub fn shape_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                     t.ndim()
                 )));
             }
-            Value::Tensor(t.t())
+            Value::Tensor(t.t_method())
         }
         "split" => split(t, a)?,
         "chunk" => {

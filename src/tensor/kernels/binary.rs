@@ -186,6 +186,32 @@ macro_rules! binary_kernels {
                 $(BinaryOp::$V => binary_kernels!(@$dt dt, ap, [$($f)*], [$($i)*]),)*
             }
         }
+
+        /// `add sub mul` and the comparisons of two int32 or two uint8 operands in
+        /// their own dtype (wrapping, as PyTorch's); None: the int64 kernel runs.
+        fn dispatch_narrow(op: BinaryOp, dt: DType, ap: &impl Apply) -> Option<Result<Tensor>> {
+            match op {
+                $(BinaryOp::$V => binary_kernels!(@narrow $name, dt, ap, [$($i)*]),)*
+            }
+        }
+    };
+    (@narrow $name:literal, $dt:ident, $ap:ident, [none]) => { None };
+    (@narrow "add", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "sub", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "mul", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "eq", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "ne", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "lt", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "le", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "gt", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow "ge", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow $name:literal, $($t:tt)*) => { None };
+    (@narrow_in $dt:ident, $ap:ident, [($xi:ident, $yi:ident) $ie:expr]) => {
+        match $dt {
+            DType::I32 => Some($ap.apply(|$xi: i32, $yi: i32| $ie)),
+            DType::U8 => Some($ap.apply(|$xi: u8, $yi: u8| $ie)),
+            _ => None,
+        }
     };
     (@Arith $dt:ident, $ap:ident, [($x:ident, $y:ident) $fe:expr], [($xi:ident, $yi:ident) $ie:expr]) => {
         match $dt {
@@ -301,6 +327,16 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
     let dt = compute_dtype(op, result_type(a, b))?;
     int_checks(op, dt, b)?;
+    if a.dtype() == dt && b.dtype() == dt {
+        let ap = Zip {
+            a,
+            b,
+            shape: &shape,
+        };
+        if let Some(out) = dispatch_narrow(op, dt, &ap) {
+            return out;
+        }
+    }
     let kt = kernel_dtype(dt);
     let (a, b) = (a.cast(kt)?, b.cast(kt)?);
     let ap = Zip {

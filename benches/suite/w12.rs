@@ -1,0 +1,90 @@
+//! W12 (issue 22): PyTorch's host-side ops (sort, topk, multinomial, einsum and the
+//! linalg functions) at 1k, 100k and 1M elements against torch eager live, within 1.5x.
+//! Kiln runs benches/w12_ops.dl once for every sample; the peer, benches/peers/w12_ops.py,
+//! runs the same file under PyTorch.
+
+use crate::rows::{row, Metric::Lower, Row, Target::Ratio, Versus::Peer};
+
+/// Kiln's samples (`KILN_BENCH_ONLY=w12_ops kiln benches/w12_ops.dl`).
+pub const KILN: &[&str] = &[
+    "w12_sort_1k",
+    "w12_sort_100k",
+    "w12_sort_1M",
+    "w12_topk_1k",
+    "w12_topk_100k",
+    "w12_topk_1M",
+    "w12_multinomial_1k",
+    "w12_multinomial_100k",
+    "w12_multinomial_1M",
+    "w12_einsum_1k",
+    "w12_einsum_100k",
+    "w12_einsum_1M",
+    "w12_inv_1k",
+    "w12_inv_100k",
+    "w12_inv_1M",
+    "w12_solve_1k",
+    "w12_solve_100k",
+    "w12_solve_1M",
+    "w12_cholesky_1k",
+    "w12_cholesky_100k",
+    "w12_cholesky_1M",
+    "w12_det_1k",
+    "w12_det_100k",
+    "w12_det_1M",
+];
+
+/// The peer's samples (one `python benches/peers/w12_ops.py`).
+pub const TORCH: &[&str] = &[
+    "w12_torch_sort_1k",
+    "w12_torch_sort_100k",
+    "w12_torch_sort_1M",
+    "w12_torch_topk_1k",
+    "w12_torch_topk_100k",
+    "w12_torch_topk_1M",
+    "w12_torch_multinomial_1k",
+    "w12_torch_multinomial_100k",
+    "w12_torch_multinomial_1M",
+    "w12_torch_einsum_1k",
+    "w12_torch_einsum_100k",
+    "w12_torch_einsum_1M",
+    "w12_torch_inv_1k",
+    "w12_torch_inv_100k",
+    "w12_torch_inv_1M",
+    "w12_torch_solve_1k",
+    "w12_torch_solve_100k",
+    "w12_torch_solve_1M",
+    "w12_torch_cholesky_1k",
+    "w12_torch_cholesky_100k",
+    "w12_torch_cholesky_1M",
+    "w12_torch_det_1k",
+    "w12_torch_det_100k",
+    "w12_torch_det_1M",
+];
+
+#[rustfmt::skip]
+pub const ROWS: &[Row] = &[
+    row("W12", "w12_sort_1k", Peer("w12_torch_sort_1k", "torch sort 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_sort_100k", Peer("w12_torch_sort_100k", "torch sort 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_sort_1M", Peer("w12_torch_sort_1M", "torch sort 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_topk_1k", Peer("w12_torch_topk_1k", "torch topk 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_topk_100k", Peer("w12_torch_topk_100k", "torch topk 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_topk_1M", Peer("w12_torch_topk_1M", "torch topk 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_multinomial_1k", Peer("w12_torch_multinomial_1k", "torch multinomial 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_multinomial_100k", Peer("w12_torch_multinomial_100k", "torch multinomial 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_multinomial_1M", Peer("w12_torch_multinomial_1M", "torch multinomial 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_einsum_1k", Peer("w12_torch_einsum_1k", "torch einsum 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_einsum_100k", Peer("w12_torch_einsum_100k", "torch einsum 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_einsum_1M", Peer("w12_torch_einsum_1M", "torch einsum 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_inv_1k", Peer("w12_torch_inv_1k", "torch inv 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_inv_100k", Peer("w12_torch_inv_100k", "torch inv 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_inv_1M", Peer("w12_torch_inv_1M", "torch inv 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_solve_1k", Peer("w12_torch_solve_1k", "torch solve 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_solve_100k", Peer("w12_torch_solve_100k", "torch solve 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_solve_1M", Peer("w12_torch_solve_1M", "torch solve 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_cholesky_1k", Peer("w12_torch_cholesky_1k", "torch cholesky 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_cholesky_100k", Peer("w12_torch_cholesky_100k", "torch cholesky 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_cholesky_1M", Peer("w12_torch_cholesky_1M", "torch cholesky 1M"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_det_1k", Peer("w12_torch_det_1k", "torch det 1k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_det_100k", Peer("w12_torch_det_100k", "torch det 100k"), Lower("ms"), Ratio(1.5)),
+    row("W12", "w12_det_1M", Peer("w12_torch_det_1M", "torch det 1M"), Lower("ms"), Ratio(1.5)),
+];
