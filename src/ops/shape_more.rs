@@ -434,13 +434,7 @@ fn scatter_parts(x: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
         }
         s
     };
-    let keep = crate::tensor::sorting::last_writes(index, norm_dim("scatter", dim, x.ndim())?)?;
-    let src = where_(
-        &keep,
-        &src,
-        &crate::tensor::creation::zeros(&[], src.dtype())?,
-    )?;
-    let placed = zeros.scatter_add(dim, index, &src)?;
+    let placed = zeros.scatter_overwrite(dim, index, &src)?;
     where_(&hit, &placed, x)
 }
 

@@ -411,11 +411,26 @@ impl Tensor {
             dim: trace::dim(dim, self.ndim()),
         };
         record_op(&[self, index, src], ir, || {
-            self.scatter_add_eager(dim, index, src)
+            self.scatter_add_eager(dim, index, src, true)
         })
     }
 
-    fn scatter_add_eager(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    /// `scatter(dim, index, src)` with a tensor `src`: a copy of x with `src` written at
+    /// `index` along dim, the last write standing where indices repeat (torch's CPU
+    /// kernel); the gradients are scatter_add's (src gathers the gradient at every index,
+    /// as torch's backward). Eager only: a capture breaks here.
+    pub fn scatter_overwrite(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        trace::graph_break(trace::BreakReason::UntracedTensor);
+        self.scatter_add_eager(dim, index, src, false)
+    }
+
+    fn scatter_add_eager(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        accumulate: bool,
+    ) -> Result<Tensor> {
         let d = norm_dim("scatter_add", dim, self.ndim())?;
         check_dim_index("scatter_add", self, index, d)?;
         let src_c = src.cast(self.dtype())?;
@@ -442,7 +457,7 @@ impl Tensor {
         }
         let out = self.contiguous_copy()?;
         let offs = dim_offsets("scatter_add", out.shape(), out.strides(), 0, index, d)?;
-        put(&out, &offs, &src_part.detach(), true)?;
+        put(&out, &offs, &src_part.detach(), accumulate)?;
         if out.dtype().is_float() && autograd::needs_grad(&[self, src]) {
             let node = BackwardOp::ScatterAdd {
                 dim: d,

@@ -135,24 +135,6 @@ pub fn unique(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     ))
 }
 
-/// `scatter`'s writes that stand, as torch's CPU kernel leaves them: for each element of
-/// `index` (int64 or int32), whether it is the last along `dim` to write its target
-/// (a bool tensor of `index`'s shape).
-pub fn last_writes(index: &Tensor, dim: usize) -> Result<Tensor> {
-    host("scatter");
-    let vals: Vec<i64> = index.cast(DType::I64)?.to_vec::<i64>()?;
-    let shape = index.shape();
-    let stride: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
-    let n = shape.get(dim).copied().unwrap_or(1).max(1);
-    let mut seen = std::collections::HashSet::with_capacity(vals.len());
-    let mut keep = vec![false; vals.len()];
-    for f in (0..vals.len()).rev() {
-        let along = (f / stride) % n;
-        keep[f] = seen.insert((f - along * stride, vals[f]));
-    }
-    Ok(Tensor::from_vec(keep, shape))
-}
-
 /// For each of `values`, the index where it would be inserted into the sorted last dim
 /// of `sorted` (the matching row when `sorted` has more than one dim).
 pub fn searchsorted(sorted: &Tensor, values: &Tensor, right: bool) -> Result<Tensor> {

@@ -191,21 +191,21 @@ macro_rules! binary_kernels {
         /// their own dtype (wrapping, as PyTorch's); None: the int64 kernel runs.
         fn dispatch_narrow(op: BinaryOp, dt: DType, ap: &impl Apply) -> Option<Result<Tensor>> {
             match op {
-                $(BinaryOp::$V => binary_kernels!(@narrow $name, dt, ap, [$($i)*]),)*
+                $(BinaryOp::$V => binary_kernels!(@narrow $V, dt, ap, [$($i)*]),)*
             }
         }
     };
-    (@narrow $name:literal, $dt:ident, $ap:ident, [none]) => { None };
-    (@narrow "add", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "sub", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "mul", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "eq", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "ne", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "lt", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "le", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "gt", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow "ge", $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
-    (@narrow $name:literal, $($t:tt)*) => { None };
+    (@narrow $V:ident, $dt:ident, $ap:ident, [none]) => { None };
+    (@narrow Add, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Sub, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Mul, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Eq, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Ne, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Lt, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Le, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Gt, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow Ge, $($t:tt)*) => { binary_kernels!(@narrow_in $($t)*) };
+    (@narrow $V:ident, $($t:tt)*) => { None };
     (@narrow_in $dt:ident, $ap:ident, [($xi:ident, $yi:ident) $ie:expr]) => {
         match $dt {
             DType::I32 => Some($ap.apply(|$xi: i32, $yi: i32| $ie)),
