@@ -325,7 +325,7 @@ pub fn batch_norm_moments(
 fn ln_geom(x: &Tensor, dims: usize) -> Ln {
     let m: usize = x.shape()[x.ndim().saturating_sub(dims)..].iter().product();
     Ln {
-        rows: if m == 0 { 0 } else { x.numel() / m },
+        rows: x.numel().checked_div(m).unwrap_or(0),
         m,
     }
 }

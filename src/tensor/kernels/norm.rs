@@ -53,10 +53,7 @@ impl Bn {
 
 /// Per channel of `x`: `(f(a), f(b))` summed over its planes, for a function of one or
 /// two aligned inputs; channels split into parts.
-fn channel_sums<T: ConvFloat>(
-    g: Bn,
-    f: &(dyn Fn(usize) -> (f64, f64) + Sync),
-) -> Result<(Vec<f64>, Vec<f64>)> {
+fn channel_sums(g: Bn, f: &(dyn Fn(usize) -> (f64, f64) + Sync)) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut s0 = alloc_filled(g.c, 0f64)?;
     let mut s1 = alloc_filled(g.c, 0f64)?;
     if g.c == 0 {
@@ -78,7 +75,7 @@ fn channel_sums<T: ConvFloat>(
 /// Per channel: the mean and the biased variance (two passes, f64).
 pub fn bn_stats<T: ConvFloat>(x: &[T], g: Bn) -> Result<(Vec<f64>, Vec<f64>)> {
     let cnt = (g.n * g.l) as f64;
-    channel_sums::<T>(g, &|ch| {
+    channel_sums(g, &|ch| {
         let s: f64 = g.planes(x, ch).map(|p| sum_f64(p, |v| v)).sum();
         let mu = s / cnt;
         let q: f64 = g
@@ -96,7 +93,7 @@ pub fn bn_grad_sums<T: ConvFloat>(
     g: Bn,
     mean: &[T],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    channel_sums::<T>(g, &|ch| {
+    channel_sums(g, &|ch| {
         let m = mean[ch].to_f64();
         let (mut sg, mut dot) = (0f64, 0f64);
         for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
@@ -273,10 +270,10 @@ pub fn ln_backward<T: ConvFloat>(
                 };
                 let dy = |j: usize| w.map_or(gr[j], |w| gr[j] * w[j]);
                 let (mut s1, mut s2) = (0f64, 0f64);
-                for j in 0..g.m {
+                for (j, &v) in xr.iter().enumerate() {
                     let d = dy(j).to_f64();
                     s1 += d;
-                    s2 += d * ((xr[j] - mu) * rs).to_f64();
+                    s2 += d * ((v - mu) * rs).to_f64();
                 }
                 let (a, b) = (T::from_f64(s1 * inv_m), T::from_f64(s2 * inv_m));
                 let out = &mut dxv[i * g.m..(i + 1) * g.m];
