@@ -100,7 +100,14 @@ const MODELS: &[Expect] = &[
         inputs: &["x"],
         outputs: &["output"],
         params: &["model.0.weight", "model.0.bias", "model.7.weight"],
-        ops: &["MatMul", "Relu", "Erf", "Tanh", "LogSoftmax", "ReduceMean"],
+        ops: &[
+            "MatMul",
+            "Relu",
+            "Erf",
+            "Tanh",
+            "LogSoftmax",
+            "LayerNormalization",
+        ],
     },
     Expect {
         script: "cnn",

@@ -90,6 +90,8 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
         | B::ScatterAdd { .. }
         | B::MaskedFill { .. }
         | B::Cat { .. }
+        | B::BatchNorm(_)
+        | B::LayerNorm(_)
         | B::Matmul { .. } => return None,
     })
 }

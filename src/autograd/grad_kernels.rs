@@ -4,10 +4,12 @@
 
 use super::node::Saved;
 use crate::error::{Error, ErrorKind, Result};
+use crate::ir::grad_kernel::NormPart;
 use crate::ir::record as trace;
 use crate::ir::{GradKernel, IrOp};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, max_pool2d_grad, max_pool2d_grad_of};
+use crate::tensor::norm;
 use crate::tensor::Tensor;
 
 /// Runs gradient kernel `k` on `args` (the executor of `IrOp::GradKernel`).
@@ -76,7 +78,60 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
             })?;
             e.mul_s(super::rules::mean_scale(e.dtype(), n))?
         }
+        GradKernel::BatchNorm {
+            part,
+            training,
+            eps,
+            weight,
+        } => {
+            let x = arg(0)?;
+            let running = match training {
+                false => Some((arg(1)?, arg(2)?)),
+                true => None,
+            };
+            let at = if *training { 1 } else { 3 };
+            let w = if *weight { Some(arg(at)?) } else { None };
+            let g = arg(k.arity() - 1)?;
+            let (m, r) = norm::batch_norm_moments(x, running, *eps)?;
+            let need = norm_need(*part);
+            let gs = norm::batch_norm_grads(x, w, (&m, &r), *training, g, need)?;
+            norm_part(gs)?
+        }
+        GradKernel::LayerNorm {
+            part,
+            dims,
+            eps,
+            weight,
+        } => {
+            let x = arg(0)?;
+            let w = if *weight { Some(arg(1)?) } else { None };
+            let g = arg(k.arity() - 1)?;
+            let (m, r) = norm::layer_norm_moments(x, *dims, *eps)?;
+            let gs = norm::layer_norm_grads(x, *dims, w, (&m, &r), g, norm_need(*part))?;
+            norm_part(gs)?
+        }
     })
+}
+
+/// The gradients a normalisation kernel part computes: (x) or (weight, bias).
+fn norm_need(part: NormPart) -> (bool, bool, bool) {
+    match part {
+        NormPart::Input => (true, false, false),
+        NormPart::Params => (false, true, true),
+    }
+}
+
+/// A normalisation kernel's result: dx, or dweight and dbias stacked.
+fn norm_part(gs: (Option<Tensor>, Option<Tensor>, Option<Tensor>)) -> Result<Tensor> {
+    match gs {
+        (Some(dx), _, _) => Ok(dx),
+        (None, Some(dw), Some(db)) => crate::tensor::views::stack(&[dw, db], 0),
+        _ => Err(Error::new(
+            ErrorKind::RuntimeError,
+            "internal error: a normalisation backward computed no gradient".to_string(),
+            None,
+        )),
+    }
 }
 
 /// mean's gradient `e` (already expanded to the input's shape) times `1/n`, `n` counted

@@ -6,6 +6,7 @@ mod create;
 mod grad_kernels;
 pub mod names;
 pub mod node;
+pub mod norm_rules;
 pub mod rules;
 
 pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};

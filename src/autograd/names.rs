@@ -228,6 +228,8 @@ impl BackwardOp {
             BackwardOp::Conv2d { .. } => Fixed("ConvolutionBackward0"),
             BackwardOp::MaxPool2d { .. } => Fixed("MaxPool2DWithIndicesBackward0"),
             BackwardOp::AvgPool2d { .. } => Fixed("AvgPool2DBackward0"),
+            BackwardOp::BatchNorm(_) => Fixed("NativeBatchNormBackward0"),
+            BackwardOp::LayerNorm(_) => Fixed("NativeLayerNormBackward0"),
             // PyTorch's CPU kernels: a fused LSTM layer, a GRU's stacked steps
             BackwardOp::LstmLayer { .. } => Fixed("MkldnnRnnLayerBackward0"),
             BackwardOp::GruLayer { .. } => Fixed("StackBackward0"),

@@ -480,6 +480,10 @@ pub enum BackwardOp {
         in_shape: Dims,
         params: crate::tensor::kernels::conv::PoolParams,
     },
+    /// `tensor::norm::batch_norm`; edges x, weight?, bias?.
+    BatchNorm(Box<super::norm_rules::BatchNormSaved>),
+    /// `tensor::norm::layer_norm`; edges x, weight?, bias?.
+    LayerNorm(Box<super::norm_rules::LayerNormSaved>),
     /// A fused LSTM layer (`tensor::seq::lstm_layer`); edges xp, h0, c0, W_hh.
     LstmLayer {
         h0: Saved,

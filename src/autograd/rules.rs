@@ -722,6 +722,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::AvgPool2d { in_shape, params } => {
             vec![Some(grad_kernels::avg_pool2d(in_shape, *params, g)?)]
         }
+        B::BatchNorm(s) => s.grads(g)?,
+        B::LayerNorm(s) => s.grads(g)?,
         B::LstmLayer {
             h0,
             c0,

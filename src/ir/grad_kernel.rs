@@ -22,6 +22,33 @@ pub enum GradKernel {
     /// mean's gradient scale: arg 0 times `1/n`, `n` the product of its sizes over
     /// `dims` taken at run time (a mean over a symbolic dim), rounded as eager's rule.
     MeanScale { dims: Vec<usize> },
+    /// batch_norm's input gradient, or its `[2, C]` weight and bias gradients (args:
+    /// x, running mean and var unless `training`, the weight when `weight`, g); the
+    /// statistics are recomputed from x (or read from the running ones) as the forward
+    /// found them.
+    BatchNorm {
+        part: NormPart,
+        training: bool,
+        eps: f64,
+        weight: bool,
+    },
+    /// layer_norm's input gradient, or its `[2, *normalized_shape]` weight and bias
+    /// gradients, over the last `dims` dims (args: x, the weight when `weight`, g).
+    LayerNorm {
+        part: NormPart,
+        dims: usize,
+        eps: f64,
+        weight: bool,
+    },
+}
+
+/// Which gradients of a normalisation a `GradKernel` computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormPart {
+    /// The input's.
+    Input,
+    /// The weight's and the bias's, stacked.
+    Params,
 }
 
 impl GradKernel {
@@ -34,6 +61,14 @@ impl GradKernel {
             GradKernel::MaxPool2d { .. } => "max_pool2d_backward",
             GradKernel::AvgPool2d { .. } => "avg_pool2d_backward",
             GradKernel::MeanScale { .. } => "mean_backward_scale",
+            GradKernel::BatchNorm { part, .. } => match part {
+                NormPart::Input => "batch_norm_backward_input",
+                NormPart::Params => "batch_norm_backward_params",
+            },
+            GradKernel::LayerNorm { part, .. } => match part {
+                NormPart::Input => "layer_norm_backward_input",
+                NormPart::Params => "layer_norm_backward_params",
+            },
         }
     }
 
@@ -45,6 +80,10 @@ impl GradKernel {
             | GradKernel::MeanScale { .. } => 1,
             GradKernel::MaxPool2d { .. } => 2,
             GradKernel::Conv2dInput { .. } | GradKernel::Conv2dWeight { .. } => 3,
+            GradKernel::BatchNorm {
+                training, weight, ..
+            } => 2 + usize::from(*weight) + if *training { 0 } else { 2 },
+            GradKernel::LayerNorm { weight, .. } => 2 + usize::from(*weight),
         }
     }
 }

@@ -234,6 +234,30 @@ pub enum IrOp {
     AvgPool2d {
         params: PoolParams,
     },
+    /// batch_norm (tensor::norm): args x, the running mean and var unless `training`,
+    /// then the weight and the bias when present.
+    BatchNorm {
+        training: bool,
+        eps: f64,
+        weight: bool,
+        bias: bool,
+    },
+    /// A running statistic after a training batch: `(1 - momentum) * old + momentum *
+    /// stat(x)` (args: old, x), stat the batch mean, or the unbiased variance (its
+    /// factor `n / (n - 1)` from x's size as it runs) when `var`; recorded as an
+    /// in-place effect on the buffer.
+    BatchNormRunning {
+        momentum: f64,
+        var: bool,
+    },
+    /// layer_norm over the last `dims` dims: args x, then the weight and the bias
+    /// when present.
+    LayerNorm {
+        dims: usize,
+        eps: f64,
+        weight: bool,
+        bias: bool,
+    },
     Cat {
         dim: usize,
     },
@@ -330,6 +354,9 @@ impl IrOp {
             IrOp::Conv2d { .. } => "conv2d",
             IrOp::MaxPool2d { .. } => "max_pool2d",
             IrOp::AvgPool2d { .. } => "avg_pool2d",
+            IrOp::BatchNorm { .. } => "batch_norm",
+            IrOp::BatchNormRunning { .. } => "batch_norm_running",
+            IrOp::LayerNorm { .. } => "layer_norm",
             IrOp::Cat { .. } => "cat",
             IrOp::Stack { .. } => "stack",
             IrOp::IndexSelect { .. } => "index_select",
@@ -354,6 +381,18 @@ impl IrOp {
             | IrOp::Gather { .. }
             | IrOp::MaskedFill { .. } => Some(2),
             IrOp::Where | IrOp::ScatterAdd { .. } => Some(3),
+            IrOp::BatchNormRunning { .. } => Some(2),
+            IrOp::BatchNorm {
+                training,
+                weight,
+                bias,
+                ..
+            } => {
+                Some(1 + usize::from(*weight) + usize::from(*bias) + if *training { 0 } else { 2 })
+            }
+            IrOp::LayerNorm { weight, bias, .. } => {
+                Some(1 + usize::from(*weight) + usize::from(*bias))
+            }
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
             IrOp::GradKernel(k) => Some(k.arity()),
             IrOp::Cat { .. }

@@ -172,6 +172,15 @@ pub fn attr_i(name: &str, i: i64) -> AttributeProto {
     }
 }
 
+pub fn attr_f(name: &str, f: f32) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        f,
+        r#type: attr_type::FLOAT,
+        ..Default::default()
+    }
+}
+
 pub fn attr_s(name: &str, s: &str) -> AttributeProto {
     AttributeProto {
         name: name.into(),

@@ -306,6 +306,18 @@ impl Lower<'_> {
             IrOp::Index { indices } => self.index(n, indices),
             IrOp::Matmul => self.matmul(n),
             IrOp::Conv2d { params, bias } => self.conv2d(n, params, *bias),
+            IrOp::BatchNorm {
+                training: false,
+                eps,
+                weight,
+                bias,
+            } => self.batch_norm(n, *eps, (*weight, *bias)),
+            IrOp::LayerNorm {
+                dims,
+                eps,
+                weight,
+                bias,
+            } => self.layer_norm(n, *dims, *eps, (*weight, *bias)),
             IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
             IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
             IrOp::Cat { dim } => self.cat(n, *dim),

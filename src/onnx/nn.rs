@@ -1,9 +1,11 @@
-//! Neural-network ops as ONNX nodes: MatMul, Conv, MaxPool, AveragePool.
+//! Neural-network ops as ONNX nodes: MatMul, Conv, MaxPool, AveragePool,
+//! BatchNormalization (eval mode), LayerNormalization.
 
-use super::builder::{attr_i, attr_ints};
+use super::builder::{attr_f, attr_i, attr_ints};
 use super::lower::Lower;
 use crate::compile::ir::Node;
 use crate::error::Result;
+use crate::tensor::dtype::Scalar;
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 
 fn pair(p: (usize, usize)) -> [i64; 2] {
@@ -50,5 +52,54 @@ impl Lower<'_> {
         }
         let op = if avg { "AveragePool" } else { "MaxPool" };
         Ok(self.b.op(op, &[&x.name], attrs))
+    }
+
+    /// Arg `i` of `n`, or an initializer of shape `shape` filled with `fill` (an
+    /// absent weight or bias).
+    fn arg_or(&mut self, n: &Node, i: Option<usize>, shape: &[usize], fill: f64) -> Result<String> {
+        if let Some(i) = i {
+            return Ok(self.arg(n, i)?.name);
+        }
+        let t = crate::tensor::creation::full(shape, Scalar::Float(fill), Some(n.dtype))?;
+        let name = self.b.fresh("c");
+        self.b.init_tensor(&name, &t)?;
+        Ok(name)
+    }
+
+    /// Eval-mode batch_norm (args x, running mean, running var, weight?, bias?).
+    pub fn batch_norm(&mut self, n: &Node, eps: f64, (w, b): (bool, bool)) -> Result<String> {
+        let c = [n.shape.get(1).copied().unwrap_or(0)];
+        let (x, m, v) = (
+            self.arg(n, 0)?.name,
+            self.arg(n, 1)?.name,
+            self.arg(n, 2)?.name,
+        );
+        let scale = self.arg_or(n, w.then_some(3), &c, 1.0)?;
+        let shift = self.arg_or(n, b.then_some(3 + usize::from(w)), &c, 0.0)?;
+        let attrs = vec![attr_f("epsilon", eps as f32)];
+        Ok(self
+            .b
+            .op("BatchNormalization", &[&x, &scale, &shift, &m, &v], attrs))
+    }
+
+    /// layer_norm over the last `dims` dims (args x, weight?, bias?).
+    pub fn layer_norm(
+        &mut self,
+        n: &Node,
+        dims: usize,
+        eps: f64,
+        (w, b): (bool, bool),
+    ) -> Result<String> {
+        let norm = n.shape[n.shape.len().saturating_sub(dims)..].to_vec();
+        let x = self.arg(n, 0)?.name;
+        let scale = self.arg_or(n, w.then_some(1), &norm, 1.0)?;
+        let shift = self.arg_or(n, b.then_some(1 + usize::from(w)), &norm, 0.0)?;
+        let attrs = vec![
+            attr_i("axis", -(dims as i64)),
+            attr_f("epsilon", eps as f32),
+        ];
+        Ok(self
+            .b
+            .op("LayerNormalization", &[&x, &scale, &shift], attrs))
     }
 }

@@ -17,6 +17,7 @@ pub mod data_type {
 
 /// `AttributeProto.AttributeType` values used by export.
 pub mod attr_type {
+    pub const FLOAT: i32 = 1;
     pub const INT: i32 = 2;
     pub const STRING: i32 = 3;
     pub const GRAPH: i32 = 5;

@@ -168,7 +168,7 @@ pub fn conv2d(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) -> R
 /// The dtype the conv and pooling kernels compute in: float64 when an operand is
 /// float64 (then all must be, as PyTorch's), else float32 (ints convert, Kiln's
 /// leniency).
-fn kernel_dtype(op: &str, ts: &[&Tensor]) -> Result<DType> {
+pub(super) fn kernel_dtype(op: &str, ts: &[&Tensor]) -> Result<DType> {
     let f64s = ts.iter().filter(|t| t.dtype() == DType::F64).count();
     if f64s == 0 {
         return Ok(DType::F32);
@@ -187,7 +187,10 @@ fn kernel_dtype(op: &str, ts: &[&Tensor]) -> Result<DType> {
 
 /// Runs `f` on the elements of each tensor converted to `T` (borrowed when already of
 /// `T` and contiguous).
-fn with_elems<T: ConvFloat, R>(ts: &[&Tensor], f: impl FnOnce(&[&[T]]) -> Result<R>) -> Result<R> {
+pub(super) fn with_elems<T: ConvFloat, R>(
+    ts: &[&Tensor],
+    f: impl FnOnce(&[&[T]]) -> Result<R>,
+) -> Result<R> {
     let cast: Vec<Tensor> = ts.iter().map(|t| t.cast(T::DTYPE)).collect::<Result<_>>()?;
     let refs: Vec<_> = cast.iter().map(|t| t.storage().borrow()).collect();
     let mut slices: Vec<&[T]> = Vec::with_capacity(ts.len());

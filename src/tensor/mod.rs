@@ -15,6 +15,7 @@ pub mod linalg;
 pub mod linalg_decomp;
 pub mod linalg_grad;
 pub mod mt19937;
+pub mod norm;
 pub mod optim_step;
 pub mod pool;
 pub mod random;

@@ -4,6 +4,7 @@
 
 use crate::compile::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ir::grad_kernel::NormPart;
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::Span;
 use crate::tensor::dtype::{default_float, DType, Scalar};
@@ -309,6 +310,10 @@ fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::Cat { dim } => derive_cat(a, *dim),
         IrOp::Stack { dim } => derive_stack(a, *dim),
+        IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => {
+            full(float_out(x.dtype), x.shape.clone())
+        }
+        IrOp::BatchNormRunning { .. } => full(x.dtype, x.shape.clone()),
         _ => derive_indexing(op, a),
     }
 }
@@ -480,6 +485,22 @@ fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
     match k {
         GradKernel::AvgPool2d { in_shape, .. } => in_shape.clone(),
         GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
+        GradKernel::BatchNorm {
+            part: NormPart::Params,
+            ..
+        } => [2, a[0].shape.get(1).copied().unwrap_or(0)]
+            .into_iter()
+            .collect(),
+        GradKernel::LayerNorm {
+            part: NormPart::Params,
+            dims,
+            ..
+        } => {
+            let s = &a[0].shape;
+            std::iter::once(2)
+                .chain(s[s.len().saturating_sub(*dims)..].iter().copied())
+                .collect()
+        }
         _ => a[0].shape.clone(),
     }
 }

@@ -7,7 +7,7 @@ use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops;
 use crate::tensor::indexing::{one_hot, TensorIndex};
-use crate::tensor::{linalg, views, Tensor};
+use crate::tensor::{linalg, norm, views, Tensor};
 
 fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()
@@ -167,6 +167,48 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::Conv2d { params, bias } => {
             let b = if *bias { Some(arg(args, 2)?) } else { None };
             linalg::conv2d(x, y()?, b, *params)
+        }
+        IrOp::BatchNorm {
+            training,
+            eps,
+            weight,
+            bias,
+        } => {
+            let at = if *training { 1 } else { 3 };
+            let running = match training {
+                false => Some((y()?, arg(args, 2)?)),
+                true => None,
+            };
+            let w = if *weight { Some(arg(args, at)?) } else { None };
+            let b = match bias {
+                true => Some(arg(args, at + usize::from(*weight))?),
+                false => None,
+            };
+            let a = norm::BatchNormArgs {
+                running,
+                weight: w,
+                bias: b,
+                training: *training,
+                momentum: 0.0,
+                eps: *eps,
+            };
+            norm::batch_norm(x, &a)
+        }
+        IrOp::BatchNormRunning { momentum, var } => {
+            norm::batch_norm_running(x, y()?, *momentum, *var)
+        }
+        IrOp::LayerNorm {
+            dims,
+            eps,
+            weight,
+            bias,
+        } => {
+            let w = if *weight { Some(y()?) } else { None };
+            let b = match bias {
+                true => Some(arg(args, 1 + usize::from(*weight))?),
+                false => None,
+            };
+            norm::layer_norm(x, *dims, w, b, *eps)
         }
         IrOp::MaxPool2d { params } => linalg::max_pool2d(x, *params),
         IrOp::AvgPool2d { params } => linalg::avg_pool2d(x, *params),

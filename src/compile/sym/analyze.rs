@@ -10,6 +10,7 @@ use super::{SymHints, SymInfo};
 use crate::compile::capture::symint::SymFact;
 use crate::compile::ir::{GradKernel, Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ir::grad_kernel::NormPart;
 use crate::ir::sym::dim_of_ref;
 
 fn internal(msg: String) -> Error {
@@ -180,7 +181,9 @@ impl Walk<'_> {
             | IrOp::Softmax { .. }
             | IrOp::LogSoftmax { .. }
             | IrOp::Cumsum { .. }
+            | IrOp::BatchNormRunning { .. }
             | IrOp::ScatterAdd { .. } => x,
+            IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => self.norm_shape(node, &args),
             IrOp::Binary(_) => self.broadcast(&x, &args[1]),
             IrOp::Where => {
                 let ab = self.broadcast(&args[1], &args[2]);
@@ -310,6 +313,32 @@ impl Walk<'_> {
                 }
             }
             GradKernel::AvgPool2d { .. } => self.opaque(node, args),
+            GradKernel::BatchNorm { part, .. } | GradKernel::LayerNorm { part, .. } => {
+                let x = self.norm_shape(node, args);
+                if let Some(g) = args.last() {
+                    self.unify_shapes(&x, g);
+                }
+                match part {
+                    NormPart::Input => x,
+                    NormPart::Params => fixed_shape(&node.shape),
+                }
+            }
+        }
+    }
+
+    /// batch_norm / layer_norm and their gradients: the input's shape, every size of
+    /// the other operands (weight, bias, running statistics) fixed (else all are
+    /// specialised).
+    fn norm_shape(&mut self, node: &Node, args: &[SymShape]) -> SymShape {
+        let fixed = |s: &[SymExpr]| s.iter().all(|e| e.as_const().is_some());
+        let last = args.len().saturating_sub(1);
+        let others = match node.op {
+            IrOp::GradKernel(_) => args.get(1..last).unwrap_or(&[]),
+            _ => args.get(1..).unwrap_or(&[]),
+        };
+        match args.first() {
+            Some(x) if others.iter().all(|a| fixed(a)) => x.clone(),
+            _ => self.opaque(node, args),
         }
     }
 

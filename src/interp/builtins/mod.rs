@@ -19,6 +19,7 @@ pub mod linalg_funcs;
 pub mod mathmod;
 pub mod mathmore;
 pub mod methods;
+pub mod norm_funcs;
 pub mod numarray;
 pub mod optim_step;
 pub mod osmod;

@@ -272,7 +272,8 @@ pub fn register(names: &mut super::Names) {
         .chain(super::export::GLOBALS.iter().copied())
         .chain(super::optim_step::GLOBALS.iter().copied())
         .chain(super::checkpoint::GLOBALS.iter().copied())
-        .chain(super::seq_funcs::GLOBALS.iter().copied());
+        .chain(super::seq_funcs::GLOBALS.iter().copied())
+        .chain(super::norm_funcs::GLOBALS.iter().copied());
     for (n, f) in all {
         names.insert(n.into(), native(n, f));
     }

@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod fastmath;
 pub mod index;
 pub mod matmul;
+pub mod norm;
 pub mod pool2d;
 pub mod recurrent;
 pub mod reduce;
