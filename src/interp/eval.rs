@@ -73,7 +73,8 @@ impl Interp {
                     if !matches!(v, Value::Unbound) {
                         if trace::active() {
                             let g = &self.globals;
-                            trace::note_load(|| Origin::Global(g.clone(), *i, n.clone()), v);
+                            let origin = || Origin::Global(g.clone(), *i, n.clone());
+                            return Ok(trace::load(origin, v.clone()));
                         }
                         return Ok(v.clone());
                     }

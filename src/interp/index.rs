@@ -104,7 +104,7 @@ impl Interp {
                 let v = items[i].clone();
                 drop(items);
                 if trace::active() {
-                    trace::note_load(|| trace::Origin::Item(l.clone(), i), &v);
+                    return Ok(trace::load(|| trace::Origin::Item(l.clone(), i), v));
                 }
                 Ok(v)
             }
@@ -144,7 +144,7 @@ impl Interp {
                 match found {
                     Some(v) => {
                         if trace::active() {
-                            trace::note_load(|| trace::Origin::Key(d.clone(), k), &v);
+                            return Ok(trace::load(|| trace::Origin::Key(d.clone(), k), v));
                         }
                         Ok(v)
                     }

@@ -245,6 +245,7 @@ fn grad_flipped(e: &Entry) -> bool {
 /// The first load guard that no longer holds, if any.
 pub fn failed_guard(guards: &[LoadGuard]) -> Option<&LoadGuard> {
     guards.iter().find(|g| match (g.origin.read(), &g.value) {
+        (Some(Value::Float(_)), Value::Float(_)) if g.by_type => false,
         (None, Value::Unbound) => false,
         (Some(v), want) => !same_value(&v, want),
         (None, _) => true,
@@ -318,6 +319,9 @@ pub struct GraphEntry {
     pub externals: Vec<Tensor>,
     /// (position in `externals`, leaf): those externals are read as the leaf's `.grad`.
     pub grad_of: Vec<(usize, Tensor)>,
+    /// (position in `externals`, origin): runtime scalars, read from the origin at each
+    /// call into a fresh 0-d float64 tensor (`symfloat`).
+    pub scalars: Vec<(usize, crate::compile::capture::trace::Origin)>,
     pub output: OutTemplate,
     /// In-place writes and `.grad` assignments applied after each run (a whole step).
     pub effects: Vec<crate::compile::capture::effects::Effect>,
@@ -333,6 +337,12 @@ impl GraphEntry {
         let mut out = self.externals.clone();
         for (i, leaf) in &self.grad_of {
             *out.get_mut(*i)? = leaf.grad()?;
+        }
+        for (i, origin) in &self.scalars {
+            let Some(Value::Float(f)) = origin.read() else {
+                return None;
+            };
+            *out.get_mut(*i)? = Tensor::from_vec(vec![f], &[]);
         }
         Some(out)
     }
@@ -387,6 +397,9 @@ pub struct Cache {
     pub dynamic_dims: Vec<(usize, usize)>,
     /// `for` loops (by span) that later captures unroll (see capture_for.rs).
     pub unroll: Vec<crate::source::Span>,
+    /// Origins (by key) of floats a version was guarded on and that hold another float
+    /// now: later captures load them as runtime scalars (automatic dynamic scalars).
+    pub dynamic_scalars: Vec<(usize, u64)>,
 }
 
 impl Cache {
@@ -406,6 +419,32 @@ impl Cache {
         }
         self.dynamic_dims.extend(new.iter().copied());
         new
+    }
+
+    /// Records the float origins a compiled version was guarded on whose value changed
+    /// (to another float); returns how many are new.
+    pub fn note_dynamic_scalars(&mut self) -> usize {
+        let mut new = Vec::new();
+        for e in &self.entries {
+            if !matches!(e.kind, EntryKind::Graph(_)) {
+                continue;
+            }
+            for g in e.guards.iter().filter(|g| !g.by_type) {
+                let (Value::Float(was), Some(Value::Float(now))) = (&g.value, g.origin.read())
+                else {
+                    continue;
+                };
+                let key = g.origin.key();
+                if was.to_bits() != now.to_bits()
+                    && !self.dynamic_scalars.contains(&key)
+                    && !new.contains(&key)
+                {
+                    new.push(key);
+                }
+            }
+        }
+        self.dynamic_scalars.extend(new.iter().copied());
+        new.len()
     }
 
     /// The entry whose key and load guards match, and (for a miss) why the newest entry

@@ -264,7 +264,16 @@ impl Interp {
         let t0 = Instant::now();
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
+        if cf.cache.borrow_mut().note_dynamic_scalars() > 0 {
+            log(&format!(
+                "{}: a float it reads changed; recompiling with runtime scalars",
+                cf.name
+            ));
+        }
         tracer.unroll.clone_from(&cf.cache.borrow().unroll);
+        tracer
+            .dynamic_scalars
+            .clone_from(&cf.cache.borrow().dynamic_scalars);
         tracer.spec.clone_from(&spec);
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
@@ -390,11 +399,20 @@ fn finish_capture(
     let mut effects = effects;
     effects::mark_sole(&mut effects, &compiled.graph.outputs);
     let externals = std::mem::take(&mut t.externals);
+    let scalars = t
+        .scalars
+        .iter()
+        .filter_map(|(_, s, origin)| {
+            let i = externals.iter().position(|x| x.id() == s.id())?;
+            Some((i, origin.clone()))
+        })
+        .collect();
     let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
         ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
         externals,
         grad_of: std::mem::take(&mut t.grad_externals),
+        scalars,
         output,
         effects,
         autodiff,
@@ -577,6 +595,8 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             }
             Ok(OutTemplate::Value(Value::Int(s.value)))
         }
+        // A returned runtime scalar is a constant of the version: guarded on its value.
+        Value::SymFloat(s) => Ok(OutTemplate::Value(Value::Float(s.concrete_in(t)))),
         // A torch.return_types named tuple (stdlib/return_types.dl) made in the function:
         // its items, returned as a plain tuple (fields by index and unpacking only).
         Value::Instance(i)

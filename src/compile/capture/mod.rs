@@ -8,6 +8,7 @@ pub mod cache;
 pub mod check;
 pub mod compiled;
 pub mod effects;
+pub mod symfloat;
 pub mod symguard;
 pub mod symint;
 pub mod trace;

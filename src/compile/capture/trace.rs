@@ -68,7 +68,7 @@ impl Origin {
         }
     }
 
-    fn key(&self) -> (usize, u64) {
+    pub(in crate::compile) fn key(&self) -> (usize, u64) {
         match self {
             Origin::Attr(i, n) => {
                 use std::hash::{Hash, Hasher};
@@ -96,6 +96,8 @@ impl Origin {
 pub struct LoadGuard {
     pub origin: Origin,
     pub value: Value,
+    /// A runtime scalar's origin (`symfloat`): only the type (float) is checked.
+    pub by_type: bool,
 }
 
 /// An attribute lookup on an instance missed its dict (it found a class attribute):
@@ -107,6 +109,7 @@ pub fn note_absent(inst: &Rc<Instance>, name: &str) {
             t.guards.push(LoadGuard {
                 origin,
                 value: Value::Unbound,
+                by_type: false,
             });
         }
     });
@@ -206,6 +209,11 @@ pub struct Tracer {
     pub spec: Option<crate::compile::sym::InputSpec>,
     /// This capture's generation (`symint`: which symbolic ints are its own).
     pub(in crate::compile) gen: u64,
+    /// Origins (by key) whose float value changed between calls: loads of them are
+    /// runtime scalars (`symfloat`).
+    pub dynamic_scalars: Vec<(usize, u64)>,
+    /// The runtime scalars made so far: (origin key, their 0-d float64 input, origin).
+    pub scalars: Vec<((usize, u64), Tensor, Origin)>,
 }
 
 thread_local! {
@@ -432,7 +440,48 @@ impl Tracer {
     pub(in crate::compile) fn guard_now(&mut self, origin: Origin) {
         if self.guarded.insert(origin.key()) {
             let value = origin.read().unwrap_or(Value::None);
-            self.guards.push(LoadGuard { origin, value });
+            self.guards.push(LoadGuard {
+                origin,
+                value,
+                by_type: false,
+            });
+        }
+    }
+
+    /// The 0-d float64 tensor a runtime scalar loaded from `origin` reads (made once per
+    /// origin; it becomes an external input when an op first uses it), and its origin's
+    /// guard checks the type only. None when the origin was already guarded on its
+    /// value (loaded earlier where it could not stay symbolic).
+    pub(in crate::compile) fn scalar_input(
+        &mut self,
+        origin: &Origin,
+        key: (usize, u64),
+        v: f64,
+    ) -> Option<Tensor> {
+        if let Some((_, t, _)) = self.scalars.iter().find(|s| s.0 == key) {
+            return Some(t.clone());
+        }
+        let guard = self
+            .guards
+            .iter_mut()
+            .rev()
+            .find(|g| g.origin.key() == key)?;
+        if !matches!(guard.value, Value::Float(_)) {
+            return None;
+        }
+        guard.by_type = true;
+        let t = Tensor::from_vec(vec![v], &[]);
+        self.loaded.insert(t.id(), (t.clone(), origin.describe()));
+        self.scalars.push((key, t.clone(), origin.clone()));
+        Some(t)
+    }
+
+    /// Guards the origins `keys` on their values (a runtime scalar used concretely).
+    pub(in crate::compile) fn guard_values(&mut self, keys: &[(usize, u64)]) {
+        for g in &mut self.guards {
+            if g.by_type && keys.contains(&g.origin.key()) {
+                g.by_type = false;
+            }
         }
     }
 
@@ -479,6 +528,7 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
             t.guards.push(LoadGuard {
                 origin: origin.clone(),
                 value: v.clone(),
+                by_type: false,
             });
         }
         let Value::Tensor(x) = v else { return false };
@@ -501,6 +551,32 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     });
     if aliased == Some(true) {
         graph_break(BreakReason::Aliasing);
+    }
+}
+
+/// `note_load`, and the value the interpreter goes on with: a runtime scalar for a
+/// float of an origin the capture makes dynamic (`symfloat`), else `v` itself.
+pub fn load(origin: impl FnOnce() -> Origin, v: Value) -> Value {
+    if !active() {
+        return v;
+    }
+    let dynamic = with(|t| !t.dynamic_scalars.is_empty()) == Some(true);
+    let (Value::Float(f), true) = (&v, dynamic) else {
+        note_load(origin, &v);
+        return v;
+    };
+    let f = *f;
+    let origin = origin();
+    let key = origin.key();
+    let fresh = with(|t| !t.guarded.contains(&key)) == Some(true);
+    note_load(|| origin.clone(), &v);
+    let known = with(|t| t.scalars.iter().any(|s| s.0 == key)) == Some(true);
+    if !(fresh || known) {
+        return v;
+    }
+    match super::symfloat::load(&origin, f) {
+        Some(s) => Value::SymFloat(Rc::new(s)),
+        None => v,
     }
 }
 

@@ -8,4 +8,5 @@ mod capture_loop;
 mod capture_merge;
 pub(crate) mod capture_print;
 mod for_scan;
+pub(crate) mod symfloat;
 pub(crate) mod symint;
