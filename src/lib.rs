@@ -43,6 +43,8 @@ pub mod optable;
 #[doc(hidden)]
 pub mod plot;
 #[doc(hidden)]
+pub mod pyfmt;
+#[doc(hidden)]
 pub mod source;
 #[doc(hidden)]
 pub mod syntax;

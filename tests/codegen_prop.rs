@@ -245,7 +245,11 @@ fn gen_case(seed: u64, specials: bool) -> Case {
             op,
             dims: 1 + rng.below(rank),
             value: ValueId(rng.below(n_vals) as u32),
+            first: false,
         });
+        if let Some(r) = kernel.reduction.as_mut() {
+            r.first = r.op != ReduceOp::Sum && r.dims == 1;
+        }
     }
     let inputs = inputs_access
         .iter()

@@ -140,6 +140,7 @@ fn invalid_kernels_are_rejected() {
         op: ReduceOp::Sum,
         dims: 2,
         value: kiln::compile::ValueId(0),
+        first: false,
     });
     assert!(compile(&k).is_err(), "reduction wider than rank");
     let mut k = axpb();
@@ -169,6 +170,7 @@ fn row_reductions_with_broadcast_and_tails() {
                 op,
                 dims: 1,
                 value: d,
+                first: false,
             });
             let ck = compile(&k).unwrap();
             let xs: Vec<f32> = (0..rows * cols)
@@ -212,6 +214,7 @@ fn full_sum_parallel_matches_f64() {
         op: ReduceOp::Sum,
         dims: 1,
         value: x,
+        first: false,
     });
     let ck = compile(&k).unwrap();
     let mut rng = Rng(7);
@@ -245,6 +248,7 @@ fn nan_and_inf_flow_through_reductions() {
             op,
             dims: 1,
             value: x,
+            first: false,
         });
         let ck = compile(&k).unwrap();
         for pos in [0usize, 5, 10, 12] {
@@ -288,6 +292,7 @@ fn empty_reduction_gives_identity() {
             op,
             dims: 1,
             value: x,
+            first: false,
         });
         let ck = compile(&k).unwrap();
         let mut out = [7.0f32; 3];

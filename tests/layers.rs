@@ -1,10 +1,14 @@
 //! The layer check (docs/ARCHITECTURE.md "Layers"): scans every `crate::<module>` path
-//! (and `super::` chain reaching the crate root) in src/**.rs and fails when a module
-//! imports one of a higher layer. The few imports that still point up are listed in
-//! `ALLOWED` (file, module); an entry that no longer occurs fails the test too, so the
-//! list can only shrink.
+//! (a `use crate::{...}` group spanning lines included, and `super::` chains reaching the
+//! crate root) in src/**.rs and fails when a module imports one of a higher layer. A
+//! crate-root re-export (`crate::Value`, `crate::Engine`) counts as the module it
+//! re-exports (lib.rs's `pub use`). Every file under src/ must belong to a layer. The few
+//! imports that still point up are listed in `ALLOWED` (file, module); an entry that no
+//! longer occurs fails the test too, so the list can only shrink. Nothing under
+//! compile/, onnx/, ops/, io/ or the bottom layer may import interp/, engine/ or
+//! embed/.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +19,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["source"],
     &["error"],
-    &["syntax", "diagnostic"],
+    &["syntax", "diagnostic", "pyfmt"],
     &["tensor", "autograd", "ir", "optable"],
     &["io", "tensorboard", "plot"],
     &["ops"],
@@ -34,16 +38,6 @@ const ALLOWED: &[(&str, &str)] = &[
     ("autograd/rules.rs", "ops"),
     ("tensor/inplace.rs", "ops"),
     ("tensor/views.rs", "ops"),
-    // Capture guards and rebuilds Python values: the tracer's load guards (trace.rs),
-    // the compile cache's keys (cache.rs), a compiled function's call through the
-    // interpreter and its capture run (compiled.rs), a traced graph's call (traced.rs)
-    // and f-string formatting of tensors (printing.rs) name interpreter values and
-    // functions.
-    ("compile/capture/cache.rs", "interp"),
-    ("compile/capture/compiled.rs", "interp"),
-    ("compile/runtime/printing.rs", "interp"),
-    ("compile/capture/trace.rs", "interp"),
-    ("compile/capture/traced.rs", "interp"),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
@@ -149,8 +143,46 @@ fn head(s: &str) -> String {
         .collect()
 }
 
+/// The items lib.rs re-exports at the crate root (`pub use interp::value::Value;`), each
+/// with the top-level module it comes from: `crate::Value` is an import of `interp`.
+fn root_reexports(lib: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for line in lib.lines() {
+        let Some(rest) = line.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let module = head(rest);
+        let names = match (rest.find('{'), rest.rfind('}')) {
+            (Some(a), Some(b)) if a < b => rest[a + 1..b].to_string(),
+            _ => rest.trim_end_matches(';').to_string(),
+        };
+        for item in names.split(',') {
+            let name = match item.rsplit_once(" as ") {
+                Some((_, alias)) => alias,
+                None => item.rsplit("::").next().unwrap_or(item),
+            };
+            let name = head(name);
+            if !name.is_empty() {
+                out.insert(name, module.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The source text without its `//` comments (lines kept, so a `use` group that spans
+/// lines is scanned whole).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every (file under src/, imported top-level module) pair that points to a higher layer.
 fn violations(src: &Path) -> BTreeSet<(String, String)> {
+    let lib = fs::read_to_string(src.join("lib.rs")).expect("read lib.rs");
+    let reexports = root_reexports(&lib);
     let mut files = Vec::new();
     rust_files(src, &mut files);
     let mut found = BTreeSet::new();
@@ -168,18 +200,17 @@ fn violations(src: &Path) -> BTreeSet<(String, String)> {
             );
             continue;
         };
-        let text = fs::read_to_string(&f).expect("read source");
-        for line in text.lines() {
-            for m in crate_refs(line)
-                .into_iter()
-                .chain(super_refs(line, depth(&rel)))
-            {
-                let Some(l) = layer_of(&m) else {
-                    continue; // a crate-root item (a re-export), not a module
-                };
-                if l > own_layer {
-                    found.insert((rel.clone(), m));
-                }
+        let code = code_of(&fs::read_to_string(&f).expect("read source"));
+        for m in crate_refs(&code)
+            .into_iter()
+            .chain(super_refs(&code, depth(&rel)))
+        {
+            let m = reexports.get(&m).cloned().unwrap_or(m);
+            let Some(l) = layer_of(&m) else {
+                continue; // a crate-root item defined in lib.rs itself
+            };
+            if l > own_layer {
+                found.insert((rel.clone(), m));
             }
         }
     }
@@ -221,6 +252,35 @@ fn the_scan_sees_grouped_and_commented_paths() {
 }
 
 #[test]
+fn the_scan_sees_multiline_groups_and_root_reexports() {
+    let code = code_of(
+        "use crate::{\n    tensor::Tensor, // crate::engine\n    interp::value::Value,\n};",
+    );
+    assert_eq!(crate_refs(&code), ["tensor", "interp"]);
+    let lib = "pub use engine::Engine;\npub use interp::value::Value;\n\
+               pub use error::{Error, ErrorKind as Kind, Result};";
+    let r = root_reexports(lib);
+    assert_eq!(r.get("Value").map(String::as_str), Some("interp"));
+    assert_eq!(r.get("Engine").map(String::as_str), Some("engine"));
+    assert_eq!(r.get("Kind").map(String::as_str), Some("error"));
+    assert_eq!(r.get("Result").map(String::as_str), Some("error"));
+}
+
+/// No layer below the interpreter is allowed an import of interp/, engine/ or embed/:
+/// the capture's guards, cache and compiled callable live in interp/capture/, and the
+/// bottom defines the interfaces (recorder, interrupt polling) the top implements.
+#[test]
+fn nothing_below_the_interpreter_imports_it() {
+    let top = layer_of("interp").expect("interp has a layer");
+    for (f, m) in ALLOWED {
+        assert!(
+            layer_of(m).is_some_and(|l| l < top),
+            "ALLOWED may not list an import of the interpreter or the engine: ({f}, {m})"
+        );
+    }
+}
+
+#[test]
 fn the_scan_sees_super_chains_that_reach_the_root() {
     assert_eq!(depth("compile/trace.rs"), 2);
     assert_eq!(depth("compile/mod.rs"), 1);
@@ -246,5 +306,13 @@ fn every_module_of_the_crate_has_a_layer() {
         if let Some(name) = decl.and_then(|d| d.strip_suffix(';')) {
             assert!(layer_of(name).is_some(), "module `{name}` is in no layer");
         }
+    }
+    // And every layer entry is a module of the crate (a renamed folder is noticed).
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for name in LAYERS.iter().flat_map(|l| l.iter()) {
+        assert!(
+            src.join(name).is_dir() || src.join(format!("{name}.rs")).is_file(),
+            "LAYERS names `{name}`, which is no module under src/"
+        );
     }
 }

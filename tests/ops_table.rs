@@ -49,6 +49,49 @@ fn every_method_name_names_its_op_and_globals_agree() {
     assert_eq!(UnaryOp::of_method("nope"), None);
 }
 
+/// Every Tensor method name of the binary table dispatches to its row (`a.mul(b)` is
+/// `ops::binary(Mul, a, b)`), and its global function (`mul(a, b)`) gives the same
+/// result exactly where the row says it is global.
+#[test]
+fn every_binary_method_name_names_its_op_and_globals_agree() {
+    use kiln::ops::BinaryOp;
+    use kiln::tensor::creation::from_bool;
+    let mut e = eager_engine(
+        "a = tensor([0.75, -1.5, 2.0])\nb = tensor([0.5, 2.0, 2.0])\n\
+         p = tensor([True, True, False])\nq = tensor([True, False, False])\n",
+    );
+    let fa = from_f32(vec![0.75, -1.5, 2.0], &[3]).unwrap();
+    let fb = from_f32(vec![0.5, 2.0, 2.0], &[3]).unwrap();
+    let bp = from_bool(vec![true, true, false], &[3]).unwrap();
+    let bq = from_bool(vec![true, false, false], &[3]).unwrap();
+    for &op in BinaryOp::ALL {
+        assert!(!op.methods().is_empty(), "{op:?} has no method name");
+        for &m in op.methods() {
+            assert_eq!(BinaryOp::of_method(m), Some(op), "{m}");
+            let (x, y, names) = if op.is_logical() {
+                (&bp, &bq, ("p", "q"))
+            } else {
+                (&fa, &fb, ("a", "b"))
+            };
+            let direct = f32s(&ops::binary(op, x, y).unwrap());
+            let method = text(
+                &mut e,
+                &format!("str({}.{m}({}).tolist())", names.0, names.1),
+            );
+            let shown = floats(&method.replace("True", "1.0").replace("False", "0.0"));
+            let direct: Vec<f64> = direct.iter().map(|&d| f64::from(d)).collect();
+            assert_eq!(shown, direct, "{m}: {method}");
+            let global =
+                e.eval_as::<String>(&format!("str({m}({}, {}).tolist())", names.0, names.1));
+            match global {
+                Ok(g) => assert_eq!(g, method, "{m}()"),
+                Err(err) => assert!(!op.is_global(), "{m}(): {}", err.message),
+            }
+        }
+    }
+    assert_eq!(BinaryOp::of_method("nope"), None);
+}
+
 fn one_op_kernel(op: UnaryOp) -> Kernel {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));

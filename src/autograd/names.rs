@@ -177,10 +177,11 @@ impl BackwardOp {
             } else {
                 "MaxBackward0"
             }),
-            BackwardOp::ExtremeAll { is_min, .. } => Fixed(if *is_min {
-                "MinBackward1"
-            } else {
-                "MaxBackward1"
+            BackwardOp::ExtremeAll { is_min, dims, .. } => Fixed(match (dims, is_min) {
+                (None, true) => "MinBackward1",
+                (None, false) => "MaxBackward1",
+                (Some(_), true) => "AminBackward0",
+                (Some(_), false) => "AmaxBackward0",
             }),
             BackwardOp::Var { std_out, .. } => Fixed(if std_out.is_some() {
                 "StdBackward0"

@@ -344,9 +344,11 @@ pub enum BackwardOp {
         indices: Tensor,
         src: Option<WeakTensor>,
     },
-    /// full max/min: shared evenly among the tied maxima, as PyTorch.
+    /// full max/min (`dims` None) or amax/amin over `dims` (`out` kept their size-1
+    /// dims): shared evenly among the tied maxima of each row, as PyTorch.
     ExtremeAll {
         is_min: bool,
+        dims: Option<Vec<usize>>,
         x: Saved,
         out: Saved,
     },

@@ -147,7 +147,8 @@ fn min_max_grads(win: BinaryOp, a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(T
 /// The gradients, from the table's `grad` field.
 macro_rules! binary_grads {
     ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($gr:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
@@ -523,9 +524,12 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 &gk,
             )?)]
         }
-        B::ExtremeAll { x, out, .. } => {
+        B::ExtremeAll { x, out, dims, .. } => {
             let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
-            let cnt = m.sum(&[], false)?;
+            let cnt = match dims {
+                None => m.sum(&[], false)?,
+                Some(d) => m.sum(&d.iter().map(|&i| i as i64).collect::<Vec<_>>(), true)?,
+            };
             vec![Some(m.mul(g)?.div(&cnt)?)]
         }
         B::Var {

@@ -5,6 +5,7 @@ use super::value::{discard, Class, ClassKind, Function, Instance, NativeCode, Ow
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace;
 use crate::error::{ErrorKind, TraceFrame};
+use crate::interp::capture::guards;
 use crate::source::Span;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -123,7 +124,7 @@ impl Interp {
             if let Some(func) = self.global_func(*i) {
                 if trace::active() {
                     let (g, v) = (&self.globals, Value::Func(func.clone()));
-                    trace::note_load(|| trace::Origin::Global(g.clone(), *i, name.clone()), &v);
+                    guards::note_load(|| guards::Origin::Global(g.clone(), *i, name.clone()), &v);
                 }
                 if fits_simple(&func, 0, args) {
                     return self.call_simple_inline(func, None, args, e.span);
@@ -607,9 +608,9 @@ fn note_frozen_loads(func: &Function) {
         if !matches!(v, Value::Cell(_)) {
             let origin = || {
                 let c = Rc::new(super::value::CellObj::new(v.clone()));
-                crate::compile::capture::trace::Origin::Cell(c, n.clone())
+                crate::interp::capture::guards::Origin::Cell(c, n.clone())
             };
-            crate::compile::capture::trace::note_load(origin, v);
+            crate::interp::capture::guards::note_load(origin, v);
         }
     }
 }

@@ -3,8 +3,8 @@
 use super::tree::ClassProto;
 use super::value::{discard, AttrHint, Class, ClassKind, Instance, Layout, TypeTag, Value};
 use super::{at, err, type_err, Interp, R};
-use crate::compile::capture::trace::Origin;
 use crate::error::ErrorKind;
+use crate::interp::capture::guards::Origin;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -196,12 +196,12 @@ impl Interp {
                 if let Some(v) = inst.attr(name) {
                     if crate::compile::capture::trace::active() {
                         let origin = || Origin::Attr(inst.clone(), name.into());
-                        return Ok(crate::compile::capture::trace::load(origin, v));
+                        return Ok(crate::interp::capture::guards::load(origin, v));
                     }
                     return Ok(v);
                 }
                 if crate::compile::capture::trace::active() {
-                    crate::compile::capture::trace::note_absent(inst, name);
+                    crate::interp::capture::guards::note_absent(inst, name);
                 }
                 if let Some(v) = inst.class.lookup(name) {
                     return self.class_attr_of(obj, &inst.class, v, name);

@@ -6,8 +6,9 @@ use super::suggest::{self, Missing};
 use super::tree::{CArg, Ex, ExKind, FPart, Gen, Place, Target};
 use super::value::{discard, Function, Own, Value};
 use super::{at, err, type_err, Interp, R};
-use crate::compile::capture::trace::{self, Origin};
+use crate::compile::capture::trace;
 use crate::error::ErrorKind;
+use crate::interp::capture::guards;
 use crate::syntax::ast::{BoolOp, CmpOp};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -61,7 +62,7 @@ impl Interp {
                     )),
                     v => {
                         if trace::active() {
-                            trace::note_load(|| Origin::Cell(c.clone(), n.clone()), v);
+                            guards::note_load(|| guards::Origin::Cell(c.clone(), n.clone()), v);
                         }
                         Ok(v.clone())
                     }
@@ -73,8 +74,8 @@ impl Interp {
                     if !matches!(v, Value::Unbound) {
                         if trace::active() {
                             let g = &self.globals;
-                            let origin = || Origin::Global(g.clone(), *i, n.clone());
-                            return Ok(trace::load(origin, v.clone()));
+                            let origin = || guards::Origin::Global(g.clone(), *i, n.clone());
+                            return Ok(guards::load(origin, v.clone()));
                         }
                         return Ok(v.clone());
                     }

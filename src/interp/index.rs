@@ -5,6 +5,7 @@ use super::value::{RangeObj, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::compile::capture::trace;
 use crate::error::ErrorKind;
+use crate::interp::capture::guards;
 use std::rc::Rc;
 
 /// Resolved slice bounds: Python's `slice.indices(len)`.
@@ -104,7 +105,7 @@ impl Interp {
                 let v = items[i].clone();
                 drop(items);
                 if trace::active() {
-                    return Ok(trace::load(|| trace::Origin::Item(l.clone(), i), v));
+                    return Ok(guards::load(|| guards::Origin::Item(l.clone(), i), v));
                 }
                 Ok(v)
             }
@@ -144,7 +145,7 @@ impl Interp {
                 match found {
                     Some(v) => {
                         if trace::active() {
-                            return Ok(trace::load(|| trace::Origin::Key(d.clone(), k), v));
+                            return Ok(guards::load(|| guards::Origin::Key(d.clone(), k), v));
                         }
                         Ok(v)
                     }

@@ -186,7 +186,7 @@ impl Interp {
             sandbox: false,
             main,
             repr_guard: Vec::new(),
-            compile_enabled: !crate::compile::capture::compiled::eager_only(),
+            compile_enabled: !crate::interp::capture::compiled::eager_only(),
             compile_check: crate::compile::capture::check::check_env(),
             user_keys: false,
         }

@@ -96,9 +96,9 @@ pub enum Value {
     /// arithmetic and arithmetic with a float tensor is a guarded decision on its value).
     SymFloat(Rc<crate::compile::capture::symfloat::SymFloat>),
     /// A `@compile`d function (or a compiled module's bound `forward`).
-    Compiled(Rc<crate::compile::capture::compiled::CompiledFn>),
+    Compiled(Rc<crate::interp::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
-    Graph(Rc<crate::compile::capture::traced::TracedGraph>),
+    Graph(Rc<crate::interp::capture::traced::TracedGraph>),
     /// A tensor dtype (`float32`, `int64`; `bool` the class also names the bool dtype).
     DType(crate::tensor::DType),
     /// The context manager `no_grad()` / `enable_grad()` returns.

@@ -8,7 +8,7 @@ use super::builder::{attr_g, tensor_proto, unsupported};
 use super::export::{typed_value_info, value_info};
 use super::lower::Lower;
 use super::proto::{GraphProto, NodeProto, ValueInfoProto};
-use crate::compile::capture::compiled::where_text;
+use crate::compile::capture::log::where_text;
 use crate::compile::ir::control::{Branch, LoopSpec, TripCount};
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::Result;

@@ -8,7 +8,7 @@ use super::proto::{
     Dimension, GraphProto, ModelProto, OperatorSetIdProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
-use crate::compile::capture::compiled::where_text;
+use crate::compile::capture::log::where_text;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::SourceMap;
@@ -241,25 +241,4 @@ pub fn decode(bytes: &[u8]) -> Result<ModelProto> {
 /// Writes the encoded model to `path` atomically (temporary file + rename).
 pub fn save(m: &ModelProto, path: &Path) -> Result<()> {
     crate::io::write_atomic(path, &encode(m))
-}
-
-impl crate::compile::capture::traced::TracedGraph {
-    /// The ONNX model of the graph.
-    pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
-        let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();
-        let output_names: Vec<String> = self.outputs.iter().map(|x| x.name.clone()).collect();
-        let input_axes: Vec<_> = self.inputs.iter().map(|x| x.axes.clone()).collect();
-        let output_axes: Vec<_> = self.outputs.iter().map(|x| x.axes.clone()).collect();
-        let spec = ExportSpec {
-            name: &self.name,
-            graph: &self.entry.compiled.graph,
-            externals: &self.entry.externals,
-            input_names: &input_names,
-            param_names: &self.params,
-            output_names: &output_names,
-            input_axes: &input_axes,
-            output_axes: &output_axes,
-        };
-        export(&spec, sources)
-    }
 }

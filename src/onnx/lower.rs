@@ -44,7 +44,8 @@ unary_table!(unary_onnx);
 /// operands cast to the compute dtype `cd`).
 macro_rules! binary_onnx {
     ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

@@ -5,6 +5,7 @@
 //! quantile`. Data-dependent indices come from tensor/sorting.rs.
 
 use super::{binary, where_, BinaryOp, UnaryOp};
+use crate::autograd::{self, BackwardOp, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::record_const;
 use crate::tensor::dtype::{float_for, DType, Scalar};
@@ -126,15 +127,28 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
     let mut ds = norm_dims(name, dims, x.ndim())?;
     ds.sort_unstable();
     ds.dedup();
+    if let Some(&d) = ds.iter().find(|&&d| x.shape()[d] == 0) {
+        return Err(err(
+            ErrorKind::IndexError,
+            format!("{name}(): Expected reduction dim {d} to have non-zero size."),
+        ));
+    }
     let mut out = x.clone();
-    for &d in ds.iter().rev() {
-        if x.shape()[d] == 0 {
-            return Err(err(
-                ErrorKind::IndexError,
-                format!("{name}(): Expected reduction dim {d} to have non-zero size."),
-            ));
+    {
+        // values only: the gradient is shared among each row's tied extremes (below)
+        let _g = autograd::no_grad();
+        for &d in ds.iter().rev() {
+            out = out.extreme_dim(d as i64, true, is_min)?.0;
         }
-        out = out.extreme_dim(d as i64, true, is_min)?.0;
+    }
+    if x.dtype().is_float() && autograd::needs_grad(&[x]) {
+        let node = BackwardOp::ExtremeAll {
+            is_min,
+            dims: Some(ds.clone()),
+            x: Saved::new(x),
+            out: Saved::output(&out),
+        };
+        autograd::record(&out, node, &[x]);
     }
     if keepdim {
         return Ok(out);

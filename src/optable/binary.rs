@@ -7,6 +7,8 @@
 //!
 //! Row fields, in this order (all required):
 //! - `name`: PyTorch's name (error messages, IR dumps);
+//! - `methods`: the Tensor method names (method dispatch and completion derive from
+//!   them), `global`: whether they are also global functions (`torch.add(a, b)`);
 //! - `dtype`: the [`DtypeRule`] (which dtype the op computes in, and what it returns);
 //! - `saves`: which of `a`, `b`, `out` the gradient reads (only those are saved);
 //! - `f32`: `[(x, y) expr]`, the float32 scalar kernel, or `[none]` (a TypeError);
@@ -27,7 +29,8 @@ macro_rules! binary_table {
     ($cb:ident) => {
         $cb! {
             Add {
-                name: "add", dtype: Arith, saves: [],
+                name: "add", methods: ["add"], global: true,
+                dtype: Arith, saves: [],
                 f32: [(x, y) x + y],
                 int: [(x, y) x.wrapping_add(y)],
                 grad: [(g, a, b, out) (g.clone(), g.clone())],
@@ -35,7 +38,8 @@ macro_rules! binary_table {
                 onnx: ["Add"],
             }
             Sub {
-                name: "sub", dtype: ArithNoBool, saves: [],
+                name: "sub", methods: ["sub"], global: true,
+                dtype: ArithNoBool, saves: [],
                 f32: [(x, y) x - y],
                 int: [(x, y) x.wrapping_sub(y)],
                 grad: [(g, a, b, out) (g.clone(), g.neg()?)],
@@ -43,7 +47,8 @@ macro_rules! binary_table {
                 onnx: ["Sub"],
             }
             Mul {
-                name: "mul", dtype: Arith, saves: [a, b],
+                name: "mul", methods: ["mul"], global: true,
+                dtype: Arith, saves: [a, b],
                 f32: [(x, y) x * y],
                 int: [(x, y) x.wrapping_mul(y)],
                 grad: [(g, a, b, out) (g.mul(b)?, g.mul(a)?)],
@@ -52,7 +57,8 @@ macro_rules! binary_table {
             }
             // True division: always float32.
             Div {
-                name: "div", dtype: Float, saves: [b, out],
+                name: "div", methods: ["div"], global: true,
+                dtype: Float, saves: [b, out],
                 f32: [(x, y) x / y],
                 int: [none],
                 grad: [(g, a, b, out) (g.div(b)?, g.mul(out)?.div(b)?.neg()?)],
@@ -61,7 +67,8 @@ macro_rules! binary_table {
             }
             // Python `//`; int64 division by zero is a ZeroDivisionError.
             FloorDiv {
-                name: "floor_divide", dtype: Arith, saves: [],
+                name: "floor_divide", methods: ["floor_divide"], global: true,
+                dtype: Arith, saves: [],
                 f32: [(x, y) (x / y).floor()],
                 int: [(x, y) idiv_py(x, y)],
                 grad: [(g, a, b, out) (g.mul_s(0.0)?, g.mul_s(0.0)?)],
@@ -82,7 +89,8 @@ macro_rules! binary_table {
             }
             // Python `%`: the result has the divisor's sign.
             Rem {
-                name: "remainder", dtype: Arith, saves: [a, b],
+                name: "remainder", methods: ["remainder"], global: true,
+                dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmod_py(x, y)],
                 int: [(x, y) imod_py(x, y)],
                 grad: [(g, a, b, out) {
@@ -103,7 +111,8 @@ macro_rules! binary_table {
             }
             // int64 to a negative int64 power is a ValueError.
             Pow {
-                name: "pow", dtype: Arith, saves: [a, b, out],
+                name: "pow", methods: ["pow"], global: true,
+                dtype: Arith, saves: [a, b, out],
                 f32: [(x, y) x.powf(y)],
                 int: [(x, y) ipow(x, y)],
                 grad: [(g, a, b, out) {
@@ -121,7 +130,8 @@ macro_rules! binary_table {
             }
             // NaN propagates and -0.0 < +0.0 (IEEE 754-2019 `maximum`).
             Maximum {
-                name: "maximum", dtype: Arith, saves: [a, b],
+                name: "maximum", methods: ["maximum"], global: true,
+                dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmax_nan(x, y)],
                 int: [(x, y) x.max(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Gt, a, b, g)?],
@@ -129,7 +139,8 @@ macro_rules! binary_table {
                 onnx: ["Max"],
             }
             Minimum {
-                name: "minimum", dtype: Arith, saves: [a, b],
+                name: "minimum", methods: ["minimum"], global: true,
+                dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmin_nan(x, y)],
                 int: [(x, y) x.min(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Lt, a, b, g)?],
@@ -137,7 +148,8 @@ macro_rules! binary_table {
                 onnx: ["Min"],
             }
             Eq {
-                name: "eq", dtype: Compare, saves: [],
+                name: "eq", methods: ["eq"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x == y],
                 int: [(x, y) x == y],
                 grad: [none],
@@ -146,7 +158,8 @@ macro_rules! binary_table {
             }
             // True for NaN.
             Ne {
-                name: "ne", dtype: Compare, saves: [],
+                name: "ne", methods: ["ne"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x != y],
                 int: [(x, y) x != y],
                 grad: [none],
@@ -157,7 +170,8 @@ macro_rules! binary_table {
                 }],
             }
             Lt {
-                name: "lt", dtype: Compare, saves: [],
+                name: "lt", methods: ["lt"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x < y],
                 int: [(x, y) x < y],
                 grad: [none],
@@ -165,7 +179,8 @@ macro_rules! binary_table {
                 onnx: ["Less"],
             }
             Le {
-                name: "le", dtype: Compare, saves: [],
+                name: "le", methods: ["le"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x <= y],
                 int: [(x, y) x <= y],
                 grad: [none],
@@ -173,7 +188,8 @@ macro_rules! binary_table {
                 onnx: ["LessOrEqual"],
             }
             Gt {
-                name: "gt", dtype: Compare, saves: [],
+                name: "gt", methods: ["gt"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x > y],
                 int: [(x, y) x > y],
                 grad: [none],
@@ -181,7 +197,8 @@ macro_rules! binary_table {
                 onnx: ["Greater"],
             }
             Ge {
-                name: "ge", dtype: Compare, saves: [],
+                name: "ge", methods: ["ge"], global: true,
+                dtype: Compare, saves: [],
                 f32: [(x, y) x >= y],
                 int: [(x, y) x >= y],
                 grad: [none],
@@ -190,7 +207,8 @@ macro_rules! binary_table {
             }
             // `&`: logical on bool, bitwise on int64.
             And {
-                name: "bitwise_and", dtype: Logic, saves: [],
+                name: "bitwise_and", methods: ["logical_and"], global: true,
+                dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x & y],
                 grad: [none],
@@ -201,7 +219,8 @@ macro_rules! binary_table {
                 }],
             }
             Or {
-                name: "bitwise_or", dtype: Logic, saves: [],
+                name: "bitwise_or", methods: ["logical_or"], global: true,
+                dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x | y],
                 grad: [none],
@@ -212,7 +231,8 @@ macro_rules! binary_table {
                 }],
             }
             Xor {
-                name: "bitwise_xor", dtype: Logic, saves: [],
+                name: "bitwise_xor", methods: ["logical_xor"], global: true,
+                dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x ^ y],
                 grad: [none],
@@ -245,7 +265,8 @@ pub enum DtypeRule {
 /// The enum and its data methods, from the table's data fields.
 macro_rules! binary_enum {
     ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
@@ -264,6 +285,28 @@ macro_rules! binary_enum {
             pub fn name(self) -> &'static str {
                 match self {
                     $(BinaryOp::$V => $name,)*
+                }
+            }
+
+            /// The Tensor method names of the op (`t.add(u)`; `logical_and` for `And`).
+            pub fn methods(self) -> &'static [&'static str] {
+                match self {
+                    $(BinaryOp::$V => &[$($m),*],)*
+                }
+            }
+
+            /// The op a Tensor method name names (`"mul"` -> `Mul`).
+            pub fn of_method(name: &str) -> Option<BinaryOp> {
+                match name {
+                    $($($m => Some(BinaryOp::$V),)*)*
+                    _ => None,
+                }
+            }
+
+            /// Whether the method names are also global functions (`torch.add(a, b)`).
+            pub fn is_global(self) -> bool {
+                match self {
+                    $(BinaryOp::$V => $global,)*
                 }
             }
 

@@ -225,10 +225,8 @@ impl Tensor {
         let oshape = reduced_shape(self.shape(), &dims, keepdim);
         let idx = self.arg_rows(&dims, is_min)?;
         let index = Tensor::from_vec(idx, &oshape);
-        let values = match self.float_extremes(&dims, &oshape, is_min)? {
-            Some(v) => v,
-            None => self.gather_rows(&dims, &index)?,
-        };
+        // the value at the index, as PyTorch: a row of -0.0 and 0.0 gives its first zero
+        let values = self.gather_rows(&dims, &index)?;
         if values.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeDim {
                 is_min,
@@ -262,11 +260,10 @@ impl Tensor {
     }
 
     /// The max/min of each row of a float tensor (None for other dtypes), shaped
-    /// `shape`: IEEE 754-2019 maximum/minimum, NaN propagating and -0.0 < 0.0, the fold
-    /// a compiled reduction does in any lane order. The index of a ±0 result (`arg_rows`)
-    /// is the first zero's, as PyTorch's; PyTorch's value there has that element's sign
-    /// (and `max()`'s sign depends on its vector path), so a row holding both zeros
-    /// gives 0.0 for max and -0.0 for min here, eager and compiled alike.
+    /// `shape` (`max()`/`min()` of every element): IEEE 754-2019 maximum/minimum, NaN
+    /// propagating and -0.0 < 0.0, the fold a compiled reduction does in any lane order.
+    /// (PyTorch's sign for a zero result of elements holding both zeros follows its
+    /// vector loop's blocks, not the values: tests/refs/extreme_zeros_ref.py.)
     fn float_extremes(
         &self,
         dims: &[usize],
@@ -339,6 +336,7 @@ impl Tensor {
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             let node = BackwardOp::ExtremeAll {
                 is_min,
+                dims: None,
                 x: Saved::new(self),
                 out: Saved::output(&out),
             };

@@ -60,7 +60,7 @@ fn output_slots(t: &crate::compile::capture::cache::OutTemplate, out: &mut Vec<u
     match t {
         O::Tensor(i) => out.push(*i),
         O::List(xs) | O::Tuple(xs) => xs.iter().for_each(|x| output_slots(x, out)),
-        O::Value(_) => {}
+        O::Const(_) => {}
     }
 }
 
@@ -140,7 +140,7 @@ pub fn compare(
                     "{} = {}(...) at {}",
                     node.map_or(String::new(), |x| x.to_string()),
                     n.op.name(),
-                    crate::compile::capture::compiled::where_text(sources, n.span)
+                    crate::compile::capture::log::where_text(sources, n.span)
                 )
             },
         );
@@ -191,7 +191,7 @@ pub fn localize(g: &GraphEntry, inputs: &[Tensor], sources: &SourceMap) -> Strin
                     "the first IR node that differs from its reference evaluation is {id} = \
                      {}(...) at {}: {}",
                     node.op.name(),
-                    crate::compile::capture::compiled::where_text(sources, node.span),
+                    crate::compile::capture::log::where_text(sources, node.span),
                     diff.replace("eager", "reference")
                 );
             }

@@ -3,7 +3,9 @@
 //! changed between calls (automatic dynamic, as for sizes: `Cache::note_dynamic_scalars`)
 //! is a [`SymFloat`] during the next capture. Its value is a 0-d float64 tensor the graph
 //! reads as an external input, refreshed from the origin at each call
-//! (`GraphEntry::external_inputs`), and its origin is guarded by type only. Float
+//! (`GraphEntry::external_inputs`), and its origin is guarded by type only. The origin
+//! itself is the interpreter's (interp/capture/guards.rs `load`): here it is a
+//! `GuardKey` and a boxed `LoadGuard` that reads its float. Float
 //! arithmetic on it (`+ - * /`, negation) records 0-d float64 nodes, the same float64
 //! operations Python does; an arithmetic operator with a float tensor takes it as a 0-d
 //! tensor of that tensor's dtype (the cast eager's scalar kernels make). Any other use
@@ -11,7 +13,7 @@
 //! ([`SymFloat::concrete`]), as before.
 
 use super::symint::{self, SymFact, SymInt};
-use super::trace::{with, Origin};
+use super::trace::{with, GuardKey, LoadGuard};
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::Tensor;
@@ -26,7 +28,7 @@ pub struct SymFloat {
     pub tensor: Tensor,
     /// The keys of the origins it is computed from (their guards become value guards
     /// when it is used concretely).
-    origins: Vec<(usize, u64)>,
+    origins: Vec<GuardKey>,
     /// The symbolic ints it is computed from (their values become facts when it is used
     /// concretely).
     ints: Vec<Rc<SymInt>>,
@@ -65,7 +67,7 @@ impl SymFloat {
     }
 
     /// `concrete` for finished capture `t` (a returned runtime scalar).
-    pub(in crate::compile) fn concrete_in(&self, t: &mut super::trace::Tracer) -> f64 {
+    pub fn concrete_in(&self, t: &mut super::trace::Tracer) -> f64 {
         if t.gen == self.gen {
             t.guard_values(&self.origins);
             let facts = self.ints.iter().map(|n| SymFact::Value(n.expr.clone()));
@@ -87,18 +89,24 @@ impl SymFloat {
     }
 }
 
-/// A runtime scalar for float `v` just loaded from `origin`, when the capture makes that
-/// origin dynamic (None: the load stays a plain, value-guarded float).
-pub(super) fn load(origin: &Origin, v: f64) -> Option<SymFloat> {
+/// A runtime scalar for float `v` just loaded from place `key` (named `name`; `reader`
+/// reads its float at each call), when the capture makes that place dynamic (None: the
+/// load stays a plain, value-guarded float). The interpreter calls it on its loads
+/// (interp/capture/guards.rs `load`).
+pub fn load(
+    key: GuardKey,
+    v: f64,
+    name: impl FnOnce() -> String,
+    reader: impl FnOnce() -> Box<dyn LoadGuard>,
+) -> Option<SymFloat> {
     with(|t| {
         if !t.regions.is_empty() {
             return None;
         }
-        let key = origin.key();
         if !t.dynamic_scalars.contains(&key) {
             return None;
         }
-        let tensor = t.scalar_input(origin, key, v)?;
+        let tensor = t.scalar_input(key, v, name, reader)?;
         Some(SymFloat {
             value: v,
             tensor,

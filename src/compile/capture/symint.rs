@@ -23,7 +23,7 @@ pub struct SymInt {
     /// The size over the capture's symbols (its `InputSpec` numbering).
     pub expr: SymExpr,
     /// The capture it belongs to; outside it the value is a plain int.
-    pub(in crate::compile) gen: u64,
+    pub gen: u64,
 }
 
 /// A fact a version is guarded by.

@@ -7,7 +7,6 @@
 use crate::compile::capture::effects::Recorded;
 use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::compile::sym::SymHints;
-use crate::interp::value::{CellRef, DictMap, Instance, Key, ModuleObj, Value};
 use crate::ir::record::{set_active, Recorder};
 use crate::source::Span;
 use crate::tensor::Tensor;
@@ -22,97 +21,62 @@ pub use crate::ir::record::{
     record_inplace, refuse_effect, scope, set_speculating, speculation_error, Scope,
 };
 
-/// Where a loaded value came from: re-read at every call to check it is unchanged.
-#[derive(Debug, Clone)]
-pub enum Origin {
-    Attr(Rc<Instance>, Rc<str>),
-    Global(Rc<ModuleObj>, u32, Rc<str>),
-    Cell(CellRef, Rc<str>),
-    /// `lst[i]` of a list the function did not create (optimizer state lists).
-    Item(Rc<RefCell<Vec<Value>>>, usize),
-    /// `d[k]` of a dict the function did not create (optimizer param groups and state).
-    Key(Rc<RefCell<DictMap>>, Key),
-    /// The `.grad` of a leaf tensor, read as its state: None, or (dtype, contiguous,
-    /// sizes...) of the gradient (the tensor itself is an input read at every call).
-    Grad(Tensor),
-}
-
-impl Origin {
-    /// The value the origin holds now (None when it no longer holds one).
-    pub fn read(&self) -> Option<Value> {
-        match self {
-            Origin::Attr(inst, name) => inst.attr(name),
-            Origin::Global(m, slot, _) => m.slots.borrow().get(*slot as usize).cloned(),
-            Origin::Cell(c, _) => Some(c.borrow().clone()),
-            Origin::Item(l, i) => l.borrow().get(*i).cloned(),
-            Origin::Key(d, k) => d.borrow().get(k).cloned(),
-            Origin::Grad(t) => Some(t.grad().map_or(Value::None, |g| {
-                let mut d = vec![Value::DType(g.dtype()), Value::Bool(g.is_contiguous())];
-                d.extend(g.shape().iter().map(|&n| Value::Int(n as i64)));
-                Value::tuple(d)
-            })),
-        }
+/// A value read during capture that a cached version depends on, re-checked at every
+/// call. The interpreter implements it for the Python values it loads
+/// (interp/capture/guards.rs); `GradGuard` below is the state of a leaf's `.grad`.
+pub trait LoadGuard: std::fmt::Debug {
+    /// True while the place it read still holds the value read during capture.
+    fn holds(&self) -> bool;
+    /// `self.w`, `W`: how dumps and the compile log name the place.
+    fn describe(&self) -> String;
+    /// Runtime scalars (`symfloat`): the place's key when the guard is on a float (None:
+    /// it is not, and cannot be checked by type only).
+    fn float_key(&self) -> Option<GuardKey> {
+        None
     }
-
-    /// `self.w`, `W`: how dumps name an external input.
-    pub fn describe(&self) -> String {
-        match self {
-            Origin::Attr(_, n) => format!(".{n}"),
-            Origin::Global(_, _, n) | Origin::Cell(_, n) => n.to_string(),
-            Origin::Item(_, i) => format!("[{i}]"),
-            Origin::Key(_, k) => match &k.0 {
-                Value::Str(s) => format!("[{s:?}]"),
-                other => format!("[{}]", other.type_name()),
-            },
-            Origin::Grad(_) => ".grad".into(),
-        }
+    /// From now on checks only that the place holds a float (true), or its value (false).
+    fn set_by_type(&mut self, _by_type: bool) {}
+    /// True when it checks the type only (a runtime scalar's origin).
+    fn by_type(&self) -> bool {
+        false
     }
-
-    pub(in crate::compile) fn key(&self) -> (usize, u64) {
-        match self {
-            Origin::Attr(i, n) => {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                n.hash(&mut h);
-                (Rc::as_ptr(i) as usize, h.finish())
-            }
-            Origin::Global(m, s, _) => (Rc::as_ptr(m) as usize, u64::from(*s)),
-            Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
-            Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
-            Origin::Key(d, k) => {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                k.hash(&mut h);
-                (Rc::as_ptr(d) as usize, h.finish())
-            }
-            Origin::Grad(t) => (t.id(), u64::MAX),
-        }
+    /// The float the place holds now (a runtime scalar's value, read at each call).
+    fn read_float(&self) -> Option<f64> {
+        None
     }
 }
 
-/// A value read during capture that the cached version depends on (`Unbound`: the
-/// origin held nothing, e.g. an instance attribute found on the class).
-#[derive(Debug, Clone)]
-pub struct LoadGuard {
-    pub origin: Origin,
-    pub value: Value,
-    /// A runtime scalar's origin (`symfloat`): only the type (float) is checked.
-    pub by_type: bool,
+/// The place a guard reads (an object's address, a hash of the name or the index):
+/// a capture keeps one guard per place.
+pub type GuardKey = (usize, u64);
+
+/// The `.grad` of a leaf tensor, read as its state: None, or its (dtype, contiguous,
+/// sizes) (the tensor itself is an external input read at every call).
+#[derive(Debug)]
+struct GradGuard {
+    leaf: Tensor,
+    state: Option<GradState>,
 }
 
-/// An attribute lookup on an instance missed its dict (it found a class attribute):
-/// guard that the instance still does not shadow it.
-pub fn note_absent(inst: &Rc<Instance>, name: &str) {
-    let origin = Origin::Attr(inst.clone(), name.into());
-    with(|t| {
-        if !t.created.contains(&(Rc::as_ptr(inst) as usize)) && t.guarded.insert(origin.key()) {
-            t.guards.push(LoadGuard {
-                origin,
-                value: Value::Unbound,
-                by_type: false,
-            });
-        }
-    });
+type GradState = (
+    crate::tensor::dtype::DType,
+    bool,
+    crate::tensor::shape::Dims,
+);
+
+fn grad_state(leaf: &Tensor) -> Option<GradState> {
+    leaf.grad()
+        .map(|g| (g.dtype(), g.is_contiguous(), g.shape().into()))
+}
+
+impl LoadGuard for GradGuard {
+    fn holds(&self) -> bool {
+        grad_state(&self.leaf) == self.state
+    }
+
+    fn describe(&self) -> String {
+        ".grad".into()
+    }
 }
 
 /// A region being recorded (a branch side, a loop condition or body): ops go to its own
@@ -178,8 +142,8 @@ pub struct Tracer {
     pub externals: Vec<Tensor>,
     /// (position in `externals`, leaf): externals read as the leaf's `.grad` at each call.
     pub grad_externals: Vec<(usize, Tensor)>,
-    pub guards: Vec<LoadGuard>,
-    guarded: HashSet<(usize, u64)>,
+    pub guards: Vec<Box<dyn LoadGuard>>,
+    guarded: HashSet<GuardKey>,
     pub breaks: Vec<GraphBreak>,
     /// Sizes Python code read and sizes reshape/expand asked for (symbolic shapes).
     pub hints: SymHints,
@@ -208,12 +172,13 @@ pub struct Tracer {
     /// The input dims this capture makes symbolic (None: a static capture).
     pub spec: Option<crate::compile::sym::InputSpec>,
     /// This capture's generation (`symint`: which symbolic ints are its own).
-    pub(in crate::compile) gen: u64,
-    /// Origins (by key) whose float value changed between calls: loads of them are
+    pub gen: u64,
+    /// Places (by key) whose float value changed between calls: loads of them are
     /// runtime scalars (`symfloat`).
-    pub dynamic_scalars: Vec<(usize, u64)>,
-    /// The runtime scalars made so far: (origin key, their 0-d float64 input, origin).
-    pub scalars: Vec<((usize, u64), Tensor, Origin)>,
+    pub dynamic_scalars: Vec<GuardKey>,
+    /// The runtime scalars made so far: (place, their 0-d float64 input, the guard that
+    /// reads the place's float at each call).
+    pub scalars: Vec<(GuardKey, Tensor, Box<dyn LoadGuard>)>,
 }
 
 thread_local! {
@@ -232,7 +197,7 @@ pub fn capturing() -> bool {
     TRACER.with(|t| t.try_borrow().map_or(true, |s| s.is_some()))
 }
 
-pub(in crate::compile) fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+pub fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
     TRACER.with(|t| t.try_borrow_mut().ok()?.as_deref_mut().map(f))
 }
 
@@ -436,27 +401,34 @@ impl Tracer {
         }
     }
 
-    /// Guards `origin` (once) on the value it holds now.
-    pub(in crate::compile) fn guard_now(&mut self, origin: Origin) {
-        if self.guarded.insert(origin.key()) {
-            let value = origin.read().unwrap_or(Value::None);
-            self.guards.push(LoadGuard {
-                origin,
-                value,
-                by_type: false,
-            });
+    /// Adds the guard `make` builds unless a guard on `key` exists.
+    pub fn add_guard(&mut self, key: GuardKey, make: impl FnOnce() -> Box<dyn LoadGuard>) {
+        if self.guarded.insert(key) {
+            self.guards.push(make());
         }
     }
 
-    /// The 0-d float64 tensor a runtime scalar loaded from `origin` reads (made once per
-    /// origin; it becomes an external input when an op first uses it), and its origin's
-    /// guard checks the type only. None when the origin was already guarded on its
-    /// value (loaded earlier where it could not stay symbolic).
+    /// True when the capture has a guard on place `key`.
+    pub fn is_guarded(&self, key: GuardKey) -> bool {
+        self.guarded.contains(&key)
+    }
+
+    /// True when place `key` is already a runtime scalar of this capture.
+    pub fn has_scalar(&self, key: GuardKey) -> bool {
+        self.scalars.iter().any(|s| s.0 == key)
+    }
+
+    /// The 0-d float64 tensor a runtime scalar loaded from place `key` (named `name`)
+    /// reads (made once per place; it becomes an external input when an op first uses
+    /// it, `reader` reading its value at each call), and the place's guard checks the
+    /// type only. None when the place has no guard on a float (a container the function
+    /// made).
     pub(in crate::compile) fn scalar_input(
         &mut self,
-        origin: &Origin,
-        key: (usize, u64),
+        key: GuardKey,
         v: f64,
+        name: impl FnOnce() -> String,
+        reader: impl FnOnce() -> Box<dyn LoadGuard>,
     ) -> Option<Tensor> {
         if let Some((_, t, _)) = self.scalars.iter().find(|s| s.0 == key) {
             return Some(t.clone());
@@ -465,24 +437,59 @@ impl Tracer {
             .guards
             .iter_mut()
             .rev()
-            .find(|g| g.origin.key() == key)?;
-        if !matches!(guard.value, Value::Float(_)) {
-            return None;
-        }
-        guard.by_type = true;
+            .find(|g| g.float_key() == Some(key))?;
+        guard.set_by_type(true);
         let t = Tensor::from_vec(vec![v], &[]);
-        self.loaded.insert(t.id(), (t.clone(), origin.describe()));
-        self.scalars.push((key, t.clone(), origin.clone()));
+        self.loaded.insert(t.id(), (t.clone(), name()));
+        self.scalars.push((key, t.clone(), reader()));
         Some(t)
     }
 
-    /// Guards the origins `keys` on their values (a runtime scalar used concretely).
-    pub(in crate::compile) fn guard_values(&mut self, keys: &[(usize, u64)]) {
+    /// Guards the places `keys` on their values (a runtime scalar used concretely).
+    pub(in crate::compile) fn guard_values(&mut self, keys: &[GuardKey]) {
         for g in &mut self.guards {
-            if g.by_type && keys.contains(&g.origin.key()) {
-                g.by_type = false;
+            if g.by_type() && g.float_key().is_some_and(|k| keys.contains(&k)) {
+                g.set_by_type(false);
             }
         }
+    }
+
+    /// Guards the state of `leaf.grad` (once).
+    pub(in crate::compile) fn guard_grad(&mut self, leaf: &Tensor) {
+        let key = (leaf.id(), u64::MAX);
+        self.add_guard(key, || {
+            Box::new(GradGuard {
+                leaf: leaf.clone(),
+                state: grad_state(leaf),
+            })
+        });
+    }
+
+    /// The interpreter loaded tensor `x` from a guarded place named `name` (`item`: an
+    /// item of a list or dict): remember where it came from, so a later op reads it as
+    /// an external input. True when it is an argument's tensor loaded again through
+    /// another name (aliasing: the caller breaks the graph).
+    pub fn note_loaded_tensor(
+        &mut self,
+        x: &Tensor,
+        item: bool,
+        name: impl FnOnce() -> String,
+    ) -> bool {
+        if let Some((_, id)) = self.known.get(&x.id()) {
+            if item {
+                // An item of an argument list: the argument input already reads it.
+                return false;
+            }
+            return matches!(
+                self.graph.node(*id).map(|n| &n.op),
+                Some(IrOp::Input {
+                    kind: InputKind::Arg(_),
+                    ..
+                })
+            );
+        }
+        self.loaded.insert(x.id(), (x.clone(), name()));
+        false
     }
 
     /// A tensor the function's graph knows as node `id` (None: none is).
@@ -505,78 +512,6 @@ impl Tracer {
 
     pub fn is_created(&self, addr: usize) -> bool {
         self.created.contains(&addr)
-    }
-}
-
-/// The interpreter loaded `v` from `origin`: guard it, and remember a tensor's origin.
-pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
-    if !active() || matches!(v, Value::Unbound) {
-        return;
-    }
-    let origin = origin();
-    let aliased = with(|t| {
-        let local = match &origin {
-            Origin::Attr(inst, _) => t.created.contains(&(Rc::as_ptr(inst) as usize)),
-            Origin::Item(l, _) => t.created.contains(&(Rc::as_ptr(l) as usize)),
-            Origin::Key(d, _) => t.created.contains(&(Rc::as_ptr(d) as usize)),
-            _ => false,
-        };
-        if local {
-            return false;
-        }
-        if t.guarded.insert(origin.key()) {
-            t.guards.push(LoadGuard {
-                origin: origin.clone(),
-                value: v.clone(),
-                by_type: false,
-            });
-        }
-        let Value::Tensor(x) = v else { return false };
-        if let Some((_, id)) = t.known.get(&x.id()) {
-            if matches!(origin, Origin::Item(..) | Origin::Key(..)) {
-                // An item of an argument list: the argument input already reads it.
-                return false;
-            }
-            let is_arg = matches!(
-                t.graph.node(*id).map(|n| &n.op),
-                Some(IrOp::Input {
-                    kind: InputKind::Arg(_),
-                    ..
-                })
-            );
-            return is_arg;
-        }
-        t.loaded.insert(x.id(), (x.clone(), origin.describe()));
-        false
-    });
-    if aliased == Some(true) {
-        graph_break(BreakReason::Aliasing);
-    }
-}
-
-/// `note_load`, and the value the interpreter goes on with: a runtime scalar for a
-/// float of an origin the capture makes dynamic (`symfloat`), else `v` itself.
-pub fn load(origin: impl FnOnce() -> Origin, v: Value) -> Value {
-    if !active() {
-        return v;
-    }
-    let dynamic = with(|t| !t.dynamic_scalars.is_empty()) == Some(true);
-    let (Value::Float(f), true) = (&v, dynamic) else {
-        note_load(origin, &v);
-        return v;
-    };
-    let f = *f;
-    let origin = origin();
-    let key = origin.key();
-    let fresh = with(|t| !t.guarded.contains(&key)) == Some(true);
-    note_load(|| origin.clone(), &v);
-    let known = with(|t| t.scalars.iter().any(|s| s.0 == key)) == Some(true);
-    if !(fresh || known) {
-        return v;
-    }
-    match super::symfloat::load(&origin, f) {
-        Some(s) => Value::SymFloat(Rc::new(s)),
-        None => v,
     }
 }
 

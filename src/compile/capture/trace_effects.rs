@@ -4,7 +4,7 @@
 //! break the capture.
 
 use crate::compile::capture::effects::{same_target, Recorded, Target};
-use crate::compile::capture::trace::{active, graph_break, in_region, with, Origin, Tracer};
+use crate::compile::capture::trace::{active, graph_break, in_region, with, Tracer};
 use crate::compile::ir::{InputKind, IrOp, Node};
 use crate::ir::breaks::BreakReason;
 use crate::tensor::Tensor;
@@ -132,7 +132,7 @@ pub(in crate::compile) fn note_grad_read(leaf: &Tensor, g: Option<&Tensor>) {
         if set_here || g.is_some_and(|g| t.known.contains_key(&g.id())) {
             return;
         }
-        t.guard_now(Origin::Grad(leaf.clone()));
+        t.guard_grad(leaf);
         if let Some(g) = g {
             let kind = InputKind::External {
                 name: "grad".into(),

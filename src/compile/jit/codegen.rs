@@ -11,7 +11,7 @@ use crate::compile::jit::body::{emit_body, Elem};
 use crate::compile::jit::consts::{Consts, Splat4};
 use crate::compile::jit::kernel::{Access, Kernel, Kind};
 use crate::compile::jit::mathfn::Vx;
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, I32, I64};
 use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -167,7 +167,8 @@ impl<'a, 'f> Gen<'a, 'f> {
             self.b.switch_to_block(exit);
         }
         if opens_reduction {
-            self.finish_accs(red_off);
+            let row = (d + 1 == rank).then_some((offs, lo, hi));
+            self.finish_accs(red_off, row);
         }
     }
 
@@ -177,12 +178,58 @@ impl<'a, 'f> Gen<'a, 'f> {
         }
     }
 
-    fn finish_accs(&mut self, red_off: Value) {
+    /// Stores the reduction's result; `row` (the reduced row's offsets and range when
+    /// one innermost dim is reduced) lets a `first` reduction rescan for its zero.
+    fn finish_accs(&mut self, red_off: Value, row: Option<(&[Value], Value, Value)>) {
         let Some(accs) = &self.accs else { return };
-        let r = accs.finish(&mut self.b);
+        let mut r = accs.finish(&mut self.b);
+        if let (Some(true), Some((offs, lo, hi))) = (self.kernel.reduction.map(|r| r.first), row) {
+            r = self.first_zero(r, offs, lo, hi);
+        }
         let last = self.bases.len() - 1;
         let addr = self.b.ins().iadd(self.bases[last], red_off);
         self.b.ins().store(MEM, r, addr, 0);
+    }
+
+    /// `r` or, when `r` is ±0, the row's first element equal to zero (a scalar rescan,
+    /// run only for such rows): the sign PyTorch's max(dim)/min(dim) returns.
+    fn first_zero(&mut self, r: Value, offs: &[Value], lo: Value, hi: Value) -> Value {
+        let rank = self.kernel.rank;
+        let rows: Vec<Value> = offs
+            .iter()
+            .enumerate()
+            .map(|(n, &o)| self.b.ins().iadd(self.bases[n], o))
+            .collect();
+        let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
+        let res = self.b.declare_var(F32);
+        self.b.def_var(res, r);
+        let i = self.b.declare_var(I64);
+        self.b.def_var(i, lo);
+        let [header, body, found, next, done] = [(); 5].map(|_| self.b.create_block());
+        let zero = self.b.ins().f32const(0.0);
+        let is_zero = self.b.ins().fcmp(FloatCC::Equal, r, zero);
+        self.b.ins().brif(is_zero, header, &[], done, &[]);
+        self.b.switch_to_block(header);
+        let iv = self.b.use_var(i);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, hi);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        self.reload_consts();
+        let values = self.body_values(&rows, &steps, iv, Elem::Tail);
+        let v = self.reduced(&values);
+        let v = self.b.ins().extractlane(v, 0);
+        let z = self.b.ins().fcmp(FloatCC::Equal, v, zero);
+        self.b.ins().brif(z, found, &[], next, &[]);
+        self.b.switch_to_block(found);
+        self.b.def_var(res, v);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(next);
+        let iv = self.b.use_var(i);
+        let n = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(i, n);
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(done);
+        self.b.use_var(res)
     }
 
     /// The innermost loop: 4 x f32x4 per iteration (2 with a reduction), then one f32x4,
@@ -244,15 +291,11 @@ impl<'a, 'f> Gen<'a, 'f> {
     /// Loads, computes, stores and accumulates the element(s) at inner index `iv`.
     fn element(&mut self, rows: &[Value], steps: &[Value], iv: Value, mode: Elem, slot: AccSlot) {
         let n_in = self.kernel.inputs.len();
-        let mut loads = Vec::with_capacity(n_in);
-        for (n, &access) in self.kernel.inputs.iter().enumerate() {
-            loads.push(self.load(rows[n], steps[n], iv, access, mode));
-        }
+        let values = self.body_values(rows, steps, iv, mode);
         let mut vx = Vx {
             b: &mut self.b,
             k: &mut self.consts,
         };
-        let values = emit_body(&mut vx, self.kernel, self.kinds, &loads);
         for (o, out) in self.kernel.outputs.iter().enumerate() {
             let v = as_float(&mut vx, self.kinds, &values, out.value.index());
             store(
@@ -265,13 +308,42 @@ impl<'a, 'f> Gen<'a, 'f> {
                 v,
             );
         }
-        let Some(red) = self.kernel.reduction else {
+        if self.kernel.reduction.is_none() {
             return;
-        };
-        let v = as_float(&mut vx, self.kinds, &values, red.value.index());
+        }
+        let v = self.reduced(&values);
         if let Some(accs) = &self.accs {
             accs.add(&mut self.b, slot, v);
         }
+    }
+
+    /// The body's values at inner index `iv` (the inputs loaded there).
+    fn body_values(
+        &mut self,
+        rows: &[Value],
+        steps: &[Value],
+        iv: Value,
+        mode: Elem,
+    ) -> Vec<Value> {
+        let mut loads = Vec::with_capacity(self.kernel.inputs.len());
+        for (n, &access) in self.kernel.inputs.iter().enumerate() {
+            loads.push(self.load(rows[n], steps[n], iv, access, mode));
+        }
+        let mut vx = Vx {
+            b: &mut self.b,
+            k: &mut self.consts,
+        };
+        emit_body(&mut vx, self.kernel, self.kinds, &loads)
+    }
+
+    /// The reduced value among `values` (as f32 lanes); the kernel has a reduction.
+    fn reduced(&mut self, values: &[Value]) -> Value {
+        let at = self.kernel.reduction.map_or(0, |r| r.value.index());
+        let mut vx = Vx {
+            b: &mut self.b,
+            k: &mut self.consts,
+        };
+        as_float(&mut vx, self.kinds, values, at)
     }
 
     fn load(&mut self, row: Value, step: Value, iv: Value, access: Access, mode: Elem) -> Value {

@@ -82,6 +82,9 @@ pub struct Reduction {
     pub op: ReduceOp,
     pub dims: usize,
     pub value: ValueId,
+    /// max(dim)/min(dim) (one reduced dim): a zero result is the row's first zero, the
+    /// value at its argmax/argmin as PyTorch returns (-0.0 or 0.0), not IEEE's choice.
+    pub first: bool,
 }
 
 /// The type of an SSA value.
@@ -163,6 +166,11 @@ impl Kernel {
                     "reduction over {} dims of a rank-{} kernel",
                     red.dims, self.rank
                 )));
+            }
+            if red.first && (red.dims != 1 || red.op == ReduceOp::Sum) {
+                return Err(invalid(
+                    "a first-zero reduction is a max/min over one dim".into(),
+                ));
             }
         }
         if self.outputs.is_empty() && self.reduction.is_none() {

@@ -213,10 +213,18 @@ impl CompiledKernel {
             )
         });
         let op = self.kernel.reduction.map_or(ReduceOp::Sum, |r| r.op);
+        // a `first` reduction keeps the earlier slot's zero (its range's first)
+        let first = self.kernel.reduction.is_some_and(|r| r.first);
         let combined = match op {
             // Partial sums add in f64, as the kernel's own accumulators do.
             ReduceOp::Sum => Some(partials.iter().map(|&p| f64::from(p)).sum::<f64>() as f32),
-            _ => partials.iter().copied().reduce(|a, b| combine(op, a, b)),
+            _ => partials.iter().copied().reduce(|a, b| {
+                if first && a == b {
+                    a
+                } else {
+                    combine(op, a, b)
+                }
+            }),
         };
         if let (Some(out), Some(v)) = (outputs.last_mut(), combined) {
             if let Some(slot) = out.data.get_mut(out.offset) {

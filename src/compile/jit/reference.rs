@@ -155,7 +155,8 @@ unary_table!(unary_reference);
 /// `binary` from the op table's `fused` field.
 macro_rules! binary_reference {
     ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

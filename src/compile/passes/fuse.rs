@@ -129,9 +129,10 @@ fn fusable(g: &Graph, n: &Node) -> bool {
     n.dtype == DType::F32 && f32_args && op_ok
 }
 
-/// A fusable reduction node: its op, how many trailing dims it reduces, and whether
-/// it is a mean. Its input must be f32 with those dims last and non-empty.
-fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool)> {
+/// A fusable reduction node: its op, how many trailing dims it reduces, whether it is
+/// a mean and whether a zero result takes the first zero's sign (max/min along a dim).
+/// Its input must be f32 with those dims last and non-empty.
+fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool, bool)> {
     let x = g.node(*n.args.first()?)?;
     let rank = x.shape.len();
     let trailing = |dims: &[usize]| {
@@ -140,11 +141,11 @@ fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool)> {
         let k = d.len();
         (k > 0 && k <= rank && d.iter().enumerate().all(|(i, &v)| v == rank - k + i)).then_some(k)
     };
-    let (op, dims, mean) = match &n.op {
-        IrOp::Sum { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, false),
-        IrOp::Mean { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, true),
-        IrOp::ExtremeDim { dim, is_min, .. } => (extreme(*is_min), trailing(&[*dim])?, false),
-        IrOp::ExtremeAll { is_min } => (extreme(*is_min), rank, false),
+    let (op, dims, mean, first) = match &n.op {
+        IrOp::Sum { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, false, false),
+        IrOp::Mean { dims, .. } => (k::ReduceOp::Sum, trailing(dims)?, true, false),
+        IrOp::ExtremeDim { dim, is_min, .. } => (extreme(*is_min), trailing(&[*dim])?, false, true),
+        IrOp::ExtremeAll { is_min } => (extreme(*is_min), rank, false, false),
         _ => return None,
     };
     let ok = rank >= 1
@@ -152,7 +153,7 @@ fn reduction(g: &Graph, n: &Node) -> Option<(k::ReduceOp, usize, bool)> {
         && x.dtype == DType::F32
         && n.dtype == DType::F32
         && !x.shape.contains(&0);
-    ok.then_some((op, dims, mean))
+    ok.then_some((op, dims, mean, first))
 }
 
 fn extreme(is_min: bool) -> k::ReduceOp {
@@ -312,9 +313,14 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> 
     let mut outputs = stored;
     outputs.push(root);
     let mut is_mean = false;
-    if let Some((op, dims, mean)) = red {
+    if let Some((op, dims, mean, first)) = red {
         let value = *vals.get(root_node.args.first()?)?;
-        kern.reduction = Some(k::Reduction { op, dims, value });
+        kern.reduction = Some(k::Reduction {
+            op,
+            dims,
+            value,
+            first,
+        });
         is_mean = mean;
     } else {
         kern.outputs.push(Output {

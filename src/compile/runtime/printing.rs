@@ -5,7 +5,7 @@
 use crate::compile::ir::control::PrintPiece;
 use crate::compile::ir::{IrOp, Node};
 use crate::error::{Error, ErrorKind, Result};
-use crate::interp::builtins::format::{format_value, FmtArg};
+use crate::pyfmt::{format_value, FmtArg};
 use crate::tensor::dtype::Scalar;
 use crate::tensor::format::format_tensor;
 use crate::tensor::Tensor;

@@ -3,8 +3,9 @@
 //! `explain(f, *args)` and `compile_stats(f)`.
 
 use super::{kwarg, native, no_kw};
-use crate::compile::capture::cache::{Cache, CallKey, EntryKind};
-use crate::compile::capture::compiled::{guard_text, reason_lines, CompiledFn};
+use crate::compile::capture::cache::EntryKind;
+use crate::interp::capture::cache::{Cache, CallKey};
+use crate::interp::capture::compiled::{guard_text, reason_lines, CompiledFn};
 use crate::interp::value::{DictMap, Key, NativeImpl, Value};
 use crate::interp::{type_err, value_err, Interp, R};
 use std::cell::RefCell;

@@ -6,11 +6,12 @@ use super::compile::wrap;
 use super::export_axes::{self, shape_axes};
 use super::tensor::te;
 use super::{kwarg, no_kw};
-use crate::compile::capture::cache::{CallKey, EntryKind};
-use crate::compile::capture::compiled::reason_lines;
-use crate::compile::capture::traced::{IoInfo, TracedGraph};
+use crate::compile::capture::cache::EntryKind;
 use crate::compile::ir::{InputKind, IrOp, PathStep};
 use crate::error::ErrorKind;
+use crate::interp::capture::cache::CallKey;
+use crate::interp::capture::compiled::reason_lines;
+use crate::interp::capture::traced::{IoInfo, TracedGraph};
 use crate::interp::value::{DictMap, Key, NativeImpl, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
 use crate::tensor::Tensor;
@@ -151,7 +152,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         }
         c.entries.swap_remove(0)
     };
-    let sym = entry.sym;
+    let (sym, consts) = (entry.sym, entry.consts);
     let g = match entry.kind {
         EntryKind::Graph(g) => *g,
         EntryKind::Eager(r) => {
@@ -230,6 +231,7 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
     Ok(TracedGraph {
         name: cf.name.clone(),
         entry: g,
+        consts,
         key: key.parts,
         inputs,
         outputs,

@@ -87,18 +87,26 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     if traced && crate::compile::capture::trace::active() {
         return me.print_traced(args, &sep, &end);
     }
-    let mut out = String::new();
+    let mut pieces = Vec::with_capacity(2 * args.len() + 1);
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
-            out.push_str(&sep);
+            pieces.push(sep.clone());
         }
-        out.push_str(&me.to_str(a)?);
+        pieces.push(me.to_str(a)?);
     }
-    out.push_str(&end);
+    pieces.push(end);
     match kwarg(kw, "file") {
-        Some(Value::None) | None => me.write(&out),
+        Some(Value::None) | None => me.write(&pieces.concat()),
         Some(f) => {
-            me.call_builtin_method(f, "write", vec![Value::str(&out)], vec![])?;
+            // a script's object gets CPython's calls: one write per piece (argument,
+            // separator, end); a file object takes them joined, to the same effect
+            let pieces = match f {
+                Value::Instance(_) => pieces,
+                _ => vec![pieces.concat()],
+            };
+            for p in pieces {
+                me.call_builtin_method(f, "write", vec![Value::str(&p)], vec![])?;
+            }
             if let Some(fl) = kwarg(kw, "flush") {
                 if me.truthy(fl)? {
                     me.call_builtin_method(f, "flush", vec![], vec![])?;

@@ -9,7 +9,7 @@ pub mod distmod;
 pub mod export;
 pub mod export_axes;
 pub mod fileobj;
-pub mod format;
+pub use crate::pyfmt as format;
 pub mod funcs;
 pub mod iomod;
 pub mod jsonmod;

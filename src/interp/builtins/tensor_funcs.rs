@@ -7,7 +7,8 @@ use super::tensor_methods::tensor_method;
 use super::tensor_reduce::tensor_seq;
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{type_err, Interp, R};
-use crate::ops::UnaryOp;
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::{indexing, linalg, views, Tensor};
@@ -48,8 +49,7 @@ macro_rules! forwarders {
 pub(super) use forwarders;
 
 forwarders! {
-    "gelu" => f_gelu, "pow" => f_pow, "clamp" => f_clamp, "clip" => f_clip,
-    "maximum" => f_maximum, "minimum" => f_minimum, "mean" => f_mean, "var" => f_var,
+    "gelu" => f_gelu, "clamp" => f_clamp, "clip" => f_clip, "mean" => f_mean, "var" => f_var,
     "std" => f_std, "prod" => f_prod, "logsumexp" => f_logsumexp, "softmax" => f_softmax,
     "log_softmax" => f_log_softmax, "cumsum" => f_cumsum, "argmax" => f_argmax,
     "argmin" => f_argmin, "norm" => f_norm, "reshape" => f_reshape, "flatten" => f_flatten,
@@ -79,6 +79,25 @@ macro_rules! unary_forwarders {
 
 unary_table!(unary_forwarders);
 
+/// A forwarder for every method name of the binary op table (registered where `global`).
+macro_rules! binary_forwarders {
+    ($($V:ident {
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
+        f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
+        onnx: [$($o:tt)*],
+    })*) => {
+        const BINARY_FORWARDED: &[(BinaryOp, &str, NativeImpl)] = &[$($((BinaryOp::$V, $m, {
+            fn f(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+                forward($m, args, kw)
+            }
+            f
+        }),)*)*];
+    };
+}
+
+binary_table!(binary_forwarders);
+
 pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("cat", cat),
     ("stack", stack),
@@ -90,13 +109,22 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("avg_pool2d", avg_pool2d),
 ];
 
-/// Every functional global (the forwarded ones and the multi-tensor ones).
+/// Every functional global (the forwarded ones, the op table's and the multi-tensor ones).
 pub fn all_globals() -> impl Iterator<Item = (&'static str, NativeImpl)> {
     let unary = UNARY_FORWARDED
         .iter()
         .filter(|(op, _, _)| op.is_global())
         .map(|&(_, name, f)| (name, f));
-    FORWARDED.iter().chain(GLOBALS.iter()).copied().chain(unary)
+    let binary = BINARY_FORWARDED
+        .iter()
+        .filter(|(op, _, _)| op.is_global())
+        .map(|&(_, name, f)| (name, f));
+    FORWARDED
+        .iter()
+        .chain(GLOBALS.iter())
+        .copied()
+        .chain(unary)
+        .chain(binary)
 }
 
 fn tv(r: crate::Result<Tensor>) -> R<Value> {

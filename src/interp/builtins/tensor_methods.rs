@@ -16,39 +16,25 @@ use crate::tensor::{DType, Tensor};
 use std::sync::LazyLock;
 
 /// Every tensor method name (for `has_method` and REPL completion): the op table's
-/// unary methods and [`OTHER_METHODS`].
+/// unary and binary methods and [`OTHER_METHODS`].
 pub static TENSOR_METHODS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let unary = UnaryOp::ALL
         .iter()
         .flat_map(|op| op.methods().iter().copied());
+    let binary = BinaryOp::ALL
+        .iter()
+        .flat_map(|op| op.methods().iter().copied());
     unary
+        .chain(binary)
         .chain(OTHER_METHODS.iter().copied())
         .chain(super::tensor_more::MORE_METHODS.iter().copied())
         .chain(super::linalg_funcs::METHODS.iter().copied())
         .collect()
 });
 
-/// The tensor methods that are not unary ops of the table.
+/// The tensor methods that are not unary or binary ops of the table.
 const OTHER_METHODS: &[&str] = &[
     "gelu",
-    "pow",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_divide",
-    "remainder",
-    "maximum",
-    "minimum",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
     "clamp",
     "clip",
     "where",
@@ -122,31 +108,6 @@ const OTHER_METHODS: &[&str] = &[
     "retain_grad",
 ];
 
-fn binary_of(name: &str) -> Option<BinaryOp> {
-    use BinaryOp::*;
-    Some(match name {
-        "add" => Add,
-        "sub" => Sub,
-        "mul" => Mul,
-        "div" => Div,
-        "floor_divide" => FloorDiv,
-        "remainder" => Rem,
-        "pow" => Pow,
-        "maximum" => Maximum,
-        "minimum" => Minimum,
-        "eq" => Eq,
-        "ne" => Ne,
-        "lt" => Lt,
-        "le" => Le,
-        "gt" => Gt,
-        "ge" => Ge,
-        "logical_and" => And,
-        "logical_or" => Or,
-        "logical_xor" => Xor,
-        _ => return None,
-    })
-}
-
 fn tv(r: crate::Result<Tensor>) -> R<Value> {
     r.map(Value::Tensor).map_err(te)
 }
@@ -158,7 +119,7 @@ pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value>
         a.check(0, &[])?;
         return tv(ops::unary(op, t));
     }
-    if let Some(op) = binary_of(name) {
+    if let Some(op) = BinaryOp::of_method(name) {
         return binary_method(t, op, &a);
     }
     if let Some(v) = elementwise_method(t, name, &a)? {

@@ -105,9 +105,9 @@ impl Interp {
         } else {
             return Some(*slot as usize);
         };
-        crate::compile::capture::compiled::log(&format!(
+        crate::compile::capture::log::log(&format!(
             "the `for` loop at {} is unrolled: its variable {why}",
-            crate::compile::capture::compiled::where_text(&self.sources, Some(s.span))
+            crate::compile::capture::log::where_text(&self.sources, Some(s.span))
         ));
         None
     }
@@ -441,7 +441,7 @@ impl Interp {
     /// eagerly and no version is cached).
     pub(crate) fn retry_unrolled(
         &mut self,
-        cf: &crate::compile::capture::compiled::CompiledFn,
+        cf: &crate::interp::capture::compiled::CompiledFn,
         t: &mut trace::Tracer,
     ) -> bool {
         if t.retry.is_empty() {
@@ -454,11 +454,11 @@ impl Interp {
                 continue;
             }
             c.unroll.push(span);
-            crate::compile::capture::compiled::log(&format!(
+            crate::compile::capture::log::log(&format!(
                 "{}: the `for` loop at {} could not be captured as a loop (its index is \
                  needed as a Python int, or its body broke the graph); recapturing it unrolled",
                 cf.name,
-                crate::compile::capture::compiled::where_text(&self.sources, Some(span))
+                crate::compile::capture::log::where_text(&self.sources, Some(span))
             ));
         }
         true

@@ -222,7 +222,7 @@ impl Interp {
                                 aliases[k].alias.clone()
                             )),
                             super::capture_merge::describe(now),
-                            crate::compile::capture::compiled::where_text(
+                            crate::compile::capture::log::where_text(
                                 &self.sources,
                                 super::capture_merge::assign_span(body, i - base).or(Some(span))
                             ),

@@ -174,9 +174,8 @@ fn mismatch(
     (a, b): (Option<Span>, Option<Span>),
     span: Span,
 ) -> crate::interp::Exc {
-    let loc = |s: Option<Span>| {
-        crate::compile::capture::compiled::where_text(&me.sources, s.or(Some(span)))
-    };
+    let loc =
+        |s: Option<Span>| crate::compile::capture::log::where_text(&me.sources, s.or(Some(span)));
     let msg = format!(
         "@compile: {what} is {} after the `if` side (at {}) but {} after the `else` side \
          (at {}); both sides of an `if` on a tensor must give it the same dtype and shape \

@@ -175,7 +175,8 @@ impl Apply for WithScalar<'_> {
 /// The eager kernels, from the table's `f32` and `int` fields.
 macro_rules! binary_kernels {
     ($($V:ident {
-        name: $name:literal, dtype: $dt:ident, saves: [$($s:ident),*],
+        name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
+        dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

@@ -7,9 +7,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
-#[path = "format_num.rs"]
 mod num;
-#[path = "format_printable.rs"]
 mod printable;
 
 pub use num::{
@@ -782,5 +780,4 @@ fn push_escape(out: &mut String, c: char) {
 }
 
 #[cfg(test)]
-#[path = "format_tests.rs"]
 mod tests;

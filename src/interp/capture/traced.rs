@@ -2,13 +2,16 @@
 //! its `@compile` cache, with its parameter handles and interface metadata (names,
 //! dtypes, shapes, named dynamic axes). Calling it replays the compiled graph on
 //! arguments of the traced shapes (any size >= 2 along a dynamic axis); `to_onnx`
-//! (in `crate::onnx::export`, above compile) exports it.
+//! exports it through `crate::onnx::export`.
 
 use crate::compile::capture::cache::{GraphEntry, KeyPart};
 use crate::compile::capture::symguard::SymGuard;
 use crate::compile::runtime::exec;
 use crate::error::{Error, ErrorKind, Result};
+use crate::interp::capture::cache::{build_output, CallKey};
 use crate::interp::value::Value;
+use crate::onnx::export::{export, ExportSpec};
+use crate::onnx::proto::ModelProto;
 use crate::source::SourceMap;
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::{fmt_shape, Dims};
@@ -48,6 +51,8 @@ impl IoInfo {
 pub struct TracedGraph {
     pub name: Rc<str>,
     pub entry: GraphEntry,
+    /// The Python values of its output (`OutTemplate::Const`).
+    pub consts: Vec<Value>,
     /// The guard key of the traced call (argument structure, shapes, scalars).
     pub key: Vec<KeyPart>,
     pub inputs: Vec<IoInfo>,
@@ -122,7 +127,7 @@ impl TracedGraph {
     /// Runs the graph on `args` (which must match the traced call's structure, shapes
     /// and non-tensor values); its prints are appended to `printed`.
     pub fn call(&self, args: &[Value], printed: &mut String) -> Result<Value> {
-        let key = crate::compile::capture::cache::CallKey::new(args, &[]);
+        let key = CallKey::new(args, &[]);
         let (old, new) = (normalized(&self.key), normalized(&key.parts));
         let same = match &self.sym {
             Some(guard) => guard.matches(&old, &new),
@@ -144,7 +149,26 @@ impl TracedGraph {
             .ok_or_else(|| value_err(format!("Graph {}: a .grad it reads is gone", self.name)))?;
         inputs.extend(ext);
         let outs = self.entry.compiled.run(&inputs, &exec::eval, printed)?;
-        Ok(self.entry.output.build(&outs))
+        Ok(build_output(&self.entry.output, &outs, &self.consts))
+    }
+
+    /// The ONNX model of the graph.
+    pub fn to_onnx(&self, sources: &SourceMap) -> Result<ModelProto> {
+        let input_names: Vec<String> = self.inputs.iter().map(|x| x.name.clone()).collect();
+        let output_names: Vec<String> = self.outputs.iter().map(|x| x.name.clone()).collect();
+        let input_axes: Vec<_> = self.inputs.iter().map(|x| x.axes.clone()).collect();
+        let output_axes: Vec<_> = self.outputs.iter().map(|x| x.axes.clone()).collect();
+        let spec = ExportSpec {
+            name: &self.name,
+            graph: &self.entry.compiled.graph,
+            externals: &self.entry.externals,
+            input_names: &input_names,
+            param_names: &self.params,
+            output_names: &output_names,
+            input_axes: &input_axes,
+            output_axes: &output_axes,
+        };
+        export(&spec, sources)
     }
 
     fn describe_inputs(&self) -> String {

@@ -5,19 +5,21 @@
 
 use crate::compile::autodiff::{self, grad_node};
 use crate::compile::capture::cache::{
-    Cache, CallKey, EagerReason, Entry, EntryKind, GraphEntry, OutTemplate, CACHE_LIMIT,
+    EagerReason, EntryKind, GraphEntry, OutTemplate, CACHE_LIMIT,
 };
+use crate::compile::capture::log::{log, where_text};
 use crate::compile::capture::symguard::SymGuard;
-use crate::compile::capture::trace::{self, BreakReason, GraphBreak, Tracer};
+use crate::compile::capture::trace::{self, BreakReason, GraphBreak, LoadGuard, Tracer};
 use crate::compile::capture::{check, effects};
 use crate::compile::ir::verify;
 use crate::compile::passes;
 use crate::compile::runtime::exec;
 use crate::compile::runtime::lower::compile_graph;
 use crate::compile::sym::{self, InputSpec};
+use crate::interp::capture::cache::{build_output, Cache, CallKey, Entry};
 use crate::interp::value::Value;
 use crate::interp::{Interp, R};
-use crate::source::{SourceMap, Span};
+use crate::source::SourceMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::OnceLock;
@@ -50,20 +52,6 @@ pub fn eager_only() -> bool {
     *EAGER.get_or_init(|| std::env::var("KILN_EAGER").is_ok_and(|v| v == "1"))
 }
 
-/// `KILN_LOG=compile` (or a comma list containing it).
-fn log_on() -> bool {
-    static LOG: OnceLock<bool> = OnceLock::new();
-    *LOG.get_or_init(|| {
-        std::env::var("KILN_LOG").is_ok_and(|v| v.split(',').any(|p| p.trim() == "compile"))
-    })
-}
-
-pub(crate) fn log(msg: &str) {
-    if log_on() {
-        eprintln!("compile: {msg}");
-    }
-}
-
 /// The tensors of a call's result, in structure order.
 fn tensors_of(v: &Value, out: &mut Vec<crate::tensor::Tensor>) {
     match v {
@@ -72,18 +60,6 @@ fn tensors_of(v: &Value, out: &mut Vec<crate::tensor::Tensor>) {
         Value::List(xs) => xs.borrow().iter().for_each(|x| tensors_of(x, out)),
         _ => {}
     }
-}
-
-/// `file.dl:3:5` for a span.
-pub fn where_text(sources: &SourceMap, span: Option<Span>) -> String {
-    let Some(s) = span else {
-        return "<unknown>".into();
-    };
-    let name = sources
-        .get(s.file)
-        .map_or("<unknown>".into(), |f| f.name.to_string());
-    let (line, col) = sources.line_col(s.file, s.start);
-    format!("{name}:{line}:{col}")
 }
 
 /// The lines `explain` shows for an eager reason.
@@ -157,7 +133,7 @@ impl Interp {
                     if let Some(ad) = &g.autodiff {
                         grad_node::attach(ad, &inputs, &mut o)?;
                     }
-                    Ok(g.output.build(&o))
+                    Ok(build_output(&g.output, &o, &e.consts))
                 })
         };
         match outs {
@@ -190,7 +166,9 @@ impl Interp {
     ) -> R<Value> {
         let ran = {
             let cache = cf.cache.borrow();
-            let Some(EntryKind::Graph(g)) = cache.entries.get(i).map(|e| &e.kind) else {
+            let Some((EntryKind::Graph(g), consts)) =
+                cache.entries.get(i).map(|e| (&e.kind, &e.consts))
+            else {
                 drop(cache);
                 return self.call_value(&cf.func, args, kw);
             };
@@ -204,7 +182,7 @@ impl Interp {
                 .and_then(|o| o.iter().map(|t| t.contiguous_copy()).collect())
                 .and_then(|o: Vec<_>| {
                     let mut ret = Vec::new();
-                    tensors_of(&g.output.build(&o), &mut ret);
+                    tensors_of(&build_output(&g.output, &o, consts), &mut ret);
                     Ok((o, ret, before?))
                 })
         };
@@ -252,12 +230,8 @@ impl Interp {
             return self.call_value(&cf.func, args, kw);
         }
         if key.too_complex {
-            self.store_entry(
-                cf,
-                &key,
-                Vec::new(),
-                EntryKind::Eager(EagerReason::ComplexArgs),
-            );
+            let kind = EntryKind::Eager(EagerReason::ComplexArgs);
+            self.store_entry(cf, &key, Vec::new(), (kind, Vec::new()));
             cf.cache.borrow_mut().stats.fallbacks += 1;
             return self.call_value(&cf.func, args, kw);
         }
@@ -289,7 +263,8 @@ impl Interp {
             return Ok(value);
         }
         let args: Vec<_> = key.tensors.iter().map(|(t, _)| t.clone()).collect();
-        let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref());
+        let mut consts = Vec::new();
+        let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref(), &mut consts);
         {
             let stats = &mut cf.cache.borrow_mut().stats;
             stats.captures += 1;
@@ -297,7 +272,8 @@ impl Interp {
             stats.capture_us = stats.capture_us.saturating_add(us);
         }
         self.report(cf, &kind, why, t0);
-        self.store_entry(cf, &key, std::mem::take(&mut tracer.guards), kind);
+        let guards = std::mem::take(&mut tracer.guards);
+        self.store_entry(cf, &key, guards, (kind, consts));
         if let Some(e) = cf.cache.borrow_mut().entries.last_mut() {
             e.sym = sym;
         }
@@ -321,6 +297,7 @@ fn finish_capture(
     value: &Value,
     args: &[crate::tensor::Tensor],
     spec: Option<&InputSpec>,
+    consts: &mut Vec<Value>,
 ) -> (EntryKind, Option<SymGuard>) {
     if crate::interp::capture::capture_print::unprinted_templates(t) {
         t.breaks.push(GraphBreak {
@@ -336,7 +313,7 @@ fn finish_capture(
             None,
         );
     }
-    let output = match out_template(t, value, 0) {
+    let output = match out_template(t, value, 0, consts) {
         Ok(o) => o,
         Err(b) => return (EntryKind::Eager(EagerReason::Breaks(vec![b])), None),
     };
@@ -399,12 +376,11 @@ fn finish_capture(
     let mut effects = effects;
     effects::mark_sole(&mut effects, &compiled.graph.outputs);
     let externals = std::mem::take(&mut t.externals);
-    let scalars = t
-        .scalars
-        .iter()
-        .filter_map(|(_, s, origin)| {
+    let scalars = std::mem::take(&mut t.scalars)
+        .into_iter()
+        .filter_map(|(_, s, place)| {
             let i = externals.iter().position(|x| x.id() == s.id())?;
-            Some((i, origin.clone()))
+            Some((i, place))
         })
         .collect();
     let kind = EntryKind::Graph(Box::new(GraphEntry {
@@ -486,8 +462,8 @@ impl Interp {
         &mut self,
         cf: &CompiledFn,
         key: &CallKey,
-        guards: Vec<trace::LoadGuard>,
-        kind: EntryKind,
+        guards: Vec<Box<dyn LoadGuard>>,
+        (kind, consts): (EntryKind, Vec<Value>),
     ) {
         let mut c = cf.cache.borrow_mut();
         c.entries.push(Entry {
@@ -496,6 +472,7 @@ impl Interp {
             guards,
             kind,
             sym: None,
+            consts,
         });
         c.last = Some(c.entries.len() - 1);
     }
@@ -549,7 +526,12 @@ fn output_tensors(v: &Value, acc: &mut Vec<crate::tensor::Tensor>) {
     }
 }
 
-fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, GraphBreak> {
+fn out_template(
+    t: &mut Tracer,
+    v: &Value,
+    depth: usize,
+    consts: &mut Vec<Value>,
+) -> Result<OutTemplate, GraphBreak> {
     let brk = |w: &'static str| GraphBreak {
         reason: BreakReason::Output(w),
         span: None,
@@ -569,7 +551,7 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
         Value::Tuple(xs) => {
             let items = xs
                 .iter()
-                .map(|x| out_template(t, x, depth + 1))
+                .map(|x| out_template(t, x, depth + 1, consts))
                 .collect::<Result<_, _>>()?;
             Ok(OutTemplate::Tuple(items))
         }
@@ -580,7 +562,7 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
             let items = l
                 .borrow()
                 .iter()
-                .map(|x| out_template(t, x, depth + 1))
+                .map(|x| out_template(t, x, depth + 1, consts))
                 .collect::<Result<_, _>>()?;
             Ok(OutTemplate::List(items))
         }
@@ -590,13 +572,17 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
         // A returned size is a constant of the version: guarded on its value.
         Value::SymInt(s) => {
             if s.gen == t.gen {
-                let fact = super::symint::SymFact::Value(s.expr.clone());
+                let fact = crate::compile::capture::symint::SymFact::Value(s.expr.clone());
                 t.hints.facts.push(fact);
             }
-            Ok(OutTemplate::Value(Value::Int(s.value)))
+            consts.push(Value::Int(s.value));
+            Ok(OutTemplate::Const(consts.len() - 1))
         }
         // A returned runtime scalar is a constant of the version: guarded on its value.
-        Value::SymFloat(s) => Ok(OutTemplate::Value(Value::Float(s.concrete_in(t)))),
+        Value::SymFloat(s) => {
+            consts.push(Value::Float(s.concrete_in(t)));
+            Ok(OutTemplate::Const(consts.len() - 1))
+        }
         // A torch.return_types named tuple (stdlib/return_types.dl) made in the function:
         // its items, returned as a plain tuple (fields by index and unpacking only).
         Value::Instance(i)
@@ -605,13 +591,16 @@ fn out_template(t: &mut Tracer, v: &Value, depth: usize) -> Result<OutTemplate, 
         {
             let items = i.attr("_t");
             match items {
-                Some(tuple @ Value::Tuple(_)) => out_template(t, &tuple, depth + 1),
+                Some(tuple @ Value::Tuple(_)) => out_template(t, &tuple, depth + 1, consts),
                 _ => Err(brk("an object created in the function")),
             }
         }
         Value::Instance(i) if t.is_created(Rc::as_ptr(i) as usize) => {
             Err(brk("an object created in the function"))
         }
-        other => Ok(OutTemplate::Value(other.clone())),
+        other => {
+            consts.push(other.clone());
+            Ok(OutTemplate::Const(consts.len() - 1))
+        }
     }
 }

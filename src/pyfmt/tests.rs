@@ -1,4 +1,4 @@
-//! Tests of `format.rs` against tables of CPython 3.11.7 results (see `testdata/`).
+//! Tests of `pyfmt` against tables of CPython 3.11.7 results (see `testdata/`).
 
 use super::*;
 use proptest::prelude::*;
