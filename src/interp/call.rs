@@ -313,7 +313,10 @@ impl Interp {
                 // `int(T)`, `range(T)`, `str(T)`: built-in types see a symbolic int's
                 // value; `tuple(x.shape)` keeps its items as they are (reading them is a
                 // use of its own).
-                if args.iter().any(|a| matches!(a, Value::SymInt(_))) {
+                if args
+                    .iter()
+                    .any(|a| matches!(a, Value::SymInt(_) | Value::SymFloat(_)))
+                {
                     let args = args.iter().map(super::capture::symint::concrete).collect();
                     return self.instantiate(c, args, kw);
                 }

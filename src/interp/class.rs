@@ -196,7 +196,7 @@ impl Interp {
                 if let Some(v) = inst.attr(name) {
                     if crate::compile::capture::trace::active() {
                         let origin = || Origin::Attr(inst.clone(), name.into());
-                        crate::interp::capture::guards::note_load(origin, &v);
+                        return Ok(crate::interp::capture::guards::load(origin, v));
                     }
                     return Ok(v);
                 }
@@ -471,7 +471,7 @@ impl Interp {
             Value::None => TypeTag::NoneType,
             Value::Bool(_) => TypeTag::Bool,
             Value::Int(_) | Value::SymInt(_) => TypeTag::Int,
-            Value::Float(_) => TypeTag::Float,
+            Value::Float(_) | Value::SymFloat(_) => TypeTag::Float,
             Value::Str(_) => TypeTag::Str,
             Value::List(_) => TypeTag::List,
             Value::Tuple(_) => TypeTag::Tuple,

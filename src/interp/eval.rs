@@ -74,7 +74,8 @@ impl Interp {
                     if !matches!(v, Value::Unbound) {
                         if trace::active() {
                             let g = &self.globals;
-                            guards::note_load(|| guards::Origin::Global(g.clone(), *i, n.clone()), v);
+                            let origin = || guards::Origin::Global(g.clone(), *i, n.clone());
+                            return Ok(guards::load(origin, v.clone()));
                         }
                         return Ok(v.clone());
                     }

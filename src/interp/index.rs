@@ -133,7 +133,7 @@ impl Interp {
                 let v = items[i].clone();
                 drop(items);
                 if trace::active() {
-                    guards::note_load(|| guards::Origin::Item(l.clone(), i), &v);
+                    return Ok(guards::load(|| guards::Origin::Item(l.clone(), i), v));
                 }
                 Ok(v)
             }
@@ -168,7 +168,7 @@ impl Interp {
                 match found {
                     Some(v) => {
                         if trace::active() {
-                            guards::note_load(|| guards::Origin::Key(d.clone(), k), &v);
+                            return Ok(guards::load(|| guards::Origin::Key(d.clone(), k), v));
                         }
                         Ok(v)
                     }

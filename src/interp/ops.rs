@@ -217,6 +217,9 @@ impl Interp {
         if let (SymInt(_), _) | (_, SymInt(_)) = (a, b) {
             return self.sym_binop(op, a, b);
         }
+        if let (SymFloat(_), _) | (_, SymFloat(_)) = (a, b) {
+            return self.symfloat_binop(op, a, b);
+        }
         // An instance on the left (and no tensor on the right, which the tensor library
         // sees first) can only go to its dunder: try that before the built-in cases.
         if let (Instance(_), false) = (a, matches!(b, Tensor(_))) {
@@ -328,6 +331,7 @@ impl Interp {
             (UnaryOp::Invert, Bool(b)) => Int(!(*b as i64)),
             (_, Tensor(t)) => return super::builtins::tensor_ops::tensor_unary(op, t),
             (_, SymInt(s)) => return self.sym_unary(op, s),
+            (_, SymFloat(s)) => return self.symfloat_unary(op, s),
             _ => {
                 let name = match op {
                     UnaryOp::Neg => "__neg__",
@@ -367,6 +371,7 @@ impl Interp {
             Range(r) => !r.is_empty(),
             Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
             SymInt(s) => super::capture::symint::truthy(s),
+            SymFloat(s) => s.concrete() != 0.0,
             Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__bool__", &[])? {
                     return match r {
@@ -390,7 +395,9 @@ impl Interp {
             (Int(x), Int(y)) => Ok(x == y),
             (Float(x), Float(y)) => Ok(x == y),
             (Str(x), Str(y)) => Ok(x == y),
-            (SymInt(_), _) | (_, SymInt(_)) => self.sym_compare(CmpOp::Eq, a, b),
+            (SymInt(_) | SymFloat(_), _) | (_, SymInt(_) | SymFloat(_)) => {
+                self.sym_compare(CmpOp::Eq, a, b)
+            }
             (List(x), List(y)) => {
                 if Rc::ptr_eq(x, y) {
                     return Ok(true);
@@ -449,7 +456,9 @@ impl Interp {
         use Value::*;
         let ord = match (a, b) {
             (Int(x), Int(y)) => Some(x.cmp(y)),
-            (SymInt(_), _) | (_, SymInt(_)) => return self.sym_compare(op, a, b),
+            (SymInt(_) | SymFloat(_), _) | (_, SymInt(_) | SymFloat(_)) => {
+                return self.sym_compare(op, a, b)
+            }
             (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
                 num(a).partial_cmp(&num(b))
             }

@@ -61,6 +61,7 @@ impl Interp {
             Bool(b) => out.push_str(if *b { "True" } else { "False" }),
             Int(i) => out.push_str(&i.to_string()),
             SymInt(s) => out.push_str(&s.concrete().to_string()),
+            SymFloat(s) => out.push_str(&float_repr(s.concrete())),
             Float(f) => out.push_str(&float_repr(*f)),
             Str(s) => {
                 if is_repr {
@@ -230,6 +231,7 @@ impl Interp {
         let arg = match v {
             Value::Int(i) => FmtArg::Int(*i),
             Value::SymInt(s) => FmtArg::Int(s.concrete()),
+            Value::SymFloat(s) => FmtArg::Float(s.concrete()),
             Value::Bool(b) => FmtArg::Bool(*b),
             Value::Float(f) => FmtArg::Float(*f),
             Value::Str(s) => return format_value(FmtArg::Str(s), spec).map_err(fmt_err),

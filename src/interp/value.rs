@@ -91,6 +91,10 @@ pub enum Value {
     /// an `int` (any use other than affine arithmetic, shapes and slices is a guarded
     /// decision on its value: `interp::capture::symint`).
     SymInt(Rc<crate::compile::capture::symint::SymInt>),
+    /// A float read during a capture that the compiled version takes at run time
+    /// (`compile::capture::symfloat`); Python sees a `float` (any use other than float
+    /// arithmetic and arithmetic with a float tensor is a guarded decision on its value).
+    SymFloat(Rc<crate::compile::capture::symfloat::SymFloat>),
     /// A `@compile`d function (or a compiled module's bound `forward`).
     Compiled(Rc<crate::interp::capture::compiled::CompiledFn>),
     /// A static graph from `trace()`.
@@ -651,8 +655,8 @@ impl Value {
             Graph(x) => Rc::as_ptr(x) as usize,
             GradMode(x) => Rc::as_ptr(x) as usize,
             GradFn(g) => g.ptr_id(),
-            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | Ellipsis | NotImplemented
-            | DType(_) | Unbound => 0,
+            None | Bool(_) | Int(_) | SymInt(_) | Float(_) | SymFloat(_) | Ellipsis
+            | NotImplemented | DType(_) | Unbound => 0,
         }
     }
 
@@ -679,7 +683,7 @@ impl Value {
             None => "NoneType",
             Bool(_) => "bool",
             Int(_) | SymInt(_) => "int",
-            Float(_) => "float",
+            Float(_) | SymFloat(_) => "float",
             Str(_) => "str",
             List(_) => "list",
             Tuple(_) => "tuple",

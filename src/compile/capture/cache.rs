@@ -103,6 +103,9 @@ pub struct GraphEntry {
     pub externals: Vec<Tensor>,
     /// (position in `externals`, leaf): those externals are read as the leaf's `.grad`.
     pub grad_of: Vec<(usize, Tensor)>,
+    /// (position in `externals`, the guard of its place): runtime scalars, read from
+    /// their place at each call into a fresh 0-d float64 tensor (`symfloat`).
+    pub scalars: Vec<(usize, Box<dyn crate::compile::capture::trace::LoadGuard>)>,
     pub output: OutTemplate,
     /// In-place writes and `.grad` assignments applied after each run (a whole step).
     pub effects: Vec<crate::compile::capture::effects::Effect>,
@@ -118,6 +121,10 @@ impl GraphEntry {
         let mut out = self.externals.clone();
         for (i, leaf) in &self.grad_of {
             *out.get_mut(*i)? = leaf.grad()?;
+        }
+        for (i, place) in &self.scalars {
+            let f = place.read_float()?;
+            *out.get_mut(*i)? = Tensor::from_vec(vec![f], &[]);
         }
         Some(out)
     }

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod check;
 pub mod effects;
 pub mod log;
+pub mod symfloat;
 pub mod symguard;
 pub mod symint;
 pub mod trace;

@@ -351,6 +351,15 @@ pub fn note_request(out: &Tensor, req: &[Option<&SymInt>]) {
 /// symbolic ints: the recorded `Expand` node carries their expressions. Unrecorded,
 /// they are specialised.
 pub fn note_expand(out: &Tensor, req: &[Option<&SymInt>]) {
+    if !note_expand_if(out, req) {
+        for s in req.iter().flatten() {
+            s.concrete();
+        }
+    }
+}
+
+/// `note_expand` without the fallback: false when the expand could not take the sizes.
+pub fn note_expand_if(out: &Tensor, req: &[Option<&SymInt>]) -> bool {
     let done = with(|tr| {
         let id = tr.known.get(&out.id())?.1;
         let spec = tr.spec.clone()?;
@@ -376,11 +385,7 @@ pub fn note_expand(out: &Tensor, req: &[Option<&SymInt>]) {
         Some(())
     })
     .flatten();
-    if done.is_none() {
-        for s in req.iter().flatten() {
-            s.concrete();
-        }
-    }
+    done.is_some()
 }
 
 /// `out` is an expand to the shape of graph value `src` (a gradient rule's, to the

@@ -29,6 +29,21 @@ pub trait LoadGuard: std::fmt::Debug {
     fn holds(&self) -> bool;
     /// `self.w`, `W`: how dumps and the compile log name the place.
     fn describe(&self) -> String;
+    /// Runtime scalars (`symfloat`): the place's key when the guard is on a float (None:
+    /// it is not, and cannot be checked by type only).
+    fn float_key(&self) -> Option<GuardKey> {
+        None
+    }
+    /// From now on checks only that the place holds a float (true), or its value (false).
+    fn set_by_type(&mut self, _by_type: bool) {}
+    /// True when it checks the type only (a runtime scalar's origin).
+    fn by_type(&self) -> bool {
+        false
+    }
+    /// The float the place holds now (a runtime scalar's value, read at each call).
+    fn read_float(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The place a guard reads (an object's address, a hash of the name or the index):
@@ -158,6 +173,12 @@ pub struct Tracer {
     pub spec: Option<crate::compile::sym::InputSpec>,
     /// This capture's generation (`symint`: which symbolic ints are its own).
     pub gen: u64,
+    /// Places (by key) whose float value changed between calls: loads of them are
+    /// runtime scalars (`symfloat`).
+    pub dynamic_scalars: Vec<GuardKey>,
+    /// The runtime scalars made so far: (place, their 0-d float64 input, the guard that
+    /// reads the place's float at each call).
+    pub scalars: Vec<(GuardKey, Tensor, Box<dyn LoadGuard>)>,
 }
 
 thread_local! {
@@ -384,6 +405,52 @@ impl Tracer {
     pub fn add_guard(&mut self, key: GuardKey, make: impl FnOnce() -> Box<dyn LoadGuard>) {
         if self.guarded.insert(key) {
             self.guards.push(make());
+        }
+    }
+
+    /// True when the capture has a guard on place `key`.
+    pub fn is_guarded(&self, key: GuardKey) -> bool {
+        self.guarded.contains(&key)
+    }
+
+    /// True when place `key` is already a runtime scalar of this capture.
+    pub fn has_scalar(&self, key: GuardKey) -> bool {
+        self.scalars.iter().any(|s| s.0 == key)
+    }
+
+    /// The 0-d float64 tensor a runtime scalar loaded from place `key` (named `name`)
+    /// reads (made once per place; it becomes an external input when an op first uses
+    /// it, `reader` reading its value at each call), and the place's guard checks the
+    /// type only. None when the place has no guard on a float (a container the function
+    /// made).
+    pub(in crate::compile) fn scalar_input(
+        &mut self,
+        key: GuardKey,
+        v: f64,
+        name: impl FnOnce() -> String,
+        reader: impl FnOnce() -> Box<dyn LoadGuard>,
+    ) -> Option<Tensor> {
+        if let Some((_, t, _)) = self.scalars.iter().find(|s| s.0 == key) {
+            return Some(t.clone());
+        }
+        let guard = self
+            .guards
+            .iter_mut()
+            .rev()
+            .find(|g| g.float_key() == Some(key))?;
+        guard.set_by_type(true);
+        let t = Tensor::from_vec(vec![v], &[]);
+        self.loaded.insert(t.id(), (t.clone(), name()));
+        self.scalars.push((key, t.clone(), reader()));
+        Some(t)
+    }
+
+    /// Guards the places `keys` on their values (a runtime scalar used concretely).
+    pub(in crate::compile) fn guard_values(&mut self, keys: &[GuardKey]) {
+        for g in &mut self.guards {
+            if g.by_type() && g.float_key().is_some_and(|k| keys.contains(&k)) {
+                g.set_by_type(false);
+            }
         }
     }
 

@@ -30,7 +30,7 @@ pub enum Update {
     Sgd {
         p: usize,
         g: usize,
-        lr: f32,
+        lr: Rate,
     },
     Adam(AdamPlan),
 }
@@ -43,6 +43,14 @@ impl Update {
             Update::Adam(_) => "fused Adam update",
         }
     }
+}
+
+/// An SGD update's learning rate: a constant of the graph, or a 0-d float32 input read
+/// at each run (a runtime scalar's cast, `capture::symfloat`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    Const(f32),
+    Input(usize),
 }
 
 /// The operands and constants of an Adam update.
@@ -118,7 +126,12 @@ impl<'g> Pat<'g> {
 
     fn sgd(&self) -> Option<Update> {
         let [p, t] = self.binary(self.group.root, BinaryOp::Sub)?;
-        let (g, lr) = self.scalar(t, BinaryOp::Mul)?;
+        let (g, lr) = match self.scalar(t, BinaryOp::Mul) {
+            Some((g, lr)) => (g, Rate::Const(lr)),
+            None => either(self.binary(t, BinaryOp::Mul)?, |g, r| {
+                Some((g, Rate::Input(self.operand(r, false)?)))
+            })?,
+        };
         let shape_ok = self.group.members.len() == 2 && self.group.outputs.len() == 1;
         shape_ok.then_some(())?;
         Some(Update::Sgd {
@@ -208,7 +221,16 @@ pub fn run(u: &Update, args: &[Tensor], outs: &[Tensor]) -> Result<bool> {
         return Ok(false);
     }
     Ok(match u {
-        Update::Sgd { p, g, lr } => sgd(args, outs, n, [*p, *g], *lr).is_some(),
+        Update::Sgd { p, g, lr } => {
+            let lr = match *lr {
+                Rate::Const(c) => c,
+                Rate::Input(i) => match args.get(i).filter(|t| t.numel() == 1) {
+                    Some(t) => t.item()?.as_f64() as f32,
+                    None => return Ok(false),
+                },
+            };
+            sgd(args, outs, n, [*p, *g], lr).is_some()
+        }
         Update::Adam(plan) => adam(args, outs, n, plan).is_some(),
     })
 }
@@ -310,7 +332,7 @@ mod tests {
         let u = Update::Sgd {
             p: 1,
             g: 0,
-            lr: 0.5,
+            lr: Rate::Const(0.5),
         };
         let args = [t(&g, &[n]), t(&p, &[n])];
         assert_eq!(run(&u, &args, std::slice::from_ref(&out)).ok(), Some(true));
@@ -324,7 +346,7 @@ mod tests {
         let u = Update::Sgd {
             p: 0,
             g: 1,
-            lr: 0.5,
+            lr: Rate::Const(0.5),
         };
         let out = t(&[0.0; 6], &[2, 3]);
         let p = t(&[1.0; 6], &[2, 3]);

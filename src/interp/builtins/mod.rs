@@ -308,7 +308,7 @@ impl Interp {
         kw: Vec<(Rc<str>, Value)>,
     ) -> R<Value> {
         use crate::interp::capture::symint;
-        if let Value::SymInt(_) = obj {
+        if let Value::SymInt(_) | Value::SymFloat(_) = obj {
             return self.call_builtin_method(&symint::concrete(obj), name, args, kw);
         }
         if symint::any_sym(&args) || kw.iter().any(|(_, v)| symint::has_sym(v)) {

@@ -12,7 +12,16 @@ use crate::tensor::optim_step::{adam_update, sgd_update, AdamConsts};
 pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("_sgd_update_", sgd_update_),
     ("_adam_update_", adam_update_),
+    ("_compiling", compiling),
 ];
+
+/// `_compiling()`: True while a `@compile` capture records (optim.dl then skips the
+/// fused updates before passing them values, which would fix a runtime scalar such as
+/// the learning rate to its value: `compile::capture::symfloat`).
+fn compiling(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    Args::new("_compiling", args, kw).check(0, &[])?;
+    Ok(Value::Bool(trace::active()))
+}
 
 /// `_sgd_update_(p, g, lr)`: `p -= lr * g` in one pass.
 fn sgd_update_(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {

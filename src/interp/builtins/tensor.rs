@@ -135,6 +135,7 @@ pub fn float_of(v: &Value, fname: &str) -> R<f64> {
         Value::Int(i) => Ok(*i as f64),
         Value::Bool(b) => Ok(*b as i64 as f64),
         Value::Float(f) => Ok(*f),
+        Value::SymFloat(s) => Ok(s.concrete()),
         Value::Tensor(t) if t.numel() == 1 => Ok(t.item().map_err(te)?.as_f64()),
         _ => Err(type_err(format!(
             "{}(): expected a number, got {}",
@@ -191,6 +192,7 @@ pub fn scalar_of(v: &Value) -> Option<Scalar> {
     match v {
         Value::Int(i) => Some(Scalar::Int(*i)),
         Value::Float(f) => Some(Scalar::Float(*f)),
+        Value::SymFloat(s) => Some(Scalar::Float(s.concrete())),
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         _ => None,
     }

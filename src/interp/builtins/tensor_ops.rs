@@ -150,9 +150,21 @@ pub fn tensor_inplace(op: BinOp, t: &Tensor, rhs: &Value) -> R<bool> {
     let Some(top) = binary_op(op) else {
         return Ok(false);
     };
-    let operand = match rhs {
-        Value::Tensor(r) => Operand::Tensor(r),
-        other => match scalar_of(other) {
+    // A runtime scalar (`compile::capture::symfloat`) as a 0-d tensor of `t`'s dtype.
+    let runtime = match rhs {
+        Value::SymFloat(s)
+            if matches!(
+                top,
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+            ) =>
+        {
+            s.tensor_as(t.dtype())
+        }
+        _ => None,
+    };
+    let operand = match (rhs, &runtime) {
+        (_, Some(r)) | (Value::Tensor(r), _) => Operand::Tensor(r),
+        (other, None) => match scalar_of(other) {
             Some(s) => Operand::Scalar(s),
             None => {
                 return Err(type_err(format!(

@@ -5,7 +5,7 @@
 
 use crate::compile::capture::cache::{key_change, EntryKind, KeyPart, OutTemplate, Stats};
 use crate::compile::capture::symguard::{differing_dims, SymGuard};
-use crate::compile::capture::trace::LoadGuard;
+use crate::compile::capture::trace::{GuardKey, LoadGuard};
 use crate::compile::ir::PathStep;
 use crate::interp::value::{Key, Value};
 use crate::tensor::Tensor;
@@ -237,6 +237,9 @@ pub struct Cache {
     pub dynamic_dims: Vec<(usize, usize)>,
     /// `for` loops (by span) that later captures unroll (see capture_for.rs).
     pub unroll: Vec<crate::source::Span>,
+    /// Places (by key) of floats a version was guarded on and that hold another float
+    /// now: later captures load them as runtime scalars (automatic dynamic scalars).
+    pub dynamic_scalars: Vec<GuardKey>,
 }
 
 impl Cache {
@@ -256,6 +259,30 @@ impl Cache {
         }
         self.dynamic_dims.extend(new.iter().copied());
         new
+    }
+
+    /// Records the float places a compiled version was guarded on whose value changed
+    /// (to another float); returns how many are new.
+    pub fn note_dynamic_scalars(&mut self) -> usize {
+        let mut new = Vec::new();
+        for e in &self.entries {
+            if !matches!(e.kind, EntryKind::Graph(_)) {
+                continue;
+            }
+            for g in e.guards.iter().filter(|g| !g.by_type()) {
+                // A guard on a float that fails while its place holds a float: another
+                // float (same_value compares floats by bits).
+                let Some(key) = g.float_key() else { continue };
+                if g.holds() || g.read_float().is_none() {
+                    continue;
+                }
+                if !self.dynamic_scalars.contains(&key) && !new.contains(&key) {
+                    new.push(key);
+                }
+            }
+        }
+        self.dynamic_scalars.extend(new.iter().copied());
+        new.len()
     }
 
     /// The entry whose key and load guards match, and (for a miss) why the newest entry

@@ -238,7 +238,16 @@ impl Interp {
         let t0 = Instant::now();
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
+        if cf.cache.borrow_mut().note_dynamic_scalars() > 0 {
+            log(&format!(
+                "{}: a float it reads changed; recompiling with runtime scalars",
+                cf.name
+            ));
+        }
         tracer.unroll.clone_from(&cf.cache.borrow().unroll);
+        tracer
+            .dynamic_scalars
+            .clone_from(&cf.cache.borrow().dynamic_scalars);
         tracer.spec.clone_from(&spec);
         for (t, path) in &key.tensors {
             tracer.add_arg(t, path.clone());
@@ -367,11 +376,19 @@ fn finish_capture(
     let mut effects = effects;
     effects::mark_sole(&mut effects, &compiled.graph.outputs);
     let externals = std::mem::take(&mut t.externals);
+    let scalars = std::mem::take(&mut t.scalars)
+        .into_iter()
+        .filter_map(|(_, s, place)| {
+            let i = externals.iter().position(|x| x.id() == s.id())?;
+            Some((i, place))
+        })
+        .collect();
     let kind = EntryKind::Graph(Box::new(GraphEntry {
         compiled,
         ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
         externals,
         grad_of: std::mem::take(&mut t.grad_externals),
+        scalars,
         output,
         effects,
         autodiff,
@@ -559,6 +576,11 @@ fn out_template(
                 t.hints.facts.push(fact);
             }
             consts.push(Value::Int(s.value));
+            Ok(OutTemplate::Const(consts.len() - 1))
+        }
+        // A returned runtime scalar is a constant of the version: guarded on its value.
+        Value::SymFloat(s) => {
+            consts.push(Value::Float(s.concrete_in(t)));
             Ok(OutTemplate::Const(consts.len() - 1))
         }
         // A torch.return_types named tuple (stdlib/return_types.dl) made in the function:

@@ -1,8 +1,10 @@
 //! The load guards of a capture on the Python values the interpreter reads: where a
 //! value came from (`Origin`), the guard re-reading it at each call (`ValueGuard`, the
-//! interpreter's `trace::LoadGuard`), and the hooks the interpreter calls on a load
-//! (`note_load`, `note_absent`).
+//! interpreter's `trace::LoadGuard`, checked by type only for a runtime scalar's origin),
+//! and the hooks the interpreter calls on a load (`note_load`, `note_absent`, and `load`,
+//! which makes a float of a dynamic origin a runtime scalar: `compile::capture::symfloat`).
 
+use crate::compile::capture::symfloat;
 use crate::compile::capture::trace::{self, active, graph_break, BreakReason, GuardKey};
 use crate::interp::capture::cache::same_value;
 use crate::interp::value::{CellRef, DictMap, Instance, Key, ModuleObj, Value};
@@ -81,11 +83,24 @@ impl Origin {
 pub struct ValueGuard {
     pub origin: Origin,
     pub value: Value,
+    /// A runtime scalar's origin (`symfloat`): only the type (float) is checked.
+    pub by_type: bool,
+}
+
+impl ValueGuard {
+    fn new(origin: Origin, value: Value) -> Box<ValueGuard> {
+        Box::new(ValueGuard {
+            origin,
+            value,
+            by_type: false,
+        })
+    }
 }
 
 impl trace::LoadGuard for ValueGuard {
     fn holds(&self) -> bool {
         match (self.origin.read(), &self.value) {
+            (Some(Value::Float(_)), Value::Float(_)) if self.by_type => true,
             (None, Value::Unbound) => true,
             (Some(v), want) => same_value(&v, want),
             (None, _) => false,
@@ -95,6 +110,25 @@ impl trace::LoadGuard for ValueGuard {
     fn describe(&self) -> String {
         self.origin.describe()
     }
+
+    fn float_key(&self) -> Option<GuardKey> {
+        matches!(self.value, Value::Float(_)).then(|| self.origin.key())
+    }
+
+    fn set_by_type(&mut self, by_type: bool) {
+        self.by_type = by_type && matches!(self.value, Value::Float(_));
+    }
+
+    fn by_type(&self) -> bool {
+        self.by_type
+    }
+
+    fn read_float(&self) -> Option<f64> {
+        match self.origin.read() {
+            Some(Value::Float(f)) => Some(f),
+            _ => None,
+        }
+    }
 }
 
 /// An attribute lookup on an instance missed its dict (it found a class attribute):
@@ -103,12 +137,7 @@ pub fn note_absent(inst: &Rc<Instance>, name: &str) {
     let origin = Origin::Attr(inst.clone(), name.into());
     trace::with(|t| {
         if !t.is_created(Rc::as_ptr(inst) as usize) {
-            t.add_guard(origin.key(), || {
-                Box::new(ValueGuard {
-                    origin,
-                    value: Value::Unbound,
-                })
-            });
+            t.add_guard(origin.key(), || ValueGuard::new(origin, Value::Unbound));
         }
     });
 }
@@ -123,17 +152,46 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
         if origin.container().is_some_and(|a| t.is_created(a)) {
             return false;
         }
-        t.add_guard(origin.key(), || {
-            Box::new(ValueGuard {
-                origin: origin.clone(),
-                value: v.clone(),
-            })
-        });
+        t.add_guard(origin.key(), || ValueGuard::new(origin.clone(), v.clone()));
         let Value::Tensor(x) = v else { return false };
         let item = matches!(origin, Origin::Item(..) | Origin::Key(..));
         t.note_loaded_tensor(x, item, || origin.describe())
     });
     if aliased == Some(true) {
         graph_break(BreakReason::Aliasing);
+    }
+}
+
+/// `note_load`, and the value the interpreter goes on with: a runtime scalar for a float
+/// of an origin the capture makes dynamic (`compile::capture::symfloat`; its guard then
+/// checks the type only), else `v` itself.
+pub fn load(origin: impl FnOnce() -> Origin, v: Value) -> Value {
+    if !active() {
+        return v;
+    }
+    let dynamic = trace::with(|t| !t.dynamic_scalars.is_empty()) == Some(true);
+    let (Value::Float(f), true) = (&v, dynamic) else {
+        note_load(origin, &v);
+        return v;
+    };
+    let f = *f;
+    let origin = origin();
+    let key = origin.key();
+    let fresh = trace::with(|t| !t.is_guarded(key)) == Some(true);
+    note_load(|| origin.clone(), &v);
+    let known = trace::with(|t| t.has_scalar(key)) == Some(true);
+    if !(fresh || known) {
+        return v;
+    }
+    let reader = || -> Box<dyn trace::LoadGuard> {
+        Box::new(ValueGuard {
+            origin: origin.clone(),
+            value: v.clone(),
+            by_type: true,
+        })
+    };
+    match symfloat::load(key, f, || origin.describe(), reader) {
+        Some(s) => Value::SymFloat(Rc::new(s)),
+        None => v,
     }
 }

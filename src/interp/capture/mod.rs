@@ -14,5 +14,6 @@ pub(crate) mod capture_print;
 pub mod compiled;
 mod for_scan;
 pub mod guards;
+pub(crate) mod symfloat;
 pub(crate) mod symint;
 pub mod traced;

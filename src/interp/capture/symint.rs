@@ -17,6 +17,7 @@ use std::rc::Rc;
 pub fn concrete(v: &Value) -> Value {
     match v {
         Value::SymInt(s) => Value::Int(s.concrete()),
+        Value::SymFloat(s) => Value::Float(s.concrete()),
         Value::Tuple(t) if t.iter().any(has_sym) => Value::tuple(t.iter().map(concrete).collect()),
         Value::Slice(s) if s.iter().any(has_sym) => {
             Value::Slice(Rc::new([concrete(&s[0]), concrete(&s[1]), concrete(&s[2])]))
@@ -32,7 +33,7 @@ pub fn concrete(v: &Value) -> Value {
 #[inline]
 pub fn has_sym(v: &Value) -> bool {
     match v {
-        Value::SymInt(_) => true,
+        Value::SymInt(_) | Value::SymFloat(_) => true,
         Value::Tuple(_) | Value::Slice(_) => has_sym_at(v, 0),
         _ => false,
     }
@@ -43,7 +44,7 @@ const SYM_DEPTH: usize = 16;
 
 fn has_sym_at(v: &Value, depth: usize) -> bool {
     match v {
-        Value::SymInt(_) => true,
+        Value::SymInt(_) | Value::SymFloat(_) => true,
         _ if depth >= SYM_DEPTH => false,
         Value::Tuple(t) => t.iter().any(|x| has_sym_at(x, depth + 1)),
         Value::Slice(s) => s.iter().any(|x| has_sym_at(x, depth + 1)),
@@ -94,6 +95,9 @@ impl Interp {
                     }
                 }
             }
+        }
+        if let Some(r) = self.symint_as_float(op, a, b) {
+            return r;
         }
         self.binop(op, &concrete(a), &concrete(b))
     }
