@@ -267,7 +267,7 @@ fn input_gradients_follow_the_size_of_each_call() {
                for n in [3, 5, 9, 9, 4]:\n    a = randn(n, 2, requires_grad=True)\n    \
                f(a).backward()\n    out.append([list(a.grad.shape), str(a.grad.dtype), a.grad.T.contiguous().tolist()])\n";
     let out = same_both_ways(src);
-    assert!(out.contains("[9, 2], 'float32', [[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"));
+    assert!(out.contains("[9, 2], 'torch.float32', [[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"));
 }
 
 /// Issue 29 leftover (item 5): an input gradient that is a broadcast of the output

@@ -306,6 +306,12 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
     ("Conv2d", "conv2d(X4 * A.sum(), A.view(1, 1, 2, 3))"),
     ("MaxPool2d", "max_pool2d(X4 * A.sum() + A.mean(), 2)"),
     ("AvgPool2d", "avg_pool2d(X4 * A.sum(), 2)"),
+    // the fused norms, through their builtins (nn.functional's batch_norm/layer_norm)
+    (
+        "BatchNorm",
+        "_batch_norm(A.view(3, 2) * K.view(3, 2), None, None, A[0, :2], A[1, :2], True, 0.1, 1e-5)",
+    ),
+    ("LayerNorm", "_layer_norm(A * K, 1, A[0], A[1], 1e-5)"),
 ];
 
 /// Backward nodes a captured step cannot record yet (the step runs eagerly), each

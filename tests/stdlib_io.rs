@@ -80,9 +80,9 @@ fn npy_files_load_as_tensors() {
     // bools; a Fortran-order array NumPy shows as [[0, 1, 2], [3, 4, 5]].
     assert_eq!(
         out,
-        "float32 (2, 3) [[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]]\n\
-         int64 [-2, -1, 0, 1, 1099511627776]\n\
-         bool [[True, False], [False, True]]\n\
+        "torch.float32 (2, 3) [[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]]\n\
+         torch.int64 [-2, -1, 0, 1, 1099511627776]\n\
+         torch.bool [[True, False], [False, True]]\n\
          [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]\n"
     );
 }
@@ -110,15 +110,16 @@ fn reads_the_reference_packages_file() {
         &dir,
     )
     .unwrap();
-    // gen_fixtures.py: float16 is widened to float32; int32 loads as int32 (issue 22).
+    // gen_fixtures.py: float16 is widened to float32; int32 loads as int32 (issue 22);
+    // dtypes print as torch's.
     assert_eq!(
         out,
-        "half float32 [1.0, -0.5, 65504.0, 5.960464477539063e-08]\n\
-         ids32 int32 [1, -2, 3]\n\
-         mask bool [[True], [False]]\n\
-         scalar float32 2.5\n\
-         step int64 [7, -3]\n\
-         weight float32 [[0.0, 0.25, 0.5], [0.75, 1.0, 1.25]]\n"
+        "half torch.float32 [1.0, -0.5, 65504.0, 5.960464477539063e-08]\n\
+         ids32 torch.int32 [1, -2, 3]\n\
+         mask torch.bool [[True], [False]]\n\
+         scalar torch.float32 2.5\n\
+         step torch.int64 [7, -3]\n\
+         weight torch.float32 [[0.0, 0.25, 0.5], [0.75, 1.0, 1.25]]\n"
     );
 }
 
