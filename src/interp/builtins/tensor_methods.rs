@@ -168,7 +168,25 @@ fn binary_method(t: &Tensor, op: BinaryOp, a: &Args) -> R<Value> {
         (Some(al), BinaryOp::Add | BinaryOp::Sub) => scaled(other, al)?,
         _ => other.clone(),
     };
-    match elementwise(op, &Value::Tensor(t.clone()), &other)? {
+    // `&`, `|`, `^` are Tensor methods only as logical_and/or/xor: PyTorch's take each
+    // operand as bool (nonzero is True), where the rows are bitwise on integers
+    let (t, other) = match op {
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => (
+            t.cast(DType::Bool).map_err(te)?,
+            match &other {
+                Value::Tensor(u) => Value::Tensor(u.cast(DType::Bool).map_err(te)?),
+                v => {
+                    return Err(type_err(format!(
+                        "{}(): argument 'other' (position 1) must be Tensor, not {}",
+                        a.fname,
+                        v.type_name()
+                    )))
+                }
+            },
+        ),
+        _ => (t.clone(), other),
+    };
+    match elementwise(op, &Value::Tensor(t), &other)? {
         Some(v) => Ok(v),
         None => Err(type_err(format!(
             "{}(): argument 'other' must be a Tensor or a number, not {}",
