@@ -220,16 +220,22 @@ impl<'a, 'f> Gen<'a, 'f> {
         self.b.ins().store(MEM, r, addr, 0);
     }
 
-    /// `r` or, when `r` is ±0, the row's first element equal to zero (a scalar rescan,
-    /// run only for such rows): the sign PyTorch's max(dim)/min(dim) returns.
-    fn first_zero(&mut self, r: Value, offs: &[Value], lo: Value, hi: Value) -> Value {
+    /// Each operand's row start at `offs` and its innermost-dim step.
+    fn row_starts(&mut self, offs: &[Value]) -> (Vec<Value>, Vec<Value>) {
         let rank = self.kernel.rank;
-        let rows: Vec<Value> = offs
+        let rows = offs
             .iter()
             .enumerate()
             .map(|(n, &o)| self.b.ins().iadd(self.bases[n], o))
             .collect();
-        let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
+        let steps = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
+        (rows, steps)
+    }
+
+    /// `r` or, when `r` is ±0, the row's first element equal to zero (a scalar rescan,
+    /// run only for such rows): the sign PyTorch's max(dim)/min(dim) returns.
+    fn first_zero(&mut self, r: Value, offs: &[Value], lo: Value, hi: Value) -> Value {
+        let (rows, steps) = self.row_starts(offs);
         let res = self.b.declare_var(self.ty.scalar);
         self.b.def_var(res, r);
         let i = self.b.declare_var(I64);
@@ -268,13 +274,7 @@ impl<'a, 'f> Gen<'a, 'f> {
     /// The innermost loop: 4 vectors per iteration (2 with a reduction), then one vector,
     /// then scalars.
     fn inner(&mut self, offs: &[Value], lo: Value, hi: Value) {
-        let rank = self.kernel.rank;
-        let rows: Vec<Value> = offs
-            .iter()
-            .enumerate()
-            .map(|(n, &o)| self.b.ins().iadd(self.bases[n], o))
-            .collect();
-        let steps: Vec<Value> = (0..offs.len()).map(|n| self.strides[n][rank - 1]).collect();
+        let (rows, steps) = self.row_starts(offs);
         let i = self.b.declare_var(I64);
         self.b.def_var(i, lo);
         // Without a reduction the loop body holds 4 vectors (`sched` interleaves the
