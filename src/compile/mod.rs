@@ -22,7 +22,7 @@ pub use jit::kernel::{
     Access, BinaryOp, FloatType, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
 };
 pub use jit::parallel::PARALLEL_THRESHOLD;
-pub use jit::reference::{run_reference, run_reference_typed};
+pub use jit::reference::{run_reference, run_reference_typed, RefElem};
 pub use jit::views::{BufView, BufViewMut, KernelElem};
 pub use jit::{compile, disassemble, CompiledKernel, KernelArgs};
 
