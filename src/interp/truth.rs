@@ -17,6 +17,9 @@ impl Interp {
         match &c.kind {
             ExKind::Compare(a, rest) if rest.len() == 1 => {
                 let (op, b) = &rest[0];
+                if let Some(r) = self.num_compare(a, *op, b) {
+                    return Ok(r);
+                }
                 // `x is None` / `x is not None`: one tag test (a local is not cloned)
                 if let (CmpOp::Is | CmpOp::IsNot, ExKind::Const(Value::None)) = (op, &b.kind) {
                     let none = match &a.kind {
@@ -33,9 +36,6 @@ impl Interp {
                         }
                     };
                     return Ok(none == (*op == CmpOp::Is));
-                }
-                if let Some(r) = self.num_compare(a, *op, b) {
-                    return Ok(r);
                 }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
