@@ -151,6 +151,18 @@ impl AttrHint {
         self.slot.set(slot.unwrap_or(ABSENT));
     }
 
+    /// The slot of this site's name in a layout the hint does not know, when it is one
+    /// of the slots the site saw it at in other layouts: sibling layouts (subclasses
+    /// whose `__init__` runs the base's first) hold the base's attributes at the same
+    /// slots, so a site that sees more than two of them finds the slot without a scan.
+    #[inline]
+    fn guess(&self, layout: &Layout, name: &str) -> Option<usize> {
+        [self.slot.get(), self.slot2.get()]
+            .into_iter()
+            .map(|s| s as usize)
+            .find(|&s| layout.names.get(s).is_some_and(|k| same(k, name)))
+    }
+
     /// The slot this site remembers for `layout` (`ABSENT` for a name it does not hold).
     #[inline(always)]
     fn slot_for(&self, layout: &Layout) -> Option<u32> {
@@ -237,7 +249,7 @@ impl Attrs {
         let Attrs::Shaped { layout, values } = self else {
             return Own::Dict;
         };
-        let pos = layout.position(name);
+        let pos = hint.guess(layout, name).or_else(|| layout.position(name));
         hint.set(layout, pos);
         match pos.and_then(|p| values.get(p)) {
             Some(v) => Own::Hit(v.clone()),
@@ -292,7 +304,7 @@ impl Attrs {
                 *layout = child;
                 return None;
             }
-            if let Some(pos) = layout.position(name) {
+            if let Some(pos) = hint.guess(layout, name).or_else(|| layout.position(name)) {
                 hint.set(layout, Some(pos));
                 return values.get_mut(pos).map(|slot| std::mem::replace(slot, v));
             }

@@ -206,19 +206,19 @@ impl Interp {
         let span = call.span;
         if let Value::Instance(inst) = &obj {
             let own = inst.attrs.borrow().load(name, &call.hint);
-            match &own {
+            let method = match &own {
                 Own::Hit(Value::Func(func)) if fits_simple(func, 0, args) => {
                     return self.call_simple(func.clone(), None, args, span);
                 }
-                Own::Hit(_) | Own::Dict => {}
-                Own::Miss => {
-                    if let Some(Value::Func(func)) = call.site().lookup(&inst.class, name).as_ref()
-                    {
-                        if fits_simple(func, 1, args) {
-                            return self.call_simple(func.clone(), Some(obj.clone()), args, span);
-                        }
-                    }
-                }
+                Own::Hit(_) | Own::Dict => None,
+                Own::Miss => match &call.site().lookup(&inst.class, name) {
+                    Some(Value::Func(func)) if fits_simple(func, 1, args) => Some(func.clone()),
+                    _ => None,
+                },
+            };
+            // the receiver moves into the frame (no clone)
+            if let Some(func) = method {
+                return self.call_simple(func, Some(obj), args, span);
             }
         }
         if let (Value::List(l), [CArg::Pos(x)]) = (&obj, args) {

@@ -96,6 +96,19 @@ fn slice_items(items: &[Value], s: &[Value; 3]) -> R<Vec<Value>> {
         .collect())
 }
 
+/// `s[a:b:c]`: a step-1 slice is one copy of its bytes (no list of positions).
+fn str_slice(s: &Rc<str>, sl: &[Value; 3]) -> R<Value> {
+    let layout = super::strindex::layout(s);
+    let n = layout.as_ref().map_or(s.len(), |ends| ends.len() - 1);
+    if let [Value::None | Value::Int(_), Value::None | Value::Int(_), Value::None] = sl {
+        let (a, b, _) = slice_indices(sl, n as i64)?;
+        let (a, b) = (a as usize, b.max(a) as usize);
+        return Ok(super::strindex::substring(s, &layout, a, b));
+    }
+    let pos = slice_positions(sl, n)?;
+    Ok(Value::str(&super::strindex::chars_at(s, &layout, pos)))
+}
+
 fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
     let i = match i {
         Value::Int(i) => *i,
@@ -139,16 +152,17 @@ impl Interp {
             }
             (Value::Tuple(t), Value::Slice(s)) => Ok(Value::tuple(slice_items(t, s)?)),
             (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
+            (Value::Str(s), Value::Slice(sl)) => str_slice(s, sl),
             (Value::Str(s), _) => {
                 // characters by position (a remembered layout: no pass per access)
                 let layout = super::strindex::layout(s);
                 let n = layout.as_ref().map_or(s.len(), |ends| ends.len() - 1);
-                if let Value::Slice(sl) = idx {
-                    let pos = slice_positions(sl, n)?;
-                    return Ok(Value::str(&super::strindex::chars_at(s, &layout, pos)));
-                }
                 let i = norm_index(idx, n, "string")?;
-                Ok(Value::str(&super::strindex::chars_at(s, &layout, [i])))
+                let c = match &layout {
+                    None => s.as_bytes()[i] as char,
+                    Some(ends) => s[ends[i]..].chars().next().unwrap_or_default(),
+                };
+                Ok(super::strindex::char_value(c))
             }
             (Value::Range(r), Value::Slice(s)) => {
                 let (start, stop, step) = slice_indices(s, r.len())?;
@@ -231,6 +245,7 @@ impl Interp {
             match o {
                 Value::List(l) => return Ok(Value::list(slice_items(&l.borrow(), &s)?)),
                 Value::Tuple(t) => return Ok(Value::tuple(slice_items(t, &s)?)),
+                Value::Str(t) => return str_slice(t, &s),
                 _ => {}
             }
         }
@@ -263,15 +278,35 @@ impl Interp {
                 .map(|mut items| std::mem::take(&mut *items)),
             _ => None,
         };
-        let items = match owned {
-            Some(items) => items,
-            None => self.collect(&v)?,
+        let items = match (owned, &v) {
+            (Some(items), _) => items,
+            (None, Value::List(_) | Value::Tuple(_)) => self.collect(&v)?,
+            (None, _) => {
+                // CPython's PySequence_Fast: a TypeError of `iter(v)` gets its message
+                let it = self.get_iter(&v).map_err(|e| match e.error.kind {
+                    ErrorKind::TypeError
+                        if matches!(s[2], Value::None | Value::Int(1) | Value::Bool(true)) =>
+                    {
+                        type_err("can only assign an iterable")
+                    }
+                    ErrorKind::TypeError => type_err("must assign iterable to extended slice"),
+                    _ => e,
+                })?;
+                self.collect(&it)?
+            }
         };
         let mut l = l.borrow_mut();
         let (start, stop, step) = slice_indices(s, l.len() as i64)?;
         if step == 1 {
-            let stop = stop.max(start) as usize;
-            l.splice(start as usize..stop, items);
+            let range = start as usize..stop.max(start) as usize;
+            // as many items as the slice holds (`p[:k + 1] = p[k::-1]`): stored in place
+            if let Some(dst) = l.get_mut(range.clone()).filter(|d| d.len() == items.len()) {
+                for (d, x) in dst.iter_mut().zip(items) {
+                    Value::set_slot(d, x);
+                }
+                return Ok(());
+            }
+            l.splice(range, items);
             return Ok(());
         }
         let pos = slice_positions(s, l.len())?;

@@ -55,9 +55,8 @@ impl Interp {
                 Ok(true)
             }
             Value::Str(s) => {
-                let mut buf = [0u8; 4];
                 for c in s.chars() {
-                    if !f(self, Value::str(c.encode_utf8(&mut buf)))? {
+                    if !f(self, super::strindex::char_value(c))? {
                         return Ok(false);
                     }
                 }

@@ -150,7 +150,13 @@ impl Interp {
             ));
         }
         self.depth += 1;
-        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || f(self));
+        // as `run_frame`: every 8th level makes sure of a 1 MiB red zone (a level of
+        // nested data uses far less than 128 KiB of native stack)
+        let r = if self.depth.is_multiple_of(8) {
+            stacker::maybe_grow(1024 * 1024, 4 * 1024 * 1024, || f(self))
+        } else {
+            f(self)
+        };
         self.depth -= 1;
         r
     }

@@ -531,7 +531,7 @@ impl Interp {
         use Value::*;
         match container {
             Str(s) => match item {
-                Str(t) => Ok(s.contains(&**t)),
+                Str(t) => Ok(super::builtins::strmethods::contains_sub(s, t)),
                 _ => Err(type_err(format!(
                     "'in <string>' requires string as left operand, not {}",
                     item.type_name()

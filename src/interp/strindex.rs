@@ -5,6 +5,7 @@
 //! The last few strings of `MIN_LEN` bytes or more are remembered with their layout
 //! (kept alive here, so an address seen again is the same string: `str` is immutable).
 
+use super::value::Value;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -19,6 +20,28 @@ const KEEP: usize = 4;
 
 thread_local! {
     static LAST: RefCell<Vec<(Rc<str>, Layout)>> = const { RefCell::new(Vec::new()) };
+    /// The one-character strings of the ASCII characters, made once (as CPython's
+    /// latin-1 singletons): `s[i]` and `for c in s` allocate nothing for them.
+    static ASCII: Vec<Rc<str>> = (0..128u8).map(|b| Rc::from(char::from(b).to_string())).collect();
+}
+
+/// The one-character string `c` (shared for an ASCII character).
+pub fn char_value(c: char) -> Value {
+    if c.is_ascii() {
+        if let Ok(Some(s)) = ASCII.try_with(|t| t.get(c as usize).cloned()) {
+            return Value::Str(s);
+        }
+    }
+    Value::str(c.encode_utf8(&mut [0u8; 4]))
+}
+
+/// `s[a:b]` (character positions, `a <= b <= char_len`) as a string: one copy of the
+/// bytes, no list of positions.
+pub fn substring(s: &str, layout: &Layout, a: usize, b: usize) -> Value {
+    match layout {
+        None => Value::str(&s[a..b]),
+        Some(ends) => Value::str(&s[ends[a]..ends[b]]),
+    }
 }
 
 fn measure(s: &str) -> Layout {

@@ -1,10 +1,11 @@
 //! Branch conditions (`if`, `while`, `elif`): `not`, `and`, `or` and single comparisons
 //! tested for their truth without making the bool values an expression would evaluate to.
 
-use super::tree::{Ex, ExKind};
+use super::tree::{Ex, ExKind, Place};
+use super::value::{discard, Value};
 use super::{at, Interp, R};
 use crate::source::Span;
-use crate::syntax::ast::{BoolOp, UnaryOp};
+use crate::syntax::ast::{BoolOp, CmpOp, UnaryOp};
 
 impl Interp {
     /// The truth of condition `c`, outside captures (a capture branches on tensor values,
@@ -19,10 +20,27 @@ impl Interp {
                 if let Some(r) = self.num_compare(a, *op, b) {
                     return Ok(r);
                 }
+                // `x is None` / `x is not None`: one tag test (a local is not cloned)
+                if let (CmpOp::Is | CmpOp::IsNot, ExKind::Const(Value::None)) = (op, &b.kind) {
+                    let none = match &a.kind {
+                        ExKind::Load(Place::Local(s, _))
+                            if !matches!(self.local(*s), Value::Unbound) =>
+                        {
+                            matches!(self.local(*s), Value::None)
+                        }
+                        _ => {
+                            let x = self.operand(a)?;
+                            let none = matches!(x, Value::None);
+                            discard(x);
+                            none
+                        }
+                    };
+                    return Ok(none == (*op == CmpOp::Is));
+                }
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
                 return match (&x, &y) {
-                    (super::value::Value::Tensor(_), _) | (_, super::value::Value::Tensor(_)) => {
+                    (Value::Tensor(_), _) | (_, Value::Tensor(_)) => {
                         let v = self.compare_value(*op, &x, &y).map_err(|e| at(e, c.span))?;
                         self.truthy(&v).map_err(|e| at(e, blame))
                     }

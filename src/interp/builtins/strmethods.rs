@@ -47,6 +47,41 @@ fn char_index(layout: &Layout, byte: usize) -> i64 {
     }
 }
 
+/// A one-byte needle (an ASCII character) as a `char` pattern: searched with `memchr`,
+/// not through the two-way searcher the `&str` pattern sets up at every call.
+fn one_byte(sub: &str) -> Option<char> {
+    match sub.as_bytes() {
+        [b] => Some(char::from(*b)),
+        _ => None,
+    }
+}
+
+/// The byte offset of the first (`rev`: last) occurrence of `sub` in `hay`.
+fn find_sub(hay: &str, sub: &str, rev: bool) -> Option<usize> {
+    match (one_byte(sub), rev) {
+        (Some(c), false) => hay.find(c),
+        (Some(c), true) => hay.rfind(c),
+        (None, false) => hay.find(sub),
+        (None, true) => hay.rfind(sub),
+    }
+}
+
+/// True when `sub` occurs in `hay` (`sub in hay`).
+pub fn contains_sub(hay: &str, sub: &str) -> bool {
+    match one_byte(sub) {
+        Some(c) => hay.as_bytes().contains(&(c as u8)),
+        None => hay.contains(sub),
+    }
+}
+
+/// The number of non-overlapping occurrences of a non-empty `sub` in `hay`.
+fn count_sub(hay: &str, sub: &str) -> usize {
+    match one_byte(sub) {
+        Some(c) => hay.bytes().filter(|&b| b == c as u8).count(),
+        None => hay.matches(sub).count(),
+    }
+}
+
 /// `find`, `rfind`, `index`, `rindex`, `count`, `startswith`, `endswith`.
 pub fn search(s: &Rc<str>, name: &str, args: &[Value]) -> R<Value> {
     arity(name, args, 1, 3)?;
@@ -90,17 +125,11 @@ pub fn search(s: &Rc<str>, name: &str, args: &[Value]) -> R<Value> {
         return Ok(Value::Int(match win {
             None => 0,
             Some((a, b)) if sub.is_empty() => s[a..b].chars().count() as i64 + 1,
-            Some((a, b)) => s[a..b].matches(sub).count() as i64,
+            Some((a, b)) => count_sub(&s[a..b], sub) as i64,
         }));
     }
     let pos = win.and_then(|(a, b)| {
-        let hay = &s[a..b];
-        let p = if name.starts_with('r') {
-            hay.rfind(sub)
-        } else {
-            hay.find(sub)
-        };
-        p.map(|p| char_index(&layout, a + p))
+        find_sub(&s[a..b], sub, name.starts_with('r')).map(|p| char_index(&layout, a + p))
     });
     match (pos, name) {
         (Some(i), _) => Ok(Value::Int(i)),
