@@ -306,13 +306,13 @@ pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor
         probs.shape()[0]
     };
     let flat = probs.reshape(&[-1])?;
-    let f32_steps: fn(f64) -> f64 = |x| x as f32 as f64;
     let at = Rows { rows, n, num };
+    // torch's arithmetic in the probabilities' dtype (integer weights as float32)
     let out = match flat.dtype() {
-        DType::F64 => flat.read(|p: &[f64]| sample(p, at, replacement, |x| x))??,
-        // torch's arithmetic in the probabilities' dtype: float32 rounds every step
-        DType::F32 => flat.read(|p: &[f32]| sample(p, at, replacement, f32_steps))??,
-        _ => sample(&f64s(&flat)?, at, replacement, f32_steps)?,
+        DType::F64 => flat.read(|p: &[f64]| sample(p, at, replacement))??,
+        _ => flat
+            .cast(DType::F32)?
+            .read(|p: &[f32]| sample(p, at, replacement))??,
     };
     let shape: Vec<usize> = if probs.ndim() == 1 {
         vec![num]
@@ -330,49 +330,67 @@ struct Rows {
     num: usize,
 }
 
+/// A probability dtype: torch's sampling arithmetic runs in it.
+trait Prob:
+    sort_keys::SortKey
+    + PartialOrd
+    + Into<f64>
+    + std::ops::Add<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// The largest finite value.
+    const MAX: Self;
+    /// `x` rounded to this type.
+    fn of(x: f64) -> Self;
+}
+
+impl Prob for f32 {
+    const MAX: f32 = f32::MAX;
+    fn of(x: f64) -> f32 {
+        x as f32
+    }
+}
+
+impl Prob for f64 {
+    const MAX: f64 = f64::MAX;
+    fn of(x: f64) -> f64 {
+        x
+    }
+}
+
 /// Checks the rows of `p` and samples from each.
-fn sample<T: Copy + Into<f64>>(
-    p: &[T],
-    Rows { rows, n, num }: Rows,
-    replacement: bool,
-    round: fn(f64) -> f64,
-) -> Result<Vec<i64>> {
+fn sample<T: Prob>(p: &[T], Rows { rows, n, num }: Rows, replacement: bool) -> Result<Vec<i64>> {
     let bad = |m: &str| err(ErrorKind::RuntimeError, format!("multinomial: {m}"));
-    if p.iter().any(|&x| {
-        let x: f64 = x.into();
-        !x.is_finite() || x < 0.0
-    }) {
+    // branch-free per chunk, so it vectorises (NaN fails both comparisons)
+    let ok = |x: T| x >= T::zero() && x <= T::MAX;
+    let bad_chunk = |c: &[T]| c.iter().fold(false, |bad, &x| bad | !ok(x));
+    if p.chunks(4096).any(bad_chunk) {
         return Err(bad(
             "probability tensor contains either inf, nan or element < 0",
         ));
     }
-    let zero = |r: usize| p[r * n..(r + 1) * n].iter().all(|&x| x.into() == 0.0);
+    let zero = |r: usize| p[r * n..(r + 1) * n].iter().all(|&x| x == T::zero());
     if (0..rows).any(zero) {
         return Err(bad(
             "invalid multinomial distribution (sum of probabilities <= 0)",
         ));
     }
     if !replacement || num == 1 {
-        multinomial_exponential(p, n, num, round)
+        multinomial_exponential(p, n, num)
     } else {
-        multinomial_cumulative(p, rows, n, num, round)
+        multinomial_cumulative(p, rows, n, num)
     }
 }
 
 /// torch's sampling without replacement (and of one sample): `q = probs / Exp(1)` with
-/// one exponential (`-log1p(-u)` of a float64 uniform) per element, row-major, then the
-/// top `num` of each row (the first maximum when `num` is 1).
-fn multinomial_exponential<T: Copy + Into<f64>>(
-    p: &[T],
-    n: usize,
-    num: usize,
-    round: fn(f64) -> f64,
-) -> Result<Vec<i64>> {
+/// one exponential (`-log1p(-u)` of a float64 uniform, rounded to the dtype) per
+/// element, row-major, then the top `num` of each row (the first maximum when `num` is
+/// 1).
+fn multinomial_exponential<T: Prob>(p: &[T], n: usize, num: usize) -> Result<Vec<i64>> {
     let q = with_rng(|g| {
         collect_vec(
             p.len(),
-            p.iter()
-                .map(|&v| round(v.into() / round(-(-g.uniform()).ln_1p()))),
+            p.iter().map(|&v| v / T::of(-(-g.uniform()).ln_1p())),
         )
     })?;
     Ok(sort_keys::first_positions(&q, n, num, true))
@@ -382,23 +400,23 @@ fn multinomial_exponential<T: Copy + Into<f64>>(
 /// total (in the probabilities' dtype, the last set to 1), then for each sample a
 /// float64 uniform and a binary search for the first bucket not below it. The
 /// normalised sums are computed at the probed positions only.
-fn multinomial_cumulative<T: Copy + Into<f64>>(
-    p: &[T],
-    rows: usize,
-    n: usize,
-    num: usize,
-    round: fn(f64) -> f64,
-) -> Result<Vec<i64>> {
+fn multinomial_cumulative<T: Prob>(p: &[T], rows: usize, n: usize, num: usize) -> Result<Vec<i64>> {
     let mut out = Vec::with_capacity(rows * num);
-    let mut cum: Vec<f64> = super::storage::alloc_vec(n)?;
+    let mut cum: Vec<T> = super::storage::alloc_vec(n)?;
     for r in 0..rows {
-        let mut sum = 0.0;
+        let mut sum = T::zero();
         cum.clear();
         cum.extend(p[r * n..(r + 1) * n].iter().map(|&v| {
-            sum = round(sum + v.into());
+            sum = sum + v;
             sum
         }));
-        let normal = |j: usize| if j + 1 == n { 1.0 } else { round(cum[j] / sum) };
+        let normal = |j: usize| -> f64 {
+            if j + 1 == n {
+                1.0
+            } else {
+                (cum[j] / sum).into()
+            }
+        };
         for _ in 0..num {
             let u = with_rng(|g| g.uniform());
             let (mut lo, mut hi) = (0, n);
