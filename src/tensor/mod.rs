@@ -22,6 +22,7 @@ pub mod random;
 pub mod reduce;
 pub mod seq;
 pub mod shape;
+pub mod sort_keys;
 pub mod sorting;
 pub mod storage;
 pub mod torch_mathfun;

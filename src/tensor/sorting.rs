@@ -4,9 +4,10 @@
 //! gathered from these indices by differentiable ops (ops/more.rs). Inside a `@compile`
 //! capture each of them is a graph break (their results depend on the data).
 
-use super::dtype::DType;
+use super::dtype::{with_elem, DType};
 use super::random::with_rng;
 use super::shape::norm_dim;
+use super::sort_keys;
 use super::storage::collect_vec;
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
@@ -22,25 +23,6 @@ pub fn cmp_f64(a: f64, b: f64) -> Ordering {
         (false, true) => Ordering::Less,
         _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
     }
-}
-
-/// The elements as f64 with `dim` moved last (rows of `n`), the moved shape and the
-/// permutation that moves it back.
-/// Row-major values, row length, moved shape, inverse permutation.
-type Rows = (Vec<f64>, usize, Vec<i64>, Vec<i64>);
-
-fn rows_last(x: &Tensor, dim: usize) -> Result<Rows> {
-    let nd = x.ndim();
-    let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != dim as i64).collect();
-    perm.push(dim as i64);
-    let moved = x.permute(&perm)?.contiguous()?;
-    let vals = f64s(&moved)?;
-    let mut back = vec![0i64; nd];
-    for (i, &p) in perm.iter().enumerate() {
-        back[p as usize] = i as i64;
-    }
-    let shape = moved.shape().iter().map(|&s| s as i64).collect();
-    Ok((vals, x.shape()[dim].max(1), shape, back))
 }
 
 /// Marks a data-dependent host computation inside a capture.
@@ -62,42 +44,27 @@ pub fn topk_indices(x: &Tensor, dim: i64, k: usize, largest: bool) -> Result<Ten
 
 fn first_indices(x: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result<Tensor> {
     host("sort");
-    if x.dtype() == DType::Bool {
-        return first_indices(&x.cast(DType::I64)?, dim, descending, k);
-    }
     if x.ndim() == 0 {
         return Ok(Tensor::from_vec(vec![0i64], &[]));
     }
     let d = norm_dim("sort", dim, x.ndim())?;
-    let (vals, n, mut shape, back) = rows_last(x, d)?;
+    let nd = x.ndim();
+    let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != d as i64).collect();
+    perm.push(d as i64);
+    let moved = x.permute(&perm)?;
+    let n = x.shape()[d];
     let keep = k.unwrap_or(n).min(n);
-    let mut idx = Vec::with_capacity(vals.len());
-    if x.numel() > 0 {
-        for row in vals.chunks(n) {
-            let mut p: Vec<usize> = (0..row.len()).collect();
-            // the stable order: ties by position
-            let ord = |&a: &usize, &b: &usize| {
-                let c = if descending {
-                    cmp_f64(row[b], row[a])
-                } else {
-                    cmp_f64(row[a], row[b])
-                };
-                c.then(a.cmp(&b))
-            };
-            if keep < p.len() {
-                if keep > 0 {
-                    p.select_nth_unstable_by(keep - 1, ord);
-                }
-                p.truncate(keep);
-            }
-            p.sort_unstable_by(ord);
-            idx.extend(p.into_iter().map(|i| i as i64));
-        }
-    }
+    let idx = with_elem!(x.dtype(), T => moved.read(|s: &[T]| {
+        sort_keys::first_positions(s, n, keep, descending)
+    })?);
+    let mut shape: Vec<usize> = moved.shape().to_vec();
     if let Some(last) = shape.last_mut() {
-        *last = keep as i64;
+        *last = keep;
     }
-    let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+    let mut back = vec![0i64; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        back[p as usize] = i as i64;
+    }
     Tensor::from_vec(idx, &shape).permute(&back)?.contiguous()
 }
 
@@ -333,28 +300,19 @@ pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor
             "multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement ({num} > {n})"
         )));
     }
-    let p = f64s(&probs.reshape(&[-1])?)?;
-    if p.iter().any(|&x| !x.is_finite() || x < 0.0) {
-        return Err(bad(
-            "multinomial: probability tensor contains either inf, nan or element < 0".into(),
-        ));
-    }
-    let rows = p.len().checked_div(n).unwrap_or(0);
-    if (0..rows).any(|r| p[r * n..(r + 1) * n].iter().sum::<f64>() <= 0.0) {
-        return Err(bad(
-            "multinomial: invalid multinomial distribution (sum of probabilities <= 0)".into(),
-        ));
-    }
-    // torch's arithmetic in the probabilities' dtype: float32 rounds every step
-    let round: fn(f64) -> f64 = if probs.dtype() == DType::F64 {
-        |x| x
+    let rows = if probs.ndim() == 1 {
+        1
     } else {
-        |x| x as f32 as f64
+        probs.shape()[0]
     };
-    let out = if !replacement || num == 1 {
-        multinomial_exponential(&p, rows, n, num, round)?
-    } else {
-        multinomial_cumulative(&p, rows, n, num, round)?
+    let flat = probs.reshape(&[-1])?;
+    let at = Rows { rows, n, num };
+    // torch's arithmetic in the probabilities' dtype (integer weights as float32)
+    let out = match flat.dtype() {
+        DType::F64 => flat.read(|p: &[f64]| sample(p, at, replacement))??,
+        _ => flat
+            .cast(DType::F32)?
+            .read(|p: &[f32]| sample(p, at, replacement))??,
     };
     let shape: Vec<usize> = if probs.ndim() == 1 {
         vec![num]
@@ -364,61 +322,113 @@ pub fn multinomial(probs: &Tensor, num: i64, replacement: bool) -> Result<Tensor
     Ok(Tensor::from_vec(out, &shape))
 }
 
-/// torch's sampling without replacement (and of one sample): `q = probs / Exp(1)` with
-/// one exponential (`-log1p(-u)` of a float64 uniform) per element, row-major, then the
-/// top `num` of each row (the first maximum when `num` is 1).
-fn multinomial_exponential(
-    p: &[f64],
+/// The rows of probabilities, their length and the samples per row.
+#[derive(Clone, Copy)]
+struct Rows {
     rows: usize,
     n: usize,
     num: usize,
-    round: fn(f64) -> f64,
-) -> Result<Vec<i64>> {
-    let e = with_rng(|g| {
+}
+
+/// A probability dtype: torch's sampling arithmetic runs in it.
+trait Prob:
+    sort_keys::SortKey
+    + PartialOrd
+    + Into<f64>
+    + std::ops::Add<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// The largest finite value.
+    const MAX: Self;
+    /// `x` rounded to this type.
+    fn of(x: f64) -> Self;
+}
+
+impl Prob for f32 {
+    const MAX: f32 = f32::MAX;
+    fn of(x: f64) -> f32 {
+        x as f32
+    }
+}
+
+impl Prob for f64 {
+    const MAX: f64 = f64::MAX;
+    fn of(x: f64) -> f64 {
+        x
+    }
+}
+
+/// Checks the rows of `p` and samples from each.
+fn sample<T: Prob>(p: &[T], Rows { rows, n, num }: Rows, replacement: bool) -> Result<Vec<i64>> {
+    let bad = |m: &str| err(ErrorKind::RuntimeError, format!("multinomial: {m}"));
+    // branch-free per chunk, so it vectorises (NaN fails both comparisons)
+    let ok = |x: T| x >= T::zero() && x <= T::MAX;
+    let bad_chunk = |c: &[T]| c.iter().fold(false, |bad, &x| bad | !ok(x));
+    if p.chunks(4096).any(bad_chunk) {
+        return Err(bad(
+            "probability tensor contains either inf, nan or element < 0",
+        ));
+    }
+    let zero = |r: usize| p[r * n..(r + 1) * n].iter().all(|&x| x == T::zero());
+    if (0..rows).any(zero) {
+        return Err(bad(
+            "invalid multinomial distribution (sum of probabilities <= 0)",
+        ));
+    }
+    if !replacement || num == 1 {
+        multinomial_exponential(p, n, num)
+    } else {
+        multinomial_cumulative(p, rows, n, num)
+    }
+}
+
+/// torch's sampling without replacement (and of one sample): `q = probs / Exp(1)` with
+/// one exponential (`-log1p(-u)` of a float64 uniform, rounded to the dtype) per
+/// element, row-major, then the top `num` of each row (the first maximum when `num` is
+/// 1).
+fn multinomial_exponential<T: Prob>(p: &[T], n: usize, num: usize) -> Result<Vec<i64>> {
+    let q = with_rng(|g| {
         collect_vec(
             p.len(),
-            (0..p.len()).map(|_| round(-(-g.uniform()).ln_1p())),
+            p.iter().map(|&v| v / T::of(-(-g.uniform()).ln_1p())),
         )
     })?;
-    let mut out = Vec::with_capacity(rows * num);
-    for r in 0..rows {
-        let q: Vec<f64> = (r * n..(r + 1) * n).map(|j| round(p[j] / e[j])).collect();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| q[b].total_cmp(&q[a]));
-        out.extend(order[..num].iter().map(|&i| i as i64));
-    }
-    Ok(out)
+    Ok(sort_keys::first_positions(&q, n, num, true))
 }
 
 /// torch's sampling with replacement: the row's cumulative sums normalised by their
 /// total (in the probabilities' dtype, the last set to 1), then for each sample a
-/// float64 uniform and a binary search for the first bucket not below it.
-fn multinomial_cumulative(
-    p: &[f64],
-    rows: usize,
-    n: usize,
-    num: usize,
-    round: fn(f64) -> f64,
-) -> Result<Vec<i64>> {
+/// float64 uniform and a binary search for the first bucket not below it. The
+/// normalised sums are computed at the probed positions only.
+fn multinomial_cumulative<T: Prob>(p: &[T], rows: usize, n: usize, num: usize) -> Result<Vec<i64>> {
     let mut out = Vec::with_capacity(rows * num);
+    let mut cum: Vec<T> = super::storage::alloc_vec(n)?;
     for r in 0..rows {
-        let mut sum = 0.0;
-        let mut cum: Vec<f64> = p[r * n..(r + 1) * n]
-            .iter()
-            .map(|&v| {
-                sum = round(sum + v);
-                sum
-            })
-            .collect();
-        for c in cum.iter_mut() {
-            *c = round(*c / sum);
-        }
-        if let Some(last) = cum.last_mut() {
-            *last = 1.0;
-        }
+        let mut sum = T::zero();
+        cum.clear();
+        cum.extend(p[r * n..(r + 1) * n].iter().map(|&v| {
+            sum = sum + v;
+            sum
+        }));
+        let normal = |j: usize| -> f64 {
+            if j + 1 == n {
+                1.0
+            } else {
+                (cum[j] / sum).into()
+            }
+        };
         for _ in 0..num {
             let u = with_rng(|g| g.uniform());
-            out.push(cum.partition_point(|&c| c < u) as i64);
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if normal(mid) < u {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            out.push(lo as i64);
         }
     }
     Ok(out)

@@ -632,6 +632,7 @@ fn products(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             let (m1, m2) = (a.tensor(0, n1)?, a.tensor(1, n2)?);
             let beta = a.float(usize::MAX, "beta")?.unwrap_or(1.0);
             let alpha = a.float(usize::MAX, "alpha")?.unwrap_or(1.0);
+            let since = crate::autograd::next_node_id();
             let p = if name == "addmm" {
                 linalg::matmul(&m1, &m2)
             } else {
@@ -643,13 +644,22 @@ fn products(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             } else {
                 p.mul_s(alpha).map_err(te)?
             };
-            if beta == 0.0 {
-                tv(p.add(&t.mul_s(0.0).map_err(te)?))?
+            let out = if beta == 0.0 {
+                p.add(&t.mul_s(0.0).map_err(te)?)
             } else if beta == 1.0 {
-                tv(t.add(&p))?
+                t.add(&p)
             } else {
-                tv(t.mul_s(beta).and_then(|s| s.add(&p)))?
+                t.mul_s(beta).and_then(|s| s.add(&p))
             }
+            .map_err(te)?;
+            // torch's one node (`nn.Linear` on a 2-d input is an addmm)
+            let node = if name == "addmm" {
+                "AddmmBackward0"
+            } else {
+                "BaddbmmBackward0"
+            };
+            crate::autograd::names::name_composite(&out, since, node);
+            Value::Tensor(out)
         }
         "kron" => {
             a.check(1, &["other"])?;
