@@ -101,18 +101,32 @@ fn python_size_reads_specialise_instead_of_baking() {
 
 #[test]
 fn ambiguous_reshape_specialises_and_matches_eager() {
-    // view(4, -1) of [n, 4] is [4, n]: from n=6 alone it could be read as [n, 4] -> [4, 6]
-    // with 6 fixed, so the symbolic recompile specialises n (one version per size).
-    let mut e = engine(
-        "@compile\ndef f(x):\n    return x.view(4, -1) * 1.5\n\n\
-         a = f(arange(16.0).reshape(4, 4))\nb = f(arange(24.0).reshape(6, 4))\n\
-         c = f(arange(32.0).reshape(8, 4))\n",
-    );
+    // view(4, -1) of [n, 4] is [4, n]. Recompiled symbolically at n=6, the reshape [6, 4]
+    // -> [4, 6] splits 4*n into (4, n): only the 4 divides 4*n, so n stays symbolic (one
+    // symbolic version serves n=8).
+    let src = |sizes: [usize; 3]| {
+        let calls: Vec<String> = sizes
+            .iter()
+            .zip(["a", "b", "c"])
+            .map(|(n, v)| format!("{v} = f(arange({}.0).reshape({n}, 4))\n", n * 4))
+            .collect();
+        format!(
+            "@compile\ndef f(x):\n    return x.view(4, -1) * 1.5\n\n{}",
+            calls.concat()
+        )
+    };
+    let mut e = engine(&src([4, 6, 8]));
     assert_eq!(text(&mut e, "str(c.shape)"), "(4, 8)");
     assert_eq!(
         text(&mut e, "str(b.tolist()[1])"),
         "[9.0, 10.5, 12.0, 13.5, 15.0, 16.5]"
     );
+    assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
+    // Recompiled symbolically at n=4, [4, 4] -> [4, 4] could be [n, 4] or [4, n]: n is
+    // specialised (that version serves n=4 only; n=8 recompiles).
+    let mut e = engine(&src([6, 4, 8]));
+    assert_eq!(text(&mut e, "str(c.shape)"), "(4, 8)");
+    assert_eq!(text(&mut e, "str(b.tolist()[1])"), "[6.0, 7.5, 9.0, 10.5]");
     assert_eq!(stats(&mut e, "f"), [3, 0, 0, 3]);
 }
 

@@ -619,6 +619,27 @@ fn transformer_keeps_a_dynamic_sequence_length() {
 }
 
 #[test]
+fn transformer_with_a_fixed_batch_keeps_a_dynamic_sequence_length() {
+    let py = python();
+    // batch 2: the embedding's `reshape(B, T, D)` splits 2*seq into (2, seq)
+    for n in ["6", "3", "8"] {
+        let dir = run_script_with("transformer", &format!("transformer-b2-{n}"), &[n, "2"]);
+        let m = decode(&dir);
+        let g = m.graph.as_ref().expect("a graph");
+        assert_eq!(dims_text(&g.input[0]), ["2", "seq"]);
+        assert_eq!(dims_text(&g.output[0]), ["2", "seq", "11"]);
+        let ops = op_types(g);
+        for op in ["Shape", "Reshape", "Concat"] {
+            assert!(ops.contains(&op), "no {op}: {ops:?}");
+        }
+        if let Some(py) = &py {
+            check_with_onnx_runtime(py, &format!("transformer (batch 2, length {n})"), &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn an_axis_that_cannot_stay_dynamic_names_the_node_that_fixes_it() {
     let mut e = engine();
     // a reshape inside a branch side keeps its traced size (ONNX If bodies and compiled

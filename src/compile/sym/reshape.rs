@@ -162,8 +162,8 @@ fn exact_reshape(x: &[SymExpr], req: &[Option<SymExpr>]) -> Option<SymShape> {
 }
 
 /// From the shapes: the input and output are cut into the smallest groups of equal
-/// element count; a group holding a symbol must map to exactly one output dim of size
-/// other than 1, which takes the group's product.
+/// element count; a group holding a symbol maps its product to one output dim of size
+/// other than 1 (`split_group`), the others keeping their sizes.
 fn structural_reshape(x: &[SymExpr], x_ex: &[usize], out_ex: &[usize]) -> Option<SymShape> {
     if x_ex == out_ex {
         return Some(x.to_vec());
@@ -210,18 +210,41 @@ fn structural_reshape(x: &[SymExpr], x_ex: &[usize], out_ex: &[usize]) -> Option
             out.extend(fixed_shape(dims));
             continue;
         }
-        let mut big = dims.iter().enumerate().filter(|(_, &d)| d != 1);
-        let (k, _) = big.next()?;
-        if big.next().is_some() {
-            return None;
-        }
+        let (k, size) = split_group(&group, dims)?;
         for (m, &d) in dims.iter().enumerate() {
             out.push(if m == k {
-                group.clone()
+                size.clone()
             } else {
                 SymExpr::konst(d as i64)
             });
         }
     }
     Some(out)
+}
+
+/// The one dim of `dims` (not 1) that takes symbolic group size `group`, and its size:
+/// the product of the others (constants) must divide every coefficient of `group`
+/// (`3*T` into `(3, T)`: the 3 divides, the capture-time T does not). A true split
+/// always qualifies (its other dims are constants whose product divides the group), so
+/// when only one dim does it is the symbolic one; None when none or several do (`3*T`
+/// traced at T = 3 into `(3, 3)`).
+fn split_group(group: &SymExpr, dims: &[usize]) -> Option<(usize, SymExpr)> {
+    let mut found = None;
+    for (k, &d) in dims.iter().enumerate() {
+        if d == 1 {
+            continue;
+        }
+        let others = dims
+            .iter()
+            .enumerate()
+            .filter(|&(m, _)| m != k)
+            .try_fold(1i64, |acc, (_, &x)| acc.checked_mul(i64::try_from(x).ok()?))?;
+        if let Some(size) = group.div_exact(others) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((k, size));
+        }
+    }
+    found
 }

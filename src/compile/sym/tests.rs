@@ -154,6 +154,28 @@ fn flatten_and_unsqueeze_are_structural() {
 }
 
 #[test]
+fn a_symbolic_group_splits_into_the_one_dim_its_constants_divide() {
+    let shape = |s: &[usize]| IrOp::Reshape { shape: s.into() };
+    let mut g = Graph::new();
+    let x = input(&mut g, 0, &[5, 3]);
+    let flat = push(&mut g, shape(&[15]), &[x], &[15]);
+    let a = push(&mut g, shape(&[3, 5]), &[flat], &[3, 5]);
+    let b = push(&mut g, shape(&[5, 3]), &[flat], &[5, 3]);
+    g.outputs.extend([a, b]);
+    let info = dim0_dynamic(&g, None);
+    assert_eq!(text(&info, flat), "[3*s0]");
+    assert_eq!(text(&info, a), "[3, s0]", "3*T into (3, T)");
+    assert_eq!(text(&info, b), "[s0, 3]");
+    // traced at T = 3, (3, 3) could hold T in either dim: specialised
+    let mut g = Graph::new();
+    let x = input(&mut g, 0, &[3, 3]);
+    let flat = push(&mut g, shape(&[9]), &[x], &[9]);
+    let a = push(&mut g, shape(&[3, 3]), &[flat], &[3, 3]);
+    g.outputs.push(a);
+    assert_eq!(dim0_dynamic(&g, None).num_symbols(), 0);
+}
+
+#[test]
 fn size_reads_specialise_only_the_read_dim() {
     let mut g = Graph::new();
     let x = input(&mut g, 0, &[5, 7]);

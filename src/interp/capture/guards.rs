@@ -22,6 +22,10 @@ pub enum Origin {
     Item(Rc<RefCell<Vec<Value>>>, usize),
     /// `d[k]` of a dict the function did not create (optimizer param groups and state).
     Key(Rc<RefCell<DictMap>>, Key),
+    /// Element `i` of the tuple of length `n` another origin holds (Adam's `betas`): a
+    /// tuple holding a float is guarded element by element, so that a float in it that
+    /// changes between calls can become a runtime scalar as a lone float does.
+    Elem(Box<Origin>, usize, usize),
 }
 
 fn hash_of(x: &impl Hash) -> u64 {
@@ -39,6 +43,10 @@ impl Origin {
             Origin::Cell(c, _) => Some(c.borrow().clone()),
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),
             Origin::Key(d, k) => d.borrow().get(k).cloned(),
+            Origin::Elem(o, i, n) => match &o.read()? {
+                Value::Tuple(t) if t.len() == *n => t.get(*i).cloned(),
+                _ => None,
+            },
         }
     }
 
@@ -52,6 +60,7 @@ impl Origin {
                 Value::Str(s) => format!("[{s:?}]"),
                 other => format!("[{}]", other.type_name()),
             },
+            Origin::Elem(o, i, _) => format!("{}[{i}]", o.describe()),
         }
     }
 
@@ -62,6 +71,10 @@ impl Origin {
             Origin::Cell(c, _) => (Rc::as_ptr(c) as usize, 0),
             Origin::Item(l, i) => (Rc::as_ptr(l) as usize, *i as u64),
             Origin::Key(d, k) => (Rc::as_ptr(d) as usize, hash_of(k)),
+            Origin::Elem(o, i, n) => {
+                let (a, h) = o.key();
+                (a, hash_of(&(h, *i, *n)))
+            }
         }
     }
 
@@ -73,6 +86,7 @@ impl Origin {
             Origin::Item(l, _) => Some(Rc::as_ptr(l) as usize),
             Origin::Key(d, _) => Some(Rc::as_ptr(d) as usize),
             Origin::Global(..) | Origin::Cell(..) => None,
+            Origin::Elem(o, _, _) => o.container(),
         }
     }
 }
@@ -152,6 +166,13 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
         if origin.container().is_some_and(|a| t.is_created(a)) {
             return false;
         }
+        if let Some(items) = float_tuple(v) {
+            for (i, x) in items.iter().enumerate() {
+                let elem = Origin::Elem(Box::new(origin.clone()), i, items.len());
+                t.add_guard(elem.key(), || ValueGuard::new(elem, x.clone()));
+            }
+            return false;
+        }
         t.add_guard(origin.key(), || ValueGuard::new(origin.clone(), v.clone()));
         let Value::Tensor(x) = v else { return false };
         let item = matches!(origin, Origin::Item(..) | Origin::Key(..));
@@ -162,26 +183,73 @@ pub fn note_load(origin: impl FnOnce() -> Origin, v: &Value) {
     }
 }
 
+/// The elements of a tuple holding a float (guarded element by element), else None.
+fn float_tuple(v: &Value) -> Option<&Rc<[Value]>> {
+    match v {
+        Value::Tuple(t) if t.iter().any(|x| matches!(x, Value::Float(_))) => Some(t),
+        _ => None,
+    }
+}
+
+fn unguarded(o: &Origin) -> bool {
+    let key = o.key();
+    trace::with(|t| !t.is_guarded(key)) == Some(true)
+}
+
 /// `note_load`, and the value the interpreter goes on with: a runtime scalar for a float
 /// of an origin the capture makes dynamic (`compile::capture::symfloat`; its guard then
-/// checks the type only), else `v` itself.
+/// checks the type only), a tuple with such floats in place of its dynamic ones, else
+/// `v` itself.
 pub fn load(origin: impl FnOnce() -> Origin, v: Value) -> Value {
     if !active() {
         return v;
     }
     let dynamic = trace::with(|t| !t.dynamic_scalars.is_empty()) == Some(true);
-    let (Value::Float(f), true) = (&v, dynamic) else {
+    if !dynamic {
+        note_load(origin, &v);
+        return v;
+    }
+    if let Some(items) = float_tuple(&v) {
+        let origin = origin();
+        let n = items.len();
+        let elems: Vec<Origin> = (0..n)
+            .map(|i| Origin::Elem(Box::new(origin.clone()), i, n))
+            .collect();
+        let fresh: Vec<bool> = elems.iter().map(unguarded).collect();
+        note_load(|| origin, &v);
+        let mut any = false;
+        let out: Vec<Value> = items
+            .iter()
+            .zip(elems)
+            .zip(fresh)
+            .map(|((x, elem), fresh)| match x {
+                Value::Float(f) => {
+                    let r = runtime_scalar(elem, *f, x, fresh);
+                    any |= matches!(r, Value::SymFloat(_));
+                    r
+                }
+                _ => x.clone(),
+            })
+            .collect();
+        return if any { Value::Tuple(out.into()) } else { v };
+    }
+    let Value::Float(f) = v else {
         note_load(origin, &v);
         return v;
     };
-    let f = *f;
     let origin = origin();
-    let key = origin.key();
-    let fresh = trace::with(|t| !t.is_guarded(key)) == Some(true);
+    let fresh = unguarded(&origin);
     note_load(|| origin.clone(), &v);
+    runtime_scalar(origin, f, &v, fresh)
+}
+
+/// Float `f` (the value `v`) just loaded from `origin` (unguarded before the load when
+/// `fresh`): a runtime scalar when the capture makes the place dynamic, else `v`.
+fn runtime_scalar(origin: Origin, f: f64, v: &Value, fresh: bool) -> Value {
+    let key = origin.key();
     let known = trace::with(|t| t.has_scalar(key)) == Some(true);
     if !(fresh || known) {
-        return v;
+        return v.clone();
     }
     let reader = || -> Box<dyn trace::LoadGuard> {
         Box::new(ValueGuard {
@@ -192,6 +260,6 @@ pub fn load(origin: impl FnOnce() -> Origin, v: Value) -> Value {
     };
     match symfloat::load(key, f, || origin.describe(), reader) {
         Some(s) => Value::SymFloat(Rc::new(s)),
-        None => v,
+        None => v.clone(),
     }
 }
