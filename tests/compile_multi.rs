@@ -5,16 +5,21 @@
 //! read only by a `where` fuses as the select's mask. The truth is the executor's
 //! eager run (the same tensor-library calls eager code makes, one op at a time): the
 //! fused kernels compute the same f32 operations, so the results are bit-identical.
+//! Values shared between nodes (runtime/side.rs: max_pool2d's argmax, a training
+//! batch_norm's statistics and gradients) equal the executor's recomputed ones, bit
+//! for bit.
 
 mod ir_builder;
 
 use ir_builder::{add, bin, input, scalar};
+use kiln::compile::ir::grad_kernel::{GradKernel, NormPart};
 use kiln::compile::ir::{Graph, IrOp};
 use kiln::compile::passes::optimize;
 use kiln::compile::runtime::exec;
 use kiln::compile::runtime::lower::{compile_graph, CompiledGraph};
 use kiln::ops::{BinaryOp, UnaryOp};
 use kiln::tensor::creation::from_f32;
+use kiln::tensor::kernels::conv::PoolParams;
 use kiln::tensor::Tensor;
 
 /// Deterministic values in [lo, lo + 8) (a multiplicative hash of the index).
@@ -210,4 +215,67 @@ fn a_value_read_twice_inside_one_group_is_computed_once_and_not_stored() {
     assert_eq!(cg.fused.len(), 1, "{}", cg.to_text(None));
     assert_eq!(cg.fused[0].outputs.len(), 1);
     assert_eq!(bits(&got), bits(&want));
+}
+
+/// A max_pool2d and its backward, a training batch_norm with its running update and
+/// both gradient parts: six nodes take part in the side table (the backward reuses the
+/// forward's argmax, the others its statistics, and the two gradient parts come from
+/// one kernel), with the executor's results.
+#[test]
+fn side_values_equal_recomputed_ones() {
+    let mut g = Graph::new();
+    let x = input(&mut g, &[2, 3, 7, 7]);
+    let gp = input(&mut g, &[2, 3, 4, 4]);
+    let w = input(&mut g, &[3]);
+    let gy = input(&mut g, &[2, 3, 7, 7]);
+    let old = input(&mut g, &[3]);
+    let params = PoolParams {
+        kernel: (3, 3),
+        stride: (2, 2),
+        padding: (1, 1),
+    };
+    let pool = add(&mut g, IrOp::MaxPool2d { params }, &[x]);
+    let bn = IrOp::BatchNorm {
+        training: true,
+        eps: 1e-5,
+        weight: true,
+        bias: false,
+    };
+    let y = add(&mut g, bn, &[x, w]);
+    let running = IrOp::BatchNormRunning {
+        momentum: 0.3,
+        var: true,
+    };
+    let moved = add(&mut g, running, &[old, x]);
+    let kernel = |part| {
+        IrOp::GradKernel(GradKernel::BatchNorm {
+            part,
+            training: true,
+            eps: 1e-5,
+            weight: true,
+        })
+    };
+    let dx = add(&mut g, kernel(NormPart::Input), &[x, w, gy]);
+    let dp = add(&mut g, kernel(NormPart::Params), &[x, w, gy]);
+    let back = add(
+        &mut g,
+        IrOp::GradKernel(GradKernel::MaxPool2d { params }),
+        &[x, gp],
+    );
+    g.outputs = vec![pool, y, moved, dx, dp, back];
+    let inputs = [
+        data(&[2, 3, 7, 7], 1, -4.0),
+        data(&[2, 3, 4, 4], 2, -4.0),
+        data(&[3], 3, 0.5),
+        data(&[2, 3, 7, 7], 4, -4.0),
+        data(&[3], 5, 0.0),
+    ];
+    let (cg, got, want) = both(g, &inputs);
+    assert_eq!(cg.side_nodes(), 6);
+    assert_eq!(got.len(), want.len());
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!(a.shape(), b.shape());
+        let (a, b) = (a.to_vec::<f32>().expect("a"), b.to_vec::<f32>().expect("b"));
+        assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()));
+    }
 }

@@ -340,21 +340,15 @@ pub fn max_pool2d(x: &Tensor, p: PoolParams) -> Result<Tensor> {
 }
 
 fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
-    let dt = kernel_dtype("max_pool2d", &[x])?;
+    kernel_dtype("max_pool2d", &[x])?;
     if x.ndim() == 3 {
         return max_pool2d(&x.unsqueeze(0)?, p)?.squeeze(Some(0));
     }
-    let g = pool_geom("max_pool2d", x, p)?;
-    let planes = x.shape()[0] * x.shape()[1];
-    let shape = [x.shape()[0], x.shape()[1], g.oh, g.ow];
-    let (out, arg) = with_float!(dt, T => {
-        let (v, arg) = with_elems::<T, _>(&[x], |s| pool2d::max_pool_forward(s[0], planes, &g))?;
-        (Tensor::from_vec(v, &shape), arg)
-    });
+    let (out, argmax) = max_pool2d_with_indices(x, p)?;
     if autograd::needs_grad(&[x]) {
         let node = BackwardOp::MaxPool2d {
             in_shape: x.shape().into(),
-            argmax: Tensor::from_vec(arg, &shape),
+            argmax,
             x: Saved::new(x),
             params: p,
         };
@@ -363,27 +357,41 @@ fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
     Ok(out)
 }
 
+/// max_pool2d of a 4-D `x`, not recorded: the output and each window's flat argmax
+/// within its plane (what eager's node keeps, and what a compiled graph holding the
+/// backward too passes on to `max_pool2d_grad`).
+pub fn max_pool2d_with_indices(x: &Tensor, p: PoolParams) -> Result<(Tensor, Tensor)> {
+    let dt = kernel_dtype("max_pool2d", &[x])?;
+    let g = pool_geom("max_pool2d", x, p)?;
+    let planes = x.shape()[0] * x.shape()[1];
+    let shape = [x.shape()[0], x.shape()[1], g.oh, g.ow];
+    Ok(with_float!(dt, T => {
+        let (v, arg) = with_elems::<T, _>(&[x], |s| pool2d::max_pool_forward(s[0], planes, &g))?;
+        (Tensor::from_vec(v, &shape), Tensor::from_vec(arg, &shape))
+    }))
+}
+
 /// max_pool2d's input gradient with each window's argmax recomputed from the 4-D `x`
 /// (the IR's `max_pool2d_backward`: a graph holds no argmax tensor).
 pub fn max_pool2d_grad_of(x: &Tensor, p: PoolParams, g: &Tensor) -> Result<Tensor> {
-    let gm = pool_geom("max_pool2d", x, p)?;
-    let shape = [x.shape()[0], x.shape()[1], gm.oh, gm.ow];
-    if g.shape() != shape {
+    let (_, argmax) = max_pool2d_with_indices(x, p)?;
+    max_pool2d_grad_checked(x.shape(), &argmax, g)
+}
+
+/// `max_pool2d_grad` once `g` is checked to have the shape of the pooled output (the
+/// argmax's).
+pub fn max_pool2d_grad_checked(in_shape: &[usize], argmax: &Tensor, g: &Tensor) -> Result<Tensor> {
+    if g.shape() != argmax.shape() {
         return Err(err(
             ErrorKind::ShapeError,
             format!(
                 "max_pool2d backward: gradient of shape {}, expected {}",
                 fmt_shape(g.shape()),
-                fmt_shape(&shape)
+                fmt_shape(argmax.shape())
             ),
         ));
     }
-    let planes = shape[0] * shape[1];
-    let dt = kernel_dtype("max_pool2d", &[x])?;
-    let arg = with_float!(dt, T => {
-        with_elems::<T, _>(&[x], |s| pool2d::max_pool_forward(s[0], planes, &gm))?.1
-    });
-    max_pool2d_grad(x.shape(), &Tensor::from_vec(arg, &shape), g)
+    max_pool2d_grad(in_shape, argmax, g)
 }
 
 /// `avg_pool2d(x, kernel, stride, padding)` (padding counted in the average).

@@ -154,67 +154,69 @@ fn running_new(old: &Tensor, stat: &[f64], momentum: f64) -> Result<Tensor> {
 }
 
 /// The statistic a running buffer moves towards: the mean, or the unbiased variance.
-fn running_stat(mean: Vec<f64>, var: Vec<f64>, count: usize, unbiased: bool) -> Vec<f64> {
+fn running_stat(mean: &[f64], var: &[f64], count: usize, unbiased: bool) -> Vec<f64> {
     if !unbiased {
-        return mean;
+        return mean.to_vec();
     }
     let f = count as f64 / (count as f64 - 1.0);
-    var.into_iter().map(|v| v * f).collect()
+    var.iter().map(|v| v * f).collect()
 }
 
 /// The new value of a running buffer `old` after a training batch `x` (the executor of
 /// `IrOp::BatchNormRunning`).
 pub fn batch_norm_running(old: &Tensor, x: &Tensor, momentum: f64, var: bool) -> Result<Tensor> {
+    running_check(old, x.shape())?;
     let g = bn_geom(x.shape());
-    if x.ndim() < 2 || old.numel() != g.c || g.n * g.l <= 1 {
+    let dt = kernel_dtype("batch_norm", &[x])?;
+    let (mean, v) = with_float!(dt, T => with_elems::<T, _>(&[x], |s| kn::bn_stats(s[0], g))?);
+    let stat = running_stat(&mean, &v, g.n * g.l, var);
+    running_new(old, &stat, momentum)
+}
+
+/// `batch_norm_running` from the statistics a training forward of `x` (of shape
+/// `x_shape`) computed (`BnStats::batch`) rather than from x again.
+pub fn batch_norm_running_of(
+    old: &Tensor,
+    x_shape: &[usize],
+    batch: &(Vec<f64>, Vec<f64>),
+    momentum: f64,
+    var: bool,
+) -> Result<Tensor> {
+    running_check(old, x_shape)?;
+    let g = bn_geom(x_shape);
+    let stat = running_stat(&batch.0, &batch.1, g.n * g.l, var);
+    running_new(old, &stat, momentum)
+}
+
+/// A running statistic's update needs one value per channel of an input `[N, C, *]`
+/// with more than one value per channel.
+fn running_check(old: &Tensor, x_shape: &[usize]) -> Result<()> {
+    let g = bn_geom(x_shape);
+    if x_shape.len() < 2 || old.numel() != g.c || g.n * g.l <= 1 {
         return Err(err(
             ErrorKind::ShapeError,
             format!(
                 "batch_norm: running statistic {} for input {}",
                 fmt_shape(old.shape()),
-                fmt_shape(x.shape())
+                fmt_shape(x_shape)
             ),
         ));
     }
-    let dt = kernel_dtype("batch_norm", &[x])?;
-    let (mean, v) = with_float!(dt, T => with_elems::<T, _>(&[x], |s| kn::bn_stats(s[0], g))?);
-    running_new(old, &running_stat(mean, v, g.n * g.l, var), momentum)
+    Ok(())
 }
 
 fn bn_eager(x: &Tensor, g: Bn, a: &BatchNormArgs) -> Result<Tensor> {
     let mut ts = vec![x];
     ts.extend(a.weight);
     ts.extend(a.bias);
-    let dt = kernel_dtype("batch_norm", &ts)?;
-    let (y, mean, rstd) = with_float!(dt, T => {
-        let (mean, rstd): (Vec<T>, Vec<T>) = match (a.training, a.running) {
-            (false, Some((rm, rv))) => running_moments(rm, rv, a.eps)?,
-            _ => {
-                let (m, v) = with_elems::<T, _>(&[x], |s| kn::bn_stats(s[0], g))?;
-                if let (true, Some((rm, rv))) = (a.training, a.running) {
-                    let n = g.n * g.l;
-                    let new_m = running_new(rm, &m, a.momentum)?;
-                    let new_v = running_new(rv, &running_stat(Vec::new(), v.clone(), n, true), a.momentum)?;
-                    rm.overwrite(&new_m)?;
-                    rv.overwrite(&new_v)?;
-                }
-                batch_moments::<T>(&m, &v, a.eps)
-            }
-        };
-        let w = param_vec::<T>(a.weight, g.c, 1.0)?;
-        let b = param_vec::<T>(a.bias, g.c, 0.0)?;
-        let coef: Vec<[T; 4]> = (0..g.c)
-            .map(|c| [mean[c], rstd[c] * w[c], b[c], T::ZERO])
-            .collect();
-        let y = with_elems::<T, _>(&[x], |s| {
-            kn::bn_map(s[0], s[0], g, &coef, |v, _, k| (v - k[0]) * k[1] + k[2])
-        })?;
-        (
-            Tensor::from_vec(y, x.shape()),
-            Tensor::from_vec(mean, &[g.c]),
-            Tensor::from_vec(rstd, &[g.c]),
-        )
-    });
+    let (y, stats) = bn_forward(x, g, a)?;
+    if let (true, Some((rm, rv)), Some((m, v))) = (a.training, a.running, &stats.batch) {
+        let n = g.n * g.l;
+        let new_m = running_new(rm, m, a.momentum)?;
+        let new_v = running_new(rv, &running_stat(m, v, n, true), a.momentum)?;
+        rm.overwrite(&new_m)?;
+        rv.overwrite(&new_v)?;
+    }
     if autograd::needs_grad(&ts) {
         let running = match (a.training, a.running) {
             (false, Some((rm, rv))) => Some((Saved::new(rm), Saved::new(rv))),
@@ -225,13 +227,64 @@ fn bn_eager(x: &Tensor, g: Bn, a: &BatchNormArgs) -> Result<Tensor> {
             w: a.weight.map(Saved::new),
             bias: a.bias.map(Tensor::requires_grad),
             running,
-            mean,
-            rstd,
+            mean: stats.mean,
+            rstd: stats.rstd,
             eps: a.eps,
         };
         autograd::record(&y, BackwardOp::BatchNorm(Box::new(node)), &ts);
     }
     Ok(y)
+}
+
+/// A batch_norm forward's per-channel statistics: the mean and rstd it normalised
+/// with (in the kernel dtype, `[C]`) and, from a batch, its f64 mean and biased
+/// variance.
+pub struct BnStats {
+    pub mean: Tensor,
+    pub rstd: Tensor,
+    pub batch: Option<(Vec<f64>, Vec<f64>)>,
+}
+
+/// batch_norm's output and statistics, neither recorded nor moving a running
+/// statistic: eager's kernel, and the compiled runtime's where the graph's running
+/// updates and gradients reuse the statistics.
+pub fn batch_norm_stats(x: &Tensor, a: &BatchNormArgs) -> Result<(Tensor, BnStats)> {
+    let g = check_bn(x, a)?;
+    bn_forward(x, g, a)
+}
+
+fn bn_forward(x: &Tensor, g: Bn, a: &BatchNormArgs) -> Result<(Tensor, BnStats)> {
+    let mut ts = vec![x];
+    ts.extend(a.weight);
+    ts.extend(a.bias);
+    let dt = kernel_dtype("batch_norm", &ts)?;
+    with_float!(dt, T => {
+        let (mean, rstd, batch): (Vec<T>, Vec<T>, _) = match (a.training, a.running) {
+            (false, Some((rm, rv))) => {
+                let (m, r) = running_moments(rm, rv, a.eps)?;
+                (m, r, None)
+            }
+            _ => {
+                let (m, v) = with_elems::<T, _>(&[x], |s| kn::bn_stats(s[0], g))?;
+                let (mt, r) = batch_moments::<T>(&m, &v, a.eps);
+                (mt, r, Some((m, v)))
+            }
+        };
+        let w = param_vec::<T>(a.weight, g.c, 1.0)?;
+        let b = param_vec::<T>(a.bias, g.c, 0.0)?;
+        let coef: Vec<[T; 4]> = (0..g.c)
+            .map(|c| [mean[c], rstd[c] * w[c], b[c], T::ZERO])
+            .collect();
+        let y = with_elems::<T, _>(&[x], |s| {
+            kn::bn_map(s[0], s[0], g, &coef, |v, _, k| (v - k[0]) * k[1] + k[2])
+        })?;
+        let stats = BnStats {
+            mean: Tensor::from_vec(mean, &[g.c]),
+            rstd: Tensor::from_vec(rstd, &[g.c]),
+            batch,
+        };
+        Ok((Tensor::from_vec(y, x.shape()), stats))
+    })
 }
 
 /// A weight or bias as `n` elements of T (`fill` when absent).

@@ -168,32 +168,7 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
             let b = if *bias { Some(arg(args, 2)?) } else { None };
             linalg::conv2d(x, y()?, b, *params)
         }
-        IrOp::BatchNorm {
-            training,
-            eps,
-            weight,
-            bias,
-        } => {
-            let at = if *training { 1 } else { 3 };
-            let running = match training {
-                false => Some((y()?, arg(args, 2)?)),
-                true => None,
-            };
-            let w = if *weight { Some(arg(args, at)?) } else { None };
-            let b = match bias {
-                true => Some(arg(args, at + usize::from(*weight))?),
-                false => None,
-            };
-            let a = norm::BatchNormArgs {
-                running,
-                weight: w,
-                bias: b,
-                training: *training,
-                momentum: 0.0,
-                eps: *eps,
-            };
-            norm::batch_norm(x, &a)
-        }
+        IrOp::BatchNorm { .. } => norm::batch_norm(x, &batch_norm_args(&node.op, args)?),
         IrOp::BatchNormRunning { momentum, var } => {
             norm::batch_norm_running(x, y()?, *momentum, *var)
         }
@@ -222,6 +197,40 @@ fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
         IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),
         _ => Err(internal(&format!("no executor for {}", node.op.name()))),
     }
+}
+
+/// The operands and options of a `batch_norm` node (`op`) run on `args`.
+pub(super) fn batch_norm_args<'a>(
+    op: &IrOp,
+    args: &'a [Tensor],
+) -> Result<norm::BatchNormArgs<'a>> {
+    let IrOp::BatchNorm {
+        training,
+        eps,
+        weight,
+        bias,
+    } = op
+    else {
+        return Err(internal("batch_norm operands of another op"));
+    };
+    let at = if *training { 1 } else { 3 };
+    let running = match training {
+        false => Some((arg(args, 1)?, arg(args, 2)?)),
+        true => None,
+    };
+    let w = if *weight { Some(arg(args, at)?) } else { None };
+    let b = match bias {
+        true => Some(arg(args, at + usize::from(*weight))?),
+        false => None,
+    };
+    Ok(norm::BatchNormArgs {
+        running,
+        weight: w,
+        bias: b,
+        training: *training,
+        momentum: 0.0,
+        eps: *eps,
+    })
 }
 
 /// `x[t]` with a 0-d integer tensor `t` (a loop's index): the value to index with as a

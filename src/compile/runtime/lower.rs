@@ -14,6 +14,7 @@ use crate::compile::runtime::fused_step::{FusedStep, GroupValues, Native};
 use crate::compile::runtime::gemm_step::{self, GemmStep};
 use crate::compile::runtime::opt_update;
 use crate::compile::runtime::run_control::{print_node, ControlStep};
+use crate::compile::runtime::side::{self, Side};
 use crate::compile::runtime::vecmat_step::{self, VecmatStep};
 use crate::compile::sym::{SymInfo, SymShape};
 use crate::error::Result;
@@ -43,6 +44,8 @@ enum Step {
     Gemm(usize),
     /// Vector-matrix step `k` of `CompiledGraph::vecmats`.
     Vecmat(usize),
+    /// A node storing or reading a value of the run's side table (`side`).
+    Side(Side),
 }
 
 /// A graph ready to run: its fused kernels and the plan of which node runs how.
@@ -60,6 +63,8 @@ pub struct CompiledGraph {
     last_read: Vec<usize>,
     /// Reshape/expand nodes whose target shape is symbolic (sorted by node).
     targets: Vec<(NodeId, SymShape)>,
+    /// The number of slots of a run's side table.
+    side_slots: usize,
     /// Wall time spent finding groups and generating code.
     pub compile_time: Duration,
     /// The value table of `run`, kept empty between runs to reuse its allocation.
@@ -111,6 +116,10 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps[i] = Step::Vecmat(vecmats.len());
         vecmats.push(v);
     }
+    let (roles, side_slots) = side::find(&graph, |i| matches!(steps.get(i), Some(Step::Eval)));
+    for (i, role) in roles {
+        steps[i] = Step::Side(role);
+    }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
     let mut targets = graph
         .sym
@@ -126,6 +135,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps,
         last_read,
         targets,
+        side_slots,
         compile_time: t0.elapsed(),
         scratch: RefCell::new(Vec::new()),
     })
@@ -165,6 +175,14 @@ impl CompiledGraph {
         let regions = self.controls.iter().flat_map(|c| c.regions());
         let inner: usize = regions.map(|(_, r)| r.inline_runs()).sum();
         inner + self.fused.iter().map(FusedStep::inline_runs).sum::<usize>()
+    }
+
+    /// The nodes that store or read a value of the run's side table (`side`).
+    pub fn side_nodes(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s, Step::Side(_)))
+            .count()
     }
 
     /// True when `t` (one of this graph's run outputs) is held by nothing but that
@@ -301,6 +319,8 @@ impl CompiledGraph {
         vals.clear();
         vals.resize(self.graph.len(), None);
         let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
+        let mut side: Vec<Option<side::Value>> = Vec::new();
+        side.resize_with(self.side_slots, || None);
         let syms = match (&self.graph.sym, self.targets.is_empty()) {
             (Some(info), false) => info.bind(inputs),
             _ => Vec::new(),
@@ -323,7 +343,14 @@ impl CompiledGraph {
                 continue;
             }
             let out = self
-                .run_step(step, node, &vals, &tuples, inputs, eval, printed)
+                .run_step(
+                    step,
+                    node,
+                    (&vals, &tuples, &mut side),
+                    inputs,
+                    eval,
+                    printed,
+                )
                 .map_err(|mut e| {
                     if e.span.is_none() {
                         e.span = node.span;
@@ -369,6 +396,13 @@ impl CompiledGraph {
     }
 }
 
+/// A run's value tables: node values, control-node results and side values.
+type Tables<'t> = (
+    &'t [Option<Tensor>],
+    &'t HashMap<usize, Vec<Tensor>>,
+    &'t mut [Option<side::Value>],
+);
+
 /// What one step computed.
 enum Produced {
     One(Tensor),
@@ -384,8 +418,7 @@ impl CompiledGraph {
         &self,
         step: Option<&Step>,
         node: &Node,
-        vals: &[Option<Tensor>],
-        tuples: &HashMap<usize, Vec<Tensor>>,
+        (vals, tuples, side): Tables,
         inputs: &[Tensor],
         eval: &F,
         printed: &mut String,
@@ -433,6 +466,11 @@ impl CompiledGraph {
                     .get(*k)
                     .ok_or_else(|| internal("missing vector-matrix step"))?;
                 Produced::One(vecmat_step::run(step, &gather(vals, &node.args)?)?)
+            }
+            Some(Step::Side(s)) => {
+                let args = gather(vals, &node.args)?;
+                let own = || eval(node, &args, inputs);
+                Produced::One(side::run(*s, node, &args, side, own)?)
             }
             _ => Produced::One(eval(node, &gather(vals, &node.args)?, inputs)?),
         })

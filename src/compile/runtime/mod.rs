@@ -1,7 +1,8 @@
 //! Runtime: an optimized graph lowered to its runnable form (`lower`, the orchestrating
 //! file of the passes -> runtime boundary) and run without the interpreter (`exec`, with
 //! `run_control` for branches and loops): fused-group, gemm and vector-matrix steps,
-//! fast paths, optimizer updates, reused output buffers and `print` text.
+//! fast paths, optimizer updates, reused output buffers, `print` text and values shared
+//! between nodes (`side`: max_pool2d's argmax, batch_norm's statistics).
 
 pub mod exec;
 pub(super) mod fastpath;
@@ -13,5 +14,6 @@ pub(super) mod out_pool;
 pub mod printing;
 pub mod run_control;
 pub(super) mod scan_rows;
+mod side;
 pub mod vecmat_kernel;
 pub mod vecmat_step;
