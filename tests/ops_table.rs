@@ -271,14 +271,17 @@ fn unary_expr(op: UnaryOp) -> String {
 }
 
 /// The expression (of the leaf `A`, shape [2, 3], and the helpers `I`, `K`, `X4`) that
-/// creates each backward node, by its `BackwardOp` variant.
+/// creates each backward node, by its op (the `IrOp` variant of a primitive op's node,
+/// else its `BackwardOp` variant).
 const BACKWARD_EXPRS: &[(&str, &str)] = &[
     ("Binary", "A * A / (A + 2.0) - A ** 2"),
+    ("BinaryScalar", "(2.0 - A) * 3.0 + A ** 2"),
     ("Unary", "A.exp()"),
     ("Clamp", "A.clamp(0.2, 0.6)"),
     ("Where", "where(A > 0.5, A, A * 3.0)"),
-    ("Identity", "A.clone()"),
+    ("Clone", "A.clone()"),
     ("Sum", "A.sum(0) + A.mean(1).sum()"),
+    ("Mean", "A.mean(0) * K[0]"),
     ("ExtremeDim", "A.max(1)[0].sum() + A.min(0)[0].sum()"),
     ("ExtremeAll", "A.min() + A.max()"),
     ("Var", "A.var(1) + A.std()"),
@@ -320,7 +323,7 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
 const NOT_CAPTURED: &[(&str, &str)] = &[
     // float-to-float `.to(dtype)` always involves float64, which compiled kernels do not
     // run yet (a capture falls back to eager on the float64 tensor).
-    ("ToCopy", "a float64 tensor in a compiled step"),
+    ("Cast", "a float64 tensor in a compiled step"),
     ("AsStrided", "a view read after an in-place op on its base"),
     (
         "CopySlices",
@@ -387,21 +390,29 @@ fn every_differentiable_unary_op_backward_is_captured() {
     }
 }
 
-/// Every `BackwardOp` variant (read from the exhaustive match of `grad_fn_name` in
-/// src/autograd/names.rs) is in BACKWARD_EXPRS or NOT_CAPTURED; each of the first
-/// compiles with no break.
+/// Every kind of backward node (read from the exhaustive matches of src/autograd/
+/// names.rs: the `IrOp` variants `op_name` names, up to the ops eager code records no
+/// node for, and the `BackwardOp` variants other than `Op`) is in BACKWARD_EXPRS or
+/// NOT_CAPTURED; each of the first compiles with no break.
 #[test]
 fn every_backward_node_is_captured() {
     let names_rs = include_str!("../src/autograd/names.rs");
-    let names: Vec<&str> = names_rs
-        .split("BackwardOp::")
-        .skip(1)
-        .filter_map(|rest| {
-            let end = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
-            Some(&rest[..end])
-        })
-        .filter(|n| !n.is_empty())
-        .collect();
+    let variants = |text: &'static str, prefix: &str| -> Vec<&'static str> {
+        text.split(prefix)
+            .skip(1)
+            .filter_map(|rest| {
+                let end = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
+                Some(&rest[..end])
+            })
+            .filter(|n| !n.is_empty() && *n != "Op")
+            .collect()
+    };
+    let start = names_rs.find("fn op_name(").unwrap();
+    let end = names_rs
+        .find("// ops eager code records no node for")
+        .unwrap();
+    let mut names = variants(&names_rs[start..end], "O::");
+    names.extend(variants(names_rs, "BackwardOp::"));
     assert!(names.len() >= 30, "{names:?}");
     for n in &names {
         let known = BACKWARD_EXPRS

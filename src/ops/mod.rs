@@ -6,7 +6,7 @@
 pub mod more;
 pub mod shape_more;
 
-use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, ScalarOperand};
+use crate::autograd::{self, BackwardOp, Edge, Edges, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 pub use crate::ir::record_op::{grad_node, record_const, record_op};
 use crate::ir::IrOp;
@@ -19,14 +19,17 @@ use crate::tensor::{err, Tensor};
 
 fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
     let (sa, sb, so) = op.saves();
-    let node = BackwardOp::Binary {
-        op,
-        scalar: ScalarOperand::Neither,
+    let saved = OpSaved {
         a: sa.then(|| Saved::new(a)),
         b: sb.then(|| Saved::new(b)),
         out: so.then(|| Saved::output(out)),
         a_shape: Dims::from_slice(a.shape()),
         b_shape: Dims::from_slice(b.shape()),
+        ..OpSaved::default()
+    };
+    let node = BackwardOp::Op {
+        op: IrOp::Binary(op),
+        saved,
     };
     autograd::record(out, node, &[a, b]);
 }
@@ -91,18 +94,21 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
             [edge, Edge::None],
         )
     };
-    let node = BackwardOp::Binary {
-        op,
-        scalar: if reverse {
-            ScalarOperand::Left
-        } else {
-            ScalarOperand::Right
-        },
+    let saved = OpSaved {
         a: a_saved,
         b: b_saved,
         out: so.then(|| Saved::output(out)),
         a_shape,
         b_shape,
+        ..OpSaved::default()
+    };
+    let node = BackwardOp::Op {
+        op: IrOp::BinaryScalar {
+            op,
+            scalar: s,
+            reverse,
+        },
+        saved,
     };
     autograd::record_edges(out, node, Edges::from_buf(edges));
 }
@@ -116,10 +122,13 @@ fn unary_eager(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let out = unary_raw(op, a)?;
     if op.differentiable() && out.dtype().is_float() {
         let uses_out = op.saves() == Saves::Out;
-        let node = || BackwardOp::Unary {
-            op,
-            x: (!uses_out).then(|| Saved::new(a)),
-            out: uses_out.then(|| Saved::output(&out)),
+        let node = || BackwardOp::Op {
+            op: IrOp::Unary(op),
+            saved: OpSaved {
+                a: (!uses_out).then(|| Saved::new(a)),
+                out: uses_out.then(|| Saved::output(&out)),
+                ..OpSaved::default()
+            },
         };
         grad_node(&out, &[a], node);
     }
@@ -150,10 +159,12 @@ fn clamp_eager(x: &Tensor, min: Option<f64>, max: Option<f64>) -> Result<Tensor>
         ));
     }
     if out.dtype().is_float() {
-        let node = || BackwardOp::Clamp {
-            x: Saved::new(x),
-            min,
-            max,
+        let node = || BackwardOp::Op {
+            op: IrOp::Clamp { min, max },
+            saved: OpSaved {
+                a: Some(Saved::new(x)),
+                ..OpSaved::default()
+            },
         };
         grad_node(&out, &[x], node);
     }
@@ -192,10 +203,14 @@ fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let c = cond.expand_raw(&shape)?.to_vec::<bool>()?;
     let out = with_elem!(dt, T => select(&c, &va.to_vec::<T>()?, &vb.to_vec::<T>()?, &shape))?;
     if dt.is_float() {
-        let node = || BackwardOp::Where {
-            cond: Saved::new(cond),
-            a_shape: Dims::from_slice(a.shape()),
-            b_shape: Dims::from_slice(b.shape()),
+        let node = || BackwardOp::Op {
+            op: IrOp::Where,
+            saved: OpSaved {
+                a: Some(Saved::new(cond)),
+                a_shape: Dims::from_slice(a.shape()),
+                b_shape: Dims::from_slice(b.shape()),
+                ..OpSaved::default()
+            },
         };
         grad_node(&out, &[a, b], node);
     }
@@ -218,7 +233,10 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
     // float -> float keeps the graph (PyTorch's ToCopyBackward; the leaf's gradient
     // is cast back to its dtype by the backward sweep)
     if dtype != x.dtype() && dtype.is_float() && x.dtype().is_float() {
-        grad_node(&out, &[x], || BackwardOp::ToCopy);
+        grad_node(&out, &[x], || BackwardOp::Op {
+            op: IrOp::Cast(dtype),
+            saved: OpSaved::default(),
+        });
     }
     Ok(out)
 }
@@ -230,7 +248,10 @@ pub fn clone(x: &Tensor) -> Result<Tensor> {
 
 fn clone_eager(x: &Tensor) -> Result<Tensor> {
     let out = x.contiguous_copy()?;
-    grad_node(&out, &[x], || BackwardOp::Identity);
+    grad_node(&out, &[x], || BackwardOp::Op {
+        op: IrOp::Clone,
+        saved: OpSaved::default(),
+    });
     Ok(out)
 }
 

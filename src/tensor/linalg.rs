@@ -9,7 +9,7 @@ use super::kernels::matmul::bmm;
 use super::kernels::pool2d;
 use super::shape::{broadcast_shapes, fmt_shape};
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -107,9 +107,14 @@ fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::F32 | DType::F64 | DType::I64 | DType::Bool => out,
     };
     if dt.is_float() && autograd::needs_grad(&[a, b]) {
-        let node = BackwardOp::Matmul {
-            a: Saved::new(a),
-            b: Saved::new(b),
+        let saved = OpSaved {
+            a: Some(Saved::new(a)),
+            b: Some(Saved::new(b)),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Matmul,
+            saved,
         };
         autograd::record(&out, node, &[a, b]);
     }
@@ -238,11 +243,17 @@ fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) ->
         &shape
     ));
     if autograd::needs_grad(&[x, w]) {
-        let node = BackwardOp::Conv2d {
-            x: Saved::new(x),
-            w: Saved::new(w),
-            params: p,
+        let saved = OpSaved {
+            a: Some(Saved::new(x)),
+            b: Some(Saved::new(w)),
+            ..OpSaved::default()
         };
+        // the bias is added after, as its own op
+        let op = IrOp::Conv2d {
+            params: p,
+            bias: false,
+        };
+        let node = BackwardOp::Op { op, saved };
         autograd::record(&out, node, &[x, w]);
     }
     match bias {
@@ -352,11 +363,15 @@ fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
         (Tensor::from_vec(v, &shape), arg)
     });
     if autograd::needs_grad(&[x]) {
-        let node = BackwardOp::MaxPool2d {
-            in_shape: x.shape().into(),
-            argmax: Tensor::from_vec(arg, &shape),
-            x: Saved::new(x),
-            params: p,
+        let saved = OpSaved {
+            a: Some(Saved::new(x)),
+            a_shape: x.shape().into(),
+            aux: Some(Tensor::from_vec(arg, &shape)),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::MaxPool2d { params: p },
+            saved,
         };
         autograd::record(&out, node, &[x]);
     }
@@ -408,9 +423,13 @@ fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
         &shape
     ));
     if autograd::needs_grad(&[x]) {
-        let node = BackwardOp::AvgPool2d {
-            in_shape: x.shape().into(),
-            params: p,
+        let saved = OpSaved {
+            a_shape: x.shape().into(),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::AvgPool2d { params: p },
+            saved,
         };
         autograd::record(&out, node, &[x]);
     }

@@ -9,7 +9,7 @@ use super::shape::{
 };
 use super::storage::alloc_vec;
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp, ViewCall};
+use crate::autograd::{self, BackwardOp, More, OpSaved, ViewCall};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -71,10 +71,15 @@ impl Tensor {
 
     fn record_reshape(&self, out: &Tensor, call: ViewCall) {
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Reshape {
-                in_shape: self.shape().into(),
-                call,
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                more: More::View(call),
+                ..OpSaved::default()
             };
+            let op = IrOp::Reshape {
+                shape: out.shape().into(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(out, node, &[self]);
         }
     }
@@ -275,10 +280,14 @@ impl Tensor {
             out.mark_view_of(self);
         }
         if grad && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Permute {
-                perm: perm.to_vec(),
-                call,
+            let saved = OpSaved {
+                more: More::View(call),
+                ..OpSaved::default()
             };
+            let op = IrOp::Permute {
+                perm: perm.to_vec(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         out
@@ -384,9 +393,15 @@ impl Tensor {
             out.mark_view_of(self);
         }
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Expand {
-                in_shape: self.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                ..OpSaved::default()
             };
+            let op = IrOp::Expand {
+                shape: out.shape().into(),
+                sym: Vec::new(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -572,9 +587,13 @@ fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     let out = with_elem!(dt, T => cat_typed::<T>(ts, d, &out_shape, dt)?);
     let refs: Vec<&Tensor> = ts.iter().collect();
     if dt.is_float() && autograd::needs_grad(&refs) {
-        let node = BackwardOp::Cat {
-            dim: d,
-            sizes: ts.iter().map(|t| t.shape()[d]).collect(),
+        let saved = OpSaved {
+            more: More::Sizes(ts.iter().map(|t| t.shape()[d]).collect()),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Cat { dim: d },
+            saved,
         };
         autograd::record(&out, node, &refs);
     }
