@@ -92,6 +92,50 @@ fn every_binary_method_name_names_its_op_and_globals_agree() {
     assert_eq!(BinaryOp::of_method("nope"), None);
 }
 
+/// Every in-place method name of the binary rows (`add_`) names its row, is its
+/// out-of-place method with `_`, and writes that op's result into the tensor it
+/// returns; no in-place method of a binary op is dispatched outside the table (a name
+/// missing from a row's `inplace` field fails here).
+#[test]
+fn every_binary_inplace_method_names_its_op() {
+    use kiln::interp::builtins::tensor_methods::TENSOR_METHODS;
+    use kiln::ops::BinaryOp;
+    let mut e = eager_engine("a = tensor([0.75, -1.5, 2.0])\nb = tensor([0.5, 2.0, 2.0])\n");
+    let fa = from_f32(vec![0.75, -1.5, 2.0], &[3]).unwrap();
+    let fb = from_f32(vec![0.5, 2.0, 2.0], &[3]).unwrap();
+    let mut seen = 0;
+    for &op in BinaryOp::ALL {
+        for &m in op.inplace_methods() {
+            seen += 1;
+            assert_eq!(BinaryOp::of_inplace_method(m), Some(op), "{m}");
+            let stem = m.strip_suffix('_').and_then(BinaryOp::of_method);
+            assert_eq!(stem, Some(op), "{m}: not the op's method with `_`");
+            assert!(TENSOR_METHODS.contains(&m), "{m}: not a listed method");
+            let want: Vec<f64> = f32s(&ops::binary(op, &fa, &fb).unwrap())
+                .iter()
+                .map(|&d| f64::from(d))
+                .collect();
+            let got = text(
+                &mut e,
+                &format!("str([(r is c, r.tolist()) for c in [a.clone()] for r in [c.{m}(b)]][0])"),
+            );
+            assert!(got.starts_with("(True, "), "{m}: {got}");
+            assert_eq!(floats(&got.replace("True", "")), want, "{m}: {got}");
+        }
+    }
+    assert_eq!(seen, 4, "add_ sub_ mul_ div_");
+    for name in TENSOR_METHODS.iter() {
+        let op = name.strip_suffix('_').and_then(BinaryOp::of_method);
+        if let Some(op) = op {
+            assert!(
+                op.inplace_methods().contains(name),
+                "{name}: declare it in the row's `inplace` field"
+            );
+        }
+    }
+    assert_eq!(BinaryOp::of_inplace_method("add"), None);
+}
+
 fn one_op_kernel(op: UnaryOp) -> Kernel {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));

@@ -9,15 +9,15 @@ use crate::autograd;
 use crate::error::Result;
 use crate::ir::record as trace;
 use crate::ir::IrOp;
-use crate::ops::shape_more::flip;
-use crate::ops::{binary, where_};
 use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
+use crate::tensor::pointwise::{binary, where_};
 use crate::tensor::reduce::reduced_shape;
+use crate::tensor::views::flip;
 use crate::tensor::{creation, seq, Tensor};
 
 /// One gradient per input (`None`: the input needs none).
@@ -162,7 +162,7 @@ fn min_max_grads(win: BinaryOp, a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(T
 macro_rules! binary_grads {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($gr:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
@@ -358,7 +358,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 g.clone()
             } else if autograd::needs_grad(&[g]) {
                 // Differentiable: zeros written into a copy, both recorded.
-                let c = crate::ops::clone(g)?;
+                let c = crate::tensor::pointwise::clone(g)?;
                 c.index_put_(indices, &zeros(&[])?)?;
                 c
             } else {

@@ -244,13 +244,10 @@ impl Tensor {
 
     /// `x[idx]`: a view for basic indexing, a copy with advanced indices.
     pub fn index(&self, idx: &[TensorIndex]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.index_eager(idx)?;
         let (ir, tensors) = trace::index_op(idx);
         let mut args: Vec<&Tensor> = vec![self];
         args.extend(tensors.iter());
-        sc.record(|| ir, &args, &out);
-        Ok(out)
+        record_op(&args, |_| ir, || self.index_eager(idx))
     }
 
     fn index_eager(&self, idx: &[TensorIndex]) -> Result<Tensor> {

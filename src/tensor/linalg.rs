@@ -21,11 +21,12 @@ fn shape_err(msg: String) -> crate::error::Error {
 
 /// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
     let mut lifted = None;
-    let out = matmul_eager(a, b, &mut lifted)?;
-    sc.record(|| IrOp::Matmul, &[a, b], &out);
-    drop(sc);
+    let out = record_op(
+        &[a, b],
+        |_| IrOp::Matmul,
+        || matmul_eager(a, b, &mut lifted),
+    )?;
     // A 1-D operand is unsqueezed inside the scope (unrecorded), but the backward rule
     // saves that view: record it as a graph value so compiled autograd can read it.
     if let Some((src, view)) = lifted {

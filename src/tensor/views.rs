@@ -5,14 +5,14 @@
 use super::dtype::{with_elem, DType};
 use super::indexing::TensorIndex;
 use super::shape::{
-    contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, view_strides, Dims,
+    contiguous_strides, fmt_shape, norm_dim, norm_dims, norm_insert_dim, numel, view_strides, Dims,
 };
 use super::storage::alloc_vec;
 use super::{err, Tensor};
 use crate::autograd::{self, BackwardOp, More, OpSaved, ViewCall};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
-use crate::ir::record_op::record_op;
+use crate::ir::record_op::{record_const, record_op};
 use crate::ir::IrOp;
 use smallvec::SmallVec;
 
@@ -356,14 +356,11 @@ impl Tensor {
 
     /// `expand(*sizes)`, `-1` keeping a size (a view with stride 0).
     pub fn expand(&self, req: &[i64]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.expand_eager(req)?;
-        let ir = || IrOp::Expand {
+        let ir = |out: &Tensor| IrOp::Expand {
             shape: out.shape().into(),
             sym: Vec::new(),
         };
-        sc.record(ir, &[self], &out);
-        drop(sc);
+        let out = record_op(&[self], ir, || self.expand_eager(req))?;
         trace::note_request(&out, req);
         Ok(out)
     }
@@ -416,7 +413,7 @@ impl Tensor {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        crate::ops::clone(self)
+        super::pointwise::clone(self)
     }
 
     /// `narrow(dim, start, length)` (a view).
@@ -681,4 +678,24 @@ fn stack_rows(ts: &[Tensor], dim: i64) -> Result<Option<Tensor>> {
     let mut dims: Dims = first.shape().into();
     dims.insert(0, ts.len());
     Ok(Some(Tensor::from_vec(data, &dims)))
+}
+
+/// `flip(x, dims)`: a copy reversed along each of `dims` (an `index_select` per dim;
+/// cumsum's create-graph gradient reverses with it).
+pub fn flip(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let mut out = x.clone();
+    for d in norm_dims("flip", dims, x.ndim())? {
+        if x.ndim() == 0 {
+            break;
+        }
+        let n = x.shape()[d] as i64;
+        out = out.index_select(
+            d as i64,
+            &record_const(|| super::creation::from_i64((0..n).rev().collect(), &[n as usize]))?,
+        )?;
+    }
+    if out.same(x) {
+        return super::pointwise::clone(x);
+    }
+    Ok(out)
 }
