@@ -123,7 +123,7 @@ fn every_binary_inplace_method_names_its_op() {
             assert_eq!(floats(&got.replace("True", "")), want, "{m}: {got}");
         }
     }
-    assert_eq!(seen, 4, "add_ sub_ mul_ div_");
+    assert_eq!(seen, 5, "add_ sub_ mul_ div_ pow_");
     for name in TENSOR_METHODS.iter() {
         let op = name.strip_suffix('_').and_then(BinaryOp::of_method);
         if let Some(op) = op {
@@ -134,6 +134,13 @@ fn every_binary_inplace_method_names_its_op() {
         }
     }
     assert_eq!(BinaryOp::of_inplace_method("add"), None);
+    // pow_ goes through the row too: a float result is not written into an int64 tensor
+    // (it was truncated silently before; torch raises as well), and `exponent=` works
+    let int_pow = e.eval_as::<String>("str(tensor([2, 3]).pow_(0.5))");
+    let msg = int_pow.expect_err("int64 pow_(0.5) must raise").message;
+    assert!(msg.contains("can't be cast"), "{msg}");
+    let kw = text(&mut e, "str(tensor([2.0, 3.0]).pow_(exponent=2).tolist())");
+    assert_eq!(kw, "[4.0, 9.0]");
 }
 
 fn one_op_kernel(op: UnaryOp) -> Kernel {

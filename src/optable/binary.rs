@@ -116,7 +116,7 @@ macro_rules! binary_table {
             // int64 to a negative int64 power is a ValueError.
             Pow {
                 name: "pow", methods: ["pow"], global: true,
-                inplace: [], dtype: Arith, saves: [a, b, out],
+                inplace: ["pow_"], dtype: Arith, saves: [a, b, out],
                 f32: [(x, y) x.powf(y)],
                 int: [(x, y) ipow(x, y)],
                 grad: [(g, a, b, out) {

@@ -311,10 +311,15 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     Ok(Some(v))
 }
 
-/// An op table row's in-place method (`t.add_(u, alpha=2)`): returns the tensor.
+/// An op table row's in-place method (`t.add_(u, alpha=2)`, `t.pow_(exponent=2)`):
+/// returns the tensor.
 fn binary_inplace(t: &Tensor, op: BinaryOp, name: &str, a: &Args) -> R<Value> {
-    a.check(1, &["other", "alpha"])?;
-    let mut other = a.required(0, "other")?.clone();
+    a.check(1, &["other", "exponent", "alpha"])?;
+    let mut other = a
+        .get(0, "other")
+        .or_else(|| a.kw("exponent"))
+        .ok_or_else(|| type_err(format!("{name}() missing required argument 'other'")))?
+        .clone();
     if let (Some(al), BinaryOp::Add | BinaryOp::Sub) = (a.kw("alpha"), op) {
         other = scaled(&other, al)?;
     }
