@@ -92,6 +92,57 @@ fn every_binary_method_name_names_its_op_and_globals_agree() {
     assert_eq!(BinaryOp::of_method("nope"), None);
 }
 
+/// Every in-place method name of the binary rows (`add_`) names its row, is its
+/// out-of-place method with `_`, and writes that op's result into the tensor it
+/// returns; no in-place method of a binary op is dispatched outside the table (a name
+/// missing from a row's `inplace` field fails here).
+#[test]
+fn every_binary_inplace_method_names_its_op() {
+    use kiln::interp::builtins::tensor_methods::TENSOR_METHODS;
+    use kiln::ops::BinaryOp;
+    let mut e = eager_engine("a = tensor([0.75, -1.5, 2.0])\nb = tensor([0.5, 2.0, 2.0])\n");
+    let fa = from_f32(vec![0.75, -1.5, 2.0], &[3]).unwrap();
+    let fb = from_f32(vec![0.5, 2.0, 2.0], &[3]).unwrap();
+    let mut seen = 0;
+    for &op in BinaryOp::ALL {
+        for &m in op.inplace_methods() {
+            seen += 1;
+            assert_eq!(BinaryOp::of_inplace_method(m), Some(op), "{m}");
+            let stem = m.strip_suffix('_').and_then(BinaryOp::of_method);
+            assert_eq!(stem, Some(op), "{m}: not the op's method with `_`");
+            assert!(TENSOR_METHODS.contains(&m), "{m}: not a listed method");
+            let want: Vec<f64> = f32s(&ops::binary(op, &fa, &fb).unwrap())
+                .iter()
+                .map(|&d| f64::from(d))
+                .collect();
+            let got = text(
+                &mut e,
+                &format!("str([(r is c, r.tolist()) for c in [a.clone()] for r in [c.{m}(b)]][0])"),
+            );
+            assert!(got.starts_with("(True, "), "{m}: {got}");
+            assert_eq!(floats(&got.replace("True", "")), want, "{m}: {got}");
+        }
+    }
+    assert_eq!(seen, 5, "add_ sub_ mul_ div_ pow_");
+    for name in TENSOR_METHODS.iter() {
+        let op = name.strip_suffix('_').and_then(BinaryOp::of_method);
+        if let Some(op) = op {
+            assert!(
+                op.inplace_methods().contains(name),
+                "{name}: declare it in the row's `inplace` field"
+            );
+        }
+    }
+    assert_eq!(BinaryOp::of_inplace_method("add"), None);
+    // pow_ goes through the row too: a float result is not written into an int64 tensor
+    // (it was truncated silently before; torch raises as well), and `exponent=` works
+    let int_pow = e.eval_as::<String>("str(tensor([2, 3]).pow_(0.5))");
+    let msg = int_pow.expect_err("int64 pow_(0.5) must raise").message;
+    assert!(msg.contains("can't be cast"), "{msg}");
+    let kw = text(&mut e, "str(tensor([2.0, 3.0]).pow_(exponent=2).tolist())");
+    assert_eq!(kw, "[4.0, 9.0]");
+}
+
 fn one_op_kernel(op: UnaryOp) -> Kernel {
     let mut k = Kernel::new(1, vec![Access::Contiguous]);
     let x = k.push(Op::Load(0));
@@ -271,14 +322,17 @@ fn unary_expr(op: UnaryOp) -> String {
 }
 
 /// The expression (of the leaf `A`, shape [2, 3], and the helpers `I`, `K`, `X4`) that
-/// creates each backward node, by its `BackwardOp` variant.
+/// creates each backward node, by its op (the `IrOp` variant of a primitive op's node,
+/// else its `BackwardOp` variant).
 const BACKWARD_EXPRS: &[(&str, &str)] = &[
     ("Binary", "A * A / (A + 2.0) - A ** 2"),
+    ("BinaryScalar", "(2.0 - A) * 3.0 + A ** 2"),
     ("Unary", "A.exp()"),
     ("Clamp", "A.clamp(0.2, 0.6)"),
     ("Where", "where(A > 0.5, A, A * 3.0)"),
-    ("Identity", "A.clone()"),
+    ("Clone", "A.clone()"),
     ("Sum", "A.sum(0) + A.mean(1).sum()"),
+    ("Mean", "A.mean(0) * K[0]"),
     ("ExtremeDim", "A.max(1)[0].sum() + A.min(0)[0].sum()"),
     ("ExtremeAll", "A.min() + A.max()"),
     ("Var", "A.var(1) + A.std()"),
@@ -320,7 +374,7 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
 const NOT_CAPTURED: &[(&str, &str)] = &[
     // float-to-float `.to(dtype)` always involves float64, which compiled kernels do not
     // run yet (a capture falls back to eager on the float64 tensor).
-    ("ToCopy", "a float64 tensor in a compiled step"),
+    ("Cast", "a float64 tensor in a compiled step"),
     ("AsStrided", "a view read after an in-place op on its base"),
     (
         "CopySlices",
@@ -387,21 +441,29 @@ fn every_differentiable_unary_op_backward_is_captured() {
     }
 }
 
-/// Every `BackwardOp` variant (read from the exhaustive match of `grad_fn_name` in
-/// src/autograd/names.rs) is in BACKWARD_EXPRS or NOT_CAPTURED; each of the first
-/// compiles with no break.
+/// Every kind of backward node (read from the exhaustive matches of src/autograd/
+/// names.rs: the `IrOp` variants `op_name` names, up to the ops eager code records no
+/// node for, and the `BackwardOp` variants other than `Op`) is in BACKWARD_EXPRS or
+/// NOT_CAPTURED; each of the first compiles with no break.
 #[test]
 fn every_backward_node_is_captured() {
     let names_rs = include_str!("../src/autograd/names.rs");
-    let names: Vec<&str> = names_rs
-        .split("BackwardOp::")
-        .skip(1)
-        .filter_map(|rest| {
-            let end = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
-            Some(&rest[..end])
-        })
-        .filter(|n| !n.is_empty())
-        .collect();
+    let variants = |text: &'static str, prefix: &str| -> Vec<&'static str> {
+        text.split(prefix)
+            .skip(1)
+            .filter_map(|rest| {
+                let end = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
+                Some(&rest[..end])
+            })
+            .filter(|n| !n.is_empty() && *n != "Op")
+            .collect()
+    };
+    let start = names_rs.find("fn op_name(").unwrap();
+    let end = names_rs
+        .find("// ops eager code records no node for")
+        .unwrap();
+    let mut names = variants(&names_rs[start..end], "O::");
+    names.extend(variants(names_rs, "BackwardOp::"));
     assert!(names.len() >= 30, "{names:?}");
     for n in &names {
         let known = BACKWARD_EXPRS

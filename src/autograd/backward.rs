@@ -352,7 +352,14 @@ impl LeafGrads {
     /// else sees it, else only the gradients some edge needs (a capture records the
     /// full rule); `None` for other ops.
     fn fused_rule(&self, op: &BackwardOp, edges: &Edges, g: &Tensor) -> Result<Option<Grads>> {
-        let (BackwardOp::Matmul { .. }, [a, b]) = (op, edges.as_slice()) else {
+        let (
+            BackwardOp::Op {
+                op: crate::ir::IrOp::Matmul,
+                ..
+            },
+            [a, b],
+        ) = (op, edges.as_slice())
+        else {
             return Ok(None);
         };
         if trace::active() {

@@ -51,12 +51,61 @@ pub(crate) fn apply_differentiably(node: &Rc<Node>, op: &BackwardOp) -> Result<A
 /// The ops whose gradient rule runs a kernel with no autograd of its own (its result
 /// would carry no history, so a second derivative through it would be silently zero).
 fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
+    use crate::ir::IrOp as O;
     use BackwardOp as B;
     Some(match op {
-        B::Prod { .. } => "prod",
-        B::Conv2d { .. } => "conv2d",
-        B::MaxPool2d { .. } => "max_pool2d",
-        B::AvgPool2d { .. } => "avg_pool2d",
+        B::Op { op, .. } => match op {
+            O::Prod { .. } => "prod",
+            O::Conv2d { .. } => "conv2d",
+            O::MaxPool2d { .. } => "max_pool2d",
+            O::AvgPool2d { .. } => "avg_pool2d",
+            O::Unary(_)
+            | O::Binary(_)
+            | O::BinaryScalar { .. }
+            | O::Clamp { .. }
+            | O::Where
+            | O::Cast(_)
+            | O::Clone
+            | O::Sum { .. }
+            | O::Mean { .. }
+            | O::ExtremeAll { .. }
+            | O::ExtremeDim { .. }
+            | O::Var { .. }
+            | O::LogSumExp { .. }
+            | O::Norm { .. }
+            | O::Softmax { .. }
+            | O::LogSoftmax { .. }
+            | O::Cumsum { .. }
+            | O::Reshape { .. }
+            | O::Permute { .. }
+            | O::Expand { .. }
+            | O::Index { .. }
+            | O::Matmul
+            | O::BatchNorm { .. }
+            | O::LayerNorm { .. }
+            | O::Cat { .. }
+            | O::Gather { .. }
+            | O::ScatterAdd { .. }
+            | O::MaskedFill { .. } => return None,
+            // no node is recorded for these (rules.rs `op_grad` refuses them)
+            O::Input { .. }
+            | O::Const(_)
+            | O::Contiguous
+            | O::ArgExtreme { .. }
+            | O::AllAny { .. }
+            | O::Narrow { .. }
+            | O::Repeat { .. }
+            | O::IndexGrad { .. }
+            | O::Stack { .. }
+            | O::IndexSelect { .. }
+            | O::OneHot { .. }
+            | O::BatchNormRunning { .. }
+            | O::GradKernel(_)
+            | O::If(_)
+            | O::Loop(_)
+            | O::Out { .. }
+            | O::Print(_) => return None,
+        },
         B::LstmLayer { .. } => "the fused LSTM layer",
         B::GruLayer { .. } => "the fused GRU layer",
         B::Attention { .. } => "scaled_dot_product_attention",
@@ -66,32 +115,6 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
         B::Compiled(_) | B::CompiledOut { .. } | B::Loop(_) | B::LoopOut { .. } => {
             "a compiled function (call it uncompiled to take higher-order gradients)"
         }
-        B::Binary { .. }
-        | B::Unary { .. }
-        | B::Clamp { .. }
-        | B::Where { .. }
-        | B::Identity
-        | B::ToCopy
-        | B::Sum { .. }
-        | B::ExtremeDim { .. }
-        | B::ExtremeAll { .. }
-        | B::Var { .. }
-        | B::LogSumExp { .. }
-        | B::Softmax { .. }
-        | B::LogSoftmax { .. }
-        | B::Cumsum { .. }
-        | B::Norm { .. }
-        | B::Reshape { .. }
-        | B::Permute { .. }
-        | B::Expand { .. }
-        | B::Index { .. }
-        | B::IndexPut { .. }
-        | B::Gather { .. }
-        | B::ScatterAdd { .. }
-        | B::MaskedFill { .. }
-        | B::Cat { .. }
-        | B::BatchNorm(_)
-        | B::LayerNorm(_)
-        | B::Matmul { .. } => return None,
+        B::IndexPut { .. } => return None,
     })
 }

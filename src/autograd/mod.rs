@@ -4,6 +4,7 @@
 pub mod backward;
 mod create;
 mod grad_kernels;
+mod matmul_rules;
 pub mod names;
 pub mod node;
 pub mod norm_rules;
@@ -12,7 +13,9 @@ pub mod rules;
 pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};
 pub use grad_kernels::grad_kernel;
 pub use names::GradFnName;
-pub use node::{BackwardOp, Edge, Edges, Node, Saved, ScalarOperand, SharedBackward, ViewCall};
+pub use node::{
+    BackwardOp, Edge, Edges, KernelGrad, More, Node, OpSaved, Saved, SharedBackward, ViewCall,
+};
 
 use crate::tensor::Tensor;
 use std::cell::Cell;

@@ -1,12 +1,13 @@
 //! PyTorch's names of backward nodes (`grad_fn=<MulBackward0>`, `t.grad_fn`): one
-//! exhaustive match on [`BackwardOp`]. An op-table row's name is PyTorch's own rule
+//! exhaustive match on [`BackwardOp`] and, for a primitive op's node, on its [`IrOp`]. An op-table row's name is PyTorch's own rule
 //! (torchgen's `create_op_name`: each `_`-separated part of the op name title-cased, then
 //! `Backward0`, so `log1p` is `Log1PBackward0`); the overload number and the ops PyTorch
 //! decomposes differently (a Python scalar operand, `square`, full reductions, indexing,
 //! matmul by rank) follow what PyTorch 2.15 prints. Known differences are listed in
 //! docs/LANGUAGE.md ("Printing tensors").
 
-use super::node::{BackwardOp, Saved, ScalarOperand, ViewCall};
+use super::node::{BackwardOp, More, OpSaved, Saved, ViewCall};
+use crate::ir::IrOp;
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::linalg_grad::LinalgGrad;
@@ -54,18 +55,19 @@ fn unary(op: UnaryOp) -> GradFnName {
     }
 }
 
-fn binary(op: BinaryOp, scalar: ScalarOperand) -> GradFnName {
+/// A binary node: `scalar` says which operand, if any, was a Python scalar (`Some(true)`
+/// the left one: `1 - x` is PyTorch's `RsubBackward1`, `2 ** x` its `PowBackward2`).
+fn binary(op: BinaryOp, scalar: Option<bool>) -> GradFnName {
     use GradFnName::Fixed;
-    use ScalarOperand::{Left, Neither, Right};
     match (op, scalar) {
-        (BinaryOp::Sub, Left) => Fixed("RsubBackward1"),
-        (BinaryOp::Pow, Neither) => Fixed("PowBackward1"),
-        (BinaryOp::Pow, Left) => Fixed("PowBackward2"),
+        (BinaryOp::Sub, Some(true)) => Fixed("RsubBackward1"),
+        (BinaryOp::Pow, None) => Fixed("PowBackward1"),
+        (BinaryOp::Pow, Some(true)) => Fixed("PowBackward2"),
         // `2 / x` is reciprocal(x) * 2
-        (BinaryOp::Div, Left) => Fixed("MulBackward0"),
+        (BinaryOp::Div, Some(true)) => Fixed("MulBackward0"),
         // PyTorch's floor_divide node is not differentiable
         (BinaryOp::FloorDiv, _) => Fixed("NotImplemented"),
-        (_, Neither | Left | Right) => GradFnName::Row(op.name()),
+        (_, None | Some(_)) => GradFnName::Row(op.name()),
     }
 }
 
@@ -140,10 +142,10 @@ fn linalg(l: &LinalgGrad) -> GradFnName {
     })
 }
 
-/// A reshape or permute node by the call that made it.
-fn view(op: &BackwardOp, call: ViewCall) -> GradFnName {
+/// A reshape (`permute`: a permute) node by the call that made it.
+fn view(permute: bool, call: ViewCall) -> GradFnName {
     GradFnName::Fixed(match call {
-        ViewCall::View if matches!(op, BackwardOp::Permute { .. }) => "PermuteBackward0",
+        ViewCall::View if permute => "PermuteBackward0",
         ViewCall::View => "ViewBackward0",
         ViewCall::UnsafeView => "UnsafeViewBackward0",
         ViewCall::Unsqueeze => "UnsqueezeBackward0",
@@ -159,77 +161,106 @@ fn reduction(all: &'static str, dim: &'static str, full: bool) -> GradFnName {
     GradFnName::Fixed(if full { all } else { dim })
 }
 
+/// The name of a primitive op's node (`s`: what it saved).
+fn op_name(op: &IrOp, s: &OpSaved) -> GradFnName {
+    use GradFnName::Fixed;
+    use IrOp as O;
+    let full = |in_rank: usize, dims: &[usize], keepdim: bool| !keepdim && dims.len() == in_rank;
+    match op {
+        O::Binary(op) => binary(*op, None),
+        O::BinaryScalar { op, reverse, .. } => binary(*op, Some(*reverse)),
+        O::Unary(op) => unary(*op),
+        O::Clamp { .. } => Fixed("ClampBackward1"),
+        O::Where => Fixed("WhereBackward0"),
+        O::Clone => Fixed("CloneBackward0"),
+        O::Cast(_) => Fixed("ToCopyBackward0"),
+        O::Sum { dims, keepdim } => reduction(
+            "SumBackward0",
+            "SumBackward1",
+            full(s.a_shape.len(), dims, *keepdim),
+        ),
+        O::Mean { dims, keepdim } => reduction(
+            "MeanBackward0",
+            "MeanBackward1",
+            full(s.a_shape.len(), dims, *keepdim),
+        ),
+        O::ExtremeDim { is_min, .. } => Fixed(if *is_min {
+            "MinBackward0"
+        } else {
+            "MaxBackward0"
+        }),
+        O::ExtremeAll { is_min } => Fixed(match (&s.more, is_min) {
+            (More::Sizes(_), true) => "AminBackward0",
+            (More::Sizes(_), false) => "AmaxBackward0",
+            (_, true) => "MinBackward1",
+            (_, false) => "MaxBackward1",
+        }),
+        O::Var { std, .. } => Fixed(if *std { "StdBackward0" } else { "VarBackward0" }),
+        O::Prod { dims, keepdim } => reduction(
+            "ProdBackward0",
+            "ProdBackward1",
+            full(s.a.as_ref().map_or(0, Saved::ndim), dims, *keepdim),
+        ),
+        O::LogSumExp { .. } => Fixed("LogsumexpBackward0"),
+        O::Softmax { .. } => Fixed("SoftmaxBackward0"),
+        O::LogSoftmax { .. } => Fixed("LogSoftmaxBackward0"),
+        O::Cumsum { .. } => Fixed("CumsumBackward0"),
+        O::Norm { .. } => Fixed("LinalgVectorNormBackward0"),
+        O::Reshape { .. } | O::Permute { .. } => {
+            let call = match s.more {
+                More::View(c) => c,
+                _ => ViewCall::View,
+            };
+            view(matches!(op, O::Permute { .. }), call)
+        }
+        O::Expand { .. } => Fixed("ExpandBackward0"),
+        O::Index { .. } => match &s.more {
+            More::Index(indices) => index(&s.a_shape, indices),
+            _ => Fixed("IndexBackward0"),
+        },
+        O::Gather { .. } => Fixed("GatherBackward0"),
+        O::ScatterAdd { .. } => Fixed("ScatterAddBackward0"),
+        O::MaskedFill { .. } => Fixed("MaskedFillBackward0"),
+        O::Cat { .. } => Fixed("CatBackward0"),
+        O::Matmul => match (&s.a, &s.b) {
+            (Some(a), Some(b)) => matmul(a, b),
+            _ => Fixed("MmBackward0"),
+        },
+        O::Conv2d { .. } => Fixed("ConvolutionBackward0"),
+        O::MaxPool2d { .. } => Fixed("MaxPool2DWithIndicesBackward0"),
+        O::AvgPool2d { .. } => Fixed("AvgPool2DBackward0"),
+        O::BatchNorm { .. } => Fixed("NativeBatchNormBackward0"),
+        O::LayerNorm { .. } => Fixed("NativeLayerNormBackward0"),
+        // ops eager code records no node for (rules.rs `op_grad` refuses them)
+        O::Input { .. }
+        | O::Const(_)
+        | O::Contiguous
+        | O::ArgExtreme { .. }
+        | O::AllAny { .. }
+        | O::Narrow { .. }
+        | O::Repeat { .. }
+        | O::IndexGrad { .. }
+        | O::Stack { .. }
+        | O::IndexSelect { .. }
+        | O::OneHot { .. }
+        | O::BatchNormRunning { .. }
+        | O::GradKernel(_)
+        | O::If(_)
+        | O::Loop(_)
+        | O::Out { .. }
+        | O::Print(_) => Fixed("NotImplemented"),
+    }
+}
+
 impl BackwardOp {
     /// PyTorch's name of this node.
     pub fn grad_fn_name(&self) -> GradFnName {
         use GradFnName::Fixed;
-        let full =
-            |in_rank: usize, dims: &[usize], keepdim: bool| !keepdim && dims.len() == in_rank;
         match self {
-            BackwardOp::Binary { op, scalar, .. } => binary(*op, *scalar),
-            BackwardOp::Unary { op, .. } => unary(*op),
-            BackwardOp::Clamp { .. } => Fixed("ClampBackward1"),
-            BackwardOp::Where { .. } => Fixed("WhereBackward0"),
-            BackwardOp::Identity => Fixed("CloneBackward0"),
-            BackwardOp::ToCopy => Fixed("ToCopyBackward0"),
-            BackwardOp::Sum {
-                in_shape,
-                dims,
-                keepdim,
-                divisor,
-                ..
-            } => {
-                let full = full(in_shape.len(), dims, *keepdim);
-                if *divisor == 1 {
-                    reduction("SumBackward0", "SumBackward1", full)
-                } else {
-                    reduction("MeanBackward0", "MeanBackward1", full)
-                }
-            }
-            BackwardOp::ExtremeDim { is_min, .. } => Fixed(if *is_min {
-                "MinBackward0"
-            } else {
-                "MaxBackward0"
-            }),
-            BackwardOp::ExtremeAll { is_min, dims, .. } => Fixed(match (dims, is_min) {
-                (None, true) => "MinBackward1",
-                (None, false) => "MaxBackward1",
-                (Some(_), true) => "AminBackward0",
-                (Some(_), false) => "AmaxBackward0",
-            }),
-            BackwardOp::Var { std_out, .. } => Fixed(if std_out.is_some() {
-                "StdBackward0"
-            } else {
-                "VarBackward0"
-            }),
-            BackwardOp::Prod { x, dims, keepdim } => reduction(
-                "ProdBackward0",
-                "ProdBackward1",
-                full(x.ndim(), dims, *keepdim),
-            ),
-            BackwardOp::LogSumExp { .. } => Fixed("LogsumexpBackward0"),
-            BackwardOp::Softmax { .. } => Fixed("SoftmaxBackward0"),
-            BackwardOp::LogSoftmax { .. } => Fixed("LogSoftmaxBackward0"),
-            BackwardOp::Cumsum { .. } => Fixed("CumsumBackward0"),
-            BackwardOp::Norm { .. } => Fixed("LinalgVectorNormBackward0"),
-            BackwardOp::Reshape { call, .. } | BackwardOp::Permute { call, .. } => {
-                view(self, *call)
-            }
-            BackwardOp::Expand { .. } => Fixed("ExpandBackward0"),
-            BackwardOp::Index { in_shape, indices } => index(in_shape, indices),
+            BackwardOp::Op { op, saved } => op_name(op, saved),
             BackwardOp::AsStrided(_) => Fixed("AsStridedBackward0"),
             BackwardOp::CopySlices(_) => Fixed("CopySlices"),
             BackwardOp::IndexPut { .. } => Fixed("IndexPutBackward0"),
-            BackwardOp::Gather { .. } => Fixed("GatherBackward0"),
-            BackwardOp::ScatterAdd { .. } => Fixed("ScatterAddBackward0"),
-            BackwardOp::MaskedFill { .. } => Fixed("MaskedFillBackward0"),
-            BackwardOp::Cat { .. } => Fixed("CatBackward0"),
-            BackwardOp::Matmul { a, b } => matmul(a, b),
-            BackwardOp::Conv2d { .. } => Fixed("ConvolutionBackward0"),
-            BackwardOp::MaxPool2d { .. } => Fixed("MaxPool2DWithIndicesBackward0"),
-            BackwardOp::AvgPool2d { .. } => Fixed("AvgPool2DBackward0"),
-            BackwardOp::BatchNorm(_) => Fixed("NativeBatchNormBackward0"),
-            BackwardOp::LayerNorm(_) => Fixed("NativeLayerNormBackward0"),
             // PyTorch's CPU kernels: a fused LSTM layer, a GRU's stacked steps
             BackwardOp::LstmLayer { .. } => Fixed("MkldnnRnnLayerBackward0"),
             BackwardOp::GruLayer { .. } => Fixed("StackBackward0"),

@@ -3,7 +3,7 @@
 
 use super::names::GradFnName;
 use crate::error::{ErrorKind, Result};
-use crate::optable::{BinaryOp, UnaryOp};
+use crate::ir::IrOp;
 use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::shape::Dims;
@@ -55,7 +55,7 @@ impl Saved {
         Saved::with_origin(t, origin)
     }
 
-    /// Saves the output of the op being recorded (its history is the node that saves
+    /// OpSaved the output of the op being recorded (its history is the node that saves
     /// it, made after this).
     pub fn output(t: &Tensor) -> Saved {
         Saved::with_origin(t, Origin::Output)
@@ -71,7 +71,7 @@ impl Saved {
         }
     }
 
-    /// Saves a tensor made for this node alone (a scalar operand as a 0-d tensor): it
+    /// OpSaved a tensor made for this node alone (a scalar operand as a 0-d tensor): it
     /// has no history and nothing else can reach it, so it needs no detached copy.
     pub(crate) fn constant(t: Tensor) -> Saved {
         crate::ir::record::note_constant(&t);
@@ -306,128 +306,60 @@ impl Drop for Node {
     }
 }
 
-/// Which operand of a binary node was a Python scalar: `1 - x` is PyTorch's
-/// `RsubBackward1`, `2 ** x` its `PowBackward2`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarOperand {
-    Neither,
-    Left,
-    Right,
+/// What a primitive op's gradient rule reads besides the op's attributes (those are its
+/// [`IrOp`]'s). Which slot holds what is the op's own, written beside its rule in
+/// rules.rs; a slot the op does not use stays empty.
+#[derive(Default)]
+pub struct OpSaved {
+    /// The first saved operand (`x`, `a`, where's `cond`) and the second (`b`, conv's
+    /// `w`): checked against in-place changes when read.
+    pub a: Option<Saved>,
+    pub b: Option<Saved>,
+    /// The saved output (std's, for var's rule).
+    pub out: Option<Saved>,
+    /// The shapes of the op's first and second tensor input (`x`'s; a Python scalar
+    /// operand's is empty; scatter_add's second is `src`'s, masked_fill's none).
+    pub a_shape: Dims,
+    pub b_shape: Dims,
+    /// A tensor the rule reads as it is: the indices of max(dim), gather and
+    /// scatter_add, a max pool's argmax, masked_fill's mask.
+    pub aux: Option<Tensor>,
+    /// The input, while a capture records the forward: its backward then follows the
+    /// input's symbolic sizes rather than `a_shape` (sum, mean, max(dim), gather).
+    pub src: Option<WeakTensor>,
+    /// What else the rule or the node's name needs.
+    pub more: More,
 }
 
-/// The closed set of backward ops, one per differentiable primitive.
+/// The rarer parts of [`OpSaved`].
+#[derive(Default)]
+pub enum More {
+    #[default]
+    None,
+    /// The call that made a reshape or permute (it names the node).
+    View(ViewCall),
+    /// cat: each input's size along the dim; amax/amin: the reduced dims.
+    Sizes(Vec<usize>),
+    /// The indices of an indexing op.
+    Index(Vec<TensorIndex>),
+    /// A fused primitive's own saved state and rule (batch_norm, layer_norm).
+    Kernel(Box<dyn KernelGrad>),
+}
+
+/// The saved state and gradient rule of a fused primitive whose rule is a kernel of
+/// its own (tensor/norm.rs's batch_norm and layer_norm, autograd/norm_rules.rs).
+pub trait KernelGrad {
+    /// One gradient per edge, for the output gradient `g`.
+    fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>>;
+}
+
+/// A recorded op: a primitive op of the IR (autograd records and IR nodes share the
+/// one enum [`IrOp`]; its gradient rule, rules.rs `op_grad`, and its name, names.rs,
+/// are exhaustive matches on it), or one of the nodes that exist only in the backward
+/// graph.
 pub enum BackwardOp {
-    /// `a op b` (a scalar operand is saved as a 0-d tensor).
-    Binary {
-        op: BinaryOp,
-        /// Which operand, if any, was a Python scalar (it only names the node).
-        scalar: ScalarOperand,
-        a: Option<Saved>,
-        b: Option<Saved>,
-        out: Option<Saved>,
-        a_shape: Dims,
-        b_shape: Dims,
-    },
-    Unary {
-        op: UnaryOp,
-        x: Option<Saved>,
-        out: Option<Saved>,
-    },
-    Clamp {
-        x: Saved,
-        min: Option<f64>,
-        max: Option<f64>,
-    },
-    Where {
-        cond: Saved,
-        a_shape: Dims,
-        b_shape: Dims,
-    },
-    /// clone / contiguous copy.
-    Identity,
-    /// A float-to-float dtype conversion (the sweep casts the gradient back).
-    ToCopy,
-    /// sum (divisor 1) and mean (divisor n, the reduced count) over `dims`. `src`: the
-    /// input, when a capture records the forward (its backward then follows the input's
-    /// symbolic sizes rather than `in_shape`).
-    Sum {
-        in_shape: Dims,
-        dims: Vec<usize>,
-        keepdim: bool,
-        divisor: usize,
-        src: Option<WeakTensor>,
-    },
-    /// max/min with a dim: the gradient goes to `indices`.
-    /// `src`: the input during a capture, as for `Sum`.
-    ExtremeDim {
-        is_min: bool,
-        in_shape: Dims,
-        dim: usize,
-        keepdim: bool,
-        indices: Tensor,
-        src: Option<WeakTensor>,
-    },
-    /// full max/min (`dims` None) or amax/amin over `dims` (`out` kept their size-1
-    /// dims): shared evenly among the tied maxima of each row, as PyTorch.
-    ExtremeAll {
-        is_min: bool,
-        dims: Option<Vec<usize>>,
-        x: Saved,
-        out: Saved,
-    },
-    /// var (std when `std_out` is set) with Bessel `correction`.
-    Var {
-        x: Saved,
-        dims: Vec<usize>,
-        keepdim: bool,
-        correction: f64,
-        std_out: Option<Saved>,
-    },
-    Prod {
-        x: Saved,
-        dims: Vec<usize>,
-        keepdim: bool,
-    },
-    LogSumExp {
-        x: Saved,
-        out: Saved,
-        dims: Vec<usize>,
-        keepdim: bool,
-    },
-    Softmax {
-        out: Saved,
-        dim: usize,
-    },
-    LogSoftmax {
-        out: Saved,
-        dim: usize,
-    },
-    Cumsum {
-        dim: usize,
-    },
-    Norm {
-        x: Saved,
-        out: Saved,
-        dims: Vec<usize>,
-        keepdim: bool,
-        p: f64,
-    },
-    Reshape {
-        in_shape: Dims,
-        call: ViewCall,
-    },
-    Permute {
-        perm: Vec<usize>,
-        call: ViewCall,
-    },
-    Expand {
-        in_shape: Dims,
-    },
-    /// Basic and advanced indexing (and narrow / split / index_select).
-    Index {
-        in_shape: Dims,
-        indices: Vec<TensorIndex>,
-    },
+    /// The forward op with its attributes, and what its rule reads.
+    Op { op: IrOp, saved: OpSaved },
     /// A view's history read from its base's after the base was modified in place:
     /// the view's gradient placed into the base's shape.
     AsStrided(ViewMap),
@@ -440,50 +372,6 @@ pub enum BackwardOp {
         value_shape: Dims,
         accumulate: bool,
     },
-    /// `src`: the input during a capture, as for `Sum`.
-    Gather {
-        dim: usize,
-        index: Tensor,
-        in_shape: Dims,
-        src: Option<WeakTensor>,
-    },
-    ScatterAdd {
-        dim: usize,
-        index: Tensor,
-        src_shape: Dims,
-    },
-    MaskedFill {
-        mask: Tensor,
-        in_shape: Dims,
-    },
-    Cat {
-        dim: usize,
-        sizes: Vec<usize>,
-    },
-    Matmul {
-        a: Saved,
-        b: Saved,
-    },
-    Conv2d {
-        x: Saved,
-        w: Saved,
-        params: crate::tensor::kernels::conv::ConvParams,
-    },
-    /// `x` and `params` let a capture record the rule (recomputing the argmax).
-    MaxPool2d {
-        in_shape: Dims,
-        argmax: Tensor,
-        x: Saved,
-        params: crate::tensor::kernels::conv::PoolParams,
-    },
-    AvgPool2d {
-        in_shape: Dims,
-        params: crate::tensor::kernels::conv::PoolParams,
-    },
-    /// `tensor::norm::batch_norm`; edges x, weight?, bias?.
-    BatchNorm(Box<super::norm_rules::BatchNormSaved>),
-    /// `tensor::norm::layer_norm`; edges x, weight?, bias?.
-    LayerNorm(Box<super::norm_rules::LayerNormSaved>),
     /// A fused LSTM layer (`tensor::seq::lstm_layer`); edges xp, h0, c0, W_hh.
     LstmLayer {
         h0: Saved,

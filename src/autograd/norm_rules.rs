@@ -73,8 +73,8 @@ fn record(
     Ok((dx, Some(row(0)?), Some(row(1)?)))
 }
 
-impl BatchNormSaved {
-    pub(super) fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+impl super::KernelGrad for BatchNormSaved {
+    fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         let need_w = self.w.as_ref().is_some_and(Saved::needs_grad);
         let mut need = (self.x.needs_grad(), need_w, self.bias == Some(true));
         let (has_w, has_b) = (self.w.is_some(), self.bias.is_some());
@@ -112,7 +112,9 @@ impl BatchNormSaved {
         let c = [x.shape()[1]];
         Ok(edges(has_w, has_b, record(gs, &args, kernel, &c)?))
     }
+}
 
+impl BatchNormSaved {
     /// The rule as differentiable tensor ops (create_graph).
     fn composite(&self, g: &Tensor, need: (bool, bool, bool)) -> Result<Grads3> {
         let x = self.x.get()?;
@@ -160,8 +162,8 @@ fn centred(dxhat: &Tensor, xhat: &Tensor, rstd: &Tensor, dims: &[i64]) -> Result
     dxhat.sub(&a)?.sub(&xhat.mul(&b)?)?.mul(rstd)
 }
 
-impl LayerNormSaved {
-    pub(super) fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+impl super::KernelGrad for LayerNormSaved {
+    fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         let need_w = self.w.as_ref().is_some_and(Saved::needs_grad);
         let mut need = (self.x.needs_grad(), need_w, self.bias == Some(true));
         let (has_w, has_b) = (self.w.is_some(), self.bias.is_some());
@@ -191,7 +193,9 @@ impl LayerNormSaved {
         let shape = x.shape()[x.ndim() - self.dims..].to_vec();
         Ok(edges(has_w, has_b, record(gs, &args, kernel, &shape)?))
     }
+}
 
+impl LayerNormSaved {
     /// The rule as differentiable tensor ops (create_graph).
     fn composite(&self, g: &Tensor, need: (bool, bool, bool)) -> Result<Grads3> {
         let x = self.x.get()?;

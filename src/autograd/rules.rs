@@ -2,22 +2,22 @@
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
 use super::grad_kernels;
-use super::node::{BackwardOp, Edge, Saved};
+use super::matmul_rules::{matmul_grad_a, matmul_grad_b};
+pub use super::matmul_rules::{matmul_into_b, matmul_needed};
+use super::node::{BackwardOp, Edge, More, OpSaved, Saved};
 use crate::autograd;
 use crate::error::Result;
 use crate::ir::record as trace;
 use crate::ir::IrOp;
-use crate::ops::shape_more::flip;
-use crate::ops::{binary, where_};
 use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
-use crate::tensor::kernels::matmul as linalg_kernels;
-use crate::tensor::linalg::matmul;
+use crate::tensor::pointwise::{binary, where_};
 use crate::tensor::reduce::reduced_shape;
+use crate::tensor::views::flip;
 use crate::tensor::{creation, seq, Tensor};
 
 /// One gradient per input (`None`: the input needs none).
@@ -25,12 +25,18 @@ pub(crate) type Grads = Vec<Option<Tensor>>;
 
 /// `reshape_raw`, recorded when a capture records this backward (and differentiable in
 /// a create-graph sweep).
-fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+pub(super) fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let out = t.reshape_raw(shape)?;
     if autograd::needs_grad(&[t]) {
-        let node = BackwardOp::Reshape {
-            in_shape: t.shape().into(),
-            call: autograd::ViewCall::View,
+        let saved = OpSaved {
+            a_shape: t.shape().into(),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Reshape {
+                shape: shape.into(),
+            },
+            saved,
         };
         autograd::record(&out, node, &[t]);
     }
@@ -49,8 +55,16 @@ fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
 fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let out = t.expand_raw(shape)?;
     if !out.same(t) && autograd::needs_grad(&[t]) {
-        let node = BackwardOp::Expand {
-            in_shape: t.shape().into(),
+        let saved = OpSaved {
+            a_shape: t.shape().into(),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Expand {
+                shape: shape.into(),
+                sym: Vec::new(),
+            },
+            saved,
         };
         autograd::record(&out, node, &[t]);
     }
@@ -84,9 +98,8 @@ pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
 }
 
 /// A reduced gradient broadcast back over the reduced dims of `in_shape`.
-fn unreduce(g: &Tensor, in_shape: &[usize], dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn unreduce(g: &Tensor, in_shape: &[usize], dims: &[usize]) -> Result<Tensor> {
     let kshape = reduced_shape(in_shape, dims, true);
-    let _ = keepdim;
     expand(&reshape(g, &kshape)?, in_shape)
 }
 
@@ -149,7 +162,7 @@ fn min_max_grads(win: BinaryOp, a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(T
 macro_rules! binary_grads {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($gr:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
@@ -308,104 +321,6 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
     Ok(z)
 }
 
-/// The Matmul rule with b's gradient `a^T @ g` added straight into `gb_sum` (the
-/// running sum of b's gradient, owned by the backward sweep) instead of a new tensor:
-/// returns a's gradient (`None` inside when `need_a` is false: a needs none), or
-/// `None` (nothing written) unless a, b and g are f32 matrices and `gb_sum` has b's
-/// shape.
-pub fn matmul_into_b(
-    op: &BackwardOp,
-    g: &Tensor,
-    gb_sum: &Tensor,
-    need_a: bool,
-) -> Result<Option<Option<Tensor>>> {
-    let BackwardOp::Matmul { a, b } = op else {
-        return Ok(None);
-    };
-    let (a, b) = (a.get()?, b.get()?);
-    if b.shape() != gb_sum.shape() || !linalg_kernels::matmul_tn_acc(gb_sum, &a, g)? {
-        return Ok(None);
-    }
-    if !need_a {
-        return Ok(Some(None));
-    }
-    Ok(Some(Some(matmul_grad_a(g, &a, &b)?)))
-}
-
-/// The Matmul rule computing only the gradients asked for (eager; a capture records
-/// the full rule). A transposed 2-D `b` (a Linear's `W.T`) gets its gradient as the
-/// transpose of `g^T @ a`: `W`'s gradient then comes out contiguous, with no
-/// transposing copy into `.grad`. Each element is the same FMA chain over the batch as
-/// in `a^T @ g` (gemm multiplies the same pairs in the same order).
-pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) -> Result<Grads> {
-    let BackwardOp::Matmul { a, b } = op else {
-        return apply(op, g);
-    };
-    let (a, b) = (a.get()?, b.get()?);
-    let ga = if need_a {
-        Some(matmul_grad_a(g, &a, &b)?)
-    } else {
-        None
-    };
-    let gb = if !need_b {
-        None
-    } else if let Some((a2, g2)) = rows_2d(&a, &b, g)? {
-        // One product over all of a's rows (`x[B, T, D] @ W.T`): no batched [B, D, O]
-        // product summed over the batch afterwards.
-        if is_transposed_matrix(&b) {
-            Some(matmul(&g2.transpose(0, 1)?, &a2)?.transpose(0, 1)?)
-        } else {
-            Some(matmul(&a2.transpose(0, 1)?, &g2)?)
-        }
-    } else {
-        Some(matmul_grad_b(g, &a, &b)?)
-    };
-    Ok(vec![ga, gb])
-}
-
-/// `a [..., m, k]` and `g [..., m, n]` as `[rows, k]` and `[rows, n]` matrices when `b`
-/// is a 2-D float matrix shared by every batch entry (its gradient then sums over
-/// every row of every batch entry); `None` otherwise.
-fn rows_2d(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<Option<(Tensor, Tensor)>> {
-    let fits = b.ndim() == 2
-        && a.ndim() >= 2
-        && g.ndim() == a.ndim()
-        && b.dtype().is_float()
-        && a.dtype() == b.dtype()
-        && g.dtype() == b.dtype()
-        && g.shape()[..g.ndim() - 1] == a.shape()[..a.ndim() - 1];
-    if !fits {
-        return Ok(None);
-    }
-    if a.ndim() == 2 {
-        return Ok(Some((a.clone(), g.clone())));
-    }
-    let (k, n) = (a.shape()[a.ndim() - 1], g.shape()[g.ndim() - 1]);
-    let rows = a.numel() / k.max(1);
-    if k == 0 || n == 0 || rows == 0 {
-        return Ok(None);
-    }
-    Ok(Some((reshape(a, &[rows, k])?, reshape(g, &[rows, n])?)))
-}
-
-/// `a`'s gradient in `a @ b`: `g @ b^T`, summed over broadcast batch dims.
-fn matmul_grad_a(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    sum_to(&matmul(g, &b.transpose(-1, -2)?)?, a.shape())
-}
-
-/// `b`'s gradient in `a @ b`: `a^T @ g`, summed over broadcast batch dims.
-fn matmul_grad_b(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    sum_to(&matmul(&a.transpose(-1, -2)?, g)?, b.shape())
-}
-
-/// A 2-D f32 view whose transpose is contiguous (column-major), as `W.T` is.
-fn is_transposed_matrix(t: &Tensor) -> bool {
-    t.dtype() == DType::F32
-        && t.ndim() == 2
-        && !t.is_contiguous()
-        && t.strides() == [1, t.shape()[0]]
-}
-
 /// The rules computed by kernels with no IR op (a capture recording them breaks).
 fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
     use BackwardOp as B;
@@ -428,204 +343,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         }
     }
     Ok(match op {
-        B::Binary {
-            op: BinaryOp::Mul,
-            a,
-            b,
-            a_shape,
-            b_shape,
-            ..
-        } if a.is_none() || b.is_none() => {
-            // A product with a scalar: only the tensor operand's gradient.
-            let grad = |s: &Option<Saved>, shape: &[usize]| -> Result<Option<Tensor>> {
-                s.as_ref()
-                    .map(|s| sum_to(&g.mul(&s.get()?)?, shape))
-                    .transpose()
-            };
-            vec![grad(b, &a_shape[..])?, grad(a, &b_shape[..])?]
-        }
-        B::Binary {
-            op,
-            a,
-            b,
-            out,
-            a_shape,
-            b_shape,
-            ..
-        } => {
-            let (ga, gb) = binary_grads(*op, &opt(a)?, &opt(b)?, &opt(out)?, g)?;
-            vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
-        }
-        B::Unary { op, x, out } => vec![Some(unary_grad(*op, &opt(x)?, &opt(out)?, g)?)],
-        B::Clamp { x, min, max } => {
-            let x = x.get()?;
-            let mut m = creation::ones(x.shape(), DType::F32)?;
-            if let Some(lo) = min {
-                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Ge, *lo)?)?)?;
-            }
-            if let Some(hi) = max {
-                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Le, *hi)?)?)?;
-            }
-            // Selected, not multiplied, so clamped positions get +0.0 (as in PyTorch).
-            vec![Some(where_(&m.cmp_s(BinaryOp::Gt, 0.5)?, g, &zeros(&[])?)?)]
-        }
-        B::Where {
-            cond,
-            a_shape,
-            b_shape,
-        } => {
-            let c = cond.get()?;
-            let z = zeros(&[])?;
-            let ga = where_(&c, g, &z)?;
-            let gb = where_(&c, &z, g)?;
-            vec![Some(sum_to(&ga, a_shape)?), Some(sum_to(&gb, b_shape)?)]
-        }
-        B::Identity | B::ToCopy => vec![Some(g.clone())],
-        B::Sum {
-            in_shape,
-            dims,
-            keepdim,
-            divisor,
-            src,
-        } => {
-            let e = unreduce(g, in_shape, dims, *keepdim)?;
-            // In a capture with symbolic sizes the expand follows the input's sizes, and
-            // a count over a symbolic dim is taken at run time.
-            let sym = match src.as_ref().and_then(WeakTensor::upgrade) {
-                Some(x) => trace::note_like(&e, &x),
-                None => Vec::new(),
-            };
-            vec![Some(if *divisor == 1 {
-                e
-            } else if dims.iter().any(|&d| sym.get(d) == Some(&true)) {
-                grad_kernels::mean_scale(&e, dims)?
-            } else {
-                e.mul_s(mean_scale(e.dtype(), *divisor))?
-            })]
-        }
-        B::ExtremeDim {
-            in_shape,
-            dim,
-            keepdim,
-            indices,
-            src,
-            ..
-        } => {
-            let (gk, ik) = if *keepdim || in_shape.is_empty() {
-                (g.clone(), indices.clone())
-            } else {
-                (g.unsqueeze(*dim as i64)?, indices.unsqueeze(*dim as i64)?)
-            };
-            if in_shape.is_empty() {
-                return Ok(vec![Some(g.clone())]);
-            }
-            vec![Some(zeros_like_src(in_shape, &gk, src)?.scatter_add(
-                *dim as i64,
-                &ik,
-                &gk,
-            )?)]
-        }
-        B::ExtremeAll { x, out, dims, .. } => {
-            let m = mask_f(&binary(BinaryOp::Eq, &x.get()?, &out.get()?)?)?;
-            let cnt = match dims {
-                None => m.sum(&[], false)?,
-                Some(d) => m.sum(&d.iter().map(|&i| i as i64).collect::<Vec<_>>(), true)?,
-            };
-            vec![Some(m.mul(g)?.div(&cnt)?)]
-        }
-        B::Var {
-            x,
-            dims,
-            keepdim,
-            correction,
-            std_out,
-        } => {
-            let x = x.get()?;
-            let n: usize = dims.iter().map(|&d| x.shape()[d]).product();
-            let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-            let centered = x.sub(&x.mean(&di, true)?)?;
-            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
-            let denom = (n as f64 - correction).max(0.0);
-            let gx = match std_out {
-                None => ge.mul(&centered)?.mul_s(2.0 / denom)?,
-                Some(s) => {
-                    let se = unreduce(&s.get()?, x.shape(), dims, *keepdim)?;
-                    ge.mul(&centered)?.div(&se)?.mul_s(1.0 / denom)?
-                }
-            };
-            vec![Some(gx)]
-        }
-        B::Prod { x, dims, keepdim } => {
-            let x = x.get()?;
-            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
-            let others = grad_kernels::prod_others(&x, dims)?;
-            vec![Some(ge.mul(&others)?)]
-        }
-        B::LogSumExp {
-            x,
-            out,
-            dims,
-            keepdim,
-        } => {
-            let x = x.get()?;
-            let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
-            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
-            vec![Some(ge.mul(&x.sub(&oe)?.un(UnaryOp::Exp)?)?)]
-        }
-        B::Softmax { out, dim } => {
-            let y = out.get()?;
-            let s = g.mul(&y)?.sum(&[*dim as i64], true)?;
-            vec![Some(y.mul(&g.sub(&s)?)?)]
-        }
-        B::LogSoftmax { out, dim } => {
-            let y = out.get()?;
-            let s = g.sum(&[*dim as i64], true)?;
-            vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
-        }
-        B::Cumsum { dim } if autograd::needs_grad(&[g]) => {
-            // Differentiable: a cumsum over the reversed dim, reversed back.
-            let d = [*dim as i64];
-            vec![Some(flip(&flip(g, &d)?.cumsum(d[0])?, &d)?)]
-        }
-        B::Cumsum { dim } => vec![Some(g.cumsum_reverse(*dim)?)],
-        B::Norm {
-            x,
-            out,
-            dims,
-            keepdim,
-            p,
-        } => {
-            let x = x.get()?;
-            let oe = unreduce(&out.get()?, x.shape(), dims, *keepdim)?;
-            let ge = unreduce(g, x.shape(), dims, *keepdim)?;
-            let zero = oe.cmp_s(BinaryOp::Eq, 0.0)?;
-            let gx = if p.is_infinite() {
-                let m = mask_f(&binary(BinaryOp::Eq, &x.un(UnaryOp::Abs)?, &oe)?)?;
-                let cnt = m.sum(&dims.iter().map(|&d| d as i64).collect::<Vec<_>>(), true)?;
-                ge.mul(&m)?.mul(&x.un(UnaryOp::Sign)?)?.div(&cnt)?
-            } else {
-                let num = x
-                    .un(UnaryOp::Sign)?
-                    .mul(&x.un(UnaryOp::Abs)?.pow_s(p - 1.0)?)?;
-                ge.mul(&num)?.div(&oe.pow_s(p - 1.0)?)?
-            };
-            vec![Some(gx.masked_fill(
-                &expand(&zero, x.shape())?,
-                Scalar::Float(0.0),
-            )?)]
-        }
-        B::Reshape { in_shape, .. } => vec![Some(reshape(g, in_shape)?)],
-        B::Permute { perm, .. } => {
-            let mut inv = vec![0; perm.len()];
-            for (i, &p) in perm.iter().enumerate() {
-                inv[p] = i;
-            }
-            let out = g.permute_raw(&inv, autograd::needs_grad(&[g]));
-            trace::record_after(|| IrOp::Permute { perm: inv.clone() }, &[g], &out);
-            vec![Some(out)]
-        }
-        B::Expand { in_shape } => vec![Some(sum_to(g, in_shape)?)],
-        B::Index { in_shape, indices } => vec![Some(index_grad(in_shape, indices, g)?)],
+        B::Op { op, saved } => op_grad(op, saved, g)?,
         B::AsStrided(map) => vec![Some(map.scatter(g)?)],
         B::CopySlices(map) => {
             let (rest, region) = map.split(g)?;
@@ -640,7 +358,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
                 g.clone()
             } else if autograd::needs_grad(&[g]) {
                 // Differentiable: zeros written into a copy, both recorded.
-                let c = crate::ops::clone(g)?;
+                let c = crate::tensor::pointwise::clone(g)?;
                 c.index_put_(indices, &zeros(&[])?)?;
                 c
             } else {
@@ -651,79 +369,6 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             let gv = sum_to(&g.index(indices)?, value_shape)?;
             vec![Some(gx), Some(gv)]
         }
-        B::Gather {
-            dim,
-            index,
-            in_shape,
-            src,
-        } => {
-            vec![Some(zeros_like_src(in_shape, g, src)?.scatter_add(
-                *dim as i64,
-                index,
-                g,
-            )?)]
-        }
-        B::ScatterAdd {
-            dim,
-            index,
-            src_shape,
-        } => {
-            let part = g.gather(*dim as i64, index)?;
-            let gs = if part.shape() == src_shape.as_slice() {
-                part
-            } else {
-                let idx: Vec<TensorIndex> = index
-                    .shape()
-                    .iter()
-                    .map(|&n| TensorIndex::Slice {
-                        start: None,
-                        stop: Some(n as i64),
-                        step: None,
-                    })
-                    .collect();
-                index_grad(src_shape, &idx, &part)?
-            };
-            vec![Some(g.clone()), Some(gs)]
-        }
-        B::MaskedFill { mask, in_shape } => {
-            let _ = in_shape;
-            vec![Some(g.masked_fill(mask, Scalar::Float(0.0))?)]
-        }
-        B::Cat { dim, sizes } => {
-            let mut start = 0;
-            let mut out = Vec::with_capacity(sizes.len());
-            for &s in sizes {
-                out.push(Some(g.narrow(*dim as i64, start as i64, s as i64)?));
-                start += s;
-            }
-            out
-        }
-        B::Matmul { a, b } => {
-            let (a, b) = (a.get()?, b.get()?);
-            vec![
-                Some(matmul_grad_a(g, &a, &b)?),
-                Some(matmul_grad_b(g, &a, &b)?),
-            ]
-        }
-        B::Conv2d { x, w, params } => {
-            // only the gradients an edge takes (an input without history has none)
-            let need = (x.needs_grad(), w.needs_grad());
-            let (gx, gw) = grad_kernels::conv2d(&x.get()?, &w.get()?, g, *params, need)?;
-            vec![gx, gw]
-        }
-        B::MaxPool2d {
-            in_shape,
-            argmax,
-            x,
-            params,
-        } => vec![Some(grad_kernels::max_pool2d(
-            in_shape, argmax, x, *params, g,
-        )?)],
-        B::AvgPool2d { in_shape, params } => {
-            vec![Some(grad_kernels::avg_pool2d(in_shape, *params, g)?)]
-        }
-        B::BatchNorm(s) => s.grads(g)?,
-        B::LayerNorm(s) => s.grads(g)?,
         B::LstmLayer {
             h0,
             c0,
@@ -762,4 +407,333 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::Loop(l) => l.apply(g)?,
         B::LoopOut { shared, index } => shared.stash(*index, g)?,
     })
+}
+
+/// A slot every record of the op fills.
+fn slot(s: &Option<Saved>) -> Result<&Saved> {
+    s.as_ref().ok_or_else(|| {
+        crate::tensor::err(
+            crate::error::ErrorKind::RuntimeError,
+            "internal error: a backward node lacks a tensor its rule reads",
+        )
+    })
+}
+
+/// The saved tensor of a slot every record of the op fills.
+fn req(s: &Option<Saved>) -> Result<Tensor> {
+    slot(s)?.get()
+}
+
+/// The raw tensor (`OpSaved::aux`) every record of the op keeps.
+fn aux(s: &OpSaved) -> Result<&Tensor> {
+    s.aux.as_ref().ok_or_else(|| {
+        crate::tensor::err(
+            crate::error::ErrorKind::RuntimeError,
+            "internal error: a backward node lacks the index tensor its rule reads",
+        )
+    })
+}
+
+/// The gradient rule of a primitive op: its attributes are `op`'s, what it saved is
+/// `s` (the slots each arm reads are the ones its record fills).
+fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
+    use IrOp as O;
+    Ok(match op {
+        // a, b, out: the operands and the result the row saves; a_shape, b_shape
+        O::Binary(BinaryOp::Mul)
+        | O::BinaryScalar {
+            op: BinaryOp::Mul, ..
+        } if s.a.is_none() || s.b.is_none() => {
+            // A product with a scalar: only the tensor operand's gradient.
+            let grad = |t: &Option<Saved>, shape: &[usize]| -> Result<Option<Tensor>> {
+                t.as_ref()
+                    .map(|t| sum_to(&g.mul(&t.get()?)?, shape))
+                    .transpose()
+            };
+            vec![grad(&s.b, &s.a_shape[..])?, grad(&s.a, &s.b_shape[..])?]
+        }
+        O::Binary(op) | O::BinaryScalar { op, .. } => {
+            let (ga, gb) = binary_grads(*op, &opt(&s.a)?, &opt(&s.b)?, &opt(&s.out)?, g)?;
+            vec![
+                Some(sum_to(&ga, &s.a_shape)?),
+                Some(sum_to(&gb, &s.b_shape)?),
+            ]
+        }
+        // a: x (or out: the result, as the row saves)
+        O::Unary(op) => vec![Some(unary_grad(*op, &opt(&s.a)?, &opt(&s.out)?, g)?)],
+        // a: x
+        O::Clamp { min, max } => {
+            let x = req(&s.a)?;
+            let mut m = creation::ones(x.shape(), DType::F32)?;
+            if let Some(lo) = min {
+                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Ge, *lo)?)?)?;
+            }
+            if let Some(hi) = max {
+                m = m.mul(&mask_f(&x.cmp_s(BinaryOp::Le, *hi)?)?)?;
+            }
+            // Selected, not multiplied, so clamped positions get +0.0 (as in PyTorch).
+            vec![Some(where_(&m.cmp_s(BinaryOp::Gt, 0.5)?, g, &zeros(&[])?)?)]
+        }
+        // a: cond; a_shape, b_shape: the two values'
+        O::Where => {
+            let c = req(&s.a)?;
+            let z = zeros(&[])?;
+            let ga = where_(&c, g, &z)?;
+            let gb = where_(&c, &z, g)?;
+            vec![
+                Some(sum_to(&ga, &s.a_shape)?),
+                Some(sum_to(&gb, &s.b_shape)?),
+            ]
+        }
+        O::Clone | O::Cast(_) => vec![Some(g.clone())],
+        // a_shape: x's; src
+        O::Sum { dims, .. } | O::Mean { dims, .. } => {
+            let in_shape = &s.a_shape;
+            let divisor: usize = match op {
+                O::Mean { .. } => dims.iter().map(|&d| in_shape[d]).product(),
+                _ => 1,
+            };
+            let e = unreduce(g, in_shape, dims)?;
+            // In a capture with symbolic sizes the expand follows the input's sizes, and
+            // a count over a symbolic dim is taken at run time.
+            let sym = match s.src.as_ref().and_then(WeakTensor::upgrade) {
+                Some(x) => trace::note_like(&e, &x),
+                None => Vec::new(),
+            };
+            vec![Some(if divisor == 1 {
+                e
+            } else if dims.iter().any(|&d| sym.get(d) == Some(&true)) {
+                grad_kernels::mean_scale(&e, dims)?
+            } else {
+                e.mul_s(mean_scale(e.dtype(), divisor))?
+            })]
+        }
+        // a_shape: x's; aux: the indices; src
+        O::ExtremeDim { dim, keepdim, .. } => {
+            let (in_shape, indices) = (&s.a_shape, aux(s)?);
+            let (gk, ik) = if *keepdim || in_shape.is_empty() {
+                (g.clone(), indices.clone())
+            } else {
+                (g.unsqueeze(*dim as i64)?, indices.unsqueeze(*dim as i64)?)
+            };
+            if in_shape.is_empty() {
+                return Ok(vec![Some(g.clone())]);
+            }
+            vec![Some(zeros_like_src(in_shape, &gk, &s.src)?.scatter_add(
+                *dim as i64,
+                &ik,
+                &gk,
+            )?)]
+        }
+        // a: x, out; more: amax/amin's dims (`Sizes`; out kept their size-1 dims), or
+        // nothing for the full max/min: shared evenly among the tied maxima of each row
+        O::ExtremeAll { .. } => {
+            let m = mask_f(&binary(BinaryOp::Eq, &req(&s.a)?, &req(&s.out)?)?)?;
+            let cnt = match &s.more {
+                More::Sizes(d) => m.sum(&d.iter().map(|&i| i as i64).collect::<Vec<_>>(), true)?,
+                _ => m.sum(&[], false)?,
+            };
+            vec![Some(m.mul(g)?.div(&cnt)?)]
+        }
+        // a: x; out: std's result when `std`
+        O::Var {
+            dims,
+            correction,
+            std,
+            ..
+        } => {
+            let x = req(&s.a)?;
+            let n: usize = dims.iter().map(|&d| x.shape()[d]).product();
+            let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+            let centered = x.sub(&x.mean(&di, true)?)?;
+            let ge = unreduce(g, x.shape(), dims)?;
+            let denom = (n as f64 - correction).max(0.0);
+            let gx = if *std {
+                let se = unreduce(&req(&s.out)?, x.shape(), dims)?;
+                ge.mul(&centered)?.div(&se)?.mul_s(1.0 / denom)?
+            } else {
+                ge.mul(&centered)?.mul_s(2.0 / denom)?
+            };
+            vec![Some(gx)]
+        }
+        // a: x
+        O::Prod { dims, .. } => {
+            let x = req(&s.a)?;
+            let ge = unreduce(g, x.shape(), dims)?;
+            let others = grad_kernels::prod_others(&x, dims)?;
+            vec![Some(ge.mul(&others)?)]
+        }
+        // a: x, out
+        O::LogSumExp { dims, .. } => {
+            let x = req(&s.a)?;
+            let oe = unreduce(&req(&s.out)?, x.shape(), dims)?;
+            let ge = unreduce(g, x.shape(), dims)?;
+            vec![Some(ge.mul(&x.sub(&oe)?.un(UnaryOp::Exp)?)?)]
+        }
+        // out
+        O::Softmax { dim } => {
+            let y = req(&s.out)?;
+            let s = g.mul(&y)?.sum(&[*dim as i64], true)?;
+            vec![Some(y.mul(&g.sub(&s)?)?)]
+        }
+        // out
+        O::LogSoftmax { dim } => {
+            let y = req(&s.out)?;
+            let s = g.sum(&[*dim as i64], true)?;
+            vec![Some(g.sub(&y.un(UnaryOp::Exp)?.mul(&s)?)?)]
+        }
+        O::Cumsum { dim, .. } if autograd::needs_grad(&[g]) => {
+            // Differentiable: a cumsum over the reversed dim, reversed back.
+            let d = [*dim as i64];
+            vec![Some(flip(&flip(g, &d)?.cumsum(d[0])?, &d)?)]
+        }
+        O::Cumsum { dim, .. } => vec![Some(g.cumsum_reverse(*dim)?)],
+        // a: x, out
+        O::Norm { p, dims, .. } => {
+            let x = req(&s.a)?;
+            let oe = unreduce(&req(&s.out)?, x.shape(), dims)?;
+            let ge = unreduce(g, x.shape(), dims)?;
+            let zero = oe.cmp_s(BinaryOp::Eq, 0.0)?;
+            let gx = if p.is_infinite() {
+                let m = mask_f(&binary(BinaryOp::Eq, &x.un(UnaryOp::Abs)?, &oe)?)?;
+                let cnt = m.sum(&dims.iter().map(|&d| d as i64).collect::<Vec<_>>(), true)?;
+                ge.mul(&m)?.mul(&x.un(UnaryOp::Sign)?)?.div(&cnt)?
+            } else {
+                let num = x
+                    .un(UnaryOp::Sign)?
+                    .mul(&x.un(UnaryOp::Abs)?.pow_s(p - 1.0)?)?;
+                ge.mul(&num)?.div(&oe.pow_s(p - 1.0)?)?
+            };
+            vec![Some(gx.masked_fill(
+                &expand(&zero, x.shape())?,
+                Scalar::Float(0.0),
+            )?)]
+        }
+        // a_shape: x's (more: the call, for the name)
+        O::Reshape { .. } => vec![Some(reshape(g, &s.a_shape)?)],
+        O::Permute { perm } => {
+            let mut inv = vec![0; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inv[p] = i;
+            }
+            let out = g.permute_raw(&inv, autograd::needs_grad(&[g]));
+            trace::record_after(|| IrOp::Permute { perm: inv.clone() }, &[g], &out);
+            vec![Some(out)]
+        }
+        // a_shape: x's
+        O::Expand { .. } => vec![Some(sum_to(g, &s.a_shape)?)],
+        // a_shape: x's; more: the indices (`Index`)
+        O::Index { .. } => {
+            let More::Index(indices) = &s.more else {
+                return Err(crate::tensor::err(
+                    crate::error::ErrorKind::RuntimeError,
+                    "internal error: an index node lacks its indices",
+                ));
+            };
+            vec![Some(index_grad(&s.a_shape, indices, g)?)]
+        }
+        // a_shape: x's; aux: the index; src
+        O::Gather { dim } => {
+            vec![Some(zeros_like_src(&s.a_shape, g, &s.src)?.scatter_add(
+                *dim as i64,
+                aux(s)?,
+                g,
+            )?)]
+        }
+        // aux: the index; b_shape: src's
+        O::ScatterAdd { dim } => {
+            let index = aux(s)?;
+            let part = g.gather(*dim as i64, index)?;
+            let gs = if part.shape() == s.b_shape.as_slice() {
+                part
+            } else {
+                let idx: Vec<TensorIndex> = index
+                    .shape()
+                    .iter()
+                    .map(|&n| TensorIndex::Slice {
+                        start: None,
+                        stop: Some(n as i64),
+                        step: None,
+                    })
+                    .collect();
+                index_grad(&s.b_shape, &idx, &part)?
+            };
+            vec![Some(g.clone()), Some(gs)]
+        }
+        // aux: the mask
+        O::MaskedFill { .. } => vec![Some(g.masked_fill(aux(s)?, Scalar::Float(0.0))?)],
+        // more: each input's size along dim (`Sizes`)
+        O::Cat { dim } => {
+            let sizes = match &s.more {
+                More::Sizes(v) => &v[..],
+                _ => &[],
+            };
+            let mut start = 0;
+            let mut out = Vec::with_capacity(sizes.len());
+            for &n in sizes {
+                out.push(Some(g.narrow(*dim as i64, start as i64, n as i64)?));
+                start += n;
+            }
+            out
+        }
+        // a, b
+        O::Matmul => {
+            let (a, b) = (req(&s.a)?, req(&s.b)?);
+            vec![
+                Some(matmul_grad_a(g, &a, &b)?),
+                Some(matmul_grad_b(g, &a, &b)?),
+            ]
+        }
+        // a: x, b: w
+        O::Conv2d { params, .. } => {
+            let (x, w) = (slot(&s.a)?, slot(&s.b)?);
+            // only the gradients an edge takes (an input without history has none)
+            let need = (x.needs_grad(), w.needs_grad());
+            let (gx, gw) = grad_kernels::conv2d(&x.get()?, &w.get()?, g, *params, need)?;
+            vec![gx, gw]
+        }
+        // a_shape: x's; aux: the argmax; a: x
+        O::MaxPool2d { params } => vec![Some(grad_kernels::max_pool2d(
+            &s.a_shape,
+            aux(s)?,
+            slot(&s.a)?,
+            *params,
+            g,
+        )?)],
+        // a_shape: x's
+        O::AvgPool2d { params } => {
+            vec![Some(grad_kernels::avg_pool2d(&s.a_shape, *params, g)?)]
+        }
+        // more: the kernel's own saved state and rule
+        O::BatchNorm { .. } | O::LayerNorm { .. } => match &s.more {
+            More::Kernel(k) => k.grads(g)?,
+            _ => return Err(no_rule(op)),
+        },
+        // ops eager code records no node for (no gradient, or composites of others)
+        O::Input { .. }
+        | O::Const(_)
+        | O::Contiguous
+        | O::ArgExtreme { .. }
+        | O::AllAny { .. }
+        | O::Narrow { .. }
+        | O::Repeat { .. }
+        | O::IndexGrad { .. }
+        | O::Stack { .. }
+        | O::IndexSelect { .. }
+        | O::OneHot { .. }
+        | O::BatchNormRunning { .. }
+        | O::GradKernel(_)
+        | O::If(_)
+        | O::Loop(_)
+        | O::Out { .. }
+        | O::Print(_) => return Err(no_rule(op)),
+    })
+}
+
+/// An autograd node of an op that eager code never records one for.
+fn no_rule(op: &IrOp) -> crate::error::Error {
+    crate::tensor::err(
+        crate::error::ErrorKind::RuntimeError,
+        format!("internal error: no gradient rule for {}", op.name()),
+    )
 }

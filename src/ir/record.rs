@@ -258,9 +258,26 @@ pub fn dims(d: &[i64], ndim: usize) -> Vec<usize> {
 
 /// An `Index` op for a tensor-library index list and its tensor args (in arg order 1..).
 pub fn index_op(idx: &[TensorIndex]) -> (IrOp, Vec<Tensor>) {
-    let mut tensors = Vec::new();
-    let indices = idx
+    let tensors = idx
         .iter()
+        .filter_map(|i| match i {
+            TensorIndex::Mask(t) | TensorIndex::Indices(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    (
+        IrOp::Index {
+            indices: ir_indices(idx),
+        },
+        tensors,
+    )
+}
+
+/// The IR form of `idx`: its tensor indices numbered as the args after the indexed
+/// tensor, in order.
+pub fn ir_indices(idx: &[TensorIndex]) -> Vec<IrIndex> {
+    let mut arg = 0;
+    idx.iter()
         .map(|i| match i {
             TensorIndex::Int(v) => IrIndex::Int(*v),
             TensorIndex::Slice { start, stop, step } => IrIndex::Slice {
@@ -270,15 +287,14 @@ pub fn index_op(idx: &[TensorIndex]) -> (IrOp, Vec<Tensor>) {
             },
             TensorIndex::NewAxis => IrIndex::NewAxis,
             TensorIndex::Ellipsis => IrIndex::Ellipsis,
-            TensorIndex::Mask(t) => {
-                tensors.push(t.clone());
-                IrIndex::Mask { arg: tensors.len() }
+            TensorIndex::Mask(_) => {
+                arg += 1;
+                IrIndex::Mask { arg }
             }
-            TensorIndex::Indices(t) => {
-                tensors.push(t.clone());
-                IrIndex::Indices { arg: tensors.len() }
+            TensorIndex::Indices(_) => {
+                arg += 1;
+                IrIndex::Indices { arg }
             }
         })
-        .collect();
-    (IrOp::Index { indices }, tensors)
+        .collect()
 }

@@ -5,9 +5,10 @@
 //! quantile`. Data-dependent indices come from tensor/sorting.rs.
 
 use super::{binary, where_, BinaryOp, UnaryOp};
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, More, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::record_const;
+use crate::ir::IrOp;
 use crate::tensor::dtype::{float_for, DType, Scalar};
 use crate::tensor::shape::{norm_dim, norm_dims};
 use crate::tensor::sorting::sort_indices;
@@ -143,11 +144,14 @@ pub fn amax(x: &Tensor, dims: &[i64], keepdim: bool, is_min: bool) -> Result<Ten
         }
     }
     if x.dtype().is_float() && autograd::needs_grad(&[x]) {
-        let node = BackwardOp::ExtremeAll {
-            is_min,
-            dims: Some(ds.clone()),
-            x: Saved::new(x),
-            out: Saved::output(&out),
+        let node = BackwardOp::Op {
+            op: IrOp::ExtremeAll { is_min },
+            saved: OpSaved {
+                a: Some(Saved::new(x)),
+                out: Some(Saved::output(&out)),
+                more: More::Sizes(ds.clone()),
+                ..OpSaved::default()
+            },
         };
         autograd::record(&out, node, &[x]);
     }

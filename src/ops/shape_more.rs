@@ -9,7 +9,8 @@ use super::{where_, BinaryOp};
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::linalg::matmul;
-use crate::tensor::shape::{broadcast_shapes, norm_dim, norm_dims};
+use crate::tensor::shape::{broadcast_shapes, norm_dim};
+pub use crate::tensor::views::flip;
 use crate::tensor::{err, Tensor};
 
 fn shape_i64(s: &[usize]) -> Vec<i64> {
@@ -50,25 +51,6 @@ pub fn movedim(x: &Tensor, src: &[i64], dst: &[i64]) -> Result<Tensor> {
         .map(|p| p.or_else(|| rest.next()).unwrap_or(0) as i64)
         .collect();
     x.permute(&perm)
-}
-
-/// `flip(x, dims)`: a copy reversed along each of `dims`.
-pub fn flip(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let mut out = x.clone();
-    for d in norm_dims("flip", dims, x.ndim())? {
-        if x.ndim() == 0 {
-            break;
-        }
-        let n = x.shape()[d] as i64;
-        out = out.index_select(
-            d as i64,
-            &index_const((0..n).rev().collect(), &[n as usize])?,
-        )?;
-    }
-    if out.same(x) {
-        return super::clone(x);
-    }
-    Ok(out)
 }
 
 /// `roll(x, shifts, dims)`; without dims, the flattened tensor rolls.

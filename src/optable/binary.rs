@@ -9,6 +9,8 @@
 //! - `name`: PyTorch's name (error messages, IR dumps);
 //! - `methods`: the Tensor method names (method dispatch and completion derive from
 //!   them), `global`: whether they are also global functions (`torch.add(a, b)`);
+//! - `inplace`: the in-place Tensor method names (`add_`: dispatch and completion
+//!   derive from them too);
 //! - `dtype`: the [`DtypeRule`] (which dtype the op computes in, and what it returns);
 //! - `saves`: which of `a`, `b`, `out` the gradient reads (only those are saved);
 //! - `f32`: `[(x, y) expr]`, the float32 scalar kernel, or `[none]` (a TypeError);
@@ -32,7 +34,7 @@ macro_rules! binary_table {
         $cb! {
             Add {
                 name: "add", methods: ["add"], global: true,
-                dtype: Arith, saves: [],
+                inplace: ["add_"], dtype: Arith, saves: [],
                 f32: [(x, y) x + y],
                 int: [(x, y) x.wrapping_add(y)],
                 grad: [(g, a, b, out) (g.clone(), g.clone())],
@@ -41,7 +43,7 @@ macro_rules! binary_table {
             }
             Sub {
                 name: "sub", methods: ["sub"], global: true,
-                dtype: ArithNoBool, saves: [],
+                inplace: ["sub_"], dtype: ArithNoBool, saves: [],
                 f32: [(x, y) x - y],
                 int: [(x, y) x.wrapping_sub(y)],
                 grad: [(g, a, b, out) (g.clone(), g.neg()?)],
@@ -50,7 +52,7 @@ macro_rules! binary_table {
             }
             Mul {
                 name: "mul", methods: ["mul"], global: true,
-                dtype: Arith, saves: [a, b],
+                inplace: ["mul_"], dtype: Arith, saves: [a, b],
                 f32: [(x, y) x * y],
                 int: [(x, y) x.wrapping_mul(y)],
                 grad: [(g, a, b, out) (g.mul(b)?, g.mul(a)?)],
@@ -60,7 +62,7 @@ macro_rules! binary_table {
             // True division: always float32.
             Div {
                 name: "div", methods: ["div"], global: true,
-                dtype: Float, saves: [b, out],
+                inplace: ["div_"], dtype: Float, saves: [b, out],
                 f32: [(x, y) x / y],
                 int: [none],
                 grad: [(g, a, b, out) (g.div(b)?, g.mul(out)?.div(b)?.neg()?)],
@@ -70,7 +72,7 @@ macro_rules! binary_table {
             // Python `//`; int64 division by zero is a ZeroDivisionError.
             FloorDiv {
                 name: "floor_divide", methods: ["floor_divide"], global: true,
-                dtype: Arith, saves: [],
+                inplace: [], dtype: Arith, saves: [],
                 f32: [(x, y) (x / y).floor()],
                 int: [(x, y) idiv_py(x, y)],
                 grad: [(g, a, b, out) (g.mul_s(0.0)?, g.mul_s(0.0)?)],
@@ -92,7 +94,7 @@ macro_rules! binary_table {
             // Python `%`: the result has the divisor's sign.
             Rem {
                 name: "remainder", methods: ["remainder"], global: true,
-                dtype: Arith, saves: [a, b],
+                inplace: [], dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmod_py(x, y)],
                 int: [(x, y) imod_py(x, y)],
                 grad: [(g, a, b, out) {
@@ -114,7 +116,7 @@ macro_rules! binary_table {
             // int64 to a negative int64 power is a ValueError.
             Pow {
                 name: "pow", methods: ["pow"], global: true,
-                dtype: Arith, saves: [a, b, out],
+                inplace: ["pow_"], dtype: Arith, saves: [a, b, out],
                 f32: [(x, y) x.powf(y)],
                 int: [(x, y) ipow(x, y)],
                 grad: [(g, a, b, out) {
@@ -136,7 +138,7 @@ macro_rules! binary_table {
             // NaN propagates and -0.0 < +0.0 (IEEE 754-2019 `maximum`).
             Maximum {
                 name: "maximum", methods: ["maximum"], global: true,
-                dtype: Arith, saves: [a, b],
+                inplace: [], dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmax_nan(x, y)],
                 int: [(x, y) x.max(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Gt, a, b, g)?],
@@ -145,7 +147,7 @@ macro_rules! binary_table {
             }
             Minimum {
                 name: "minimum", methods: ["minimum"], global: true,
-                dtype: Arith, saves: [a, b],
+                inplace: [], dtype: Arith, saves: [a, b],
                 f32: [(x, y) fmin_nan(x, y)],
                 int: [(x, y) x.min(y)],
                 grad: [(g, a, b, out) min_max_grads(BinaryOp::Lt, a, b, g)?],
@@ -154,7 +156,7 @@ macro_rules! binary_table {
             }
             Eq {
                 name: "eq", methods: ["eq"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x == y],
                 int: [(x, y) x == y],
                 grad: [none],
@@ -164,7 +166,7 @@ macro_rules! binary_table {
             // True for NaN.
             Ne {
                 name: "ne", methods: ["ne"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x != y],
                 int: [(x, y) x != y],
                 grad: [none],
@@ -176,7 +178,7 @@ macro_rules! binary_table {
             }
             Lt {
                 name: "lt", methods: ["lt"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x < y],
                 int: [(x, y) x < y],
                 grad: [none],
@@ -185,7 +187,7 @@ macro_rules! binary_table {
             }
             Le {
                 name: "le", methods: ["le"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x <= y],
                 int: [(x, y) x <= y],
                 grad: [none],
@@ -194,7 +196,7 @@ macro_rules! binary_table {
             }
             Gt {
                 name: "gt", methods: ["gt"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x > y],
                 int: [(x, y) x > y],
                 grad: [none],
@@ -203,7 +205,7 @@ macro_rules! binary_table {
             }
             Ge {
                 name: "ge", methods: ["ge"], global: true,
-                dtype: Compare, saves: [],
+                inplace: [], dtype: Compare, saves: [],
                 f32: [(x, y) x >= y],
                 int: [(x, y) x >= y],
                 grad: [none],
@@ -213,7 +215,7 @@ macro_rules! binary_table {
             // `&`: logical on bool, bitwise on int64.
             And {
                 name: "bitwise_and", methods: ["logical_and"], global: true,
-                dtype: Logic, saves: [],
+                inplace: [], dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x & y],
                 grad: [none],
@@ -225,7 +227,7 @@ macro_rules! binary_table {
             }
             Or {
                 name: "bitwise_or", methods: ["logical_or"], global: true,
-                dtype: Logic, saves: [],
+                inplace: [], dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x | y],
                 grad: [none],
@@ -237,7 +239,7 @@ macro_rules! binary_table {
             }
             Xor {
                 name: "bitwise_xor", methods: ["logical_xor"], global: true,
-                dtype: Logic, saves: [],
+                inplace: [], dtype: Logic, saves: [],
                 f32: [none],
                 int: [(x, y) x ^ y],
                 grad: [none],
@@ -271,7 +273,7 @@ pub enum DtypeRule {
 macro_rules! binary_enum {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
@@ -304,6 +306,21 @@ macro_rules! binary_enum {
             pub fn of_method(name: &str) -> Option<BinaryOp> {
                 match name {
                     $($($m => Some(BinaryOp::$V),)*)*
+                    _ => None,
+                }
+            }
+
+            /// The in-place Tensor method names of the op (`t.add_(u)`).
+            pub fn inplace_methods(self) -> &'static [&'static str] {
+                match self {
+                    $(BinaryOp::$V => &[$($ip),*],)*
+                }
+            }
+
+            /// The op an in-place Tensor method name names (`"mul_"` -> `Mul`).
+            pub fn of_inplace_method(name: &str) -> Option<BinaryOp> {
+                match name {
+                    $($($ip => Some(BinaryOp::$V),)*)*
                     _ => None,
                 }
             }

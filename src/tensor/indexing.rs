@@ -8,7 +8,7 @@ use super::kernels::index::{dim_offsets, put, take, view_offsets};
 use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
-use crate::autograd::{self, BackwardOp, Edge};
+use crate::autograd::{self, BackwardOp, Edge, More, OpSaved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -244,13 +244,10 @@ impl Tensor {
 
     /// `x[idx]`: a view for basic indexing, a copy with advanced indices.
     pub fn index(&self, idx: &[TensorIndex]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.index_eager(idx)?;
         let (ir, tensors) = trace::index_op(idx);
         let mut args: Vec<&Tensor> = vec![self];
         args.extend(tensors.iter());
-        sc.record(|| ir, &args, &out);
-        Ok(out)
+        record_op(&args, |_| ir, || self.index_eager(idx))
     }
 
     fn index_eager(&self, idx: &[TensorIndex]) -> Result<Tensor> {
@@ -266,10 +263,15 @@ impl Tensor {
             } => take(&base, &offsets, &shape)?,
         };
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Index {
-                in_shape: self.shape().into(),
-                indices: idx.to_vec(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                more: More::Index(idx.to_vec()),
+                ..OpSaved::default()
             };
+            let op = IrOp::Index {
+                indices: trace::ir_indices(idx),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -394,11 +396,15 @@ impl Tensor {
         )?;
         let out = take(self, &offs, index.shape())?;
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Gather {
-                dim: d,
-                index: index.clone(),
-                in_shape: self.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                aux: Some(index.clone()),
                 src: trace::active().then(|| self.downgrade()),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::Gather { dim: d },
+                saved,
             };
             autograd::record(&out, node, &[self]);
         }
@@ -459,10 +465,15 @@ impl Tensor {
         let offs = dim_offsets("scatter_add", out.shape(), out.strides(), 0, index, d)?;
         put(&out, &offs, &src_part.detach(), accumulate)?;
         if out.dtype().is_float() && autograd::needs_grad(&[self, src]) {
-            let node = BackwardOp::ScatterAdd {
-                dim: d,
-                index: index.clone(),
-                src_shape: src.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                b_shape: src.shape().into(),
+                aux: Some(index.clone()),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::ScatterAdd { dim: d },
+                saved,
             };
             autograd::record(&out, node, &[self, src]);
         }
@@ -511,9 +522,14 @@ impl Tensor {
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             // The mask as given (the rule broadcasts it again): a capture knows this
             // handle, so the backward is recorded (the expanded one has no IR node).
-            let node = BackwardOp::MaskedFill {
-                mask: mask.clone(),
-                in_shape: self.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                aux: Some(mask.clone()),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::MaskedFill { value },
+                saved,
             };
             autograd::record(&out, node, &[self]);
         }

@@ -5,13 +5,13 @@
 use super::dtype::{with_elem, DType, Scalar};
 use super::kernels::binary::{binary_raw, binary_scalar_raw};
 use super::kernels::elementwise::assign;
+use super::pointwise as ops;
 use super::shape::fmt_shape;
 use super::{err, Tensor};
 use crate::autograd;
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::IrOp;
-use crate::ops;
 use crate::optable::BinaryOp;
 
 /// The right-hand side of an in-place op.

@@ -9,7 +9,7 @@ use super::kernels::matmul::bmm;
 use super::kernels::pool2d;
 use super::shape::{broadcast_shapes, fmt_shape};
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -21,11 +21,12 @@ fn shape_err(msg: String) -> crate::error::Error {
 
 /// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let sc = trace::scope();
     let mut lifted = None;
-    let out = matmul_eager(a, b, &mut lifted)?;
-    sc.record(|| IrOp::Matmul, &[a, b], &out);
-    drop(sc);
+    let out = record_op(
+        &[a, b],
+        |_| IrOp::Matmul,
+        || matmul_eager(a, b, &mut lifted),
+    )?;
     // A 1-D operand is unsqueezed inside the scope (unrecorded), but the backward rule
     // saves that view: record it as a graph value so compiled autograd can read it.
     if let Some((src, view)) = lifted {
@@ -107,9 +108,14 @@ fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::F32 | DType::F64 | DType::I64 | DType::Bool => out,
     };
     if dt.is_float() && autograd::needs_grad(&[a, b]) {
-        let node = BackwardOp::Matmul {
-            a: Saved::new(a),
-            b: Saved::new(b),
+        let saved = OpSaved {
+            a: Some(Saved::new(a)),
+            b: Some(Saved::new(b)),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Matmul,
+            saved,
         };
         autograd::record(&out, node, &[a, b]);
     }
@@ -238,11 +244,17 @@ fn conv2d_eager(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: ConvParams) ->
         &shape
     ));
     if autograd::needs_grad(&[x, w]) {
-        let node = BackwardOp::Conv2d {
-            x: Saved::new(x),
-            w: Saved::new(w),
-            params: p,
+        let saved = OpSaved {
+            a: Some(Saved::new(x)),
+            b: Some(Saved::new(w)),
+            ..OpSaved::default()
         };
+        // the bias is added after, as its own op
+        let op = IrOp::Conv2d {
+            params: p,
+            bias: false,
+        };
+        let node = BackwardOp::Op { op, saved };
         autograd::record(&out, node, &[x, w]);
     }
     match bias {
@@ -346,11 +358,15 @@ fn max_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
     }
     let (out, argmax) = max_pool2d_with_indices(x, p)?;
     if autograd::needs_grad(&[x]) {
-        let node = BackwardOp::MaxPool2d {
-            in_shape: x.shape().into(),
-            argmax,
-            x: Saved::new(x),
-            params: p,
+        let saved = OpSaved {
+            a: Some(Saved::new(x)),
+            a_shape: x.shape().into(),
+            aux: Some(argmax),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::MaxPool2d { params: p },
+            saved,
         };
         autograd::record(&out, node, &[x]);
     }
@@ -416,9 +432,13 @@ fn avg_pool2d_eager(x: &Tensor, p: PoolParams) -> Result<Tensor> {
         &shape
     ));
     if autograd::needs_grad(&[x]) {
-        let node = BackwardOp::AvgPool2d {
-            in_shape: x.shape().into(),
-            params: p,
+        let saved = OpSaved {
+            a_shape: x.shape().into(),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::AvgPool2d { params: p },
+            saved,
         };
         autograd::record(&out, node, &[x]);
     }

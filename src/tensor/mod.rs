@@ -1,6 +1,6 @@
 //! The `Tensor` handle: a cheap-to-clone Rc to storage + shape + strides + offset +
 //! autograd metadata. Submodules hold creation, views, indexing, reductions, printing
-//! and the kernels; elementwise ops and their autograd recording live in `crate::ops`.
+//! and the kernels; elementwise ops and their autograd recording live in `pointwise`.
 
 pub mod cancel;
 pub mod convert;
@@ -17,6 +17,7 @@ pub mod linalg_grad;
 pub mod mt19937;
 pub mod norm;
 pub mod optim_step;
+pub mod pointwise;
 pub mod pool;
 pub mod random;
 pub mod reduce;

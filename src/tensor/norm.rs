@@ -15,7 +15,7 @@ use super::shape::fmt_shape;
 use super::Elem;
 use super::{err, Tensor};
 use crate::autograd::norm_rules::{BatchNormSaved, LayerNormSaved};
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, More, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -231,7 +231,17 @@ fn bn_eager(x: &Tensor, g: Bn, a: &BatchNormArgs) -> Result<Tensor> {
             rstd: stats.rstd,
             eps: a.eps,
         };
-        autograd::record(&y, BackwardOp::BatchNorm(Box::new(node)), &ts);
+        let op = IrOp::BatchNorm {
+            training: a.training,
+            eps: a.eps,
+            weight: a.weight.is_some(),
+            bias: a.bias.is_some(),
+        };
+        let saved = OpSaved {
+            more: More::Kernel(Box::new(node)),
+            ..OpSaved::default()
+        };
+        autograd::record(&y, BackwardOp::Op { op, saved }, &ts);
     }
     Ok(y)
 }
@@ -454,7 +464,17 @@ fn ln_eager(
             dims,
             eps,
         };
-        autograd::record(&y, BackwardOp::LayerNorm(Box::new(node)), &ts);
+        let op = IrOp::LayerNorm {
+            dims,
+            eps,
+            weight: w.is_some(),
+            bias: b.is_some(),
+        };
+        let saved = OpSaved {
+            more: More::Kernel(Box::new(node)),
+            ..OpSaved::default()
+        };
+        autograd::record(&y, BackwardOp::Op { op, saved }, &ts);
     }
     Ok(y)
 }

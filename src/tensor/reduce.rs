@@ -8,7 +8,7 @@ use super::kernels::reduce::{
 };
 use super::shape::{norm_dim, norm_dims, Dims};
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp, Saved};
+use crate::autograd::{self, BackwardOp, OpSaved, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
@@ -160,13 +160,18 @@ impl Tensor {
 
     fn record_sum(&self, out: &Tensor, dims: Vec<usize>, keepdim: bool, divisor: usize) {
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Sum {
-                in_shape: self.shape().into(),
-                dims,
-                keepdim,
-                divisor,
-                src: trace::active().then(|| self.downgrade()),
+            // a mean over one element is named as a sum, as before
+            let op = if divisor == 1 {
+                IrOp::Sum { dims, keepdim }
+            } else {
+                IrOp::Mean { dims, keepdim }
             };
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                src: trace::active().then(|| self.downgrade()),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(out, node, &[self]);
         }
     }
@@ -228,14 +233,18 @@ impl Tensor {
         // the value at the index, as PyTorch: a row of -0.0 and 0.0 gives its first zero
         let values = self.gather_rows(&dims, &index)?;
         if values.dtype().is_float() && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::ExtremeDim {
-                is_min,
-                in_shape: self.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                aux: Some(index.clone()),
+                src: trace::active().then(|| self.downgrade()),
+                ..OpSaved::default()
+            };
+            let op = IrOp::ExtremeDim {
                 dim: d,
                 keepdim,
-                indices: index.clone(),
-                src: trace::active().then(|| self.downgrade()),
+                is_min,
             };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&values, node, &[self]);
         }
         Ok((values, index))
@@ -334,11 +343,14 @@ impl Tensor {
             }
         };
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::ExtremeAll {
-                is_min,
-                dims: None,
-                x: Saved::new(self),
-                out: Saved::output(&out),
+            let saved = OpSaved {
+                a: Some(Saved::new(self)),
+                out: Some(Saved::output(&out)),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::ExtremeAll { is_min },
+                saved,
             };
             autograd::record(&out, node, &[self]);
         }
@@ -404,13 +416,18 @@ impl Tensor {
             (if take_sqrt { v.sqrt() } else { v }) as T
         })?;
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Var {
-                x: Saved::new(self),
-                dims: d,
-                keepdim,
-                correction,
-                std_out: take_sqrt.then(|| Saved::output(&out)),
+            let saved = OpSaved {
+                a: Some(Saved::new(self)),
+                out: take_sqrt.then(|| Saved::output(&out)),
+                ..OpSaved::default()
             };
+            let op = IrOp::Var {
+                dims: d,
+                correction,
+                keepdim,
+                std: take_sqrt,
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -437,11 +454,12 @@ impl Tensor {
             Tensor::from_vec(v, &reduced_shape(self.shape(), &d, keepdim))
         };
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Prod {
-                x: Saved::new(self),
-                dims: d,
-                keepdim,
+            let saved = OpSaved {
+                a: Some(Saved::new(self)),
+                ..OpSaved::default()
             };
+            let op = IrOp::Prod { dims: d, keepdim };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -461,12 +479,13 @@ impl Tensor {
         let d = norm_dims("logsumexp", dims, self.ndim())?;
         let out = reduce_float!(x, &d, keepdim, |r| logsumexp_row(r))?;
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::LogSumExp {
-                x: Saved::new(self),
-                out: Saved::output(&out),
-                dims: d,
-                keepdim,
+            let saved = OpSaved {
+                a: Some(Saved::new(self)),
+                out: Some(Saved::output(&out)),
+                ..OpSaved::default()
             };
+            let op = IrOp::LogSumExp { dims: d, keepdim };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -493,13 +512,17 @@ impl Tensor {
             s.powf(1.0 / p) as T
         })?;
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Norm {
-                x: Saved::new(self),
-                out: Saved::output(&out),
+            let saved = OpSaved {
+                a: Some(Saved::new(self)),
+                out: Some(Saved::output(&out)),
+                ..OpSaved::default()
+            };
+            let op = IrOp::Norm {
+                p,
                 dims: d,
                 keepdim,
-                p,
             };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -577,9 +600,13 @@ impl Tensor {
         let d = norm_dim("softmax", dim, self.ndim())?;
         let out = with_float!(float_for(self.dtype()), T => self.along_dim(d, softmax_row::<T>)?);
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Softmax {
-                out: Saved::output(&out),
-                dim: d,
+            let saved = OpSaved {
+                out: Some(Saved::output(&out)),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::Softmax { dim: d },
+                saved,
             };
             autograd::record(&out, node, &[self]);
         }
@@ -599,9 +626,13 @@ impl Tensor {
         let out =
             with_float!(float_for(self.dtype()), T => self.along_dim(d, log_softmax_row::<T>)?);
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::LogSoftmax {
-                out: Saved::output(&out),
-                dim: d,
+            let saved = OpSaved {
+                out: Some(Saved::output(&out)),
+                ..OpSaved::default()
+            };
+            let node = BackwardOp::Op {
+                op: IrOp::LogSoftmax { dim: d },
+                saved,
             };
             autograd::record(&out, node, &[self]);
         }
@@ -621,7 +652,15 @@ impl Tensor {
         let d = norm_dim("cumsum", dim, self.ndim())?;
         let out = self.cumsum_raw(d, false)?;
         if autograd::needs_grad(&[self]) {
-            autograd::record(&out, BackwardOp::Cumsum { dim: d }, &[self]);
+            let op = IrOp::Cumsum {
+                dim: d,
+                reverse: false,
+            };
+            let node = BackwardOp::Op {
+                op,
+                saved: OpSaved::default(),
+            };
+            autograd::record(&out, node, &[self]);
         }
         Ok(out)
     }

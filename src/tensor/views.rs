@@ -5,14 +5,14 @@
 use super::dtype::{with_elem, DType};
 use super::indexing::TensorIndex;
 use super::shape::{
-    contiguous_strides, fmt_shape, norm_dim, norm_insert_dim, numel, view_strides, Dims,
+    contiguous_strides, fmt_shape, norm_dim, norm_dims, norm_insert_dim, numel, view_strides, Dims,
 };
 use super::storage::alloc_vec;
 use super::{err, Tensor};
-use crate::autograd::{self, BackwardOp, ViewCall};
+use crate::autograd::{self, BackwardOp, More, OpSaved, ViewCall};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
-use crate::ir::record_op::record_op;
+use crate::ir::record_op::{record_const, record_op};
 use crate::ir::IrOp;
 use smallvec::SmallVec;
 
@@ -71,10 +71,15 @@ impl Tensor {
 
     fn record_reshape(&self, out: &Tensor, call: ViewCall) {
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Reshape {
-                in_shape: self.shape().into(),
-                call,
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                more: More::View(call),
+                ..OpSaved::default()
             };
+            let op = IrOp::Reshape {
+                shape: out.shape().into(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(out, node, &[self]);
         }
     }
@@ -275,10 +280,14 @@ impl Tensor {
             out.mark_view_of(self);
         }
         if grad && autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Permute {
-                perm: perm.to_vec(),
-                call,
+            let saved = OpSaved {
+                more: More::View(call),
+                ..OpSaved::default()
             };
+            let op = IrOp::Permute {
+                perm: perm.to_vec(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         out
@@ -347,14 +356,11 @@ impl Tensor {
 
     /// `expand(*sizes)`, `-1` keeping a size (a view with stride 0).
     pub fn expand(&self, req: &[i64]) -> Result<Tensor> {
-        let sc = trace::scope();
-        let out = self.expand_eager(req)?;
-        let ir = || IrOp::Expand {
+        let ir = |out: &Tensor| IrOp::Expand {
             shape: out.shape().into(),
             sym: Vec::new(),
         };
-        sc.record(ir, &[self], &out);
-        drop(sc);
+        let out = record_op(&[self], ir, || self.expand_eager(req))?;
         trace::note_request(&out, req);
         Ok(out)
     }
@@ -384,9 +390,15 @@ impl Tensor {
             out.mark_view_of(self);
         }
         if autograd::needs_grad(&[self]) {
-            let node = BackwardOp::Expand {
-                in_shape: self.shape().into(),
+            let saved = OpSaved {
+                a_shape: self.shape().into(),
+                ..OpSaved::default()
             };
+            let op = IrOp::Expand {
+                shape: out.shape().into(),
+                sym: Vec::new(),
+            };
+            let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);
         }
         Ok(out)
@@ -401,7 +413,7 @@ impl Tensor {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        crate::ops::clone(self)
+        super::pointwise::clone(self)
     }
 
     /// `narrow(dim, start, length)` (a view).
@@ -572,9 +584,13 @@ fn cat_eager(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     let out = with_elem!(dt, T => cat_typed::<T>(ts, d, &out_shape, dt)?);
     let refs: Vec<&Tensor> = ts.iter().collect();
     if dt.is_float() && autograd::needs_grad(&refs) {
-        let node = BackwardOp::Cat {
-            dim: d,
-            sizes: ts.iter().map(|t| t.shape()[d]).collect(),
+        let saved = OpSaved {
+            more: More::Sizes(ts.iter().map(|t| t.shape()[d]).collect()),
+            ..OpSaved::default()
+        };
+        let node = BackwardOp::Op {
+            op: IrOp::Cat { dim: d },
+            saved,
         };
         autograd::record(&out, node, &refs);
     }
@@ -662,4 +678,24 @@ fn stack_rows(ts: &[Tensor], dim: i64) -> Result<Option<Tensor>> {
     let mut dims: Dims = first.shape().into();
     dims.insert(0, ts.len());
     Ok(Some(Tensor::from_vec(data, &dims)))
+}
+
+/// `flip(x, dims)`: a copy reversed along each of `dims` (an `index_select` per dim;
+/// cumsum's create-graph gradient reverses with it).
+pub fn flip(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let mut out = x.clone();
+    for d in norm_dims("flip", dims, x.ndim())? {
+        if x.ndim() == 0 {
+            break;
+        }
+        let n = x.shape()[d] as i64;
+        out = out.index_select(
+            d as i64,
+            &record_const(|| super::creation::from_i64((0..n).rev().collect(), &[n as usize]))?,
+        )?;
+    }
+    if out.same(x) {
+        return super::pointwise::clone(x);
+    }
+    Ok(out)
 }

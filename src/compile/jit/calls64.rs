@@ -42,7 +42,7 @@ unary_table!(unary_calls);
 macro_rules! binary_calls {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

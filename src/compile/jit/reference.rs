@@ -207,7 +207,7 @@ unary_table!(unary_reference);
 macro_rules! binary_reference {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

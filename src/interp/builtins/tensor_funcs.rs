@@ -83,7 +83,7 @@ unary_table!(unary_forwarders);
 macro_rules! binary_forwarders {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {

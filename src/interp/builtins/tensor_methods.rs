@@ -21,9 +21,10 @@ pub static TENSOR_METHODS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let unary = UnaryOp::ALL
         .iter()
         .flat_map(|op| op.methods().iter().copied());
-    let binary = BinaryOp::ALL
-        .iter()
-        .flat_map(|op| op.methods().iter().copied());
+    let binary = BinaryOp::ALL.iter().flat_map(|op| {
+        let both = [op.methods(), op.inplace_methods()];
+        both.into_iter().flatten().copied()
+    });
     unary
         .chain(binary)
         .chain(OTHER_METHODS.iter().copied())
@@ -96,10 +97,6 @@ const OTHER_METHODS: &[&str] = &[
     "zero_",
     "fill_",
     "copy_",
-    "add_",
-    "sub_",
-    "mul_",
-    "div_",
     "clamp_",
     "requires_grad_",
     "backward",
@@ -314,8 +311,34 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     Ok(Some(v))
 }
 
+/// An op table row's in-place method (`t.add_(u, alpha=2)`, `t.pow_(exponent=2)`):
+/// returns the tensor.
+fn binary_inplace(t: &Tensor, op: BinaryOp, name: &str, a: &Args) -> R<Value> {
+    a.check(1, &["other", "exponent", "alpha"])?;
+    let mut other = a
+        .get(0, "other")
+        .or_else(|| a.kw("exponent"))
+        .ok_or_else(|| type_err(format!("{name}() missing required argument 'other'")))?
+        .clone();
+    if let (Some(al), BinaryOp::Add | BinaryOp::Sub) = (a.kw("alpha"), op) {
+        other = scaled(&other, al)?;
+    }
+    let operand = match &other {
+        Value::Tensor(x) => Operand::Tensor(x),
+        v => Operand::Scalar(
+            scalar_of(v)
+                .ok_or_else(|| type_err(format!("{name}(): other must be a Tensor or a number")))?,
+        ),
+    };
+    t.binary_(op, operand).map_err(te)?;
+    Ok(Value::Tensor(t.clone()))
+}
+
 /// The in-place methods; each returns the tensor itself.
 fn inplace_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
+    if let Some(op) = BinaryOp::of_inplace_method(name) {
+        return binary_inplace(t, op, name, a).map(Some);
+    }
     match name {
         "zero_" => {
             a.check(0, &[])?;
@@ -335,26 +358,6 @@ fn inplace_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "copy_" => {
             a.check(1, &["src"])?;
             t.copy_(&a.tensor(0, "src")?).map_err(te)?;
-        }
-        "add_" | "sub_" | "mul_" | "div_" => {
-            a.check(1, &["other", "alpha"])?;
-            let mut other = a.required(0, "other")?.clone();
-            if let (Some(al), "add_" | "sub_") = (a.kw("alpha"), name) {
-                other = scaled(&other, al)?;
-            }
-            let op = match name {
-                "add_" => BinaryOp::Add,
-                "sub_" => BinaryOp::Sub,
-                "mul_" => BinaryOp::Mul,
-                _ => BinaryOp::Div,
-            };
-            let operand = match &other {
-                Value::Tensor(x) => Operand::Tensor(x),
-                v => Operand::Scalar(scalar_of(v).ok_or_else(|| {
-                    type_err(format!("{name}(): other must be a Tensor or a number"))
-                })?),
-            };
-            t.binary_(op, operand).map_err(te)?;
         }
         "clamp_" => {
             a.check(2, &["min", "max"])?;

@@ -91,7 +91,6 @@ pub const MORE_METHODS: &[&str] = &[
     "new_empty",
     "new_tensor",
     "detach_",
-    "pow_",
     "exp_",
     "masked_fill_",
     "index_add_",

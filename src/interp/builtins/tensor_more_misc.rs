@@ -5,10 +5,9 @@
 //! normal_ bernoulli_`).
 
 use super::tensor::{dtype_of, int_list, scalar_of, te, Args};
-use super::tensor_more::{inplace_result, ints, operand, tv};
+use super::tensor_more::{inplace_result, ints, tv};
 use crate::interp::value::Value;
 use crate::interp::{type_err, R};
-use crate::ops::BinaryOp;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::Tensor;
 
@@ -103,12 +102,8 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             t.set_requires_grad(false).map_err(te)?;
             Value::Tensor(t.clone())
         }
-        "pow_" | "exp_" | "masked_fill_" => {
+        "exp_" | "masked_fill_" => {
             let out = match name {
-                "pow_" => {
-                    a.check(1, &["exponent"])?;
-                    crate::ops::binary(BinaryOp::Pow, t, &operand(a, 0, "exponent")?)
-                }
                 "exp_" => {
                     a.check(0, &[])?;
                     t.un(crate::ops::UnaryOp::Exp)

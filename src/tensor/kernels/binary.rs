@@ -176,7 +176,7 @@ impl Apply for WithScalar<'_> {
 macro_rules! binary_kernels {
     ($($V:ident {
         name: $name:literal, methods: [$($m:literal),*], global: $global:literal,
-        dtype: $dt:ident, saves: [$($s:ident),*],
+        inplace: [$($ip:literal),*], dtype: $dt:ident, saves: [$($s:ident),*],
         f32: [$($f:tt)*], int: [$($i:tt)*], grad: [$($g:tt)*], fused: [$($k:tt)*],
         onnx: [$($o:tt)*],
     })*) => {
