@@ -220,9 +220,8 @@ fn fused_unary_grad(x: &Tensor, g: &Tensor) -> bool {
 fn gelu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
     if fused_unary_grad(x, g) {
         let d = |x: f32, g: f32| {
-            use crate::tensor::kernels::fastmath::{erf, exp};
-            let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-            let pdf = exp(-0.5 * x * x) * 0.398_942_3;
+            let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
+            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
             g * (cdf + x * pdf)
         };
         return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), d);

@@ -18,10 +18,7 @@ pub(crate) const GELU_C: f32 = 0.044_715;
 /// is expanded once per float type inside a module that imports that type's helpers;
 /// compiled f64 kernels call the float64 expansions, compile/jit/calls64.rs).
 macro_rules! real_helpers {
-    (
-        $m:ident, $F:ident, $tanh:path, $erf:path, $gelu_erf:path, $erfc:path, $erfinv:path,
-        $k:expr, $c:expr
-    ) => {
+    ($m:ident, $F:ident, $tanh:path, $erf:path, $erfc:path, $erfinv:path, $k:expr, $c:expr) => {
         pub(crate) mod $m {
             pub(crate) const SQRT_2_OVER_PI: $F = $k;
             pub(crate) const GELU_C: $F = $c;
@@ -35,13 +32,6 @@ macro_rules! real_helpers {
             #[inline]
             pub(crate) fn erf(x: $F) -> $F {
                 $erf(x)
-            }
-
-            /// The exact GELU's erf: float32's is branch-free so GELU's loops vectorize
-            /// (within 1 ulp of `erf`, kernels/fastmath.rs).
-            #[inline(always)]
-            pub(crate) fn gelu_erf(x: $F) -> $F {
-                $gelu_erf(x)
             }
 
             #[inline]
@@ -92,7 +82,6 @@ real_helpers!(
     f32,
     crate::tensor::kernels::fastmath::tanh,
     libm::erff,
-    crate::tensor::kernels::fastmath::erf,
     libm::erfcf,
     crate::tensor::kernels::special::erfinv,
     crate::tensor::kernels::unary::SQRT_2_OVER_PI,
@@ -102,7 +91,6 @@ real_helpers!(
     real64,
     f64,
     f64::tanh,
-    libm::erf,
     libm::erf,
     libm::erfc,
     crate::tensor::kernels::special::erfinv64,
@@ -120,8 +108,8 @@ macro_rules! unary_kernels {
         /// The float kernels, expanded once per float type with that type's helpers.
         mod float32 {
             use super::real32::{
-                erf, erfc, erfinv, fast_tanh, gelu_erf, sigmoid, sign_f, softplus, FRAC_1_SQRT_2,
-                GELU_C, SQRT_2_OVER_PI,
+                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
+                SQRT_2_OVER_PI,
             };
             use super::*;
 
@@ -134,8 +122,8 @@ macro_rules! unary_kernels {
 
         mod float64 {
             use super::real64::{
-                erf, erfc, erfinv, fast_tanh, gelu_erf, sigmoid, sign_f, softplus, FRAC_1_SQRT_2,
-                GELU_C, SQRT_2_OVER_PI,
+                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
+                SQRT_2_OVER_PI,
             };
             use super::*;
 
