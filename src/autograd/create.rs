@@ -5,6 +5,7 @@
 //! handles. Rules computed by raw kernels refuse instead of returning a gradient that
 //! silently lacks part of its history.
 
+use super::node::unrecorded_op;
 use super::node::{BackwardOp, Node};
 use crate::error::{ErrorKind, Result};
 use crate::tensor::err;
@@ -88,23 +89,7 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
             | O::ScatterAdd { .. }
             | O::MaskedFill { .. } => return None,
             // no node is recorded for these (rules.rs `op_grad` refuses them)
-            O::Input { .. }
-            | O::Const(_)
-            | O::Contiguous
-            | O::ArgExtreme { .. }
-            | O::AllAny { .. }
-            | O::Narrow { .. }
-            | O::Repeat { .. }
-            | O::IndexGrad { .. }
-            | O::Stack { .. }
-            | O::IndexSelect { .. }
-            | O::OneHot { .. }
-            | O::BatchNormRunning { .. }
-            | O::GradKernel(_)
-            | O::If(_)
-            | O::Loop(_)
-            | O::Out { .. }
-            | O::Print(_) => return None,
+            unrecorded_op!() => return None,
         },
         B::LstmLayer { .. } => "the fused LSTM layer",
         B::GruLayer { .. } => "the fused GRU layer",

@@ -6,6 +6,7 @@
 //! matmul by rank) follow what PyTorch 2.15 prints. Known differences are listed in
 //! docs/LANGUAGE.md ("Printing tensors").
 
+use super::node::unrecorded_op;
 use super::node::{BackwardOp, More, OpSaved, Saved, ViewCall};
 use crate::ir::IrOp;
 use crate::optable::{BinaryOp, UnaryOp};
@@ -232,23 +233,7 @@ fn op_name(op: &IrOp, s: &OpSaved) -> GradFnName {
         O::BatchNorm { .. } => Fixed("NativeBatchNormBackward0"),
         O::LayerNorm { .. } => Fixed("NativeLayerNormBackward0"),
         // ops eager code records no node for (rules.rs `op_grad` refuses them)
-        O::Input { .. }
-        | O::Const(_)
-        | O::Contiguous
-        | O::ArgExtreme { .. }
-        | O::AllAny { .. }
-        | O::Narrow { .. }
-        | O::Repeat { .. }
-        | O::IndexGrad { .. }
-        | O::Stack { .. }
-        | O::IndexSelect { .. }
-        | O::OneHot { .. }
-        | O::BatchNormRunning { .. }
-        | O::GradKernel(_)
-        | O::If(_)
-        | O::Loop(_)
-        | O::Out { .. }
-        | O::Print(_) => Fixed("NotImplemented"),
+        unrecorded_op!() => Fixed("NotImplemented"),
     }
 }
 

@@ -306,6 +306,32 @@ impl Drop for Node {
     }
 }
 
+/// The IR ops eager code records no node for (no gradient, or composites of others):
+/// one or-pattern for the exhaustive matches of rules.rs `op_grad`, names.rs and
+/// create.rs, so the three agree.
+macro_rules! unrecorded_op {
+    () => {
+        $crate::ir::IrOp::Input { .. }
+            | $crate::ir::IrOp::Const(_)
+            | $crate::ir::IrOp::Contiguous
+            | $crate::ir::IrOp::ArgExtreme { .. }
+            | $crate::ir::IrOp::AllAny { .. }
+            | $crate::ir::IrOp::Narrow { .. }
+            | $crate::ir::IrOp::Repeat { .. }
+            | $crate::ir::IrOp::IndexGrad { .. }
+            | $crate::ir::IrOp::Stack { .. }
+            | $crate::ir::IrOp::IndexSelect { .. }
+            | $crate::ir::IrOp::OneHot { .. }
+            | $crate::ir::IrOp::BatchNormRunning { .. }
+            | $crate::ir::IrOp::GradKernel(_)
+            | $crate::ir::IrOp::If(_)
+            | $crate::ir::IrOp::Loop(_)
+            | $crate::ir::IrOp::Out { .. }
+            | $crate::ir::IrOp::Print(_)
+    };
+}
+pub(crate) use unrecorded_op;
+
 /// What a primitive op's gradient rule reads besides the op's attributes (those are its
 /// [`IrOp`]'s). Which slot holds what is the op's own, written beside its rule in
 /// rules.rs; a slot the op does not use stays empty.

@@ -4,6 +4,7 @@
 use super::grad_kernels;
 use super::matmul_rules::{matmul_grad_a, matmul_grad_b};
 pub use super::matmul_rules::{matmul_into_b, matmul_needed};
+use super::node::unrecorded_op;
 use super::node::{BackwardOp, Edge, More, OpSaved, Saved};
 use crate::autograd;
 use crate::error::Result;
@@ -710,23 +711,7 @@ fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
             _ => return Err(no_rule(op)),
         },
         // ops eager code records no node for (no gradient, or composites of others)
-        O::Input { .. }
-        | O::Const(_)
-        | O::Contiguous
-        | O::ArgExtreme { .. }
-        | O::AllAny { .. }
-        | O::Narrow { .. }
-        | O::Repeat { .. }
-        | O::IndexGrad { .. }
-        | O::Stack { .. }
-        | O::IndexSelect { .. }
-        | O::OneHot { .. }
-        | O::BatchNormRunning { .. }
-        | O::GradKernel(_)
-        | O::If(_)
-        | O::Loop(_)
-        | O::Out { .. }
-        | O::Print(_) => return Err(no_rule(op)),
+        unrecorded_op!() => return Err(no_rule(op)),
     })
 }
 
