@@ -40,6 +40,24 @@ pub struct LayerNormSaved {
 
 type Grads3 = (Option<Tensor>, Option<Tensor>, Option<Tensor>);
 
+/// Which of (input, weight, bias) gradients a norm node must give, and whether it has a
+/// weight and a bias.
+fn needs(x: &Saved, w: &Option<Saved>, bias: Option<bool>) -> ((bool, bool, bool), bool, bool) {
+    let need_w = w.as_ref().is_some_and(Saved::needs_grad);
+    let need = (x.needs_grad(), need_w, bias == Some(true));
+    (need, w.is_some(), bias.is_some())
+}
+
+/// Whether a capture records, and `need` with both parameter parts when it does and
+/// either is needed (the recorded parameter kernel gives the two together).
+fn widen_for_capture(mut need: (bool, bool, bool)) -> (bool, (bool, bool, bool)) {
+    let capture = trace::active();
+    if capture && (need.1 || need.2) {
+        (need.1, need.2) = (true, true);
+    }
+    (capture, need)
+}
+
 /// The rule's result in edge order: x, then weight and bias when they are operands.
 fn edges(has_w: bool, has_b: bool, (dx, dw, db): Grads3) -> Vec<Option<Tensor>> {
     let mut out = vec![dx];
@@ -75,22 +93,16 @@ fn record(
 
 impl super::KernelGrad for BatchNormSaved {
     fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let need_w = self.w.as_ref().is_some_and(Saved::needs_grad);
-        let mut need = (self.x.needs_grad(), need_w, self.bias == Some(true));
-        let (has_w, has_b) = (self.w.is_some(), self.bias.is_some());
+        let (need, has_w, has_b) = needs(&self.x, &self.w, self.bias);
         if super::create::applying().is_some() {
             return Ok(edges(has_w, has_b, self.composite(g, need)?));
         }
-        let x = self.x.get()?;
-        let w = self.w.as_ref().map(Saved::get).transpose()?;
+        let (x, w) = (self.x.get()?, self.w.as_ref().map(Saved::get).transpose()?);
         let running = match &self.running {
             Some((m, v)) => Some((m.get()?, v.get()?)),
             None => None,
         };
-        let capture = trace::active();
-        if capture && (need.1 || need.2) {
-            (need.1, need.2) = (true, true);
-        }
+        let (capture, need) = widen_for_capture(need);
         let training = running.is_none();
         let stats = (&self.mean, &self.rstd);
         let gs = trace::paused(|| batch_norm_grads(&x, w.as_ref(), stats, training, g, need))?;
@@ -164,18 +176,12 @@ fn centred(dxhat: &Tensor, xhat: &Tensor, rstd: &Tensor, dims: &[i64]) -> Result
 
 impl super::KernelGrad for LayerNormSaved {
     fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let need_w = self.w.as_ref().is_some_and(Saved::needs_grad);
-        let mut need = (self.x.needs_grad(), need_w, self.bias == Some(true));
-        let (has_w, has_b) = (self.w.is_some(), self.bias.is_some());
+        let (need, has_w, has_b) = needs(&self.x, &self.w, self.bias);
         if super::create::applying().is_some() {
             return Ok(edges(has_w, has_b, self.composite(g, need)?));
         }
-        let x = self.x.get()?;
-        let w = self.w.as_ref().map(Saved::get).transpose()?;
-        let capture = trace::active();
-        if capture && (need.1 || need.2) {
-            (need.1, need.2) = (true, true);
-        }
+        let (x, w) = (self.x.get()?, self.w.as_ref().map(Saved::get).transpose()?);
+        let (capture, need) = widen_for_capture(need);
         let stats = (&self.mean, &self.rstd);
         let gs = trace::paused(|| layer_norm_grads(&x, self.dims, w.as_ref(), stats, g, need))?;
         if !capture {

@@ -4,7 +4,7 @@
 //! interpreter run in f64 (`run_reference_typed::<f64>`, Rust's f64 math); a meta-test
 //! proves the comparison catches a value rounded to f32 in the middle of a chain.
 
-use super::gen::{compare, gen_case, planted, Spec, Tolerance};
+use super::gen::{assert_cases_match, compare, gen_case, planted, Spec, Tolerance};
 use kiln::compile::{
     compile, Access, BinaryOp, BufView, BufViewMut, FloatType, Kernel, Op, Output, UnaryOp,
 };
@@ -84,15 +84,7 @@ const F64: Spec<f64> = Spec {
 
 #[test]
 fn random_f64_programs_match_the_f64_reference() {
-    for seed in 0..300u64 {
-        let case = gen_case(&F64, seed, true);
-        if let Err(e) = compare(&F64, &case, &case.kernel) {
-            panic!(
-                "seed {seed}: {e}\nkernel: {:#?}\nextents {:?}",
-                case.kernel, case.extents
-            );
-        }
-    }
+    assert_cases_match(&F64, 300);
 }
 
 /// The harness must notice the stored (or reduced) value changed by 1e-8 relative in

@@ -259,6 +259,20 @@ pub fn gen_case<T: KernelElem>(spec: &Spec<T>, seed: u64, specials: bool) -> Cas
     }
 }
 
+/// Every case of seeds `0..n` (with special values) agrees with the reference; a
+/// mismatch panics with the seed, the difference and the kernel.
+pub fn assert_cases_match<T: RefElem>(spec: &Spec<T>, n: u64) {
+    for seed in 0..n {
+        let case = gen_case(spec, seed, true);
+        if let Err(e) = compare(spec, &case, &case.kernel) {
+            panic!(
+                "seed {seed}: {e}\nkernel: {:#?}\nextents {:?}",
+                case.kernel, case.extents
+            );
+        }
+    }
+}
+
 /// Runs the JIT on `case` and the reference on `truth`; the first difference beyond the
 /// spec's tolerance, if any.
 pub fn compare<T: RefElem>(spec: &Spec<T>, case: &Case<T>, truth: &Kernel) -> Result<(), String> {
