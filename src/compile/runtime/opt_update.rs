@@ -1,6 +1,6 @@
 //! Optimizer updates in a compiled training step: a fused group that is exactly
 //! stdlib/optim.dl's SGD step (`p - lr * g`) or Adam step (the op chain eager's
-//! `_adam_update_` replaces, with AdamW's decoupled decay `p * decay` first) runs eager's fused routine (tensor::optim_step: the same
+//! `_adam_update_` replaces) runs eager's fused routine (tensor::optim_step: the same
 //! f32 operations in the same order, so the same bits as the JIT kernel, on 8 lanes)
 //! over chunks claimed by the kernels' team, instead of the generated kernel.
 //!
@@ -64,8 +64,6 @@ pub struct AdamPlan {
     b2: f32,
     c2: f32,
     eps: f32,
-    /// AdamW's `p * decay` before the update (1 for Adam: `p * 1` is `p`).
-    decay: f32,
 }
 
 /// Reads a group's member nodes by pattern.
@@ -144,14 +142,10 @@ impl<'g> Pat<'g> {
     }
 
     /// `p - m_new / (sqrt(v_new) / bc2 + eps) * step` with `m_new = m + (g - m) * c1`
-    /// and `v_new = v * b2 + g * c2 * g`; `p` may be a member `p * decay` (AdamW).
+    /// and `v_new = v * b2 + g * c2 * g`.
     fn adam(&self) -> Option<Update> {
         let root = self.group.root;
         let [p, q] = self.binary(root, BinaryOp::Sub)?;
-        let (p, decay, decay_members) = match self.scalar(p, BinaryOp::Mul) {
-            Some((p, decay)) => (p, decay, 1),
-            None => (p, 1.0, 0),
-        };
         let (d, step) = either(self.binary(q, BinaryOp::Mul)?, |d, s| {
             Some((self.binary(d, BinaryOp::Div)?, self.operand(s, false)?))
         })?;
@@ -171,8 +165,7 @@ impl<'g> Pat<'g> {
             let (dm, c1) = self.scalar(mm, BinaryOp::Mul)?;
             (self.binary(dm, BinaryOp::Sub)? == [g, m]).then_some((m, c1))
         })?;
-        let sizes_ok =
-            self.group.members.len() == 13 + decay_members && self.group.outputs.len() == 3;
+        let sizes_ok = self.group.members.len() == 13 && self.group.outputs.len() == 3;
         sizes_ok.then_some(())?;
         let full = |id| self.operand(id, true);
         Some(Update::Adam(AdamPlan {
@@ -189,7 +182,6 @@ impl<'g> Pat<'g> {
             b2,
             c2,
             eps,
-            decay,
         }))
     }
 }
@@ -295,7 +287,7 @@ fn adam(args: &[Tensor], outs: &[Tensor], n: usize, plan: &AdamPlan) -> Option<(
             m: om,
             v: ov,
         };
-        adam_into(out, AdamIn { p, g, m, v }, k, plan.decay);
+        adam_into(out, AdamIn { p, g, m, v }, k);
     });
     Some(())
 }
@@ -383,7 +375,6 @@ mod tests {
             b2: 0.999,
             c2: 0.001,
             eps: 1e-8,
-            decay: 1.0,
         };
         let args = [
             t(&[1.0], &[1]),
