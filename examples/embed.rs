@@ -4,8 +4,7 @@
 //!
 //! Run: `cargo run --example embed`
 
-use kiln::tensor::creation;
-use kiln::{Engine, Limits, Tensor};
+use kiln::{Buffer, Engine, Limits, Tensor};
 use std::time::Duration;
 
 /// The script: linear regression by gradient descent, reporting through the host.
@@ -47,9 +46,9 @@ fn data(n: usize) -> (Vec<f32>, Vec<f32>) {
 fn run() -> Result<(), String> {
     let n = 105;
     let (xs, ys) = data(n);
-    // `from_f32` takes the Vec as the tensor's storage: no copy.
-    let x = creation::from_f32(xs, &[n, 3]).map_err(|e| e.to_string())?;
-    let y = creation::from_f32(ys, &[n, 1]).map_err(|e| e.to_string())?;
+    // `from_buffer` takes the Vec as the tensor's storage: no copy.
+    let x = Tensor::from_buffer(Buffer::F32(xs), &[n, 3]).map_err(|e| e.to_string())?;
+    let y = Tensor::from_buffer(Buffer::F32(ys), &[n, 1]).map_err(|e| e.to_string())?;
 
     let mut engine = Engine::with_limits(Limits {
         max_operations: Some(1_000_000),

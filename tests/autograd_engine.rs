@@ -113,3 +113,23 @@ z = y[1:]
     }
     assert_within(&grad_of(&mut e, "W"), &want, 1e-6, "W.grad");
 }
+
+/// A node is made for every recorded op and its op is moved in on every record (W2's
+/// per-op overhead is mostly this): these bounds keep the records from growing back
+/// unnoticed. A larger rare payload belongs behind a `Box`.
+#[test]
+fn recorded_ops_stay_small() {
+    use std::mem::size_of;
+    let sizes = [
+        ("IrOp", size_of::<kiln::compile::ir::IrOp>(), 80),
+        ("OpSaved", size_of::<kiln::autograd::OpSaved>(), 224),
+        ("BackwardOp", size_of::<kiln::autograd::BackwardOp>(), 304),
+        ("Node", size_of::<kiln::autograd::Node>(), 424),
+    ];
+    for (name, size, bound) in sizes {
+        assert!(
+            size <= bound,
+            "{name} is {size} bytes, over its bound of {bound}"
+        );
+    }
+}

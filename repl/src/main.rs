@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let code = run();
     // A script that joined an MPI world (`dist.init_process_group()`) leaves it: cleanly
     // on success, and on failure by aborting every rank, so none waits on this one.
-    kiln::dist::finish(code == ExitCode::SUCCESS);
+    kiln::finish_distributed(code == ExitCode::SUCCESS);
     code
 }
 

@@ -31,7 +31,8 @@ pub fn no_hooks(_: &Rc<dyn Any>, _: &Tensor) -> Result<Option<Tensor>> {
     Ok(None)
 }
 
-/// `t.backward(grad, retain_graph)`.
+/// `t.backward(grad, retain_graph)` without hooks (for tests: `internals`).
+#[cfg(feature = "internals")]
 pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Result<()> {
     let sweep = Sweep {
         retain_graph,

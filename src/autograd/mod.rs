@@ -10,11 +10,13 @@ pub mod node;
 pub mod norm_rules;
 pub mod rules;
 
-pub use backward::{backward, backward_hooked, grad_of, grad_wrt, no_hooks, HookRunner, Sweep};
+#[cfg(feature = "internals")]
+pub use backward::{backward, no_hooks};
+pub use backward::{backward_hooked, grad_of, grad_wrt, HookRunner, Sweep};
 pub use grad_kernels::grad_kernel;
-pub use names::GradFnName;
 pub use node::{
-    BackwardOp, Edge, Edges, KernelGrad, More, Node, OpSaved, Saved, SharedBackward, ViewCall,
+    BackwardOp, Edge, Edges, KernelGrad, More, Node, OpSaved, Saved, SavedShape, SharedBackward,
+    ViewCall,
 };
 
 use crate::tensor::Tensor;

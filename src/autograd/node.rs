@@ -344,9 +344,10 @@ pub struct OpSaved {
     /// The saved output (std's, for var's rule).
     pub out: Option<Saved>,
     /// The shapes of the op's first and second tensor input (`x`'s; a Python scalar
-    /// operand's is empty; scatter_add's second is `src`'s, masked_fill's none).
-    pub a_shape: Dims,
-    pub b_shape: Dims,
+    /// operand's is empty; scatter_add's second is `src`'s, masked_fill's none). Four
+    /// dims inline (a node is made per op: its size is memcpy'd on every record).
+    pub a_shape: SavedShape,
+    pub b_shape: SavedShape,
     /// A tensor the rule reads as it is: the indices of max(dim), gather and
     /// scatter_add, a max pool's argmax, masked_fill's mask.
     pub aux: Option<Tensor>,
@@ -356,6 +357,9 @@ pub struct OpSaved {
     /// What else the rule or the node's name needs.
     pub more: More,
 }
+
+/// A shape an [`OpSaved`] keeps: up to four dims inline.
+pub type SavedShape = smallvec::SmallVec<[usize; 4]>;
 
 /// The rarer parts of [`OpSaved`].
 #[derive(Default)]
@@ -466,7 +470,16 @@ impl BackwardOp {
     pub fn freed_by_backward(&self) -> bool {
         match self {
             BackwardOp::Compiled(c) | BackwardOp::Loop(c) => c.freed_by_backward(),
-            _ => true,
+            BackwardOp::Op { .. }
+            | BackwardOp::AsStrided(_)
+            | BackwardOp::CopySlices(_)
+            | BackwardOp::IndexPut { .. }
+            | BackwardOp::LstmLayer { .. }
+            | BackwardOp::GruLayer { .. }
+            | BackwardOp::Linalg(_)
+            | BackwardOp::Attention { .. }
+            | BackwardOp::CompiledOut { .. }
+            | BackwardOp::LoopOut { .. } => true,
         }
     }
 }

@@ -63,7 +63,7 @@ fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
         let node = BackwardOp::Op {
             op: IrOp::Expand {
                 shape: shape.into(),
-                sym: Vec::new(),
+                sym: Box::default(),
             },
             saved,
         };
@@ -72,7 +72,7 @@ fn expand(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     trace::record_after(
         || IrOp::Expand {
             shape: shape.into(),
-            sym: Vec::new(),
+            sym: Box::default(),
         },
         &[t],
         &out,
@@ -313,7 +313,7 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
         trace::record_after(
             || IrOp::IndexGrad {
                 shape: in_shape.into(),
-                indices,
+                indices: indices.into(),
             },
             &args,
             &z,
@@ -331,7 +331,13 @@ fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
         B::Attention { .. } => "scaled_dot_product_attention backward",
         B::AsStrided(_) => "a view's backward after an in-place op",
         B::CopySlices(_) => "an in-place op on a view's backward",
-        _ => return None,
+        B::Op { .. }
+        | B::IndexPut { .. }
+        | B::Linalg(_)
+        | B::Compiled(_)
+        | B::CompiledOut { .. }
+        | B::Loop(_)
+        | B::LoopOut { .. } => return None,
     })
 }
 

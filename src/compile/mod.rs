@@ -18,13 +18,18 @@ pub mod passes;
 pub mod runtime;
 pub mod sym;
 
-pub use jit::kernel::{
-    Access, BinaryOp, FloatType, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp, ValueId,
+// The kernel compiler's own surface, for its tests and benches (`internals`).
+#[cfg(feature = "internals")]
+pub use jit::{
+    compile, disassemble,
+    kernel::{
+        Access, BinaryOp, FloatType, Kernel, Kind, Op, Output, ReduceOp, Reduction, UnaryOp,
+        ValueId,
+    },
+    reference::{run_reference, run_reference_typed, RefElem},
+    views::{BufView, BufViewMut, KernelElem},
+    CompiledKernel, KernelArgs,
 };
-pub use jit::parallel::PARALLEL_THRESHOLD;
-pub use jit::reference::{run_reference, run_reference_typed, RefElem};
-pub use jit::views::{BufView, BufViewMut, KernelElem};
-pub use jit::{compile, disassemble, CompiledKernel, KernelArgs};
 
 /// A failed internal invariant of the compiler or its executor (a bug, never the
 /// user's fault; the caller falls back or reports it with its span).

@@ -407,7 +407,13 @@ fn same_layout(ts: &[Tensor], like: &Tensor, what: &str) -> Result<()> {
 /// Ends this process's part in the world: a clean finish (`ok`) leaves it in order, a
 /// failed one aborts every rank (so no rank waits on this one in a collective). A no-op
 /// when the world was never joined. The CLI calls it on exit; an embedding host that
-/// runs distributed scripts calls it too.
+/// runs distributed scripts calls it too (as `kiln::finish_distributed`).
+///
+/// ```
+/// let mut engine = kiln::Engine::new();
+/// let ok = engine.eval("1 + 1").is_ok();
+/// kiln::finish_distributed(ok); // no world was joined: nothing to do
+/// ```
 pub fn finish(ok: bool) {
     backend::finish(ok)
 }

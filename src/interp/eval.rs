@@ -626,7 +626,7 @@ impl Interp {
                         Some('r') | Some('a') => {
                             Value::str(&self.repr(&v).map_err(|x| at(x, expr.span))?)
                         }
-                        Some(_) => Value::str(&self.to_str(&v).map_err(|x| at(x, expr.span))?),
+                        Some(_) => Value::str(&self.str_of(&v).map_err(|x| at(x, expr.span))?),
                         None => v,
                     };
                     let spec = self.fstring(spec)?;

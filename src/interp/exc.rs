@@ -69,7 +69,7 @@ impl Interp {
         let Some(kind) = inst.class.exc_kind() else {
             return Err(type_err("exceptions must derive from BaseException"));
         };
-        let message = self.to_str(&v)?;
+        let message = self.str_of(&v)?;
         let mut error = Error::new(kind, message, None);
         error.type_name = inst.class.name.clone();
         Ok(Box::new(ExcInner {
@@ -283,10 +283,10 @@ pub fn exc_str(me: &mut Interp, v: &Value) -> R<String> {
             if inst.class.exc_kind() == Some(ErrorKind::KeyError) {
                 me.repr(&t[0])
             } else {
-                me.to_str(&t[0])
+                me.str_of(&t[0])
             }
         }
-        Some(a) => me.to_str(a),
+        Some(a) => me.str_of(a),
         None => Ok(String::new()),
     }
 }

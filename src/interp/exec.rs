@@ -292,7 +292,7 @@ impl Interp {
                     let m = match msg {
                         Some(m) => {
                             let mv = self.eval(m)?;
-                            self.to_str(&mv)?
+                            self.str_of(&mv)?
                         }
                         None => String::new(),
                     };

@@ -226,7 +226,8 @@ pub fn collect() -> usize {
     run(GENS - 1)
 }
 
-/// Turns automatic collections on or off (`collect` always runs).
+/// Turns automatic collections on or off (`collect` always runs; for tests: `internals`).
+#[cfg(feature = "internals")]
 pub fn set_enabled(on: bool) {
     GC.with(|g| {
         if let Ok(mut g) = g.try_borrow_mut() {
@@ -235,12 +236,15 @@ pub fn set_enabled(on: bool) {
     });
 }
 
+/// The collector's counters (for tests: `internals`).
+#[cfg(feature = "internals")]
 pub fn stats() -> GcStats {
     GC.with(|g| g.try_borrow().map(|g| g.stats).unwrap_or_default())
 }
 
 /// How many entries the registry holds, dead ones (not yet pruned) included: what a
-/// full collection would scan.
+/// full collection would scan (for tests: `internals`).
+#[cfg(feature = "internals")]
 pub fn registered() -> usize {
     GC.with(|g| {
         g.try_borrow()
@@ -250,7 +254,8 @@ pub fn registered() -> usize {
 }
 
 /// How many tracked objects are alive (a walk over the registry: for tests and
-/// debugging, not for hot paths).
+/// debugging, not for hot paths: `internals`).
+#[cfg(feature = "internals")]
 pub fn live_objects() -> usize {
     GC.with(|g| {
         g.try_borrow()

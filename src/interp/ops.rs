@@ -1,10 +1,10 @@
 //! Operators: arithmetic with Python's rules, comparisons, truthiness, `in`.
 
-use super::builtins::format::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
 use super::containers;
 use super::value::{simple_eq, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::error::ErrorKind;
+use crate::pyfmt::{float_floordiv, float_mod, int_floordiv, int_mod, int_pow};
 use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
 use std::rc::Rc;
 

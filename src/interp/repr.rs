@@ -1,8 +1,8 @@
 //! `repr()`, `str()` and format specs of values (`%`-formatting is in builtins/percent.rs).
 
-use super::builtins::format::{float_repr, format_value, str_repr, FmtArg};
 use super::value::Value;
 use super::{err, type_err, Interp, R};
+use crate::pyfmt::{float_repr, format_value, str_repr, FmtArg};
 
 /// Converts an error from the formatting helpers into an exception.
 pub fn fmt_err(e: crate::Error) -> super::Exc {
@@ -18,7 +18,7 @@ impl Interp {
     }
 
     /// `str(v)`.
-    pub fn to_str(&mut self, v: &Value) -> R<String> {
+    pub fn str_of(&mut self, v: &Value) -> R<String> {
         match v {
             Value::Str(s) => Ok(s.to_string()),
             _ => {
@@ -242,14 +242,14 @@ impl Interp {
             }
             Value::Instance(_) => {
                 if let Some(r) = self.call_dunder(v, "__format__", &[Value::str(spec)])? {
-                    return self.to_str(&r);
+                    return self.str_of(&r);
                 }
-                let s = self.to_str(v)?;
+                let s = self.str_of(v)?;
                 return format_value(FmtArg::Str(&s), spec).map_err(fmt_err);
             }
             _ => {
                 if spec.is_empty() {
-                    return self.to_str(v);
+                    return self.str_of(v);
                 }
                 return Err(type_err(format!(
                     "unsupported format string passed to {}.__format__",

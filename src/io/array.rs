@@ -31,6 +31,7 @@ impl ArrayData {
     }
 
     /// True when there are no elements.
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -90,16 +91,19 @@ impl Array {
     }
 
     /// A float32 array.
+    #[cfg(feature = "internals")]
     pub fn from_f32(shape: Vec<usize>, data: Vec<f32>) -> Result<Array> {
         Array::new(shape, ArrayData::F32(data))
     }
 
     /// An int64 array.
+    #[cfg(feature = "internals")]
     pub fn from_i64(shape: Vec<usize>, data: Vec<i64>) -> Result<Array> {
         Array::new(shape, ArrayData::I64(data))
     }
 
     /// A bool array.
+    #[cfg(feature = "internals")]
     pub fn from_bool(shape: Vec<usize>, data: Vec<bool>) -> Result<Array> {
         Array::new(shape, ArrayData::Bool(data))
     }

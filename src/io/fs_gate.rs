@@ -46,7 +46,14 @@ pub fn call_refused(what: &str) -> Error {
     )
 }
 
-/// `Ok` when `path` may be accessed; `PermissionError` in a sandboxed run.
+/// `Ok` when `path` may be accessed; `PermissionError` in a sandboxed run. A host
+/// function that opens files calls it first (as `kiln::check_file_access`).
+///
+/// ```
+/// use kiln::{check_file_access, Access};
+/// // outside a sandboxed run the gate is open
+/// assert!(check_file_access(std::path::Path::new("data.csv"), Access::Read).is_ok());
+/// ```
 pub fn check(path: &Path, access: Access) -> Result<()> {
     if !SANDBOXED.with(Cell::get) {
         return Ok(());

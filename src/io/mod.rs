@@ -14,12 +14,17 @@ pub mod png;
 mod safetensors;
 
 pub use array::{numel, Array, ArrayData, DType};
-pub use atomic::{write_atomic, write_atomic_with};
-pub use csv::{load_csv, parse_csv, CsvHeader, CsvTable};
-pub use npy::{load_npy, npy_from_bytes, npy_to_bytes, save_npy};
-pub use safetensors::{
-    load_safetensors, safetensors_from_bytes, safetensors_to_bytes, save_safetensors,
-    SafetensorsFile,
+pub use atomic::write_atomic;
+pub use csv::{load_csv, CsvHeader};
+pub use npy::{load_npy, save_npy};
+pub use safetensors::{load_safetensors, save_safetensors};
+// The in-memory codecs, for the format tests (`internals`).
+#[cfg(feature = "internals")]
+pub use {
+    atomic::write_atomic_with,
+    csv::parse_csv,
+    npy::{npy_from_bytes, npy_to_bytes},
+    safetensors::{safetensors_from_bytes, safetensors_to_bytes},
 };
 
 use crate::error::{Error, ErrorKind};

@@ -3,7 +3,6 @@
 //! a capture records these backwards instead of breaking.
 
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
-use crate::tensor::shape::Dims;
 
 /// One gradient kernel; its args are listed per variant (`IrOp::GradKernel`).
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +17,10 @@ pub enum GradKernel {
     /// (the argmax is recomputed from x, as eager's forward found it).
     MaxPool2d { params: PoolParams },
     /// avg_pool2d's input gradient (arg: g) for an input of shape `in_shape`.
-    AvgPool2d { params: PoolParams, in_shape: Dims },
+    AvgPool2d {
+        params: PoolParams,
+        in_shape: Box<[usize]>,
+    },
     /// mean's gradient scale: arg 0 times `1/n`, `n` the product of its sizes over
     /// `dims` taken at run time (a mean over a symbolic dim), rounded as eager's rule.
     MeanScale { dims: Vec<usize> },

@@ -202,7 +202,7 @@ pub enum IrOp {
     /// empty when every target size follows the input or is fixed.
     Expand {
         shape: Dims,
-        sym: Vec<Option<sym::SymExpr>>,
+        sym: Box<[Option<sym::SymExpr>]>,
     },
     Narrow {
         dim: usize,
@@ -220,7 +220,7 @@ pub enum IrOp {
     /// (arg 0) accumulated at `indices` (tensor indices are the args after it).
     IndexGrad {
         shape: Dims,
-        indices: Vec<IrIndex>,
+        indices: Box<[IrIndex]>,
     },
     Matmul,
     /// conv2d(x, w) or conv2d(x, w, bias) when `bias`.
@@ -402,7 +402,34 @@ impl IrOp {
             | IrOp::If(_)
             | IrOp::Loop(_)
             | IrOp::Print(_) => None,
-            _ => Some(1),
+            IrOp::Unary(_)
+            | IrOp::BinaryScalar { .. }
+            | IrOp::Clamp { .. }
+            | IrOp::Cast(_)
+            | IrOp::Clone
+            | IrOp::Contiguous
+            | IrOp::Sum { .. }
+            | IrOp::Mean { .. }
+            | IrOp::Prod { .. }
+            | IrOp::ExtremeAll { .. }
+            | IrOp::ExtremeDim { .. }
+            | IrOp::ArgExtreme { .. }
+            | IrOp::Var { .. }
+            | IrOp::LogSumExp { .. }
+            | IrOp::Norm { .. }
+            | IrOp::AllAny { .. }
+            | IrOp::Softmax { .. }
+            | IrOp::LogSoftmax { .. }
+            | IrOp::Cumsum { .. }
+            | IrOp::Reshape { .. }
+            | IrOp::Permute { .. }
+            | IrOp::Expand { .. }
+            | IrOp::Narrow { .. }
+            | IrOp::Repeat { .. }
+            | IrOp::MaxPool2d { .. }
+            | IrOp::AvgPool2d { .. }
+            | IrOp::OneHot { .. }
+            | IrOp::Out { .. } => Some(1),
         }
     }
 

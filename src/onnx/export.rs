@@ -264,7 +264,8 @@ pub fn encode(m: &ModelProto) -> Vec<u8> {
     m.encode_to_vec()
 }
 
-/// Decodes a model (for tools and tests that read exported files back).
+/// Decodes a model (for tools and tests that read exported files back: `internals`).
+#[cfg(feature = "internals")]
 pub fn decode(bytes: &[u8]) -> Result<ModelProto> {
     ModelProto::decode(bytes).map_err(|e| value_err(format!("not an ONNX model: {e}")))
 }

@@ -131,7 +131,8 @@ impl<'g> Lower<'g> {
         unsupported(&format!("an IR node with {msg}"), &self.at)
     }
 
-    /// Lowers compute node `id`, returning the name of its value.
+    /// Lowers compute node `id`, returning the name of its value. One exhaustive match:
+    /// an op without an arm here is a compile error.
     pub fn node(&mut self, id: NodeId) -> Result<String> {
         let n = self.g.node(id).ok_or_else(|| self.bad("an unknown id"))?;
         self.cur = id;
@@ -164,7 +165,66 @@ impl<'g> Lower<'g> {
                 Ok(self.b.op("Where", &[&m, &v, &x.name], vec![]))
             }
             IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => self.control(id, n),
-            _ => self.structured(n),
+            IrOp::Sum { dims, keepdim } => self.reduce_node(n, Reduce::Sum, dims, *keepdim),
+            IrOp::Mean { dims, keepdim } => self.reduce_node(n, Reduce::Mean, dims, *keepdim),
+            IrOp::Prod { dims, keepdim } => self.reduce_node(n, Reduce::Prod, dims, *keepdim),
+            IrOp::LogSumExp { dims, keepdim } => {
+                self.reduce_node(n, Reduce::LogSumExp, dims, *keepdim)
+            }
+            IrOp::ExtremeAll { is_min } => {
+                let red = if *is_min { Reduce::Min } else { Reduce::Max };
+                self.reduce_node(n, red, &[], false)
+            }
+            IrOp::ExtremeDim {
+                dim,
+                keepdim,
+                is_min,
+            } => self.extreme_dim(n, *dim, *keepdim, *is_min),
+            IrOp::ArgExtreme { dim, is_min, .. } => self.arg_extreme(n, *dim, *is_min),
+            IrOp::Var {
+                dims,
+                correction,
+                keepdim,
+                std,
+            } => self.var(n, dims, *correction, *keepdim, *std),
+            IrOp::Norm { p, dims, keepdim } => self.norm(n, *p, dims, *keepdim),
+            IrOp::AllAny { dims, keepdim, any } => self.all_any(n, dims, *keepdim, *any),
+            IrOp::Softmax { dim } => self.softmax(n, *dim, false),
+            IrOp::LogSoftmax { dim } => self.softmax(n, *dim, true),
+            IrOp::Cumsum { dim, reverse } => self.cumsum(n, *dim, *reverse),
+            IrOp::Reshape { .. } => self.reshape(n),
+            IrOp::Permute { perm } => self.permute(n, perm),
+            IrOp::Expand { .. } => self.expand(n),
+            IrOp::Narrow { dim, start, len } => self.narrow(n, *dim, *start, *len),
+            IrOp::Repeat { reps } => self.repeat(n, reps),
+            IrOp::Index { indices } => self.index(n, indices),
+            IrOp::Matmul => self.matmul(n),
+            IrOp::Conv2d { params, bias } => self.conv2d(n, params, *bias),
+            IrOp::BatchNorm {
+                training: false,
+                eps,
+                weight,
+                bias,
+            } => self.batch_norm(n, *eps, (*weight, *bias)),
+            IrOp::LayerNorm {
+                dims,
+                eps,
+                weight,
+                bias,
+            } => self.layer_norm(n, *dims, *eps, (*weight, *bias)),
+            IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
+            IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
+            IrOp::Cat { dim } => self.cat(n, *dim),
+            IrOp::Stack { dim } => self.stack(n, *dim),
+            IrOp::IndexSelect { dim } => self.gather(n, *dim, false),
+            IrOp::Gather { dim } => self.gather(n, *dim, true),
+            IrOp::ScatterAdd { dim } => self.scatter_add(n, *dim),
+            IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
+            // training-only and backward-only ops: no ONNX form
+            IrOp::BatchNorm { training: true, .. }
+            | IrOp::BatchNormRunning { .. }
+            | IrOp::IndexGrad { .. }
+            | IrOp::GradKernel(_) => Err(unsupported(n.op.name(), &self.at)),
         }
     }
 
@@ -264,69 +324,5 @@ pub fn promote(a: DType, b: DType) -> DType {
         (DType::F32, _) | (_, DType::F32) => DType::F32,
         (DType::I64, _) | (_, DType::I64) => DType::I64,
         _ => DType::Bool,
-    }
-}
-
-impl Lower<'_> {
-    /// Reductions, shape ops and nn ops.
-    fn structured(&mut self, n: &Node) -> Result<String> {
-        match &n.op {
-            IrOp::Sum { dims, keepdim } => self.reduce_node(n, Reduce::Sum, dims, *keepdim),
-            IrOp::Mean { dims, keepdim } => self.reduce_node(n, Reduce::Mean, dims, *keepdim),
-            IrOp::Prod { dims, keepdim } => self.reduce_node(n, Reduce::Prod, dims, *keepdim),
-            IrOp::LogSumExp { dims, keepdim } => {
-                self.reduce_node(n, Reduce::LogSumExp, dims, *keepdim)
-            }
-            IrOp::ExtremeAll { is_min } => {
-                let red = if *is_min { Reduce::Min } else { Reduce::Max };
-                self.reduce_node(n, red, &[], false)
-            }
-            IrOp::ExtremeDim {
-                dim,
-                keepdim,
-                is_min,
-            } => self.extreme_dim(n, *dim, *keepdim, *is_min),
-            IrOp::ArgExtreme { dim, is_min, .. } => self.arg_extreme(n, *dim, *is_min),
-            IrOp::Var {
-                dims,
-                correction,
-                keepdim,
-                std,
-            } => self.var(n, dims, *correction, *keepdim, *std),
-            IrOp::Norm { p, dims, keepdim } => self.norm(n, *p, dims, *keepdim),
-            IrOp::AllAny { dims, keepdim, any } => self.all_any(n, dims, *keepdim, *any),
-            IrOp::Softmax { dim } => self.softmax(n, *dim, false),
-            IrOp::LogSoftmax { dim } => self.softmax(n, *dim, true),
-            IrOp::Cumsum { dim, reverse } => self.cumsum(n, *dim, *reverse),
-            IrOp::Reshape { .. } => self.reshape(n),
-            IrOp::Permute { perm } => self.permute(n, perm),
-            IrOp::Expand { .. } => self.expand(n),
-            IrOp::Narrow { dim, start, len } => self.narrow(n, *dim, *start, *len),
-            IrOp::Repeat { reps } => self.repeat(n, reps),
-            IrOp::Index { indices } => self.index(n, indices),
-            IrOp::Matmul => self.matmul(n),
-            IrOp::Conv2d { params, bias } => self.conv2d(n, params, *bias),
-            IrOp::BatchNorm {
-                training: false,
-                eps,
-                weight,
-                bias,
-            } => self.batch_norm(n, *eps, (*weight, *bias)),
-            IrOp::LayerNorm {
-                dims,
-                eps,
-                weight,
-                bias,
-            } => self.layer_norm(n, *dims, *eps, (*weight, *bias)),
-            IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
-            IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
-            IrOp::Cat { dim } => self.cat(n, *dim),
-            IrOp::Stack { dim } => self.stack(n, *dim),
-            IrOp::IndexSelect { dim } => self.gather(n, *dim, false),
-            IrOp::Gather { dim } => self.gather(n, *dim, true),
-            IrOp::ScatterAdd { dim } => self.scatter_add(n, *dim),
-            IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
-            other => Err(unsupported(other.name(), &self.at)),
-        }
     }
 }

@@ -15,4 +15,7 @@ mod shape;
 mod special;
 
 pub use dims::dim_text;
-pub use export::{decode, encode, export, save, ExportSpec, OPSET};
+pub use export::save;
+// The protobuf codec, for the export tests (`internals`).
+#[cfg(feature = "internals")]
+pub use export::{decode, encode, OPSET};

@@ -5,6 +5,5 @@
 pub mod more;
 pub mod shape_more;
 
-pub use crate::ir::record_op::{grad_node, record_const, record_op};
-pub use crate::optable::{BinaryOp, Saves, UnaryOp};
+pub use crate::optable::{BinaryOp, UnaryOp};
 pub use crate::tensor::pointwise::{binary, binary_scalar, clamp, clone, to_dtype, unary, where_};

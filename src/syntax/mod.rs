@@ -30,6 +30,12 @@ pub fn parse_module(src: &str, file: FileId) -> Result<ast::Module, Vec<Error>> 
 /// open bracket, an unterminated triple-quoted string, a trailing `\`, a block opener
 /// without its body (`if x:`), or a last line inside an indented block. As in Python's
 /// REPL, an empty last line (`src` ending in `"\n\n"`) closes open blocks.
+///
+/// ```
+/// assert!(kiln::is_incomplete("def f(x):\n"));
+/// assert!(kiln::is_incomplete("xs = [1,\n"));
+/// assert!(!kiln::is_incomplete("x = 1\n"));
+/// ```
 pub fn is_incomplete(src: &str) -> bool {
     parse::is_incomplete(src)
 }

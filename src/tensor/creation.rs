@@ -178,7 +178,9 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
     Tensor::from_vec(v, &[n]).cast(dt)
 }
 
-/// `linspace(start, end, steps)` in the default float dtype (endpoints included).
+/// `linspace(start, end, steps)` in the default float dtype (endpoints included; for
+/// tests: `internals`).
+#[cfg(feature = "internals")]
 pub fn linspace(start: f64, end: f64, steps: usize) -> Result<Tensor> {
     linspace_in(start, end, steps, default_float())
 }

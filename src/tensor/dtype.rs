@@ -376,13 +376,11 @@ pub trait Real:
     + std::ops::MulAssign
 {
     const NEG_INFINITY: Self;
-    const NAN: Self;
     const ONE: Self;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
     fn exp(self) -> Self;
     fn tanh(self) -> Self;
-    fn abs(self) -> Self;
     fn fmax(self, o: Self) -> Self;
     fn is_infinite(self) -> bool;
 }
@@ -392,7 +390,6 @@ macro_rules! real_impl {
     ($($t:ident),*) => {$(
         impl Real for $t {
             const NEG_INFINITY: $t = $t::NEG_INFINITY;
-            const NAN: $t = $t::NAN;
             const ONE: $t = 1.0;
             fn from_f64(x: f64) -> $t {
                 x as $t
@@ -405,9 +402,6 @@ macro_rules! real_impl {
             }
             fn tanh(self) -> $t {
                 $t::tanh(self)
-            }
-            fn abs(self) -> $t {
-                $t::abs(self)
             }
             fn fmax(self, o: $t) -> $t {
                 $t::max(self, o)

@@ -537,7 +537,6 @@ pub fn svd(a: &Tensor, full: bool) -> Result<(Tensor, Tensor, Tensor)> {
             u: Saved::new(&u),
             s: Saved::new(&sv),
             vh: Saved::new(&vh),
-            full,
         };
         for (i, t) in [&u, &sv, &vh].into_iter().enumerate() {
             let part = [lg::SvdPart::U, lg::SvdPart::S, lg::SvdPart::Vh][i];

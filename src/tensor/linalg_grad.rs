@@ -31,7 +31,6 @@ pub struct SvdSaved {
     pub u: Saved,
     pub s: Saved,
     pub vh: Saved,
-    pub full: bool,
 }
 
 /// The backward of one output of a matrix function, with what its rule reads.

@@ -100,7 +100,15 @@ impl Tensor {
         )
     }
 
-    /// Build a tensor from a flat buffer and a shape (the interpreter's `tensor(data)`).
+    /// Build a tensor from a flat buffer and a shape (the interpreter's `tensor(data)`);
+    /// the `Vec` becomes the tensor's storage, without a copy.
+    ///
+    /// ```
+    /// use kiln::{Buffer, DType, Tensor};
+    /// let t = Tensor::from_buffer(Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]), &[2, 2]).unwrap();
+    /// assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], DType::F32));
+    /// assert!(Tensor::from_buffer(Buffer::I64(vec![1, 2, 3]), &[2, 2]).is_err());
+    /// ```
     pub fn from_buffer(buf: Buffer, shape: &[usize]) -> Result<Tensor> {
         let n = shape::numel(shape)?;
         if buf.len() != n {

@@ -5,7 +5,7 @@
 //! `record_op`. Gradient rules are in `autograd::rules` (which calls these: they are in
 //! the bottom layer with it); `crate::ops` re-exports them beside the composites.
 
-use crate::autograd::{self, BackwardOp, Edge, Edges, OpSaved, Saved};
+use crate::autograd::{self, BackwardOp, Edge, Edges, OpSaved, Saved, SavedShape};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::{grad_node, record_op};
 use crate::ir::IrOp;
@@ -13,7 +13,7 @@ use crate::optable::{BinaryOp, Saves, UnaryOp};
 use crate::tensor::dtype::{with_elem, DType, Scalar};
 use crate::tensor::kernels::binary::{binary_raw, binary_scalar_raw};
 use crate::tensor::kernels::unary::unary_raw;
-use crate::tensor::shape::{broadcast_shapes, Dims};
+use crate::tensor::shape::broadcast_shapes;
 use crate::tensor::{err, Tensor};
 
 fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
@@ -22,8 +22,8 @@ fn record_binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &Tensor) {
         a: sa.then(|| Saved::new(a)),
         b: sb.then(|| Saved::new(b)),
         out: so.then(|| Saved::output(out)),
-        a_shape: Dims::from_slice(a.shape()),
-        b_shape: Dims::from_slice(b.shape()),
+        a_shape: SavedShape::from_slice(a.shape()),
+        b_shape: SavedShape::from_slice(b.shape()),
         ..OpSaved::default()
     };
     let node = BackwardOp::Op {
@@ -80,16 +80,16 @@ fn record_scalar(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool, out: &Tenso
         (
             st,
             t,
-            Dims::new(),
-            Dims::from_slice(a.shape()),
+            SavedShape::new(),
+            SavedShape::from_slice(a.shape()),
             [Edge::None, edge],
         )
     } else {
         (
             t,
             st,
-            Dims::from_slice(a.shape()),
-            Dims::new(),
+            SavedShape::from_slice(a.shape()),
+            SavedShape::new(),
             [edge, Edge::None],
         )
     };
@@ -206,8 +206,8 @@ fn where_impl(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             op: IrOp::Where,
             saved: OpSaved {
                 a: Some(Saved::new(cond)),
-                a_shape: Dims::from_slice(a.shape()),
-                b_shape: Dims::from_slice(b.shape()),
+                a_shape: SavedShape::from_slice(a.shape()),
+                b_shape: SavedShape::from_slice(b.shape()),
                 ..OpSaved::default()
             },
         };

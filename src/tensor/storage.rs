@@ -182,7 +182,9 @@ pub fn live_bytes() -> usize {
     LIVE.with(|l| l.get())
 }
 
-/// Set the largest single tensor allocation, in bytes, for the current thread.
+/// Set the largest single tensor allocation, in bytes, for the current thread (for
+/// tests: `internals`; embedders set `Limits`).
+#[cfg(feature = "internals")]
 pub fn set_max_alloc_bytes(bytes: usize) {
     LIMITS.with(|l| {
         let mut c = l.get();
@@ -191,6 +193,8 @@ pub fn set_max_alloc_bytes(bytes: usize) {
     });
 }
 
+/// The largest single tensor allocation, in bytes, on this thread (`internals`).
+#[cfg(feature = "internals")]
 pub fn max_alloc_bytes() -> usize {
     alloc_limits().max_bytes
 }

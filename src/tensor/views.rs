@@ -358,7 +358,7 @@ impl Tensor {
     pub fn expand(&self, req: &[i64]) -> Result<Tensor> {
         let ir = |out: &Tensor| IrOp::Expand {
             shape: out.shape().into(),
-            sym: Vec::new(),
+            sym: Box::default(),
         };
         let out = record_op(&[self], ir, || self.expand_eager(req))?;
         trace::note_request(&out, req);
@@ -396,7 +396,7 @@ impl Tensor {
             };
             let op = IrOp::Expand {
                 shape: out.shape().into(),
-                sym: Vec::new(),
+                sym: Box::default(),
             };
             let node = BackwardOp::Op { op, saved };
             autograd::record(&out, node, &[self]);

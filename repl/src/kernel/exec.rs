@@ -224,7 +224,7 @@ fn cursor_byte(code: &str, c: &Json) -> usize {
 /// indent when it is not.
 fn is_complete(c: &Json) -> Json {
     let code = c.get("code").and_then(Json::as_str).unwrap_or("");
-    if !kiln::syntax::is_incomplete(&format!("{code}\n")) {
+    if !kiln::is_incomplete(&format!("{code}\n")) {
         return json!({"status": "complete"});
     }
     let last = code.lines().last().unwrap_or("");

@@ -131,7 +131,7 @@ fn graph_call(arg: &str) -> Option<(String, String)> {
 /// `ones(2, 3)`), else read as space-separated (`x y`).
 fn graph_source(f: &str, args: &str) -> String {
     let typed = format!("graph({f}, {args})");
-    if kiln::syntax::parse_module(&typed, kiln::source::FileId::default()).is_ok() {
+    if kiln::syntax::parse_module(&typed, kiln::FileId::default()).is_ok() {
         return typed;
     }
     let spaced: Vec<&str> = args.split_whitespace().collect();

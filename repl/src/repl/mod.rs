@@ -22,7 +22,7 @@ type Ed = Editor<KilnHelper, DefaultHistory>;
 
 /// One thing the user entered.
 enum Input {
-    /// Kiln source, complete by `kiln::syntax::is_incomplete`.
+    /// Kiln source, complete by `kiln::is_incomplete`.
     Source(String),
     /// A `:command` line.
     Command(String),
@@ -95,7 +95,7 @@ fn read_input(editor: &mut Ed) -> Input {
                 let _ = editor.add_history_entry(line.as_str());
                 return Input::Command(line);
             }
-            if line.contains('\n') && !kiln::syntax::is_incomplete(&format!("{line}\n\n")) {
+            if line.contains('\n') && !kiln::is_incomplete(&format!("{line}\n\n")) {
                 let _ = editor.add_history_entry(line.trim_end());
                 return Input::Source(format!("{line}\n\n"));
             }
@@ -115,8 +115,7 @@ fn read_input(editor: &mut Ed) -> Input {
 /// `is_incomplete` recognizes an explicit line continuation.
 fn continues(src: &str, line: &str) -> bool {
     let with_newline = format!("{src}\n");
-    kiln::syntax::is_incomplete(&with_newline)
-        || (line.ends_with('\\') && kiln::syntax::is_incomplete(src))
+    kiln::is_incomplete(&with_newline) || (line.ends_with('\\') && kiln::is_incomplete(src))
 }
 
 /// Writes the history file; failures (read-only home, no data directory) are silent.

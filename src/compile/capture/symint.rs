@@ -381,7 +381,7 @@ pub fn note_expand_if(out: &Tensor, req: &[Option<&SymInt>]) -> bool {
         if shape.len() != exprs.len() {
             return None;
         }
-        *sym = exprs;
+        *sym = exprs.into();
         Some(())
     })
     .flatten();
@@ -428,7 +428,7 @@ pub fn note_like(out: &Tensor, src: &Tensor) -> Vec<bool> {
         if target.len() != exprs.len() || node.shape[..] != *src.shape() {
             return None;
         }
-        *sym = exprs;
+        *sym = exprs.into();
         Some(symbolic)
     })
     .flatten()

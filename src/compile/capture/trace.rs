@@ -16,9 +16,7 @@ use std::rc::Rc;
 
 pub use crate::ir::breaks::{BreakReason, GraphBreak};
 pub use crate::ir::record::{
-    active, dim, dims, graph_break, in_speculation, index_op, note_alias, note_backward,
-    note_constant, note_request, note_set_grad, note_size_read, paused, record_after,
-    record_inplace, refuse_effect, scope, set_speculating, speculation_error, Scope,
+    active, dim, graph_break, in_speculation, note_size_read, paused, scope, set_speculating,
 };
 
 /// A value read during capture that a cached version depends on, re-checked at every

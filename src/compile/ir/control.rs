@@ -24,7 +24,54 @@ impl IrOp {
         match self {
             IrOp::Print(_) => true,
             IrOp::If(_) | IrOp::Loop(_) => regions(self).iter().any(|(_, g)| has_effect(g)),
-            _ => false,
+            // pure: listed one by one so that a new op must say whether it has an effect
+            // (CSE and DCE would merge or drop an effectful op silently)
+            IrOp::Input { .. }
+            | IrOp::Const(_)
+            | IrOp::Unary(_)
+            | IrOp::Binary(_)
+            | IrOp::BinaryScalar { .. }
+            | IrOp::Clamp { .. }
+            | IrOp::Where
+            | IrOp::Cast(_)
+            | IrOp::Clone
+            | IrOp::Contiguous
+            | IrOp::Sum { .. }
+            | IrOp::Mean { .. }
+            | IrOp::Prod { .. }
+            | IrOp::ExtremeAll { .. }
+            | IrOp::ExtremeDim { .. }
+            | IrOp::ArgExtreme { .. }
+            | IrOp::Var { .. }
+            | IrOp::LogSumExp { .. }
+            | IrOp::Norm { .. }
+            | IrOp::AllAny { .. }
+            | IrOp::Softmax { .. }
+            | IrOp::LogSoftmax { .. }
+            | IrOp::Cumsum { .. }
+            | IrOp::Reshape { .. }
+            | IrOp::Permute { .. }
+            | IrOp::Expand { .. }
+            | IrOp::Narrow { .. }
+            | IrOp::Repeat { .. }
+            | IrOp::Index { .. }
+            | IrOp::IndexGrad { .. }
+            | IrOp::Matmul
+            | IrOp::Conv2d { .. }
+            | IrOp::MaxPool2d { .. }
+            | IrOp::AvgPool2d { .. }
+            | IrOp::BatchNorm { .. }
+            | IrOp::BatchNormRunning { .. }
+            | IrOp::LayerNorm { .. }
+            | IrOp::Cat { .. }
+            | IrOp::Stack { .. }
+            | IrOp::IndexSelect { .. }
+            | IrOp::Gather { .. }
+            | IrOp::ScatterAdd { .. }
+            | IrOp::OneHot { .. }
+            | IrOp::MaskedFill { .. }
+            | IrOp::GradKernel(_)
+            | IrOp::Out { .. } => false,
         }
     }
 }

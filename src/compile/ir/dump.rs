@@ -94,6 +94,15 @@ fn index_text(ix: &IrIndex, args: &[NodeId]) -> String {
 }
 
 /// The op's attributes as `, key=value` pairs after its args.
+/// `x[i, j]`: the indexed value's name, then the indices.
+fn indexed(args: &[String], indices: &[IrIndex], node_args: &[NodeId]) -> Vec<String> {
+    let ix: Vec<String> = indices.iter().map(|i| index_text(i, node_args)).collect();
+    vec![
+        args.first().cloned().unwrap_or_default(),
+        format!("[{}]", ix.join(", ")),
+    ]
+}
+
 fn attrs(op: &IrOp) -> String {
     let dk = |dims: &[usize], keepdim: &bool| format!("dims={dims:?}, keepdim={keepdim}");
     match op {
@@ -153,7 +162,20 @@ fn attrs(op: &IrOp) -> String {
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
         IrOp::Out { index } => format!("index={index}"),
         IrOp::Loop(l) => loop_attrs(l),
-        _ => String::new(),
+        // attributes shown by the op's name or args, or none
+        IrOp::Input { .. }
+        | IrOp::Const(_)
+        | IrOp::Unary(_)
+        | IrOp::Binary(_)
+        | IrOp::Where
+        | IrOp::Clone
+        | IrOp::Contiguous
+        | IrOp::ExtremeAll { .. }
+        | IrOp::Index { .. }
+        | IrOp::Matmul
+        | IrOp::GradKernel(_)
+        | IrOp::If(_)
+        | IrOp::Print(_) => String::new(),
     }
 }
 
@@ -173,13 +195,8 @@ pub fn op_text(n: &Node) -> String {
             ),
         }],
         IrOp::Print(p) => vec![print_text(p, &n.args)],
-        IrOp::Index { indices } | IrOp::IndexGrad { indices, .. } => {
-            let ix: Vec<String> = indices.iter().map(|i| index_text(i, &n.args)).collect();
-            vec![
-                args.first().cloned().unwrap_or_default(),
-                format!("[{}]", ix.join(", ")),
-            ]
-        }
+        IrOp::Index { indices } => indexed(&args, indices, &n.args),
+        IrOp::IndexGrad { indices, .. } => indexed(&args, indices, &n.args),
         _ => args,
     };
     let a = attrs(&n.op);

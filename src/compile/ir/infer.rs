@@ -9,7 +9,7 @@ use crate::ops::{BinaryOp, UnaryOp};
 use crate::source::Span;
 use crate::tensor::dtype::{default_float, DType, Scalar};
 use crate::tensor::kernels::binary::compute_dtype;
-use crate::tensor::kernels::conv::out_size;
+use crate::tensor::kernels::conv::{out_size, ConvParams, PoolParams};
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::shape::{broadcast_shapes, fmt_shape, numel, Dims};
 
@@ -122,48 +122,125 @@ fn reduce(op: &str, x: &ValueType, dims: &[usize], keepdim: bool, dt: DType) -> 
     full(dt, reduced_shape(&x.shape, dims, keepdim))
 }
 
-/// Derives the result of `op` applied to args of types `a`.
+/// Derives the result of `op` applied to args of types `a`. One exhaustive match: an op
+/// without an arm here is a compile error.
 pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
+    let name = op.name();
     if let Some(n) = op.arity() {
         if a.len() != n {
-            return Err(bad(format!(
-                "{}: expected {n} args, got {}",
-                op.name(),
-                a.len()
-            )));
+            return Err(bad(format!("{name}: expected {n} args, got {}", a.len())));
         }
     }
-    let x = match a.first() {
-        Some(x) => x,
-        None => return derive_nullary(op),
-    };
+    let first = || a.first().ok_or_else(|| bad(format!("{name}: no tensors")));
+    let same = |dt: fn(DType) -> DType| first().and_then(|x| full(dt(x.dtype), x.shape.clone()));
     match op {
-        IrOp::Unary(u) => match unary_dtype(*u, x.dtype) {
-            Some(dt) => full(dt, x.shape.clone()),
-            None => Err(bad(format!("{}: unsupported dtype {}", u.name(), x.dtype))),
-        },
+        IrOp::Const(t) => full(t.dtype(), t.shape().into()),
+        IrOp::Unary(u) => derive_unary(*u, first()?),
         IrOp::Binary(b) => {
-            let shape = broadcast_shapes(b.name(), &x.shape, &a[1].shape)?;
-            full(binary_dtype(*b, x.dtype.promote(a[1].dtype))?, shape)
+            let shape = broadcast_shapes(b.name(), &a[0].shape, &a[1].shape)?;
+            full(binary_dtype(*b, a[0].dtype.promote(a[1].dtype))?, shape)
         }
-        IrOp::BinaryScalar { op, scalar, .. } => full(
-            binary_dtype(*op, scalar.promote_with(x.dtype))?,
-            x.shape.clone(),
-        ),
-        IrOp::Clamp { min, max } => full(clamp_dtype(x.dtype, *min, *max)?, x.shape.clone()),
+        IrOp::BinaryScalar { op, scalar, .. } => {
+            let x = first()?;
+            full(
+                binary_dtype(*op, scalar.promote_with(x.dtype))?,
+                x.shape.clone(),
+            )
+        }
+        IrOp::Clamp { min, max } => {
+            let x = first()?;
+            full(clamp_dtype(x.dtype, *min, *max)?, x.shape.clone())
+        }
         IrOp::Where => derive_where(a),
-        IrOp::Cast(dt) => full(*dt, x.shape.clone()),
-        IrOp::Clone | IrOp::Contiguous => full(x.dtype, x.shape.clone()),
-        _ => derive_reduction(op, x).unwrap_or_else(|| derive_shaping(op, a)),
+        IrOp::Cast(dt) => full(*dt, first()?.shape.clone()),
+        IrOp::Clone | IrOp::Contiguous | IrOp::BatchNormRunning { .. } => same(|d| d),
+        IrOp::Sum { dims, keepdim } | IrOp::Prod { dims, keepdim } => {
+            let x = first()?;
+            reduce(name, x, dims, *keepdim, sum_dtype(x.dtype))
+        }
+        IrOp::Mean { dims, keepdim }
+        | IrOp::Var { dims, keepdim, .. }
+        | IrOp::Norm { dims, keepdim, .. } => {
+            let x = first()?;
+            float_in(name, x)?;
+            reduce(name, x, dims, *keepdim, float_out(x.dtype))
+        }
+        IrOp::LogSumExp { dims, keepdim } => {
+            let x = first()?;
+            reduce(name, x, dims, *keepdim, float_out(x.dtype))
+        }
+        IrOp::ExtremeAll { .. } => full(first()?.dtype, Dims::new()),
+        IrOp::ExtremeDim { dim, keepdim, .. } => {
+            let x = first()?;
+            reduce(name, x, &dim_of(x, *dim), *keepdim, x.dtype)
+        }
+        IrOp::ArgExtreme { dim: None, .. } => first().and_then(|_| full(DType::I64, Dims::new())),
+        IrOp::ArgExtreme {
+            dim: Some(d),
+            keepdim,
+            ..
+        } => {
+            let x = first()?;
+            reduce(name, x, &dim_of(x, *d), *keepdim, DType::I64)
+        }
+        IrOp::AllAny { dims, keepdim, .. } => reduce(name, first()?, dims, *keepdim, DType::Bool),
+        IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => along(name, first()?, *dim, float_out),
+        IrOp::Cumsum { dim, .. } => along(name, first()?, *dim, sum_dtype),
+        IrOp::Reshape { shape } => derive_reshape(first()?, shape),
+        IrOp::Permute { perm } => derive_permute(first()?, perm),
+        IrOp::Expand { shape, .. } => derive_expand(first()?, shape),
+        IrOp::Narrow { dim, start, len } => derive_narrow(first()?, *dim, *start, *len),
+        IrOp::Repeat { reps } => derive_repeat(first()?, reps),
+        IrOp::Matmul => derive_matmul(&a[0], &a[1]),
+        IrOp::Conv2d { params, .. } => derive_conv2d(&a[0], &a[1], params),
+        IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
+            derive_pool2d(name, first()?, params)
+        }
+        IrOp::Cat { dim } => first().and_then(|_| derive_cat(a, *dim)),
+        IrOp::Stack { dim } => first().and_then(|_| derive_stack(a, *dim)),
+        IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => same(float_out),
+        IrOp::IndexSelect { dim } => derive_index_select(a, *dim),
+        IrOp::Gather { dim } => {
+            dim_index(name, a, *dim)?;
+            full(a[0].dtype, a[1].shape.clone())
+        }
+        IrOp::ScatterAdd { dim } => {
+            dim_index(name, a, *dim)?;
+            full(a[0].dtype, a[0].shape.clone())
+        }
+        IrOp::OneHot { num_classes } => derive_one_hot(first()?, *num_classes),
+        IrOp::MaskedFill { .. } => derive_masked_fill(&a[0], &a[1]),
+        IrOp::Index { indices } => derive_index(first()?, indices, a),
+        IrOp::IndexGrad { shape, .. } => full(first()?.dtype, shape.clone()),
+        IrOp::GradKernel(GradKernel::MeanScale { .. }) => same(|d| d),
+        IrOp::GradKernel(k) => full(float_out(first()?.dtype), grad_kernel_shape(k, a)),
+        // typed where they are made: inputs by their tensors, control nodes by regions
+        IrOp::Input { .. } | IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => {
+            Err(bad(format!("{name}: cannot derive a type")))
+        }
     }
 }
 
-fn derive_nullary(op: &IrOp) -> Result<Derived> {
-    match op {
-        IrOp::Const(t) => full(t.dtype(), t.shape().into()),
-        IrOp::Cat { .. } | IrOp::Stack { .. } => Err(bad(format!("{}: no tensors", op.name()))),
-        _ => Err(bad(format!("{}: cannot derive a type", op.name()))),
+fn derive_unary(u: UnaryOp, x: &ValueType) -> Result<Derived> {
+    match unary_dtype(u, x.dtype) {
+        Some(dt) => full(dt, x.shape.clone()),
+        None => Err(bad(format!("{}: unsupported dtype {}", u.name(), x.dtype))),
     }
+}
+
+/// The dims a max/min/argmax along `dim` reduces: none for a 0-d input.
+fn dim_of(x: &ValueType, dim: usize) -> Vec<usize> {
+    if x.shape.is_empty() {
+        vec![]
+    } else {
+        vec![dim]
+    }
+}
+
+/// A dim-wise op keeping `x`'s shape (softmax, cumsum), of dtype `dt(x.dtype)`.
+fn along(name: &str, x: &ValueType, dim: usize, dt: fn(DType) -> DType) -> Result<Derived> {
+    check_dims(name, &[dim], x.shape.len())?;
+    full(dt(x.dtype), x.shape.clone())
 }
 
 fn derive_where(a: &[ValueType]) -> Result<Derived> {
@@ -183,139 +260,70 @@ fn float_in(op: &str, x: &ValueType) -> Result<()> {
     }
 }
 
-/// Reductions and dim-wise ops; None for any other op (the caller tries shaping ops).
-fn derive_reduction(op: &IrOp, x: &ValueType) -> Option<Result<Derived>> {
-    let name = op.name();
-    Some(match op {
-        IrOp::Sum { dims, keepdim } | IrOp::Prod { dims, keepdim } => {
-            reduce(name, x, dims, *keepdim, sum_dtype(x.dtype))
-        }
-        IrOp::Mean { dims, keepdim } => {
-            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, float_out(x.dtype)))
-        }
-        IrOp::ExtremeAll { .. } => full(x.dtype, Dims::new()),
-        IrOp::ExtremeDim { dim, keepdim, .. } => {
-            let dims: Vec<usize> = if x.shape.is_empty() {
-                vec![]
-            } else {
-                vec![*dim]
-            };
-            reduce(name, x, &dims, *keepdim, x.dtype)
-        }
-        IrOp::ArgExtreme { dim: None, .. } => full(DType::I64, Dims::new()),
-        IrOp::ArgExtreme {
-            dim: Some(d),
-            keepdim,
-            ..
-        } => {
-            let dims: Vec<usize> = if x.shape.is_empty() { vec![] } else { vec![*d] };
-            reduce(name, x, &dims, *keepdim, DType::I64)
-        }
-        IrOp::Var { dims, keepdim, .. } | IrOp::Norm { dims, keepdim, .. } => {
-            float_in(name, x).and_then(|_| reduce(name, x, dims, *keepdim, float_out(x.dtype)))
-        }
-        IrOp::LogSumExp { dims, keepdim } => reduce(name, x, dims, *keepdim, float_out(x.dtype)),
-        IrOp::AllAny { dims, keepdim, .. } => reduce(name, x, dims, *keepdim, DType::Bool),
-        IrOp::Softmax { dim } | IrOp::LogSoftmax { dim } => {
-            check_dims(name, &[*dim], x.shape.len())
-                .and_then(|_| full(float_out(x.dtype), x.shape.clone()))
-        }
-        IrOp::Cumsum { dim, .. } => check_dims(name, &[*dim], x.shape.len())
-            .and_then(|_| full(sum_dtype(x.dtype), x.shape.clone())),
-        _ => return None,
-    })
+fn derive_reshape(x: &ValueType, shape: &Dims) -> Result<Derived> {
+    if numel(shape)? != numel(&x.shape)? {
+        return Err(bad(format!(
+            "reshape: {} to {}: element counts differ",
+            fmt_shape(&x.shape),
+            fmt_shape(shape)
+        )));
+    }
+    full(x.dtype, shape.clone())
 }
 
-/// Views, layout, linear algebra, joins and indexing ops.
-fn derive_shaping(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
-    let x = &a[0];
-    match op {
-        IrOp::Reshape { shape } => {
-            if numel(shape)? != numel(&x.shape)? {
-                return Err(bad(format!(
-                    "reshape: {} to {}: element counts differ",
-                    fmt_shape(&x.shape),
-                    fmt_shape(shape)
-                )));
-            }
-            full(x.dtype, shape.clone())
-        }
-        IrOp::Permute { perm } => derive_permute(x, perm),
-        IrOp::Expand { shape, .. } => {
-            let b = broadcast_shapes("expand", &x.shape, shape)?;
-            if b != *shape {
-                return Err(bad(format!(
-                    "expand: {} to {}",
-                    fmt_shape(&x.shape),
-                    fmt_shape(shape)
-                )));
-            }
-            full(x.dtype, shape.clone())
-        }
-        IrOp::Narrow { dim, start, len } => {
-            let size = x.shape.get(*dim).copied();
-            match size {
-                Some(s) if start.saturating_add(*len) <= s => {
-                    let mut shape = x.shape.clone();
-                    shape[*dim] = *len;
-                    full(x.dtype, shape)
-                }
-                _ => Err(bad(format!(
-                    "narrow: out of range of {}",
-                    fmt_shape(&x.shape)
-                ))),
-            }
-        }
-        IrOp::Repeat { reps } => derive_repeat(x, reps),
-        IrOp::Matmul => derive_matmul(x, &a[1]),
-        IrOp::Conv2d { params, .. } => {
-            let (w, s) = (&a[1], &x.shape);
-            let sp = |i: usize, k: usize, st: usize, p: usize, d: usize| {
-                out_size("conv2d", i, k, st, p, d)
-            };
-            if w.shape.len() != 4 || !(3..=4).contains(&s.len()) {
-                return Err(bad("conv2d: expected [N,C,H,W] and [O,C,KH,KW]".into()));
-            }
-            let n = s.len();
-            let oh = sp(
-                s[n - 2],
-                w.shape[2],
-                params.stride.0,
-                params.padding.0,
-                params.dilation.0,
-            )?;
-            let ow = sp(
-                s[n - 1],
-                w.shape[3],
-                params.stride.1,
-                params.padding.1,
-                params.dilation.1,
-            )?;
-            let mut shape: Dims = s[..n - 3].into();
-            shape.extend([w.shape[0], oh, ow]);
-            full(float_out(x.dtype), shape)
-        }
-        IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
-            let s = &x.shape;
-            if !(3..=4).contains(&s.len()) {
-                return Err(bad("pool2d: expected a 3-D or 4-D input".into()));
-            }
-            let n = s.len();
-            let (p, k, st) = (params.padding, params.kernel, params.stride);
-            let oh = out_size(op.name(), s[n - 2], k.0, st.0, p.0, 1)?;
-            let ow = out_size(op.name(), s[n - 1], k.1, st.1, p.1, 1)?;
-            let mut shape: Dims = s[..n - 2].into();
-            shape.extend([oh, ow]);
-            full(float_out(x.dtype), shape)
-        }
-        IrOp::Cat { dim } => derive_cat(a, *dim),
-        IrOp::Stack { dim } => derive_stack(a, *dim),
-        IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => {
-            full(float_out(x.dtype), x.shape.clone())
-        }
-        IrOp::BatchNormRunning { .. } => full(x.dtype, x.shape.clone()),
-        _ => derive_indexing(op, a),
+fn derive_expand(x: &ValueType, shape: &Dims) -> Result<Derived> {
+    let b = broadcast_shapes("expand", &x.shape, shape)?;
+    if b != *shape {
+        return Err(bad(format!(
+            "expand: {} to {}",
+            fmt_shape(&x.shape),
+            fmt_shape(shape)
+        )));
     }
+    full(x.dtype, shape.clone())
+}
+
+fn derive_narrow(x: &ValueType, dim: usize, start: usize, len: usize) -> Result<Derived> {
+    match x.shape.get(dim).copied() {
+        Some(s) if start.saturating_add(len) <= s => {
+            let mut shape = x.shape.clone();
+            shape[dim] = len;
+            full(x.dtype, shape)
+        }
+        _ => Err(bad(format!(
+            "narrow: out of range of {}",
+            fmt_shape(&x.shape)
+        ))),
+    }
+}
+
+fn derive_conv2d(x: &ValueType, w: &ValueType, params: &ConvParams) -> Result<Derived> {
+    let s = &x.shape;
+    let sp = |i: usize, k: usize, st: usize, p: usize, d: usize| out_size("conv2d", i, k, st, p, d);
+    if w.shape.len() != 4 || !(3..=4).contains(&s.len()) {
+        return Err(bad("conv2d: expected [N,C,H,W] and [O,C,KH,KW]".into()));
+    }
+    let n = s.len();
+    let (st, p, d) = (params.stride, params.padding, params.dilation);
+    let oh = sp(s[n - 2], w.shape[2], st.0, p.0, d.0)?;
+    let ow = sp(s[n - 1], w.shape[3], st.1, p.1, d.1)?;
+    let mut shape: Dims = s[..n - 3].into();
+    shape.extend([w.shape[0], oh, ow]);
+    full(float_out(x.dtype), shape)
+}
+
+fn derive_pool2d(name: &str, x: &ValueType, params: &PoolParams) -> Result<Derived> {
+    let s = &x.shape;
+    if !(3..=4).contains(&s.len()) {
+        return Err(bad("pool2d: expected a 3-D or 4-D input".into()));
+    }
+    let n = s.len();
+    let (p, k, st) = (params.padding, params.kernel, params.stride);
+    let oh = out_size(name, s[n - 2], k.0, st.0, p.0, 1)?;
+    let ow = out_size(name, s[n - 1], k.1, st.1, p.1, 1)?;
+    let mut shape: Dims = s[..n - 2].into();
+    shape.extend([oh, ow]);
+    full(float_out(x.dtype), shape)
 }
 
 fn derive_permute(x: &ValueType, perm: &[usize]) -> Result<Derived> {
@@ -434,56 +442,42 @@ fn want(op: &str, t: &ValueType, dt: DType) -> Result<()> {
     }
 }
 
-fn derive_indexing(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
-    let x = &a[0];
-    let name = op.name();
-    match op {
-        IrOp::IndexSelect { dim } => {
-            want(name, &a[1], DType::I64)?;
-            check_dims(name, &[*dim], x.shape.len())?;
-            let mut shape = x.shape.clone();
-            if let Some(s) = shape.get_mut(*dim) {
-                *s = numel(&a[1].shape)?;
-            }
-            full(x.dtype, shape)
-        }
-        IrOp::Gather { dim } => {
-            want(name, &a[1], DType::I64)?;
-            check_dims(name, &[*dim], x.shape.len())?;
-            full(x.dtype, a[1].shape.clone())
-        }
-        IrOp::ScatterAdd { dim } => {
-            want(name, &a[1], DType::I64)?;
-            check_dims(name, &[*dim], x.shape.len())?;
-            full(x.dtype, x.shape.clone())
-        }
-        IrOp::OneHot { num_classes } => {
-            want(name, x, DType::I64)?;
-            let mut shape = x.shape.clone();
-            shape.push(*num_classes);
-            full(DType::I64, shape)
-        }
-        IrOp::MaskedFill { .. } => {
-            want(name, &a[1], DType::Bool)?;
-            if broadcast_shapes(name, &x.shape, &a[1].shape)? != x.shape {
-                return Err(bad(
-                    "masked_fill: mask does not broadcast to the input".into()
-                ));
-            }
-            full(x.dtype, x.shape.clone())
-        }
-        IrOp::Index { indices } => derive_index(x, indices, a),
-        IrOp::IndexGrad { shape, .. } => full(x.dtype, shape.clone()),
-        IrOp::GradKernel(GradKernel::MeanScale { .. }) => full(x.dtype, x.shape.clone()),
-        IrOp::GradKernel(k) => full(float_out(x.dtype), grad_kernel_shape(k, a)),
-        _ => Err(bad(format!("{name}: cannot derive a type"))),
+/// Checks an index arg (arg 1, int64) and `dim` of a gather-like op.
+fn dim_index(name: &str, a: &[ValueType], dim: usize) -> Result<()> {
+    want(name, &a[1], DType::I64)?;
+    check_dims(name, &[dim], a[0].shape.len())
+}
+
+fn derive_index_select(a: &[ValueType], dim: usize) -> Result<Derived> {
+    dim_index("index_select", a, dim)?;
+    let mut shape = a[0].shape.clone();
+    if let Some(s) = shape.get_mut(dim) {
+        *s = numel(&a[1].shape)?;
     }
+    full(a[0].dtype, shape)
+}
+
+fn derive_one_hot(x: &ValueType, num_classes: usize) -> Result<Derived> {
+    want("one_hot", x, DType::I64)?;
+    let mut shape = x.shape.clone();
+    shape.push(num_classes);
+    full(DType::I64, shape)
+}
+
+fn derive_masked_fill(x: &ValueType, mask: &ValueType) -> Result<Derived> {
+    want("masked_fill", mask, DType::Bool)?;
+    if broadcast_shapes("masked_fill", &x.shape, &mask.shape)? != x.shape {
+        return Err(bad(
+            "masked_fill: mask does not broadcast to the input".into()
+        ));
+    }
+    full(x.dtype, x.shape.clone())
 }
 
 /// The shape of a gradient kernel's result: its input's (conv2d's weight's).
 fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
     match k {
-        GradKernel::AvgPool2d { in_shape, .. } => in_shape.clone(),
+        GradKernel::AvgPool2d { in_shape, .. } => Dims::from_slice(in_shape),
         GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
         GradKernel::BatchNorm {
             part: NormPart::Params,
@@ -501,7 +495,18 @@ fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
                 .chain(s[s.len().saturating_sub(*dims)..].iter().copied())
                 .collect()
         }
-        _ => a[0].shape.clone(),
+        GradKernel::ProdOthers { .. }
+        | GradKernel::Conv2dInput { .. }
+        | GradKernel::MaxPool2d { .. }
+        | GradKernel::MeanScale { .. }
+        | GradKernel::BatchNorm {
+            part: NormPart::Input,
+            ..
+        }
+        | GradKernel::LayerNorm {
+            part: NormPart::Input,
+            ..
+        } => a[0].shape.clone(),
     }
 }
 

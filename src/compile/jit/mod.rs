@@ -11,6 +11,8 @@ pub(super) mod lanefn;
 pub(super) mod mathfn;
 pub(super) mod mathgelu;
 pub mod parallel;
+// The scalar reference evaluator: the truth of the kernel tests (`internals`).
+#[cfg(feature = "internals")]
 pub mod reference;
 pub(super) mod sched;
 pub(super) mod trig_table;
@@ -159,11 +161,10 @@ struct Defined {
     module: JITModule,
     id: cranelift_module::FuncId,
     consts: Vec<Splat4>,
-    /// The machine code as text, when asked for.
-    disasm: Option<String>,
 }
 
-fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
+/// Defines `kernel`'s function; with `want_disasm`, also returns its machine code as text.
+fn define(kernel: &Kernel, want_disasm: bool) -> Result<(Defined, Option<String>)> {
     let kinds = kernel.validate()?;
     // Elementwise f32 kernels (no reduction) get their unrolled chains interleaved (f64
     // kernels call functions, across which interleaved chains would be spilled).
@@ -207,22 +208,18 @@ fn define(kernel: &Kernel, want_disasm: bool) -> Result<Defined> {
         return Err(jit_error("compile", format!("{e:?}")));
     }
     let disasm = ctx.compiled_code().and_then(|c| c.vcode.clone());
-    Ok(Defined {
-        module,
-        id,
-        consts,
-        disasm,
-    })
+    Ok((Defined { module, id, consts }, disasm))
 }
 
 /// The machine code Cranelift generates for `kernel` on this host, as text (one
-/// instruction per line, blocks labelled); for inspecting and testing code quality.
+/// instruction per line, blocks labelled); for inspecting and testing code quality
+/// (`internals`).
+#[cfg(feature = "internals")]
 pub fn disassemble(kernel: &Kernel) -> Result<String> {
-    let d = define(kernel, true)?;
+    let (d, disasm) = define(kernel, true)?;
     // SAFETY: nothing from this module has been handed out.
     unsafe { d.module.free_memory() };
-    d.disasm
-        .ok_or_else(|| jit_error("disassemble", "no disassembly produced"))
+    disasm.ok_or_else(|| jit_error("disassemble", "no disassembly produced"))
 }
 
 /// Validates and compiles `kernel` to native code.
@@ -251,12 +248,14 @@ pub fn compile_shared(kernel: &Kernel) -> Result<std::sync::Arc<CompiledKernel>>
 
 pub fn compile(kernel: &Kernel) -> Result<CompiledKernel> {
     let t0 = Instant::now();
-    let Defined {
-        mut module,
-        id,
-        consts,
-        ..
-    } = define(kernel, false)?;
+    let (
+        Defined {
+            mut module,
+            id,
+            consts,
+        },
+        _,
+    ) = define(kernel, false)?;
     if let Err(e) = module.finalize_definitions() {
         // SAFETY: nothing from this module has been handed out.
         unsafe { module.free_memory() };

@@ -32,7 +32,7 @@ fn expand(g: &mut Graph, x: NodeId, shape: &[usize]) -> NodeId {
         g,
         IrOp::Expand {
             shape: shape.into(),
-            sym: Vec::new(),
+            sym: Box::default(),
         },
         &[x],
     )

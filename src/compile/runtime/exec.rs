@@ -72,9 +72,12 @@ fn arg(args: &[Tensor], k: usize) -> Result<&Tensor> {
 }
 
 /// Evaluates one node on its computed `args` (the callback `lower::CompiledGraph::run`
-/// uses for nodes outside fused kernels).
+/// uses for nodes outside fused kernels). One exhaustive match: an op without an arm
+/// here is a compile error.
 pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
     let x = || arg(args, 0);
+    let y = || arg(args, 1);
+    let dims = dims_i64;
     match &node.op {
         IrOp::Input { slot, .. } => inputs
             .get(*slot)
@@ -82,121 +85,145 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
             .ok_or_else(|| internal("missing input")),
         IrOp::Const(t) => t.contiguous_copy(),
         IrOp::Unary(op) => ops::unary(*op, x()?),
-        IrOp::Binary(op) => ops::binary(*op, x()?, arg(args, 1)?),
+        IrOp::Binary(op) => ops::binary(*op, x()?, y()?),
         IrOp::BinaryScalar {
             op,
             scalar,
             reverse,
         } => ops::binary_scalar(*op, x()?, *scalar, *reverse),
         IrOp::Clamp { min, max } => ops::clamp(x()?, *min, *max),
-        IrOp::Where => {
-            let (c, a, b) = (x()?, arg(args, 1)?, arg(args, 2)?);
-            crate::compile::runtime::fastpath::select(c, a, b)
-                .unwrap_or_else(|| ops::where_(c, a, b))
-        }
+        IrOp::Where => select(args),
         IrOp::Cast(dt) => ops::to_dtype(x()?, *dt),
         IrOp::Clone => ops::clone(x()?),
-        IrOp::Contiguous => match transposed_copy(x()?)? {
-            Some(t) => Ok(t),
-            None => x()?.contiguous(),
-        },
-        _ => eval_reduction(node, x()?).unwrap_or_else(|| eval_shaping(node, args)),
-    }
-}
-
-fn eval_reduction(node: &Node, x: &Tensor) -> Option<Result<Tensor>> {
-    Some(match &node.op {
-        IrOp::Sum { dims, keepdim } => {
-            crate::compile::runtime::fastpath::column_sum(x, dims, *keepdim)
-                .unwrap_or_else(|| x.sum(&dims_i64(dims), *keepdim))
-        }
-        IrOp::Mean { dims, keepdim } => x.mean(&dims_i64(dims), *keepdim),
-        IrOp::Prod { dims, keepdim } => x.prod(&dims_i64(dims), *keepdim),
-        IrOp::ExtremeAll { is_min } => x.extreme_all(*is_min),
+        IrOp::Contiguous => contiguous(x()?),
+        IrOp::Sum { dims: d, keepdim } => sum(x()?, d, *keepdim),
+        IrOp::Mean { dims: d, keepdim } => x()?.mean(&dims(d), *keepdim),
+        IrOp::Prod { dims: d, keepdim } => x()?.prod(&dims(d), *keepdim),
+        IrOp::ExtremeAll { is_min } => x()?.extreme_all(*is_min),
         IrOp::ExtremeDim {
             dim,
             keepdim,
             is_min,
-        } => x.extreme_dim(*dim as i64, *keepdim, *is_min).map(|r| r.0),
+        } => x()?
+            .extreme_dim(*dim as i64, *keepdim, *is_min)
+            .map(|r| r.0),
         IrOp::ArgExtreme {
             dim,
             keepdim,
             is_min,
-        } => x.arg_extreme(dim.map(|d| d as i64), *keepdim, *is_min),
+        } => x()?.arg_extreme(dim.map(|d| d as i64), *keepdim, *is_min),
         IrOp::Var {
-            dims,
+            dims: d,
             correction,
             keepdim,
             std,
-        } => x.var_std(&dims_i64(dims), *correction, *keepdim, *std),
-        IrOp::LogSumExp { dims, keepdim } => x.logsumexp(&dims_i64(dims), *keepdim),
-        IrOp::Norm { p, dims, keepdim } => x.norm(*p, &dims_i64(dims), *keepdim),
-        IrOp::AllAny { dims, keepdim, any } => x.all_any(&dims_i64(dims), *keepdim, *any),
-        IrOp::Softmax { dim } => x.softmax(*dim as i64),
-        IrOp::LogSoftmax { dim } => x.log_softmax(*dim as i64),
-        IrOp::Cumsum { dim, reverse } => match reverse {
-            false => x.cumsum(*dim as i64),
-            true => x.cumsum_reverse(*dim),
-        },
-        _ => return None,
-    })
-}
-
-fn eval_shaping(node: &Node, args: &[Tensor]) -> Result<Tensor> {
-    let x = arg(args, 0)?;
-    let y = || arg(args, 1);
-    match &node.op {
-        IrOp::Reshape { shape } => x.reshape(&dims_i64(shape)),
-        IrOp::Permute { perm } => x.permute(&dims_i64(perm)),
-        IrOp::Expand { shape, .. } => x.expand(&dims_i64(shape)),
-        IrOp::Narrow { dim, start, len } => x.narrow(*dim as i64, *start as i64, *len as i64),
-        IrOp::Repeat { reps } => x.repeat(reps),
-        IrOp::Index { indices } => match row_index(indices, args) {
-            Some(i) => match copy_row(x, i)? {
-                Some(row) => Ok(row),
-                None => x.index(&[TensorIndex::Int(i)])?.contiguous_copy(),
-            },
-            None => x.index(&to_indices(indices, args)?),
-        },
-        IrOp::IndexGrad { shape, indices } => {
-            let z = crate::tensor::creation::zeros(shape, x.dtype())?;
-            z.index_put_raw(&to_indices(indices, args)?, x, true)?;
-            Ok(z)
-        }
-        IrOp::Matmul => linalg::matmul(x, y()?),
+        } => x()?.var_std(&dims(d), *correction, *keepdim, *std),
+        IrOp::LogSumExp { dims: d, keepdim } => x()?.logsumexp(&dims(d), *keepdim),
+        IrOp::Norm {
+            p,
+            dims: d,
+            keepdim,
+        } => x()?.norm(*p, &dims(d), *keepdim),
+        IrOp::AllAny {
+            dims: d,
+            keepdim,
+            any,
+        } => x()?.all_any(&dims(d), *keepdim, *any),
+        IrOp::Softmax { dim } => x()?.softmax(*dim as i64),
+        IrOp::LogSoftmax { dim } => x()?.log_softmax(*dim as i64),
+        IrOp::Cumsum { dim, reverse } => cumsum(x()?, *dim, *reverse),
+        IrOp::Reshape { shape } => x()?.reshape(&dims(shape)),
+        IrOp::Permute { perm } => x()?.permute(&dims(perm)),
+        IrOp::Expand { shape, .. } => x()?.expand(&dims(shape)),
+        IrOp::Narrow { dim, start, len } => x()?.narrow(*dim as i64, *start as i64, *len as i64),
+        IrOp::Repeat { reps } => x()?.repeat(reps),
+        IrOp::Index { indices } => index(indices, args),
+        IrOp::IndexGrad { shape, indices } => index_grad(shape, indices, args),
+        IrOp::Matmul => linalg::matmul(x()?, y()?),
         IrOp::Conv2d { params, bias } => {
             let b = if *bias { Some(arg(args, 2)?) } else { None };
-            linalg::conv2d(x, y()?, b, *params)
+            linalg::conv2d(x()?, y()?, b, *params)
         }
-        IrOp::BatchNorm { .. } => norm::batch_norm(x, &batch_norm_args(&node.op, args)?),
+        IrOp::BatchNorm { .. } => norm::batch_norm(x()?, &batch_norm_args(&node.op, args)?),
         IrOp::BatchNormRunning { momentum, var } => {
-            norm::batch_norm_running(x, y()?, *momentum, *var)
+            norm::batch_norm_running(x()?, y()?, *momentum, *var)
         }
         IrOp::LayerNorm {
-            dims,
+            dims: d,
             eps,
             weight,
             bias,
-        } => {
-            let w = if *weight { Some(y()?) } else { None };
-            let b = match bias {
-                true => Some(arg(args, 1 + usize::from(*weight))?),
-                false => None,
-            };
-            norm::layer_norm(x, *dims, w, b, *eps)
-        }
-        IrOp::MaxPool2d { params } => linalg::max_pool2d(x, *params),
-        IrOp::AvgPool2d { params } => linalg::avg_pool2d(x, *params),
+        } => layer_norm(args, *d, *eps, (*weight, *bias)),
+        IrOp::MaxPool2d { params } => linalg::max_pool2d(x()?, *params),
+        IrOp::AvgPool2d { params } => linalg::avg_pool2d(x()?, *params),
         IrOp::Cat { dim } => views::cat(args, *dim as i64),
         IrOp::Stack { dim } => views::stack(args, *dim as i64),
-        IrOp::IndexSelect { dim } => x.index_select(*dim as i64, y()?),
-        IrOp::Gather { dim } => x.gather(*dim as i64, y()?),
-        IrOp::ScatterAdd { dim } => x.scatter_add(*dim as i64, y()?, arg(args, 2)?),
-        IrOp::OneHot { num_classes } => one_hot(x, *num_classes as i64),
-        IrOp::MaskedFill { value } => x.masked_fill(y()?, *value),
+        IrOp::IndexSelect { dim } => x()?.index_select(*dim as i64, y()?),
+        IrOp::Gather { dim } => x()?.gather(*dim as i64, y()?),
+        IrOp::ScatterAdd { dim } => x()?.scatter_add(*dim as i64, y()?, arg(args, 2)?),
+        IrOp::OneHot { num_classes } => one_hot(x()?, *num_classes as i64),
+        IrOp::MaskedFill { value } => x()?.masked_fill(y()?, *value),
         IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),
-        _ => Err(internal(&format!("no executor for {}", node.op.name()))),
+        // control nodes run in run_control.rs (their regions need the whole runtime)
+        IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => {
+            Err(internal(&format!("no executor for {}", node.op.name())))
+        }
     }
+}
+
+/// `where(c, a, b)`, through the fast path when it applies.
+fn select(args: &[Tensor]) -> Result<Tensor> {
+    let (c, a, b) = (arg(args, 0)?, arg(args, 1)?, arg(args, 2)?);
+    crate::compile::runtime::fastpath::select(c, a, b).unwrap_or_else(|| ops::where_(c, a, b))
+}
+
+/// A contiguous `x` (a transposed f32 matrix copied row by row of its source).
+fn contiguous(x: &Tensor) -> Result<Tensor> {
+    match transposed_copy(x)? {
+        Some(t) => Ok(t),
+        None => x.contiguous(),
+    }
+}
+
+fn sum(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    crate::compile::runtime::fastpath::column_sum(x, dims, keepdim)
+        .unwrap_or_else(|| x.sum(&dims_i64(dims), keepdim))
+}
+
+fn cumsum(x: &Tensor, dim: usize, reverse: bool) -> Result<Tensor> {
+    match reverse {
+        false => x.cumsum(dim as i64),
+        true => x.cumsum_reverse(dim),
+    }
+}
+
+fn index(indices: &[IrIndex], args: &[Tensor]) -> Result<Tensor> {
+    let x = arg(args, 0)?;
+    match row_index(indices, args) {
+        Some(i) => match copy_row(x, i)? {
+            Some(row) => Ok(row),
+            None => x.index(&[TensorIndex::Int(i)])?.contiguous_copy(),
+        },
+        None => x.index(&to_indices(indices, args)?),
+    }
+}
+
+fn index_grad(shape: &[usize], indices: &[IrIndex], args: &[Tensor]) -> Result<Tensor> {
+    let g = arg(args, 0)?;
+    let z = crate::tensor::creation::zeros(shape, g.dtype())?;
+    z.index_put_raw(&to_indices(indices, args)?, g, true)?;
+    Ok(z)
+}
+
+/// layer_norm of arg 0 with the weight and the bias args present per `(weight, bias)`.
+fn layer_norm(args: &[Tensor], dims: usize, eps: f64, params: (bool, bool)) -> Result<Tensor> {
+    let (weight, bias) = params;
+    let w = if weight { Some(arg(args, 1)?) } else { None };
+    let b = match bias {
+        true => Some(arg(args, 1 + usize::from(weight))?),
+        false => None,
+    };
+    norm::layer_norm(arg(args, 0)?, dims, w, b, eps)
 }
 
 /// The operands and options of a `batch_norm` node (`op`) run on `args`.

@@ -1,10 +1,10 @@
 //! Calling built-in types as constructors: `int(x)`, `str(x)`, `list(it)`, `range(...)`...
 
-use super::format::int_from_float;
 use super::{arity, kwarg, no_kw};
 use crate::interp::repr::fmt_err;
 use crate::interp::value::{DictMap, Key, RangeObj, TypeTag, Value};
 use crate::interp::{type_err, value_err, Interp, R};
+use crate::pyfmt::int_from_float;
 use std::rc::Rc;
 
 type Kw = Vec<(Rc<str>, Value)>;
@@ -66,7 +66,7 @@ pub fn to_int(me: &mut Interp, v: &Value) -> R<i64> {
         Value::Str(s) => parse_int(s, 10).ok_or_else(|| {
             value_err(format!(
                 "invalid literal for int() with base 10: {}",
-                super::format::str_repr(s)
+                crate::pyfmt::str_repr(s)
             ))
         }),
         Value::Instance(_) => match me.call_dunder(v, "__int__", &[])? {
@@ -93,7 +93,7 @@ pub fn to_float(me: &mut Interp, v: &Value) -> R<f64> {
         Value::Str(s) => parse_float(s).ok_or_else(|| {
             value_err(format!(
                 "could not convert string to float: {}",
-                super::format::str_repr(s)
+                crate::pyfmt::str_repr(s)
             ))
         }),
         Value::Instance(_) => match me.call_dunder(v, "__float__", &[])? {
@@ -189,7 +189,7 @@ impl Interp {
                             value_err(format!(
                                 "invalid literal for int() with base {}: {}",
                                 b,
-                                super::format::str_repr(s)
+                                crate::pyfmt::str_repr(s)
                             ))
                         })?)
                     }
@@ -212,7 +212,7 @@ impl Interp {
                 arity(name, &args, 0, 1)?;
                 match args.first() {
                     None => Value::str(""),
-                    Some(v) => Value::str(&self.to_str(v)?),
+                    Some(v) => Value::str(&self.str_of(v)?),
                 }
             }
             TypeTag::Bool => {

@@ -38,7 +38,7 @@ pub fn os_error(e: &std::io::Error, path: &str) -> Exc {
         Some(i) => &text[..i],
         None => &text,
     };
-    let path = super::format::str_repr(path);
+    let path = crate::pyfmt::str_repr(path);
     match e.raw_os_error() {
         Some(n) => err(kind, format!("[Errno {n}] {text}: {path}")),
         None => err(kind, format!("{text}: {path}")),
@@ -133,7 +133,7 @@ pub fn open(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     )?;
     let path = match &args[0] {
         Value::Str(s) => s.to_string(),
-        Value::Instance(_) => me.to_str(&args[0])?,
+        Value::Instance(_) => me.str_of(&args[0])?,
         v => {
             return Err(type_err(format!(
                 "expected str, bytes or os.PathLike object, not {}",
@@ -172,7 +172,7 @@ pub fn open(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             ErrorKind::IsADirectoryError,
             format!(
                 "[Errno 21] Is a directory: {}",
-                super::format::str_repr(&path)
+                crate::pyfmt::str_repr(&path)
             ),
         ));
     }

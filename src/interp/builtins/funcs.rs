@@ -1,12 +1,12 @@
 //! Builtin functions: print, len, min/max, sorted, isinstance, getattr, iter/next, ...
 
 use super::convert::int_arg;
-use super::format::{int_from_float, py_round};
 use super::{arity, kwarg, native, no_kw};
 use crate::error::ErrorKind;
 use crate::interp::repr::fmt_err;
 use crate::interp::value::{Class, IterObj, Value};
 use crate::interp::{err, type_err, value_err, Interp, R};
+use crate::pyfmt::{int_from_float, py_round};
 use std::rc::Rc;
 
 type Kw<'a> = &'a [(Rc<str>, Value)];
@@ -92,7 +92,7 @@ fn print(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         if i > 0 {
             pieces.push(sep.clone());
         }
-        pieces.push(me.to_str(a)?);
+        pieces.push(me.str_of(a)?);
     }
     pieces.push(end);
     match kwarg(kw, "file") {

@@ -133,12 +133,12 @@ fn quote(out: &mut String, s: &str, ascii: bool) {
 impl Enc {
     fn float(&self, f: f64) -> R<String> {
         if f.is_finite() {
-            return Ok(super::format::float_repr(f));
+            return Ok(crate::pyfmt::float_repr(f));
         }
         if !self.allow_nan {
             return Err(value_err(format!(
                 "Out of range float values are not JSON compliant: {}",
-                super::format::float_repr(f)
+                crate::pyfmt::float_repr(f)
             )));
         }
         Ok(if f.is_nan() {

@@ -183,7 +183,7 @@ fn to_int_checked(f: f64) -> R<Value> {
             "cannot convert float infinity to integer",
         ));
     }
-    super::format::float_to_int(f)
+    crate::pyfmt::float_to_int(f)
         .map(Value::Int)
         .ok_or_else(|| err(ErrorKind::OverflowError, "integer overflow"))
 }

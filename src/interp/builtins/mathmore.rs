@@ -160,7 +160,7 @@ fn trunc(_: &mut Interp, a: &[Value], _: Kw) -> R<Value> {
     if x.is_nan() {
         return Err(value_err("cannot convert float NaN to integer"));
     }
-    super::format::float_to_int(x)
+    crate::pyfmt::float_to_int(x)
         .map(Value::Int)
         .ok_or_else(|| {
             err(

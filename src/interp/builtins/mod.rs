@@ -9,7 +9,6 @@ pub mod distmod;
 pub mod export;
 pub mod export_axes;
 pub mod fileobj;
-pub use crate::pyfmt as format;
 pub mod funcs;
 pub mod generator;
 pub mod grad_fn;

@@ -73,7 +73,7 @@ pub fn path_module() -> Rc<ModuleObj> {
 pub fn path_str(me: &mut Interp, v: &Value, fname: &str) -> R<String> {
     match v {
         Value::Str(s) => Ok(s.to_string()),
-        Value::Instance(_) => me.to_str(v),
+        Value::Instance(_) => me.str_of(v),
         _ => Err(type_err(format!(
             "{fname}: path should be string, bytes or os.PathLike, not {}",
             v.type_name()

@@ -196,9 +196,9 @@ impl Interp {
         let text = match conv {
             's' | 'r' | 'a' => {
                 let mut s = match conv {
-                    's' => self.to_str(&v)?,
+                    's' => self.str_of(&v)?,
                     'r' => self.repr(&v)?,
-                    _ => super::format::ascii_escape(&self.repr(&v)?),
+                    _ => crate::pyfmt::ascii_escape(&self.repr(&v)?),
                 };
                 if let Some(p) = sp.prec {
                     s = s.chars().take(p).collect();

@@ -116,9 +116,7 @@ fn bin(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 
 fn ascii(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("ascii", args, 1, 1)?;
-    Ok(Value::str(&super::format::ascii_escape(
-        &me.repr(&args[0])?,
-    )))
+    Ok(Value::str(&crate::pyfmt::ascii_escape(&me.repr(&args[0])?)))
 }
 
 /// `dir(obj)`: the sorted attribute names (instance, class and bases, or module).
@@ -215,7 +213,7 @@ fn call_next(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 fn input(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     arity("input", args, 0, 1)?;
     if let Some(p) = args.first() {
-        let p = me.to_str(p)?;
+        let p = me.str_of(p)?;
         me.write(&p);
     }
     let mut line = String::new();

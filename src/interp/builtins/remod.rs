@@ -635,7 +635,7 @@ fn subn_of(
             Value::Str(t) => out.push_str(&expand(me, t, m)?),
             f => {
                 let r = me.call_value(f, vec![m.clone()], vec![])?;
-                out.push_str(&me.to_str(&r)?);
+                out.push_str(&me.str_of(&r)?);
             }
         }
         last = b;

@@ -122,8 +122,8 @@ fn field_text(me: &mut Interp, field: &str, cx: &mut Ctx, depth: u32) -> R<Strin
     v = match conv {
         None => v,
         Some('r') => Value::str(&me.repr(&v)?),
-        Some('s') => Value::str(&me.to_str(&v)?),
-        Some('a') => Value::str(&super::format::ascii_escape(&me.repr(&v)?)),
+        Some('s') => Value::str(&me.str_of(&v)?),
+        Some('a') => Value::str(&crate::pyfmt::ascii_escape(&me.repr(&v)?)),
         Some(c) => return Err(value_err(format!("Unknown conversion specifier {c}"))),
     };
     let spec = if spec.contains('{') {

@@ -427,7 +427,7 @@ pub fn str_method_more(
         "isdecimal" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
         "isnumeric" => Value::Bool(!s.is_empty() && s.chars().all(char::is_numeric)),
         "isidentifier" => Value::Bool(isidentifier(s)),
-        "isprintable" => Value::Bool(s.chars().all(super::format::is_printable)),
+        "isprintable" => Value::Bool(s.chars().all(crate::pyfmt::is_printable)),
         "isascii" => Value::Bool(s.is_ascii()),
         "istitle" => Value::Bool(istitle(s)),
         "removeprefix" => {

@@ -55,12 +55,9 @@ pub fn same(a: &Value, b: &Value) -> bool {
 pub(super) fn describe(v: &Value) -> String {
     match v {
         Value::Tensor(t) => type_text(t),
-        Value::Str(s) => format!("the str {}", crate::interp::builtins::format::str_repr(s)),
+        Value::Str(s) => format!("the str {}", crate::pyfmt::str_repr(s)),
         Value::Int(i) => format!("the int {i}"),
-        Value::Float(f) => format!(
-            "the float {}",
-            crate::interp::builtins::format::float_repr(*f)
-        ),
+        Value::Float(f) => format!("the float {}", crate::pyfmt::float_repr(*f)),
         Value::Bool(b) => format!("the bool {}", if *b { "True" } else { "False" }),
         other => format!("a {} value", other.type_name()),
     }

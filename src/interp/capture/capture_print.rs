@@ -98,7 +98,7 @@ impl Interp {
     fn fstring_hole(&mut self, v: &Value, conv: Option<char>, spec: &str) -> R<String> {
         let v = match conv {
             Some('r') | Some('a') => Value::str(&self.repr(v)?),
-            Some(_) => Value::str(&self.to_str(v)?),
+            Some(_) => Value::str(&self.str_of(v)?),
             None => v.clone(),
         };
         self.format_spec(&v, spec)
@@ -128,7 +128,7 @@ impl Interp {
                     }
                 }
                 _ => {
-                    let s = self.to_str(a)?;
+                    let s = self.str_of(a)?;
                     text.push_str(&s);
                     pieces.text(&s);
                 }

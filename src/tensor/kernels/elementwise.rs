@@ -343,11 +343,3 @@ pub fn assign<T: Elem>(dst: &Tensor, vals: &[T]) -> Result<()> {
     });
     Ok(())
 }
-
-/// Set every element of `dst` to `v`, in place.
-pub fn fill<T: Elem>(dst: &Tensor, v: T) -> Result<()> {
-    let mut buf = dst.storage().borrow_mut();
-    let d = T::slice_mut(&mut buf).ok_or_else(|| wrong_dtype(dst, T::DTYPE))?;
-    for_each_offset(dst.shape(), dst.strides(), dst.offset(), |o| d[o] = v);
-    Ok(())
-}
