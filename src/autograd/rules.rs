@@ -407,6 +407,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
         B::Loop(l) => l.apply(g)?,
         B::LoopOut { shared, index } => shared.stash(*index, g)?,
+        B::Branch(b) => b.apply(g)?,
+        B::BranchOut { shared, index } => shared.stash(*index, g)?,
     })
 }
 
