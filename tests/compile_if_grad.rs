@@ -8,8 +8,7 @@
 mod common;
 
 use common::{
-    assert_close, eager_engine, engine, fd_grads, grad_of, stats, text, with_last_graph,
-    FD_PRELUDE,
+    assert_close, eager_engine, engine, fd_grads, grad_of, stats, text, with_last_graph, FD_PRELUDE,
 };
 
 const BRANCHY: &str = "
@@ -75,14 +74,16 @@ fn both_sides_under_one_capture_match_finite_differences_and_eager() {
 fn an_input_only_one_side_differentiates_falls_back_with_reason() {
     let src = "
 W = tensor([0.5, 0.25])
+V = tensor([1.0, 2.0])
 W.requires_grad_()
+V.requires_grad_()
 
 @compile
 def f(x):
     if x.sum() > 0.0:
-        y = x * W
+        y = x * W + V
     else:
-        y = x * 2.0
+        y = x * 2.0 + V
     return y.sum()
 
 f(tensor([1.0, 1.0])).backward()
@@ -92,7 +93,10 @@ untouched = W.grad is None
 ";
     let mut e = engine(src);
     let why = text(&mut e, "explain(f, tensor([1.0, 1.0]))");
-    assert!(why.contains("sides differentiate different inputs"), "{why}");
+    assert!(
+        why.contains("sides differentiate different inputs"),
+        "{why}"
+    );
     // As eager: the else side does not read W, so W gets no gradient (not zeros).
     assert_eq!(text(&mut e, "str(untouched)"), "True");
 }

@@ -37,6 +37,9 @@ pub struct IfGrad {
     caps: Vec<Saved>,
     /// The captured inputs whose gradients the backward outputs (the node's edges).
     grads: Vec<usize>,
+    /// Per side (`[then, else]`) and gradient output, the results it reads the
+    /// gradients of (an output none of whose results got one is None, as in eager).
+    deps: [Vec<Vec<usize>>; 2],
     stash: RefCell<Vec<Option<Tensor>>>,
     span: Span,
 }
@@ -69,6 +72,7 @@ pub fn prepare(
         caps: caps.iter().map(Saved::new).collect(),
         stash: RefCell::new(vec![None; outs.len()]),
         grads: vjp.grads,
+        deps: vjp.deps,
         branch: vjp.branch,
         is_then,
         span,
@@ -117,6 +121,7 @@ impl SharedBackward for IfGrad {
             .iter_mut()
             .map(|s| s.take())
             .collect();
+        let got: Vec<bool> = stash.iter().map(Option::is_some).collect();
         let mut args = Vec::with_capacity(self.results.len() + self.caps.len());
         for (s, (dt, shape)) in stash.into_iter().zip(&self.results) {
             args.push(match s {
@@ -136,14 +141,34 @@ impl SharedBackward for IfGrad {
             let _ng = autograd::no_grad();
             exec::run(taken, &args, &self.last)
         })?;
+        let side = usize::from(!self.is_then);
+        let keep = self.reached(side, &got);
         if trace::active() {
-            self.record(&args, &outs)?;
+            if self.reached(1 - side, &got) == keep {
+                self.record(&args, &outs)?;
+            } else {
+                trace::graph_break(BreakReason::Autograd(
+                    "backward through a tensor `if` whose sides need different results' gradients",
+                ));
+            }
         }
-        Ok(outs.into_iter().map(Some).collect())
+        Ok(outs
+            .into_iter()
+            .zip(keep)
+            .map(|(o, k)| k.then_some(o))
+            .collect())
     }
 }
 
 impl IfGrad {
+    /// Per gradient output of side `side`: some result it reads got a gradient (`got`).
+    fn reached(&self, side: usize, got: &[bool]) -> Vec<bool> {
+        let deps = self.deps.get(side).map_or(&[][..], Vec::as_slice);
+        deps.iter()
+            .map(|d| d.iter().any(|&k| got.get(k) == Some(&true)))
+            .collect()
+    }
+
     /// Records the backward branch into the active capture (a break when an arg is not
     /// a value of it).
     fn record(&self, args: &[Tensor], outs: &[Tensor]) -> Result<()> {

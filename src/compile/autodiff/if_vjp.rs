@@ -29,11 +29,13 @@ fn internal(msg: &str) -> GraphBreak {
     }
 }
 
-/// The backward of a branch: its two regions (`[then, else]`, see the module doc) and
-/// the captured inputs (positions) whose gradients they output.
+/// The backward of a branch: its two regions (`[then, else]`, see the module doc), the
+/// captured inputs (positions) whose gradients they output and, per side and output,
+/// the results (positions in `res`) whose gradients that output reads.
 pub struct BranchVjp {
     pub branch: Branch,
     pub grads: Vec<usize>,
+    pub deps: [Vec<Vec<usize>>; 2],
 }
 
 /// One side replayed and differentiated.
@@ -61,10 +63,42 @@ pub fn derive_branch(fwd: &Branch, ex: &[Tensor], res: &[usize]) -> Result<Branc
     }
     let then_g = then_s.join(ex, res, &grads)?;
     let else_g = else_s.join(ex, res, &grads)?;
+    let deps = [
+        result_deps(&then_g, res.len()),
+        result_deps(&else_g, res.len()),
+    ];
     Ok(BranchVjp {
         branch: Branch { then_g, else_g },
         grads,
+        deps,
     })
+}
+
+/// Per output of backward region `g` (its first `nd` inputs: the results' gradients),
+/// the results whose gradients it reads: eager gives an input no gradient (None, not
+/// zeros) when none of those results got one.
+fn result_deps(g: &Graph, nd: usize) -> Vec<Vec<usize>> {
+    let dres = g.inputs.get(..nd).unwrap_or_default();
+    let mut reads: Vec<Vec<usize>> = Vec::with_capacity(g.nodes.len());
+    for (i, node) in g.nodes.iter().enumerate() {
+        let mut r: Vec<usize> = dres
+            .iter()
+            .position(|d| d.index() == i)
+            .into_iter()
+            .collect();
+        for a in &node.args {
+            for &k in reads.get(a.index()).map_or(&[][..], Vec::as_slice) {
+                if !r.contains(&k) {
+                    r.push(k);
+                }
+            }
+        }
+        reads.push(r);
+    }
+    g.outputs
+        .iter()
+        .map(|o| reads.get(o.index()).cloned().unwrap_or_default())
+        .collect()
 }
 
 /// Replays side `g` on fresh handles of `ex` (those that require grad made to) with a
@@ -156,7 +190,11 @@ impl Side {
         for &s in grads {
             let mut terms: Vec<NodeId> = Vec::new();
             if let Some(o) = self.d_out(s) {
-                terms.push(*gmap.get(o.index()).ok_or_else(|| internal("a lost gradient"))?);
+                terms.push(
+                    *gmap
+                        .get(o.index())
+                        .ok_or_else(|| internal("a lost gradient"))?,
+                );
             }
             terms.extend(self.passed(res, s).iter().filter_map(|&k| dres.get(k)));
             let like = ex.get(s).ok_or_else(|| internal("a lost input"))?;

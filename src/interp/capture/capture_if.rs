@@ -185,8 +185,8 @@ impl Interp {
         };
         let built = trace::with_tracer(|t| {
             let union = union_captures(&then_s.region.captures, &else_s.region.captures);
-            let caps = (!res.is_empty())
-                .then(|| cap_tensors(t, &union, [&then_s.region, &else_s.region]));
+            let caps =
+                (!res.is_empty()).then(|| cap_tensors(t, &union, [&then_s.region, &else_s.region]));
             let types: Vec<(DType, crate::tensor::shape::Dims)> = union
                 .iter()
                 .map(|u| {
@@ -247,12 +247,7 @@ impl Interp {
     /// Replaces each changed value by a fresh alias bound to its `Out` node (an alias,
     /// so a tensor also reachable under another name keeps its own node); the aliases
     /// of the results that require grad get the branch's backward node.
-    fn bind_results(
-        &mut self,
-        r: Results,
-        frame: std::ops::Range<usize>,
-        flow: Flow,
-    ) -> R<Flow> {
+    fn bind_results(&mut self, r: Results, frame: std::ops::Range<usize>, flow: Flow) -> R<Flow> {
         let mut aliases: Vec<(usize, Tensor)> = Vec::with_capacity(r.outs.len());
         for (real, out) in r.vals.iter().zip(r.outs) {
             if aliases.iter().any(|(id, _)| *id == real.id()) {
@@ -306,7 +301,10 @@ fn grad_results(m: &Merge) -> Option<Vec<usize>> {
     if res.is_empty() {
         return Some(res);
     }
-    if pairs.clone().any(|(a, b)| a.requires_grad() != b.requires_grad()) {
+    if pairs
+        .clone()
+        .any(|(a, b)| a.requires_grad() != b.requires_grad())
+    {
         trace::graph_break(BreakReason::Autograd(
             "a tensor `if` whose sides differ in which results require grad",
         ));
