@@ -3,7 +3,8 @@
 //! Gradients are compared with eager's (1e-5 relative) and with central finite
 //! differences of the eager loss (eps 1e-2 in f32: ~1e-4 truncation error). An input
 //! only one side differentiates falls back: eager leaves its gradient None when the
-//! other side runs, which one compiled backward could not reproduce.
+//! other side runs, which one compiled backward could not reproduce; so does an input
+//! whose gradient reads different results' gradients on each side.
 
 mod common;
 
@@ -99,4 +100,40 @@ untouched = W.grad is None
     );
     // As eager: the else side does not read W, so W gets no gradient (not zeros).
     assert_eq!(text(&mut e, "str(untouched)"), "True");
+}
+
+#[test]
+fn sides_reading_different_results_gradients_fall_back_with_reason() {
+    // Nothing reads `r` after the branch: the then side's gradient for q reads only r's
+    // (None, so Z gets none), the else side's reads a's too. One compiled backward
+    // could not give both, so the version runs eagerly; the capture call's own
+    // backward (the branch's node, run eagerly) already leaves Z.grad None.
+    let src = "
+U = tensor([0.5, -0.25])
+Z = tensor([1.0, 2.0])
+U.requires_grad_()
+Z.requires_grad_()
+
+@compile
+def f(x):
+    p = x * U
+    q = x * Z
+    if p.sum() > 0.0:
+        a = p * 2.0
+        r = q * 3.0
+    else:
+        a = p + q
+        r = q - 1.0
+    return (a * a).sum()
+
+f(tensor([1.0, 1.0])).backward()
+then_none = Z.grad is None
+f(tensor([-1.0, -1.0])).backward()
+";
+    let mut e = engine(src);
+    let why = text(&mut e, "explain(f, tensor([1.0, 1.0]))");
+    assert!(why.contains("need different results' gradients"), "{why}");
+    assert_eq!(text(&mut e, "str(then_none)"), "True");
+    // Else side: d/dZ sum((x*U + x*Z)^2) = 2 (x*U + x*Z) x, at x = -1: [3.0, 3.5].
+    assert_eq!(grad_of(&mut e, "Z"), [3.0, 3.5]);
 }
