@@ -97,7 +97,12 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
         B::AsStrided(_) => "a view modified in place",
         B::CopySlices(_) => "an in-place op on a view",
         B::Linalg(_) => "the torch.linalg functions",
-        B::Compiled(_) | B::CompiledOut { .. } | B::Loop(_) | B::LoopOut { .. } => {
+        B::Compiled(_)
+        | B::CompiledOut { .. }
+        | B::Loop(_)
+        | B::LoopOut { .. }
+        | B::Branch(_)
+        | B::BranchOut { .. } => {
             "a compiled function (call it uncompiled to take higher-order gradients)"
         }
         B::IndexPut { .. } => return None,

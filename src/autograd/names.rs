@@ -258,6 +258,9 @@ impl BackwardOp {
             // Kiln's own: a loop captured inside a compiled function
             BackwardOp::Loop(_) => Fixed("LoopBackward"),
             BackwardOp::LoopOut { .. } => Fixed("LoopOutputBackward"),
+            // and a tensor `if` captured inside one
+            BackwardOp::Branch(_) => Fixed("BranchBackward"),
+            BackwardOp::BranchOut { .. } => Fixed("BranchOutputBackward"),
         }
     }
 }

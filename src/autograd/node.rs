@@ -447,6 +447,14 @@ pub enum BackwardOp {
         shared: Rc<dyn SharedBackward>,
         index: usize,
     },
+    /// A tensor `if` captured by a compiled function (its backward is a branch on the
+    /// same condition); reached through its results' `BranchOut` nodes.
+    Branch(Rc<dyn SharedBackward>),
+    /// Result `index` of a captured branch: stashes its gradient for the `Branch` node.
+    BranchOut {
+        shared: Rc<dyn SharedBackward>,
+        index: usize,
+    },
 }
 
 /// The backward of a compiled function or of a loop it captured, shared by the nodes of
@@ -469,7 +477,9 @@ impl BackwardOp {
     /// second backward through the same output errors as eager).
     pub fn freed_by_backward(&self) -> bool {
         match self {
-            BackwardOp::Compiled(c) | BackwardOp::Loop(c) => c.freed_by_backward(),
+            BackwardOp::Compiled(c) | BackwardOp::Loop(c) | BackwardOp::Branch(c) => {
+                c.freed_by_backward()
+            }
             BackwardOp::Op { .. }
             | BackwardOp::AsStrided(_)
             | BackwardOp::CopySlices(_)
@@ -479,7 +489,8 @@ impl BackwardOp {
             | BackwardOp::Linalg(_)
             | BackwardOp::Attention { .. }
             | BackwardOp::CompiledOut { .. }
-            | BackwardOp::LoopOut { .. } => true,
+            | BackwardOp::LoopOut { .. }
+            | BackwardOp::BranchOut { .. } => true,
         }
     }
 }

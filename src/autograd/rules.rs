@@ -337,7 +337,9 @@ fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
         | B::Compiled(_)
         | B::CompiledOut { .. }
         | B::Loop(_)
-        | B::LoopOut { .. } => return None,
+        | B::LoopOut { .. }
+        | B::Branch(_)
+        | B::BranchOut { .. } => return None,
     })
 }
 
@@ -413,6 +415,8 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
         B::CompiledOut { shared, index } => shared.stash(*index, g)?,
         B::Loop(l) => l.apply(g)?,
         B::LoopOut { shared, index } => shared.stash(*index, g)?,
+        B::Branch(b) => b.apply(g)?,
+        B::BranchOut { shared, index } => shared.stash(*index, g)?,
     })
 }
 

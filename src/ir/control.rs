@@ -61,10 +61,14 @@ pub enum PrintPiece {
     /// The tensor arg `arg` formatted at run time as eager formats it: `str(t)` (`spec`
     /// None: a `print` argument), or an f-string hole with conversion `conv` (`'r'`,
     /// `'s'`, `'a'`) and format `spec` (maybe empty: `f"{t}"` of a 0-d tensor is its value).
+    /// `grad`: the autograd suffix eager's value had at capture (`grad_fn=<MeanBackward0>`,
+    /// `requires_grad=True`): a compiled value carries no history, and the version's
+    /// guards (grad mode, inputs' `requires_grad`) keep eager's the same at every call.
     Tensor {
         arg: usize,
         conv: Option<char>,
         spec: Option<String>,
+        grad: Option<String>,
     },
 }
 

@@ -352,6 +352,21 @@ fn body(t: &Tensor, o: PrintOptions, indent: usize) -> String {
 
 /// `print(t)` / `repr(t)` / `str(t)`.
 pub fn format_tensor(t: &Tensor) -> String {
+    format_tensor_as(t, grad_suffix(t).as_deref())
+}
+
+/// The autograd suffix of `t`'s repr: `grad_fn=<...>`, `requires_grad=True` or none.
+pub fn grad_suffix(t: &Tensor) -> Option<String> {
+    match t.grad_fn() {
+        Some(n) => Some(format!("grad_fn=<{}>", n.name())),
+        None if t.requires_grad() => Some("requires_grad=True".into()),
+        None => None,
+    }
+}
+
+/// `format_tensor` with autograd suffix `grad` in place of `t`'s own (a compiled print
+/// shows the one eager's value had at capture).
+pub fn format_tensor_as(t: &Tensor, grad: Option<&str>) -> String {
     crate::ir::record::graph_break(crate::ir::record::BreakReason::TensorToPython("str"));
     let o = print_options();
     let prefix = "tensor(";
@@ -377,11 +392,7 @@ pub fn format_tensor(t: &Tensor) -> String {
         }
         body(t, o, indent)
     };
-    match t.grad_fn() {
-        Some(n) => suffixes.push(format!("grad_fn=<{}>", n.name())),
-        None if t.requires_grad() => suffixes.push("requires_grad=True".into()),
-        None => {}
-    }
+    suffixes.extend(grad.map(str::to_string));
     let s = add_suffixes(format!("{prefix}{text}"), &suffixes, indent, o.linewidth);
     if t.is_parameter() {
         format!("Parameter containing:\n{s}")

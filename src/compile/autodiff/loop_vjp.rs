@@ -175,7 +175,11 @@ fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
     }
     let (outs, tr) = trace::isolated(tr, || {
         let _grad = crate::autograd::enable_grad();
-        eval_all(b, &inputs)
+        eval_all(
+            b,
+            &inputs,
+            "backward through a loop with control flow or print inside",
+        )
     });
     let tr = tr.ok_or_else(|| internal("the tracer was lost".into()))?;
     let (vals, outs) = outs?;
@@ -186,8 +190,13 @@ fn replay(b: &Graph, ex: &[Tensor], nc: usize) -> Result<Replay, GraphBreak> {
 }
 
 /// Runs `b` node by node through the tensor library (so autograd and the tracer see
-/// every op); returns the value of every node and the outputs.
-fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>), GraphBreak> {
+/// every op); returns the value of every node and the outputs. `nested`: the break
+/// when `b` holds control flow or a print (its replay would not be one region).
+pub(super) fn eval_all(
+    b: &Graph,
+    inputs: &[Tensor],
+    nested: &'static str,
+) -> Result<(Vec<Tensor>, Vec<Tensor>), GraphBreak> {
     let lost = || internal("a value of the body is missing".into());
     let mut vals: Vec<Tensor> = Vec::with_capacity(b.nodes.len());
     for node in &b.nodes {
@@ -206,9 +215,7 @@ fn eval_all(b: &Graph, inputs: &[Tensor]) -> Result<(Vec<Tensor>, Vec<Tensor>), 
                 v
             }
             op if op.is_control() || op.has_effect() || matches!(op, IrOp::Out { .. }) => {
-                return Err(brk(
-                    "backward through a loop with control flow or print inside",
-                ));
+                return Err(brk(nested));
             }
             _ => exec::eval(node, &args, inputs).map_err(|e| internal(e.message))?,
         };
@@ -247,11 +254,11 @@ struct Inputs {
     invs: Vec<NodeId>,
 }
 
-fn bound(c: &mut Graph, t: &Tensor) -> NodeId {
+pub(super) fn bound(c: &mut Graph, t: &Tensor) -> NodeId {
     c.add_input(InputKind::Bound, t.dtype(), t.shape().into(), None)
 }
 
-fn remapped(node: &Node, map: &[NodeId]) -> Result<Node, GraphBreak> {
+pub(super) fn remapped(node: &Node, map: &[NodeId]) -> Result<Node, GraphBreak> {
     let args = node
         .args
         .iter()
@@ -511,7 +518,7 @@ fn vector_root(c: &Graph, mut id: NodeId) -> NodeId {
 }
 
 /// The sum of `terms` (zeros shaped as `like` when there is none).
-fn sum(c: &mut Graph, terms: &[NodeId], like: &Tensor) -> Result<NodeId, GraphBreak> {
+pub(super) fn sum(c: &mut Graph, terms: &[NodeId], like: &Tensor) -> Result<NodeId, GraphBreak> {
     let node = |op, args| Node {
         op,
         args,

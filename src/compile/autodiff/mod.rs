@@ -7,6 +7,8 @@
 //! history is the caller's, reached at run time through the compiled node's edges.
 
 pub mod grad_node;
+pub mod if_grad;
+pub(super) mod if_vjp;
 pub mod loop_grad;
 pub(super) mod loop_post;
 pub(super) mod loop_vjp;
@@ -14,7 +16,7 @@ pub(super) mod sym_grad;
 
 use crate::autograd::{rules, Edge, Node};
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak, Tracer};
-use crate::compile::ir::{Graph, InputKind, IrOp, NodeId, PathStep};
+use crate::compile::ir::{Graph, InputKind, NodeId, PathStep};
 use crate::tensor::{creation, Tensor};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -272,13 +274,6 @@ pub fn build(
         // An in-place write rebases the written tensor's history inside the function.
         return Err(brk(BreakReason::Autograd(
             "an in-place write while gradients are needed",
-        )));
-    }
-    if t.graph.nodes.iter().any(|n| matches!(n.op, IrOp::If(_))) {
-        // The sweep would record the rules of the side taken at capture. (A loop whose
-        // results need grad has its own backward node, loop_grad.rs.)
-        return Err(brk(BreakReason::Autograd(
-            "backward through a captured branch",
         )));
     }
     let mut inputs = args.to_vec();

@@ -126,6 +126,7 @@ fn loop_graph(trip: TripCount) -> Graph {
                 arg: 0,
                 conv: None,
                 spec: None,
+                grad: None,
             },
             PrintPiece::Text("\n".into()),
         ];

@@ -241,7 +241,9 @@ fn print_text(p: &PrintSpec, args: &[NodeId]) -> String {
         .iter()
         .map(|piece| match piece {
             PrintPiece::Text(t) => format!("{t:?}"),
-            PrintPiece::Tensor { arg, conv, spec } => {
+            PrintPiece::Tensor {
+                arg, conv, spec, ..
+            } => {
                 let a = args.get(*arg).map_or("?".into(), |a| a.to_string());
                 let c = conv.map_or(String::new(), |c| format!("!{c}"));
                 let s = spec

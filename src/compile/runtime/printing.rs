@@ -7,7 +7,7 @@ use crate::compile::ir::{IrOp, Node};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pyfmt::{format_value, FmtArg};
 use crate::tensor::dtype::Scalar;
-use crate::tensor::format::format_tensor;
+use crate::tensor::format::{format_tensor_as, grad_suffix};
 use crate::tensor::Tensor;
 
 /// `t` printed (`spec` None: `print(t)`, which is `str(t)`) or in an f-string hole
@@ -16,6 +16,18 @@ use crate::tensor::Tensor;
 /// `str(t.item())`), any other tensor is `str(t)` under an empty spec and otherwise
 /// `object.__format__`'s TypeError (a parameter is a subclass: always the latter).
 pub fn tensor_text(t: &Tensor, conv: Option<char>, spec: Option<&str>) -> Result<String> {
+    tensor_text_as(t, conv, spec, grad_suffix(t).as_deref())
+}
+
+/// `tensor_text` with autograd suffix `grad` in place of `t`'s own (a `Print` node's
+/// hole: see `PrintPiece::Tensor`).
+pub fn tensor_text_as(
+    t: &Tensor,
+    conv: Option<char>,
+    spec: Option<&str>,
+    grad: Option<&str>,
+) -> Result<String> {
+    let format_tensor = |t: &Tensor| format_tensor_as(t, grad);
     let Some(spec) = spec else {
         return Ok(format_tensor(t));
     };
@@ -54,7 +66,12 @@ pub fn print_node(node: &Node, args: &[Tensor]) -> Result<String> {
     for piece in &p.pieces {
         match piece {
             PrintPiece::Text(t) => out.push_str(t),
-            PrintPiece::Tensor { arg, conv, spec } => {
+            PrintPiece::Tensor {
+                arg,
+                conv,
+                spec,
+                grad,
+            } => {
                 let t = args.get(*arg).ok_or_else(|| {
                     Error::new(
                         ErrorKind::RuntimeError,
@@ -62,7 +79,7 @@ pub fn print_node(node: &Node, args: &[Tensor]) -> Result<String> {
                         None,
                     )
                 })?;
-                out.push_str(&tensor_text(t, *conv, spec.as_deref())?);
+                out.push_str(&tensor_text_as(t, *conv, spec.as_deref(), grad.as_deref())?);
             }
         }
     }

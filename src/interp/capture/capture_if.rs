@@ -6,6 +6,7 @@
 //! and so does the returned value when both sides `return`.
 
 use super::capture_merge::{merged_outputs, Merge};
+use crate::compile::autodiff::if_grad::{self, IfGrad};
 use crate::compile::capture::trace::{self, BreakReason, RegionScope};
 use crate::compile::ir::control::Branch;
 use crate::compile::ir::{Graph, InputKind, IrOp, Node, NodeId};
@@ -16,6 +17,7 @@ use crate::interp::{at, Flow, Interp, R};
 use crate::source::Span;
 use crate::tensor::dtype::DType;
 use crate::tensor::Tensor;
+use std::rc::Rc;
 
 /// One side of a captured branch after it ran.
 pub struct Side<'a> {
@@ -96,7 +98,7 @@ impl Interp {
         } else {
             [spec, taken_side]
         };
-        self.merge_branch(cnode, sides, is_then, &snap, frame, span)
+        self.merge_branch((cnode, cond), sides, is_then, &snap, frame, span)
     }
 
     /// Runs `block` speculatively from the locals `snap`: prints discarded, recorded
@@ -143,11 +145,12 @@ impl Interp {
         })
     }
 
-    /// Builds the `If` node from both sides (`[then, else]`) and binds the taken side's
-    /// changed tensors to its results.
+    /// Builds the `If` node on condition `cond` (its node and tensor) from both sides
+    /// (`[then, else]`) and binds the taken side's changed tensors to its results (those
+    /// that require grad get the branch's backward node, if_grad.rs).
     fn merge_branch(
         &mut self,
-        cnode: NodeId,
+        (cnode, cond): (NodeId, &Tensor),
         sides: [Side; 2],
         is_then: bool,
         snap: &[Value],
@@ -177,8 +180,13 @@ impl Interp {
         if m.then_outs.is_empty() && !effect {
             return Ok(taken);
         }
+        let Some(res) = grad_results(&m) else {
+            return Ok(taken);
+        };
         let built = trace::with_tracer(|t| {
             let union = union_captures(&then_s.region.captures, &else_s.region.captures);
+            let caps =
+                (!res.is_empty()).then(|| cap_tensors(t, &union, [&then_s.region, &else_s.region]));
             let types: Vec<(DType, crate::tensor::shape::Dims)> = union
                 .iter()
                 .map(|u| {
@@ -201,40 +209,62 @@ impl Interp {
                 .collect();
             let mut args = vec![cnode];
             args.extend(union);
-            let op = IrOp::If(Box::new(Branch { then_g, else_g }));
-            t.push_control(op, args, outs, span)
+            let fwd = Branch { then_g, else_g };
+            let grad_in = caps.map(|c| (fwd.clone(), c));
+            let op = IrOp::If(Box::new(fwd));
+            (t.push_control(op, args, outs, span), grad_in)
         });
-        let Some(out_nodes) = built else {
+        let Some((out_nodes, grad_in)) = built else {
             return Ok(taken);
         };
         let vals = if is_then { &m.then_vals } else { &m.else_vals };
-        self.bind_results(vals, &out_nodes, frame, taken)
+        let grad = match grad_in {
+            None => None,
+            Some((fwd, Some(caps))) => {
+                let outs: Vec<Tensor> = res.iter().filter_map(|&j| vals.get(j).cloned()).collect();
+                match if_grad::prepare(&fwd, cond, &caps, &res, &outs, is_then, span) {
+                    Ok(g) => Some((g, caps)),
+                    Err(b) => {
+                        trace::graph_break(b.reason);
+                        return Ok(taken);
+                    }
+                }
+            }
+            Some((_, None)) => {
+                trace::graph_break(BreakReason::UntracedTensor);
+                return Ok(taken);
+            }
+        };
+        let results = Results {
+            vals,
+            outs: &out_nodes,
+            grad,
+            res: &res,
+        };
+        self.bind_results(results, frame, taken)
     }
 
     /// Replaces each changed value by a fresh alias bound to its `Out` node (an alias,
-    /// so a tensor also reachable under another name keeps its own node).
-    fn bind_results(
-        &mut self,
-        vals: &[Tensor],
-        outs: &[NodeId],
-        frame: std::ops::Range<usize>,
-        flow: Flow,
-    ) -> R<Flow> {
-        let mut aliases: Vec<(usize, Tensor)> = Vec::with_capacity(outs.len());
-        for (real, out) in vals.iter().zip(outs) {
+    /// so a tensor also reachable under another name keeps its own node); the aliases
+    /// of the results that require grad get the branch's backward node.
+    fn bind_results(&mut self, r: Results, frame: std::ops::Range<usize>, flow: Flow) -> R<Flow> {
+        let mut aliases: Vec<(usize, Tensor)> = Vec::with_capacity(r.outs.len());
+        for (real, out) in r.vals.iter().zip(r.outs) {
             if aliases.iter().any(|(id, _)| *id == real.id()) {
                 trace::graph_break(BreakReason::ControlFlow("one tensor in two branch results"));
-                return Ok(flow);
-            }
-            if real.requires_grad() {
-                trace::graph_break(BreakReason::Autograd(
-                    "a tensor `if` on values that require grad",
-                ));
                 return Ok(flow);
             }
             let alias = real.detach();
             trace::with_tracer(|t| t.bind(&alias, *out));
             aliases.push((real.id(), alias));
+        }
+        if let Some((g, caps)) = &r.grad {
+            let diff: Vec<Tensor> = r
+                .res
+                .iter()
+                .filter_map(|&j| aliases.get(j).map(|(_, a)| a.clone()))
+                .collect();
+            if_grad::attach(g, caps, &diff);
         }
         let swap = |v: &Value| super::capture_merge::replace_tensors(v, &aliases);
         for i in frame {
@@ -246,6 +276,68 @@ impl Interp {
         }
         Ok(flow)
     }
+}
+
+/// A branch's results for `bind_results`: the taken side's values, their `Out` nodes,
+/// the backward node with the captured inputs when some need grad, and which (`res`).
+struct Results<'a> {
+    vals: &'a [Tensor],
+    outs: &'a [NodeId],
+    grad: Option<(Rc<IfGrad>, Vec<Tensor>)>,
+    res: &'a [usize],
+}
+
+/// The results that require grad (on both sides), None after a graph break: the sides
+/// disagree, or the branch is inside a loop or another branch (whose backward would
+/// have to hold it).
+fn grad_results(m: &Merge) -> Option<Vec<usize>> {
+    let pairs = m.then_vals.iter().zip(&m.else_vals);
+    let res: Vec<usize> = pairs
+        .clone()
+        .enumerate()
+        .filter(|(_, (a, b))| a.requires_grad() || b.requires_grad())
+        .map(|(j, _)| j)
+        .collect();
+    if res.is_empty() {
+        return Some(res);
+    }
+    if pairs
+        .clone()
+        .any(|(a, b)| a.requires_grad() != b.requires_grad())
+    {
+        trace::graph_break(BreakReason::Autograd(
+            "a tensor `if` whose sides differ in which results require grad",
+        ));
+        return None;
+    }
+    if trace::with_tracer(|t| t.regions.is_empty()) != Some(true) {
+        trace::graph_break(BreakReason::Autograd(
+            "a tensor `if` on values that require grad inside a loop or another `if`",
+        ));
+        return None;
+    }
+    Some(res)
+}
+
+/// The tensors (with their histories) of the outer nodes `union` the regions `sides`
+/// read: the ones a region bound, else the function's graph values.
+fn cap_tensors(
+    t: &trace::Tracer,
+    union: &[NodeId],
+    sides: [&RegionScope; 2],
+) -> Option<Vec<Tensor>> {
+    union
+        .iter()
+        .map(|u| {
+            sides
+                .iter()
+                .find_map(|r| {
+                    let slot = r.captures.iter().position(|c| c == u)?;
+                    r.bound_tensor(slot)
+                })
+                .or_else(|| t.tensor_of(*u))
+        })
+        .collect()
 }
 
 /// The outer nodes both regions read, each once, in first-use order.

@@ -39,6 +39,7 @@ impl Pieces {
             arg: self.tensors.len(),
             conv,
             spec,
+            grad: crate::tensor::format::grad_suffix(t),
         });
         self.tensors.push(t.clone());
     }
@@ -48,7 +49,9 @@ impl Pieces {
         for p in pieces {
             match p {
                 PrintPiece::Text(t) => self.text(t),
-                PrintPiece::Tensor { arg, conv, spec } => {
+                PrintPiece::Tensor {
+                    arg, conv, spec, ..
+                } => {
                     if let Some(t) = tensors.get(*arg) {
                         self.hole(t, *conv, spec.clone());
                     }
