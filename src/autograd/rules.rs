@@ -216,16 +216,22 @@ fn fused_unary_grad(x: &Tensor, g: &Tensor) -> bool {
         && !autograd::needs_grad(&[x, g])
 }
 
+/// One element of the exact GELU's fused f32 gradient, as PyTorch's vectorized kernel
+/// computes it (its `erf` and `exp`, both branch-free so the loop vectorizes; a named
+/// `inline(always)` function, since a closure this size is not inlined into the loop).
+#[inline(always)]
+fn gelu_grad_f32(x: f32, g: f32) -> f32 {
+    use crate::tensor::kernels::fastmath::{erf, exp};
+    let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+    let pdf = exp(-0.5 * x * x) * 0.398_942_3;
+    g * (cdf + x * pdf)
+}
+
 /// The exact GELU's gradient `g * (Phi(x) + x phi(x))`: one fused pass in f32 when it
 /// can, else as tensor ops (differentiable, recorded by a capture).
 fn gelu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
     if fused_unary_grad(x, g) {
-        let d = |x: f32, g: f32| {
-            let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
-            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
-            g * (cdf + x * pdf)
-        };
-        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), d);
+        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), gelu_grad_f32);
     }
     let cdf = x
         .mul_s(std::f64::consts::FRAC_1_SQRT_2)?
