@@ -234,16 +234,20 @@ fn split_products_equal_the_naive_product() {
 #[test]
 fn gelu_erf_within_abramowitz_stegun_bound_of_f64() {
     use kiln::tensor::kernels::fastmath::erf;
-    // 7.1.26's bound is 1.5e-7; f32 rounding of t, the polynomial and 1 - ... adds a few
-    // 1e-8
+    // 7.1.26's bound is 1.5e-7; evaluated in f32 its alternating polynomial and
+    // `1 - r t e^(-x^2)` cancel near |x| = 0.2 (r t e^(-x^2) is about 0.8): a float32
+    // numpy evaluation of ATen's formula is off by up to 5.9e-7 on this sweep
     let n = 2_000_000;
     let mut worst = 0.0f64;
     for i in 0..=n {
         let x = -7.0 + 14.0 * (i as f32 / n as f32);
         worst = worst.max((f64::from(erf(x)) - libm::erf(f64::from(x))).abs());
     }
-    assert!(worst < 2.0e-7, "erf off by {worst}");
-    assert!(worst > 5.0e-8, "the sweep never reached 7.1.26's error ({worst})");
+    assert!(worst < 7.0e-7, "erf off by {worst}");
+    assert!(
+        worst > 5.0e-8,
+        "the sweep never reached 7.1.26's error ({worst})"
+    );
     assert_eq!(erf(f32::INFINITY), 1.0);
     assert_eq!(erf(f32::NEG_INFINITY), -1.0);
     assert_eq!(erf(100.0), 1.0);
