@@ -1,7 +1,8 @@
 //! The op table (`kiln::ops::table`): the layers derived from it agree with it, a fused
 //! kernel refuses the ops the table marks unfusable, and `log1p` (added through the
 //! table and one mathfn routine) is right eagerly (values from CPython's math.log1p),
-//! in gradients (finite differences), in fused kernels (f64 truth) and in ONNX export.
+//! in gradients (finite differences), in fused kernels (f64 truth) and in ONNX export;
+//! the exact GELU's float32 values and gradients match PyTorch's.
 // Truth values are pasted with the digits CPython printed (ln 2 among them).
 #![allow(clippy::excessive_precision, clippy::approx_constant)]
 
@@ -532,6 +533,44 @@ fn binary_rows_match_pytorch() {
         assert!(
             seen >= 2,
             "{op:?}: no PyTorch truth lines in refs/binary_rows.out"
+        );
+    }
+}
+
+/// The exact GELU's float32 kernels against PyTorch (tests/refs/gelu_rows.py: gelu and
+/// its gradient, dy = 1, over 256 values through PyTorch's vectorized loop). Both use the
+/// same erf formula, rounded differently (PyTorch fuses multiply-adds), and `1 + erf(x)`
+/// cancels for negative x: the bound is 2 ulp of 1.0 in `erf`, scaled as gelu scales it
+/// (`|x| / 2` in the value, `1/2` in the gradient's cdf), plus one ulp of the result.
+#[test]
+fn gelu_rows_match_pytorch() {
+    let rows: Vec<[f32; 3]> = include_str!("refs/gelu_rows.out")
+        .lines()
+        .map(|l| {
+            let v: Vec<f32> = l.split(' ').map(|w| w.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    assert_eq!(rows.len(), 256);
+    let xs: Vec<f32> = rows.iter().map(|r| r[0]).collect();
+    let x = from_f32(xs, &[256]).unwrap();
+    x.set_requires_grad(true).unwrap();
+    let y = ops::unary(UnaryOp::Gelu, &x).unwrap();
+    backward(&y.sum(&[], false).unwrap(), None, false).unwrap();
+    let (vals, grads) = (f32s(&y), f32s(&x.grad().expect("a gradient")));
+    let ulp = |v: f32| f64::from(f32::from_bits(v.abs().to_bits() + 1) - v.abs());
+    let erf_ulps = 2.0 * f64::from(f32::EPSILON);
+    for ((r, &v), &g) in rows.iter().zip(&vals).zip(&grads) {
+        let (x0, want_v, want_g) = (f64::from(r[0]), r[1], r[2]);
+        let tol_v = erf_ulps * x0.abs() / 2.0 + ulp(want_v);
+        assert!(
+            (f64::from(v) - f64::from(want_v)).abs() <= tol_v,
+            "gelu({x0}) = {v}, PyTorch {want_v}"
+        );
+        let tol_g = erf_ulps / 2.0 + ulp(want_g) + 2.0 * ulp(1.0) * x0.abs() * 0.4;
+        assert!(
+            (f64::from(g) - f64::from(want_g)).abs() <= tol_g,
+            "gelu'({x0}) = {g}, PyTorch {want_g}"
         );
     }
 }

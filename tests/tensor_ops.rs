@@ -9,7 +9,7 @@ use kiln::tensor::dtype::{DType, Scalar};
 use kiln::tensor::indexing::{one_hot, TensorIndex};
 use kiln::tensor::inplace::Operand;
 use kiln::tensor::kernels::conv::{ConvParams, PoolParams};
-use kiln::tensor::linalg::{conv2d, matmul, max_pool2d};
+use kiln::tensor::linalg::{conv2d, matmul, max_pool2d, max_pool2d_with_indices};
 use kiln::tensor::random::manual_seed;
 use kiln::tensor::storage::set_max_alloc_bytes;
 use kiln::tensor::views::cat;
@@ -401,6 +401,29 @@ fn indexing_semantics() {
         )
         .unwrap();
     close(&fv(&mf), &[1.0, 0.0]);
+    // an int64 transposed view, masks broadcast along rows and along columns, a float
+    // value cast to int (truncated); expected: torch's masked_fill of the same
+    let xt = i(&(0..12).collect::<Vec<_>>(), &[3, 4]).t();
+    let by_col = xt
+        .masked_fill(
+            &from_bool(vec![true, false, true], &[3]).unwrap(),
+            Scalar::Int(-7),
+        )
+        .unwrap();
+    assert_eq!(
+        by_col.to_vec::<i64>().unwrap(),
+        [-7, 4, -7, -7, 5, -7, -7, 6, -7, -7, 7, -7]
+    );
+    let by_row = xt
+        .masked_fill(
+            &from_bool(vec![true, false, false, true], &[4, 1]).unwrap(),
+            Scalar::Float(2.9),
+        )
+        .unwrap();
+    assert_eq!(
+        by_row.to_vec::<i64>().unwrap(),
+        [2, 2, 2, 1, 5, 9, 2, 6, 10, 2, 2, 2]
+    );
     // advanced-index assignment
     let z = zeros(&[4], DType::I64).unwrap();
     z.index_put_(&[TensorIndex::Indices(i(&[1, 3], &[2]))], &i(&[7, 8], &[2]))
@@ -462,6 +485,31 @@ fn matmul_conv_pool_values() {
     )
     .unwrap();
     close(&fv(&mp), &[5.0, 7.0, 13.0, 15.0]);
+}
+
+/// 2x2, stride-2 max pooling (its own fast loop) picks as PyTorch does: a NaN wins its
+/// window (the last NaN's index), ties and all -inf windows keep the first element.
+/// Expected: torch.nn.functional.max_pool2d(x, 2, 2, return_indices=True).
+#[test]
+fn max_pool_2x2_nan_ties_and_neg_inf() {
+    let (n, inf) = (f32::NAN, f32::INFINITY);
+    #[rustfmt::skip]
+    let x = f(&[
+        n, 1.0, 2.0, 2.0, -inf, -inf,
+        n, 3.0, 2.0, 2.0, -inf, -inf,
+        0.0, n, 5.0, -1.0, 7.0, 7.0,
+        -0.0, n, 5.0, -inf, n, 7.0,
+    ], &[1, 1, 4, 6]);
+    let p = PoolParams {
+        kernel: (2, 2),
+        stride: (2, 2),
+        padding: (0, 0),
+    };
+    let (y, idx) = max_pool2d_with_indices(&x, p).unwrap();
+    assert_eq!(y.shape(), &[1, 1, 2, 3]);
+    let got: Vec<String> = fv(&y).iter().map(|v| format!("{v}")).collect();
+    assert_eq!(got, ["NaN", "2", "-inf", "NaN", "5", "NaN"]);
+    assert_eq!(idx.to_vec::<i64>().unwrap(), [6, 2, 4, 19, 14, 22]);
 }
 
 /// The expected texts are PyTorch 2.15's `str()` of the same tensors.

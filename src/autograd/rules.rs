@@ -216,16 +216,29 @@ fn fused_unary_grad(x: &Tensor, g: &Tensor) -> bool {
         && !autograd::needs_grad(&[x, g])
 }
 
+/// The exact GELU's fused f32 gradient, element by element as PyTorch's vectorized
+/// kernel computes it (its `erf` and `exp`, both branch-free): a [`Zip2`], so the body
+/// is inlined into the loop and vectorizes (as an `Fn` it is over the inline threshold
+/// and runs as one scalar call per element).
+///
+/// [`Zip2`]: crate::tensor::kernels::elementwise::Zip2
+struct GeluGrad;
+
+impl crate::tensor::kernels::elementwise::Zip2<f32, f32, f32> for GeluGrad {
+    #[inline(always)]
+    fn apply(&self, x: f32, g: f32) -> f32 {
+        use crate::tensor::kernels::fastmath::{erf, exp};
+        let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+        let pdf = exp(-0.5 * x * x) * 0.398_942_3;
+        g * (cdf + x * pdf)
+    }
+}
+
 /// The exact GELU's gradient `g * (Phi(x) + x phi(x))`: one fused pass in f32 when it
 /// can, else as tensor ops (differentiable, recorded by a capture).
 fn gelu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
     if fused_unary_grad(x, g) {
-        let d = |x: f32, g: f32| {
-            let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
-            let pdf = (-0.5 * x * x).exp() * 0.398_942_3;
-            g * (cdf + x * pdf)
-        };
-        return crate::tensor::kernels::elementwise::zip(x, g, x.shape(), d);
+        return crate::tensor::kernels::elementwise::zip_with(x, g, x.shape(), &GeluGrad);
     }
     let cdf = x
         .mul_s(std::f64::consts::FRAC_1_SQRT_2)?

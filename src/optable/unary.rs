@@ -171,7 +171,7 @@ macro_rules! unary_table {
             // Exact (erf) GELU; `x.gelu(approximate=...)` picks it or `GeluTanh`.
             Gelu {
                 name: "gelu", methods: [], global: false, saves: X,
-                f32: [(x) 0.5 * x * (1.0 + erf(x * FRAC_1_SQRT_2))],
+                f32: [(x) 0.5 * x * (1.0 + gelu_erf(x * FRAC_1_SQRT_2))],
                 int: [float],
                 grad: [(g, x, out) gelu_grad(x, g)],
                 jit: [none],

@@ -3,7 +3,8 @@
 //! bool masks) that gather a copy. Also `index_put_`, `index_select`, `gather`,
 //! `scatter_add`, `one_hot`, `masked_fill`.
 
-use super::dtype::{DType, Scalar};
+use super::dtype::{with_elem, DType, Scalar};
+use super::kernels::elementwise;
 use super::kernels::index::{dim_offsets, put, take, view_offsets};
 use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
@@ -507,18 +508,16 @@ impl Tensor {
                 ),
             ));
         }
-        let m = mask.expand_raw(self.shape())?;
-        let out = self.contiguous_copy()?;
-        let offs: Vec<usize> = m
-            .to_vec::<bool>()?
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &b)| b.then_some(i))
-            .collect();
-        let v = Tensor::scalar(value)
-            .cast(self.dtype())?
-            .expand_raw(&[offs.len()])?;
-        put(&out, &offs, &v, false)?;
+        // one pass: each element is x or the value (the value cast as a 0-d tensor is)
+        let fill = Tensor::scalar(value).cast(self.dtype())?;
+        let out = with_elem!(self.dtype(), T => {
+            let v = fill.read(|s: &[T]| s.first().copied())?.ok_or_else(|| {
+                err(ErrorKind::RuntimeError, "internal: masked_fill's value")
+            })?;
+            elementwise::zip(self, mask, self.shape(), move |x: T, m: bool| {
+                if m { v } else { x }
+            })?
+        });
         if out.dtype().is_float() && autograd::needs_grad(&[self]) {
             // The mask as given (the rule broadcasts it again): a capture knows this
             // handle, so the backward is recorded (the expanded one has no IR node).

@@ -463,11 +463,13 @@ pub fn max_pool2d_grad(in_shape: &[usize], argmax: &Tensor, g: &Tensor) -> Resul
         },
     };
     let dt = kernel_dtype("max_pool2d", &[g])?;
-    let arg = argmax.to_i64_vec()?;
-    Ok(with_float!(dt, T => Tensor::from_vec(
-        with_elems::<T, _>(&[g], |s| pool2d::max_pool_backward(s[0], &arg, planes, &gm))?,
-        in_shape
-    )))
+    // the argmax read in place (no copy; it is int64 as max_pool2d_with_indices makes it)
+    argmax.cast(DType::I64)?.read(|arg: &[i64]| {
+        Ok(with_float!(dt, T => Tensor::from_vec(
+            with_elems::<T, _>(&[g], |s| pool2d::max_pool_backward(s[0], arg, planes, &gm))?,
+            in_shape
+        )))
+    })?
 }
 
 pub fn avg_pool2d_grad(in_shape: &[usize], p: PoolParams, g: &Tensor) -> Result<Tensor> {

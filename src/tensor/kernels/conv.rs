@@ -202,8 +202,14 @@ fn col2im<T: ConvFloat>(cols: &[T], g: &Geom, img: &mut [T]) {
                     };
                     let s = &cols[row + oy * g.ow + x0..row + oy * g.ow + x1];
                     let dst = &mut plane[y * g.w..(y + 1) * g.w];
-                    for (i, &v) in s.iter().enumerate() {
-                        dst[xs + i * sw] = dst[xs + i * sw] + v;
+                    if sw == 1 {
+                        for (d, &v) in dst[xs..xs + s.len()].iter_mut().zip(s) {
+                            *d = *d + v;
+                        }
+                    } else {
+                        for (i, &v) in s.iter().enumerate() {
+                            dst[xs + i * sw] = dst[xs + i * sw] + v;
+                        }
                     }
                 }
             }

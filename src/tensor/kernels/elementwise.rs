@@ -64,6 +64,34 @@ fn window<T>(src: &[T], offset: usize, n: usize) -> Result<&[T]> {
         })
 }
 
+/// An elementwise function of two operands for the hot loops below. `apply` is
+/// `inline(always)` in every implementation, so a body of any size is inlined into the
+/// loop (an `Fn` is called per element once its body is over LLVM's inline threshold:
+/// a vectorizable erf then runs scalar).
+pub trait Zip2<A, B, O>: Sync + Send {
+    fn apply(&self, a: A, b: B) -> O;
+}
+
+/// An `Fn` closure as a [`Zip2`] (inlined into the loops while small).
+struct ByFn<F>(F);
+
+impl<A, B, O, F: Fn(A, B) -> O + Sync + Send> Zip2<A, B, O> for ByFn<F> {
+    #[inline(always)]
+    fn apply(&self, a: A, b: B) -> O {
+        (self.0)(a, b)
+    }
+}
+
+/// A [`Zip2`] with its operands swapped.
+struct Swapped<'a, K>(&'a K);
+
+impl<A, B, O, K: Zip2<A, B, O>> Zip2<B, A, O> for Swapped<'_, K> {
+    #[inline(always)]
+    fn apply(&self, b: B, a: A) -> O {
+        self.0.apply(a, b)
+    }
+}
+
 /// The hot loops: each is compiled twice (baseline, and AVX2+FMA picked at run time)
 /// with `f` inlined, so they vectorize.
 #[inline(always)]
@@ -71,10 +99,10 @@ fn zip_slices<A: Copy, B: Copy, O>(
     a: &[A],
     b: &[B],
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
-        o.write(f(x, y));
+        o.write(f.apply(x, y));
     }
 }
 
@@ -83,10 +111,10 @@ fn zip_scalar<A: Copy, B: Copy, O>(
     a: &[A],
     y: B,
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     for (o, &x) in dst.iter_mut().zip(a) {
-        o.write(f(x, y));
+        o.write(f.apply(x, y));
     }
 }
 
@@ -96,7 +124,7 @@ fn zip_slices_avx2<A: Copy, B: Copy, O>(
     a: &[A],
     b: &[B],
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     zip_slices(a, b, dst, f)
 }
@@ -107,7 +135,7 @@ fn zip_scalar_avx2<A: Copy, B: Copy, O>(
     a: &[A],
     y: B,
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     zip_scalar(a, y, dst, f)
 }
@@ -122,7 +150,7 @@ fn zip_run<A: Copy, B: Copy, O>(
     a: &[A],
     b: &[B],
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
@@ -137,7 +165,7 @@ fn scalar_run<A: Copy, B: Copy, O>(
     a: &[A],
     y: B,
     dst: &mut [MaybeUninit<O>],
-    f: &impl Fn(A, B) -> O,
+    f: &impl Zip2<A, B, O>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
@@ -181,7 +209,7 @@ pub fn map<A: Elem, O: Elem>(a: &Tensor, f: impl Fn(A) -> O + Sync + Send) -> Re
         let src = A::slice(&buf).ok_or_else(|| wrong_dtype(a, A::DTYPE))?;
         if a.is_contiguous() {
             let s = window(src, a.offset(), n)?;
-            let g = |x: A, _: ()| f(x);
+            let g = ByFn(|x: A, _: ()| f(x));
             fill_par(&mut out, n, |i, d| {
                 scalar_run(&s[i..i + d.len()], (), d, &g)
             })?;
@@ -212,6 +240,16 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
     shape: &[usize],
     f: impl Fn(A, B) -> O + Sync + Send,
 ) -> Result<Tensor> {
+    zip_with(a, b, shape, &ByFn(f))
+}
+
+/// [`zip`] with a [`Zip2`] (its body always inlined into the loops).
+pub fn zip_with<A: Elem, B: Elem, O: Elem>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    f: &impl Zip2<A, B, O>,
+) -> Result<Tensor> {
     let n: usize = shape.iter().product();
     let mut out = alloc_vec::<O>(n)?;
     {
@@ -225,18 +263,16 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
             let (xa, xb) = (window(sa, a.offset(), n)?, window(sb, b.offset(), n)?);
             fill_par(&mut out, n, |i, d| {
                 let end = i + d.len();
-                zip_run(&xa[i..end], &xb[i..end], d, &f)
+                zip_run(&xa[i..end], &xb[i..end], d, f)
             })?;
         } else if a_full && b.numel() == 1 {
             let y = window(sb, b.offset(), 1)?[0];
             let xa = window(sa, a.offset(), n)?;
-            fill_par(&mut out, n, |i, d| {
-                scalar_run(&xa[i..i + d.len()], y, d, &f)
-            })?;
+            fill_par(&mut out, n, |i, d| scalar_run(&xa[i..i + d.len()], y, d, f))?;
         } else if b_full && a.numel() == 1 {
             let x = window(sa, a.offset(), 1)?[0];
             let xb = window(sb, b.offset(), n)?;
-            let g = |y: B, x: A| f(x, y);
+            let g = Swapped(f);
             fill_par(&mut out, n, |i, d| {
                 scalar_run(&xb[i..i + d.len()], x, d, &g)
             })?;
@@ -247,7 +283,7 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
                 return Err(err(ErrorKind::RuntimeError, "internal: output too small"));
             };
             for (d, r) in dst.chunks_exact_mut(w).zip(xa.chunks_exact(w)) {
-                zip_run(r, xb, d, &f);
+                zip_run(r, xb, d, f);
             }
             // SAFETY: the chunks cover all n elements (n is a multiple of w).
             unsafe { out.set_len(n) };
@@ -256,11 +292,11 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
             // run per channel plane.
             let xa = window(sa, a.offset(), n)?;
             runs(&mut out, xa, shape, k, (&st, b.offset()), |r, j, d| {
-                scalar_run(r, sb[j], d, &f)
+                scalar_run(r, sb[j], d, f)
             })?;
         } else if let Some((k, st)) = const_runs(b_full, a, shape) {
             let xb = window(sb, b.offset(), n)?;
-            let g = |y: B, x: A| f(x, y);
+            let g = Swapped(f);
             runs(&mut out, xb, shape, k, (&st, a.offset()), |r, j, d| {
                 scalar_run(r, sa[j], d, &g)
             })?;
@@ -268,7 +304,7 @@ pub fn zip<A: Elem, B: Elem, O: Elem>(
             let st_a = broadcast_strides(a.shape(), a.strides(), shape);
             let st_b = broadcast_strides(b.shape(), b.strides(), shape);
             for_each_offset2(shape, &st_a, a.offset(), &st_b, b.offset(), |i, j| {
-                out.push(f(sa[i], sb[j]))
+                out.push(f.apply(sa[i], sb[j]))
             });
         }
     }

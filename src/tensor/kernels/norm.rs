@@ -97,12 +97,23 @@ pub fn bn_grad_sums<T: ConvFloat>(
         let m = mean[ch].to_f64();
         let (mut sg, mut dot) = (0f64, 0f64);
         for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
-            sg += sum_f64(gp, |v| v);
-            let mut acc = [0f64; 4];
-            for (k, (&v, &d)) in xp.iter().zip(gp).enumerate() {
-                acc[k & 3] += (v.to_f64() - m) * d.to_f64();
+            // one pass, both sums in sum_f64's order (element k in accumulator k % 4;
+            // the tail of `sum g` summed apart, the tail of the dot product not)
+            let (mut sa, mut da) = ([0f64; 4], [0f64; 4]);
+            let (mut xc, mut gc) = (xp.chunks_exact(4), gp.chunks_exact(4));
+            for (xq, gq) in (&mut xc).zip(&mut gc) {
+                for k in 0..4 {
+                    let d = gq[k].to_f64();
+                    sa[k] += d;
+                    da[k] += (xq[k].to_f64() - m) * d;
+                }
             }
-            dot += (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            let tail: f64 = gc.remainder().iter().map(|v| v.to_f64()).sum();
+            for (k, (&v, &d)) in xc.remainder().iter().zip(gc.remainder()).enumerate() {
+                da[k] += (v.to_f64() - m) * d.to_f64();
+            }
+            sg += (sa[0] + sa[1]) + (sa[2] + sa[3]) + tail;
+            dot += (da[0] + da[1]) + (da[2] + da[3]);
         }
         (sg, dot)
     })

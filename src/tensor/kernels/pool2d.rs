@@ -42,6 +42,10 @@ pub fn max_pool_forward<T: ConvFloat>(
         let (mut ov, mut av) = (lock(&outs[t])?, lock(&args[t])?);
         for (i, (o, a)) in ov.chunks_mut(l).zip(av.chunks_mut(l)).enumerate() {
             let plane = &x[(t * per + i) * hw..(t * per + i + 1) * hw];
+            if is_2x2(g) {
+                max_pool_2x2(plane, g, o, a);
+                continue;
+            }
             for oy in 0..g.oh {
                 for ox in 0..g.ow {
                     let ((y0, y1), (x0, x1)) = window(g, oy, ox);
@@ -65,6 +69,42 @@ pub fn max_pool_forward<T: ConvFloat>(
     })?;
     drop((outs, args));
     Ok((out, arg))
+}
+
+/// Whether the windows are 2x2, stride 2, unpadded (`MaxPool2d(2)`): each lies inside
+/// the image.
+fn is_2x2(g: &Geom) -> bool {
+    (g.kh, g.kw) == (2, 2) && g.p.stride == (2, 2) && g.p.padding == (0, 0)
+}
+
+/// One plane's 2x2 max pooling (see [`is_2x2`]): the general loop's comparisons in its
+/// order (row by row), without its clipping.
+#[inline]
+fn max_pool_2x2<T: ConvFloat>(plane: &[T], g: &Geom, o: &mut [T], a: &mut [i64]) {
+    for oy in 0..g.oh {
+        let (r0, r1) = (2 * oy * g.w, (2 * oy + 1) * g.w);
+        let rows = plane[r0..r0 + 2 * g.ow].chunks_exact(2);
+        let below = plane[r1..r1 + 2 * g.ow].chunks_exact(2);
+        let outs = o[oy * g.ow..(oy + 1) * g.ow].iter_mut();
+        let args = a[oy * g.ow..(oy + 1) * g.ow].iter_mut();
+        for (ox, (((p, q), ov), av)) in rows.zip(below).zip(outs).zip(args).enumerate() {
+            let (mut best, mut at) = (p[0], r0 + 2 * ox);
+            for (v, j) in [
+                (p[1], r0 + 2 * ox + 1),
+                (q[0], r1 + 2 * ox),
+                (q[1], r1 + 2 * ox + 1),
+            ] {
+                // `v != v`: NaN
+                #[allow(clippy::eq_op)]
+                if v > best || v != v {
+                    best = v;
+                    at = j;
+                }
+            }
+            *ov = best;
+            *av = at as i64;
+        }
+    }
 }
 
 /// Max pooling backward: route each output gradient to its argmax.

@@ -18,7 +18,10 @@ pub(crate) const GELU_C: f32 = 0.044_715;
 /// is expanded once per float type inside a module that imports that type's helpers;
 /// compiled f64 kernels call the float64 expansions, compile/jit/calls64.rs).
 macro_rules! real_helpers {
-    ($m:ident, $F:ident, $tanh:path, $erf:path, $erfc:path, $erfinv:path, $k:expr, $c:expr) => {
+    (
+        $m:ident, $F:ident, $tanh:path, $erf:path, $gelu_erf:path, $erfc:path, $erfinv:path,
+        $k:expr, $c:expr
+    ) => {
         pub(crate) mod $m {
             pub(crate) const SQRT_2_OVER_PI: $F = $k;
             pub(crate) const GELU_C: $F = $c;
@@ -32,6 +35,12 @@ macro_rules! real_helpers {
             #[inline]
             pub(crate) fn erf(x: $F) -> $F {
                 $erf(x)
+            }
+
+            /// The exact GELU's erf: PyTorch's own (its vectorized float32 one).
+            #[inline(always)]
+            pub(crate) fn gelu_erf(x: $F) -> $F {
+                $gelu_erf(x)
             }
 
             #[inline]
@@ -82,6 +91,7 @@ real_helpers!(
     f32,
     crate::tensor::kernels::fastmath::tanh,
     libm::erff,
+    crate::tensor::kernels::fastmath::erf,
     libm::erfcf,
     crate::tensor::kernels::special::erfinv,
     crate::tensor::kernels::unary::SQRT_2_OVER_PI,
@@ -91,6 +101,7 @@ real_helpers!(
     real64,
     f64,
     f64::tanh,
+    libm::erf,
     libm::erf,
     libm::erfc,
     crate::tensor::kernels::special::erfinv64,
@@ -108,8 +119,8 @@ macro_rules! unary_kernels {
         /// The float kernels, expanded once per float type with that type's helpers.
         mod float32 {
             use super::real32::{
-                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
-                SQRT_2_OVER_PI,
+                erf, erfc, erfinv, fast_tanh, gelu_erf, sigmoid, sign_f, softplus, FRAC_1_SQRT_2,
+                GELU_C, SQRT_2_OVER_PI,
             };
             use super::*;
 
@@ -122,8 +133,8 @@ macro_rules! unary_kernels {
 
         mod float64 {
             use super::real64::{
-                erf, erfc, erfinv, fast_tanh, sigmoid, sign_f, softplus, FRAC_1_SQRT_2, GELU_C,
-                SQRT_2_OVER_PI,
+                erf, erfc, erfinv, fast_tanh, gelu_erf, sigmoid, sign_f, softplus, FRAC_1_SQRT_2,
+                GELU_C, SQRT_2_OVER_PI,
             };
             use super::*;
 
