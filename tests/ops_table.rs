@@ -370,7 +370,7 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
 ];
 
 /// Backward nodes a captured step cannot record yet (the step runs eagerly), each
-/// with the reason. The compiled-function and loop nodes are captured regions
+/// with the reason. The compiled-function, loop and `if` nodes are captured regions
 /// themselves (a compiled call inside a capture is inlined).
 const NOT_CAPTURED: &[(&str, &str)] = &[
     // float-to-float `.to(dtype)` always involves float64, which compiled kernels do not
@@ -386,6 +386,8 @@ const NOT_CAPTURED: &[(&str, &str)] = &[
     ("CompiledOut", "a compiled function's node"),
     ("Loop", "a captured loop's node"),
     ("LoopOut", "a captured loop's node"),
+    ("Branch", "a captured tensor `if`'s node"),
+    ("BranchOut", "a captured tensor `if`'s node"),
     // Open gap of issue 26: the fused sequence ops (src/tensor/seq.rs) have no IR op yet,
     // so a capture breaks on their forward already.
     ("LstmLayer", "fused LSTM layer: no IR op yet"),
