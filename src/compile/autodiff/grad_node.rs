@@ -79,18 +79,40 @@ pub fn attach(ad: &AutoDiff, inputs: &[Tensor], outs: &mut [Tensor]) -> Result<(
         autograd::record_edges(&y, BackwardOp::Compiled(shared), edges);
         return Ok(());
     }
-    let main = autograd::new_node(BackwardOp::Compiled(shared.clone()), edges);
-    for (index, &d) in ad.douts.iter().enumerate() {
-        let y = fresh(outs, d)?;
-        let op = BackwardOp::CompiledOut {
+    let ys = ad.douts.iter().map(|&d| fresh(outs, d));
+    let ys = ys.collect::<Result<Vec<Tensor>>>()?;
+    attach_shared(
+        BackwardOp::Compiled(shared.clone()),
+        edges,
+        ys.iter().enumerate(),
+        |index| BackwardOp::CompiledOut {
             shared: shared.clone(),
             index,
-        };
+        },
+    );
+    Ok(())
+}
+
+/// Gives several results one shared backward node `main` (with `edges`): each result
+/// `(index, y)` gets its own node `out(index)`, whose one edge is `main` and which stashes
+/// its gradient there (`stash_grad`).
+pub(in crate::compile) fn attach_shared<'a>(
+    main: BackwardOp,
+    edges: Edges,
+    outs: impl IntoIterator<Item = (usize, &'a Tensor)>,
+    out: impl Fn(usize) -> BackwardOp,
+) {
+    let main = autograd::new_node(main, edges);
+    for (index, y) in outs {
         let mut e = Edges::new();
         e.push(Edge::Node(main.clone()));
-        autograd::record_edges(&y, op, e);
+        autograd::record_edges(y, out(index), e);
     }
-    Ok(())
+}
+
+/// Takes every stashed gradient out of `stash` (the shared node's rule is running).
+pub(in crate::compile) fn take_stash(stash: &RefCell<Vec<Option<Tensor>>>) -> Vec<Option<Tensor>> {
+    stash.borrow_mut().iter_mut().map(Option::take).collect()
 }
 
 /// Replaces output `d` by a new handle on its data (an output may be an input or a

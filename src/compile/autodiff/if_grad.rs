@@ -8,7 +8,7 @@
 //! whichever side the forward took at each call.
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
-use crate::compile::autodiff::grad_node::stash_grad;
+use crate::compile::autodiff::grad_node::{attach_shared, stash_grad, take_stash};
 use crate::compile::autodiff::if_vjp;
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak};
 use crate::compile::ir::control::Branch;
@@ -87,16 +87,15 @@ pub fn attach(grad: &Rc<IfGrad>, caps: &[Tensor], outs: &[Tensor]) {
         .iter()
         .map(|&s| caps.get(s).map_or(Edge::None, Edge::of))
         .collect();
-    let main = autograd::new_node(BackwardOp::Branch(grad.clone()), edges);
-    for (index, y) in outs.iter().enumerate() {
-        let mut e = Edges::new();
-        e.push(Edge::Node(main.clone()));
-        let op = BackwardOp::BranchOut {
+    attach_shared(
+        BackwardOp::Branch(grad.clone()),
+        edges,
+        outs.iter().enumerate(),
+        |index| BackwardOp::BranchOut {
             shared: grad.clone(),
             index,
-        };
-        autograd::record_edges(y, op, e);
-    }
+        },
+    );
 }
 
 impl SharedBackward for IfGrad {
@@ -115,12 +114,7 @@ impl SharedBackward for IfGrad {
     /// run (and recorded as the whole backward branch when a capture records this
     /// backward).
     fn apply(&self, _g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let stash: Vec<Option<Tensor>> = self
-            .stash
-            .borrow_mut()
-            .iter_mut()
-            .map(|s| s.take())
-            .collect();
+        let stash = take_stash(&self.stash);
         let got: Vec<bool> = stash.iter().map(Option::is_some).collect();
         let mut args = Vec::with_capacity(self.results.len() + self.caps.len());
         for (s, (dt, shape)) in stash.into_iter().zip(&self.results) {

@@ -13,7 +13,7 @@
 //! `grad_inv` (the others get none, as in eager).
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
-use crate::compile::autodiff::grad_node::stash_grad;
+use crate::compile::autodiff::grad_node::{attach_shared, stash_grad, take_stash};
 use crate::compile::autodiff::loop_post::{self, Hoisted};
 use crate::compile::autodiff::loop_vjp::{self, brk};
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak};
@@ -178,17 +178,16 @@ fn run_eager(
 /// a float tensor) their autograd node, with edges to the loop's args `args`.
 pub fn attach(grad: &Rc<LoopGrad>, args: &[Tensor], outs: &[Option<Tensor>]) {
     let edges: Edges = args.iter().map(Edge::of).collect();
-    let main = autograd::new_node(BackwardOp::Loop(grad.clone()), edges);
-    for (index, y) in outs.iter().enumerate() {
-        let Some(y) = y else { continue };
-        let mut e = Edges::new();
-        e.push(Edge::Node(main.clone()));
-        let op = BackwardOp::LoopOut {
+    let outs = outs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, y)| Some((i, y.as_ref()?)));
+    attach_shared(BackwardOp::Loop(grad.clone()), edges, outs, |index| {
+        BackwardOp::LoopOut {
             shared: grad.clone(),
             index,
-        };
-        autograd::record_edges(y, op, e);
-    }
+        }
+    });
 }
 
 impl SharedBackward for LoopGrad {
@@ -206,12 +205,7 @@ impl SharedBackward for LoopGrad {
     /// the `Loop` node's own gradient, is unused: its results' nodes stash theirs): the
     /// backward loop, run (and recorded when a capture records this backward).
     fn apply(&self, _g: &Tensor) -> Result<Vec<Option<Tensor>>> {
-        let stash: Vec<Option<Tensor>> = self
-            .stash
-            .borrow_mut()
-            .iter_mut()
-            .map(|s| s.take())
-            .collect();
+        let stash = take_stash(&self.stash);
         let saved = self
             .saved
             .iter()
