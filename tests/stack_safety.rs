@@ -36,6 +36,19 @@ fn long_autograd_chain_drops_iteratively() {
     assert_eq!(out.trim(), "300000.0");
 }
 
+/// A node whose output the next node saves (`sin` saves its input) is still pointed at
+/// weakly while it is freed; one whose output nothing saves (`* 0.5`) is not. A chain
+/// alternating them frees through both paths of `Node::drop`.
+#[test]
+fn long_chain_of_output_saving_nodes_drops_iteratively() {
+    let (r, out) = run_small_stack(
+        "x = ones(2, requires_grad=True)\ny = x\n\
+         for i in range(100000):\n    y = (y.sin() * 0.5).exp()\nprint(y.detach().sum().item() > 0)",
+    );
+    assert_eq!(r, None);
+    assert_eq!(out.trim(), "True");
+}
+
 #[test]
 fn long_view_chain_with_grad_drops_iteratively() {
     let (r, out) = run_small_stack(

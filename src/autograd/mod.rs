@@ -95,5 +95,5 @@ pub fn new_node(op: BackwardOp, edges: Edges) -> Rc<Node> {
         c.set(v + 1);
         v
     });
-    Rc::new(Node::new(id, op, edges))
+    Node::new_rc(id, op, edges)
 }

@@ -200,15 +200,15 @@ enum OutDType {
 }
 
 impl Node {
-    pub(crate) fn new(id: u64, op: BackwardOp, edges: Edges) -> Node {
-        Node {
-            id,
+    pub(crate) fn new_rc(id: u64, op: BackwardOp, edges: Edges) -> Rc<Node> {
+        crate::tensor::rc_in_place!(Node {
+            id: id,
             name: Cell::new(None),
             op: RefCell::new(Some(op)),
-            edges,
+            edges: edges,
             watchers: RefCell::new(Vec::new()),
             out_dtype: Cell::new(OutDType::Unset),
-        }
+        })
     }
 
     /// Notes that a tensor of dtype `d` is one of this node's outputs.
@@ -298,8 +298,13 @@ impl Drop for Node {
         }
         let mut stack = Vec::new();
         take_sole_producers(&mut self.edges, &mut stack);
-        while let Some(n) = stack.pop() {
-            if let Ok(mut node) = Rc::try_unwrap(n) {
+        while let Some(mut n) = stack.pop() {
+            // Emptied in place when nothing else points at it, so the large record is
+            // not copied out of its Rc; a node that saved tensors still point at
+            // weakly is moved out instead. Either way it then drops with no edges.
+            if let Some(node) = Rc::get_mut(&mut n) {
+                take_sole_producers(&mut node.edges, &mut stack);
+            } else if let Ok(mut node) = Rc::try_unwrap(n) {
                 take_sole_producers(&mut node.edges, &mut stack);
             }
         }

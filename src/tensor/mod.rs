@@ -59,6 +59,31 @@ pub struct TensorImpl {
     hooks: RefCell<Option<Box<hooks::GradHooks>>>,
 }
 
+/// `rc_in_place!(Type { field: value, ... })`: an `Rc<Type>` whose fields are written
+/// straight into the allocation. `Rc::new(Type { .. })` assembles the value, then the
+/// counted box, on the stack and copies both: two copies of the large records made per
+/// op (a tensor, an autograd node). Every field must be listed (checked at compile time
+/// by an exhaustive pattern), so the value is fully initialised.
+macro_rules! rc_in_place {
+    ($ty:ident { $($f:ident: $e:expr),* $(,)? }) => {{
+        // Each value is made at its write, so it can be built in place.
+        $(let $f = move || $e;)*
+        let _every_field = |v: &$ty| {
+            let $ty { $($f: _),* } = v;
+        };
+        let slot = std::rc::Rc::new(std::mem::MaybeUninit::<$ty>::uninit());
+        let p = std::rc::Rc::as_ptr(&slot).cast_mut().cast::<$ty>();
+        // SAFETY: `slot` is a fresh allocation nothing else sees; `p` comes from its raw
+        // pointer (no reference is alive), and every field is written once before
+        // `assume_init` (the pattern above fails to compile if one is missing).
+        unsafe {
+            $(std::ptr::addr_of_mut!((*p).$f).write($f());)*
+            slot.assume_init()
+        }
+    }};
+}
+pub(crate) use rc_in_place;
+
 /// An error of `kind` with no span (the interpreter attaches the call's span).
 pub(crate) fn err(kind: ErrorKind, msg: impl Into<String>) -> Error {
     Error::new(kind, msg, None)
@@ -74,12 +99,12 @@ impl Tensor {
         offset: usize,
     ) -> Tensor {
         let dtype = storage.dtype();
-        Tensor(Rc::new(TensorImpl {
-            storage,
-            dtype,
-            shape,
-            strides,
-            offset,
+        Tensor(rc_in_place!(TensorImpl {
+            storage: storage,
+            dtype: dtype,
+            shape: shape,
+            strides: strides,
+            offset: offset,
             requires_grad: Cell::new(false),
             grad: RefCell::new(None),
             grad_fn: RefCell::new(None),
