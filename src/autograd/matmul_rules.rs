@@ -67,17 +67,35 @@ pub fn matmul_needed(op: &BackwardOp, g: &Tensor, need_a: bool, need_b: bool) ->
     let gb = if !need_b {
         None
     } else if let Some((a2, g2)) = rows_2d(&a, &b, g)? {
-        // One product over all of a's rows (`x[B, T, D] @ W.T`): no batched [B, D, O]
-        // product summed over the batch afterwards.
-        if is_transposed_matrix(&b) {
-            Some(matmul(&g2.transpose(0, 1)?, &a2)?.transpose(0, 1)?)
-        } else {
-            Some(matmul(&a2.transpose(0, 1)?, &g2)?)
-        }
+        Some(rows_product(&a2, &g2, &b)?)
     } else {
         Some(matmul_grad_b(g, &a, &b)?)
     };
     Ok(vec![ga, gb])
+}
+
+/// `b`'s gradient from `a` and `g` as `[rows, k]` and `[rows, n]` matrices: one product
+/// over all of a's rows (`x[B, T, D] @ W.T`), no batched `[B, D, O]` product summed
+/// over the batch afterwards.
+fn rows_product(a2: &Tensor, g2: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if is_transposed_matrix(b) {
+        matmul(&g2.transpose(0, 1)?, a2)?.transpose(0, 1)
+    } else {
+        matmul(&a2.transpose(0, 1)?, g2)
+    }
+}
+
+/// `b`'s gradient in the full rule (a capture records it): for a batched `a` and a
+/// shared 2-D `b`, one product over all of a's rows as eager's [`matmul_needed`]
+/// computes it (the same values, and no `[B, D, O]` temporary summed over the batch in
+/// the compiled step); else [`matmul_grad_b`].
+pub(super) fn matmul_grad_b_rows(g: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() > 2 {
+        if let Some((a2, g2)) = rows_2d(a, b, g)? {
+            return rows_product(&a2, &g2, b);
+        }
+    }
+    matmul_grad_b(g, a, b)
 }
 
 /// `a [..., m, k]` and `g [..., m, n]` as `[rows, k]` and `[rows, n]` matrices when `b`

@@ -2,7 +2,7 @@
 //! ops (run with grad mode off), so a compiler can reuse the same rules.
 
 use super::grad_kernels;
-use super::matmul_rules::{matmul_grad_a, matmul_grad_b};
+use super::matmul_rules::{matmul_grad_a, matmul_grad_b_rows};
 pub use super::matmul_rules::{matmul_into_b, matmul_needed};
 use super::node::unrecorded_op;
 use super::node::{BackwardOp, Edge, More, OpSaved, Saved};
@@ -251,6 +251,13 @@ fn gelu_grad(x: &Tensor, g: &Tensor) -> Result<Tensor> {
         .un(UnaryOp::Exp)?
         .mul_s(0.398_942_280_401_432_7)?;
     g.mul(&cdf.add(&x.mul(&pdf)?)?)
+}
+
+/// The exact GELU's gradient `dst[i] = g[i] * (Phi(x[i]) + x[i] phi(x[i]))` in f32 into
+/// an existing buffer (over the shortest slice): the values of eager's fused pass
+/// (a compiled step's GELU-gradient group runs it, `compile::runtime::gelu_grad`).
+pub fn gelu_grad_into(dst: &mut [f32], x: &[f32], g: &[f32]) {
+    crate::tensor::kernels::elementwise::zip_into(x, g, dst, &GeluGrad)
 }
 
 /// The tanh GELU's gradient: with `u = k (x + c x^3)`, `t = tanh u`,
@@ -705,7 +712,7 @@ fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
             let (a, b) = (req(&s.a)?, req(&s.b)?);
             vec![
                 Some(matmul_grad_a(g, &a, &b)?),
-                Some(matmul_grad_b(g, &a, &b)?),
+                Some(matmul_grad_b_rows(g, &a, &b)?),
             ]
         }
         // a: x, b: w

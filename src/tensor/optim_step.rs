@@ -149,29 +149,30 @@ pub struct AdamOut<'a> {
     pub v: &'a mut [f32],
 }
 
-/// The Adam update out of place (the same roundings as [`adam_update`]; over the
-/// shortest slice).
-pub fn adam_into(out: AdamOut, x: AdamIn, k: AdamConsts) {
+/// The Adam update out of place, p first multiplied by the decoupled weight decay
+/// `decay` (1 for Adam) (the same roundings as [`adam_update`]; over the shortest
+/// slice).
+pub fn adam_into(out: AdamOut, x: AdamIn, k: AdamConsts, decay: f32) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports the features the function is compiled for.
-        return unsafe { adam_into_avx2(out, x, k) };
+        return unsafe { adam_into_avx2(out, x, (k, decay)) };
     }
-    adam_into_body(out, x, k)
+    adam_into_body(out, x, (k, decay))
 }
 
 #[inline(always)]
-fn adam_into_body(out: AdamOut, x: AdamIn, k: AdamConsts) {
+fn adam_into_body(out: AdamOut, x: AdamIn, (k, decay): AdamDecay) {
     let ins = x.p.iter().zip(x.g).zip(x.m.iter().zip(x.v));
     let outs = out.p.iter_mut().zip(out.m.iter_mut().zip(out.v.iter_mut()));
     for (((&p, &g), (&m, &v)), (po, (mo, vo))) in ins.zip(outs) {
-        (*po, *mo, *vo) = adam_elem(p, g, m, v, &k);
+        (*po, *mo, *vo) = adam_elem(p * decay, g, m, v, &k);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn adam_into_avx2(out: AdamOut, x: AdamIn, k: AdamConsts) {
+fn adam_into_avx2(out: AdamOut, x: AdamIn, k: AdamDecay) {
     adam_into_body(out, x, k)
 }
 

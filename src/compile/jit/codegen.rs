@@ -281,8 +281,15 @@ impl<'a, 'f> Gen<'a, 'f> {
         // chains of f32 kernels); a reduction has accumulators for 2.
         let vectors: i64 = if self.accs.is_some() { 2 } else { 4 };
         let lanes = self.ty.lanes;
-        let plan = [(lanes * vectors, true), (lanes, false)];
-        let blocks: Vec<_> = (0..7).map(|_| self.b.create_block()).collect();
+        let vector_loops = [(lanes * vectors, true), (lanes, false)];
+        // A tiny kernel (one element) has the one-element loop only.
+        let plan = match self.kernel.tiny {
+            true => &vector_loops[..0],
+            false => &vector_loops[..],
+        };
+        let blocks: Vec<_> = (0..2 * plan.len() + 3)
+            .map(|_| self.b.create_block())
+            .collect();
         self.b.ins().jump(blocks[0], &[]);
         for (k, &(width, repeat)) in plan.iter().enumerate() {
             let (header, body, next) = (blocks[2 * k], blocks[2 * k + 1], blocks[2 * k + 2]);
@@ -302,7 +309,8 @@ impl<'a, 'f> Gen<'a, 'f> {
             let target = if repeat { header } else { next };
             self.b.ins().jump(target, &[]);
         }
-        let (header, body, exit) = (blocks[4], blocks[5], blocks[6]);
+        let t = 2 * plan.len();
+        let (header, body, exit) = (blocks[t], blocks[t + 1], blocks[t + 2]);
         self.b.switch_to_block(header);
         let iv = self.b.use_var(i);
         let more = self.b.ins().icmp(IntCC::SignedLessThan, iv, hi);

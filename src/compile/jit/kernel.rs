@@ -137,6 +137,11 @@ pub struct Kernel {
     pub body: Vec<Op>,
     pub outputs: Vec<Output>,
     pub reduction: Option<Reduction>,
+    /// The loop nest runs one element (a 0-d group: an optimizer's step-count and
+    /// bias-correction arithmetic): only the one-element loop is generated, without the
+    /// unrolled vector loops (a fraction of the code to compile; any extents still run,
+    /// one element per iteration, each element's operations the same).
+    pub tiny: bool,
 }
 
 fn invalid(message: String) -> Error {
@@ -158,6 +163,7 @@ impl Kernel {
             body: Vec::new(),
             outputs: Vec::new(),
             reduction: None,
+            tiny: false,
         }
     }
 

@@ -355,6 +355,7 @@ fn build(g: &Graph, root: NodeId, members: Vec<NodeId>, stored: Vec<NodeId>) -> 
     }
     let mut outputs = stored;
     outputs.push(root);
+    kern.tiny = red.is_none() && shape.iter().product::<usize>() <= 1;
     let mut is_mean = false;
     if let Some((op, dims, mean, first)) = red {
         let value = *vals.get(root_node.args.first()?)?;

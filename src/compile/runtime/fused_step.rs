@@ -9,6 +9,7 @@ use crate::compile::jit::kernel::FloatType;
 use crate::compile::jit::views::{BufView, BufViewMut, KernelElem};
 use crate::compile::jit::CompiledKernel;
 use crate::compile::passes::fuse::Group;
+use crate::compile::runtime::gelu_grad::{self, GeluGrad};
 use crate::compile::runtime::opt_update::{self, Update};
 use crate::compile::runtime::out_pool::OutputPool;
 use crate::error::Result;
@@ -49,16 +50,18 @@ pub enum Native {
     Gelu,
     /// An optimizer update run by eager's fused routine (`opt_update`).
     Update(Update),
+    /// The exact GELU's gradient run by eager's fused pass (`gelu_grad`).
+    GeluGrad(GeluGrad),
 }
 
 impl FusedStep {
     pub fn new(
         group: Group,
         kernel: std::sync::Arc<CompiledKernel>,
-        update: Option<Update>,
+        native: Option<Native>,
     ) -> FusedStep {
         let gelu = gelu_avx2::available() && gelu_avx2::is_lone_gelu(kernel.kernel());
-        let native = update.map(Native::Update).or(gelu.then_some(Native::Gelu));
+        let native = native.or(gelu.then_some(Native::Gelu));
         FusedStep {
             native,
             root: group.root,
@@ -113,11 +116,16 @@ impl FusedStep {
     }
 
     fn run_as<T: Lane>(&self, node: &Node, args: &[Tensor]) -> Result<GroupValues> {
+        if let Some(Native::GeluGrad(plan)) = &self.native {
+            if let Some(results) = self.run_gelu_grad::<T>(plan, args)? {
+                return Ok(results);
+            }
+        }
         if let Some(results) = self.run_inline::<T>(args)? {
             return Ok(results);
         }
         let (ext_shape, root_shape) = self.shapes(node, args)?;
-        let ext = extents(&ext_shape);
+        let mut ext = extents(&ext_shape);
         let results = self.output_tensors::<T>(&ext_shape, &root_shape)?;
         if let Some(Native::Update(u)) = &self.native {
             if opt_update::run(u, args, &results)? {
@@ -138,6 +146,9 @@ impl FusedStep {
                 owned.push((c, st));
             }
         }
+        if self.kernel.kernel().reduced_dims() == 0 {
+            coalesce(&mut ext, &mut owned);
+        }
         {
             // Every output's storage is unique, so it is none of the inputs' storages
             // and no other output's.
@@ -157,6 +168,21 @@ impl FusedStep {
         }
         self.pool.remember(&results);
         Ok(results)
+    }
+
+    /// A GELU-gradient group run by eager's pass (`gelu_grad`); None: the kernel runs.
+    fn run_gelu_grad<T: Lane>(
+        &self,
+        plan: &GeluGrad,
+        args: &[Tensor],
+    ) -> Result<Option<GroupValues>> {
+        let Some(shape) = gelu_grad::shape(plan, args) else {
+            return Ok(None);
+        };
+        let results = self.output_tensors::<T>(shape, shape)?;
+        let ran = gelu_grad::run(plan, args, &results)?;
+        self.pool.remember(&results);
+        Ok(ran.then_some(results))
     }
 
     /// An elementwise group whose inputs are contiguous tensors of one shape and
@@ -328,10 +354,83 @@ fn broadcast_strides(t: &Tensor, ext: &[usize]) -> Result<Strides> {
         .collect())
 }
 
+/// Merges runs of dims 1.. that every operand walks as one (an input's stride of a dim
+/// is its stride of the next merged dim times that dim's extent; outputs are
+/// contiguous), keeping the rank: the merged dim takes the product of the extents and
+/// the dims merged into it get extent 1 (stride 0). A contiguous `[64, 32, 14, 14]`
+/// elementwise kernel then runs 64 rows of 6272 elements (unrolled vectors), not rows
+/// of 14 (mostly scalar tails); dim 0 stays whole, the threads split it.
+fn coalesce(ext: &mut [usize], inputs: &mut [(Tensor, Strides)]) {
+    let Some(mut inner) = ext.len().checked_sub(1) else {
+        return;
+    };
+    for d in (1..inner).rev() {
+        let walks = |st: &Strides| match (st.get(d), st.get(inner)) {
+            (Some(&s), Some(&i)) => s == i * ext[inner] as isize,
+            _ => false,
+        };
+        if ext[d] == 1 || inputs.iter().all(|(_, st)| walks(st)) {
+            ext[inner] *= ext[d];
+            ext[d] = 1;
+            for (_, st) in inputs.iter_mut() {
+                if let Some(s) = st.get_mut(d) {
+                    *s = 0;
+                }
+            }
+        } else {
+            inner = d;
+        }
+    }
+}
+
 fn contiguous_strides(ext: &[usize]) -> Strides {
     let mut st: Strides = SmallVec::from_elem(1, ext.len());
     for d in (0..ext.len().saturating_sub(1)).rev() {
         st[d] = st[d + 1] * ext[d + 1] as isize;
     }
     st
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operand(strides: &[isize]) -> (Tensor, Strides) {
+        (
+            Tensor::from_vec(vec![0.0f32], &[1]),
+            strides.iter().copied().collect(),
+        )
+    }
+
+    /// Contiguous operands of `[4, 3, 5, 7]` run as 4 rows of 105; dim 0 stays.
+    #[test]
+    fn contiguous_dims_after_the_first_merge() {
+        let mut ext = [4, 3, 5, 7];
+        let mut ops = [operand(&[105, 35, 7, 1]), operand(&[105, 35, 7, 1])];
+        coalesce(&mut ext, &mut ops);
+        assert_eq!(ext, [4, 1, 1, 105]);
+        assert_eq!(&ops[0].1[..], &[105, 0, 0, 1]);
+        assert_eq!(contiguous_strides(&ext)[0], 105, "outputs keep their rows");
+    }
+
+    /// A per-channel operand (`[3, 1, 1]` broadcast to `[4, 3, 5, 7]`) keeps the
+    /// channel dim apart; the spatial dims still merge.
+    #[test]
+    fn a_broadcast_channel_stays_its_own_dim() {
+        let mut ext = [4, 3, 5, 7];
+        let mut ops = [operand(&[105, 35, 7, 1]), operand(&[0, 1, 0, 0])];
+        coalesce(&mut ext, &mut ops);
+        assert_eq!(ext, [4, 3, 1, 35]);
+        assert_eq!(&ops[1].1[..], &[0, 1, 0, 0]);
+        assert_eq!(&ops[0].1[..], &[105, 35, 0, 1]);
+    }
+
+    /// A transposed operand merges nothing it does not walk in order.
+    #[test]
+    fn a_permuted_operand_blocks_the_merge() {
+        let mut ext = [2, 3, 4];
+        let mut ops = [operand(&[12, 4, 1]), operand(&[12, 1, 3])];
+        coalesce(&mut ext, &mut ops);
+        assert_eq!(ext, [2, 3, 4]);
+    }
 }

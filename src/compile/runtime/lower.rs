@@ -11,6 +11,7 @@ use crate::compile::jit::compile_shared;
 use crate::compile::passes::fuse::find_groups;
 use crate::compile::runtime::exec::last_reads;
 use crate::compile::runtime::fused_step::{FusedStep, GroupValues, Native};
+use crate::compile::runtime::gelu_grad;
 use crate::compile::runtime::gemm_step::{self, GemmStep};
 use crate::compile::runtime::opt_update;
 use crate::compile::runtime::run_control::{print_node, ControlStep};
@@ -89,8 +90,10 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         if let Some(s) = steps.get_mut(group.root.index()) {
             *s = Step::Kernel(fused.len());
         }
-        let update = opt_update::find(&graph, &group);
-        fused.push(FusedStep::new(group, kernel, update));
+        let native = opt_update::find(&graph, &group)
+            .map(Native::Update)
+            .or_else(|| gelu_grad::find(&graph, &group).map(Native::GeluGrad));
+        fused.push(FusedStep::new(group, kernel, native));
     }
     let mut controls = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {

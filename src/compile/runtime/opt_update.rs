@@ -1,6 +1,7 @@
 //! Optimizer updates in a compiled training step: a fused group that is exactly
 //! stdlib/optim.dl's SGD step (`p - lr * g`) or Adam step (the op chain eager's
-//! `_adam_update_` replaces) runs eager's fused routine (tensor::optim_step: the same
+//! `_adam_update_` replaces, AdamW's decoupled decay `p * decay` included) runs eager's
+//! fused routine (tensor::optim_step: the same
 //! f32 operations in the same order, so the same bits as the JIT kernel, on 8 lanes)
 //! over chunks claimed by the kernels' team, instead of the generated kernel.
 //!
@@ -64,29 +65,31 @@ pub struct AdamPlan {
     b2: f32,
     c2: f32,
     eps: f32,
+    /// AdamW's decoupled weight decay factor (1 for Adam).
+    decay: f32,
 }
 
 /// Reads a group's member nodes by pattern.
-struct Pat<'g> {
-    g: &'g Graph,
-    group: &'g Group,
+pub(super) struct Pat<'g> {
+    pub g: &'g Graph,
+    pub group: &'g Group,
 }
 
 impl<'g> Pat<'g> {
-    fn member(&self, id: NodeId) -> Option<&'g Node> {
+    pub fn member(&self, id: NodeId) -> Option<&'g Node> {
         self.group.members.contains(&id).then(|| self.g.node(id))?
     }
 
-    fn input(&self, id: NodeId) -> Option<usize> {
+    pub fn input(&self, id: NodeId) -> Option<usize> {
         self.group.inputs.iter().position(|x| *x == id)
     }
 
-    fn output(&self, id: NodeId) -> Option<usize> {
+    pub fn output(&self, id: NodeId) -> Option<usize> {
         self.group.outputs.iter().position(|x| *x == id)
     }
 
     /// `id` is a member `op(a, b)`: [a, b].
-    fn binary(&self, id: NodeId, op: BinaryOp) -> Option<[NodeId; 2]> {
+    pub fn binary(&self, id: NodeId, op: BinaryOp) -> Option<[NodeId; 2]> {
         let n = self.member(id)?;
         match (&n.op, n.args.as_slice()) {
             (IrOp::Binary(o), &[a, b]) if *o == op => Some([a, b]),
@@ -95,7 +98,7 @@ impl<'g> Pat<'g> {
     }
 
     /// `id` is a member `op(x, scalar)` of a commutative `op`: (x, scalar as f32).
-    fn scalar(&self, id: NodeId, op: BinaryOp) -> Option<(NodeId, f32)> {
+    pub fn scalar(&self, id: NodeId, op: BinaryOp) -> Option<(NodeId, f32)> {
         let n = self.member(id)?;
         match (&n.op, n.args.as_slice()) {
             (IrOp::BinaryScalar { op: o, scalar, .. }, &[x]) if *o == op => {
@@ -105,7 +108,7 @@ impl<'g> Pat<'g> {
         }
     }
 
-    fn unary(&self, id: NodeId, op: UnaryOp) -> Option<NodeId> {
+    pub fn unary(&self, id: NodeId, op: UnaryOp) -> Option<NodeId> {
         let n = self.member(id)?;
         match (&n.op, n.args.as_slice()) {
             (IrOp::Unary(o), &[x]) if *o == op => Some(x),
@@ -114,7 +117,7 @@ impl<'g> Pat<'g> {
     }
 
     /// An input of the root's shape (`full`) or a 0-d one.
-    fn operand(&self, id: NodeId, full: bool) -> Option<usize> {
+    pub fn operand(&self, id: NodeId, full: bool) -> Option<usize> {
         let (n, root) = (self.g.node(id)?, self.g.node(self.group.root)?);
         let shape_ok = if full {
             n.shape == root.shape
@@ -142,10 +145,14 @@ impl<'g> Pat<'g> {
     }
 
     /// `p - m_new / (sqrt(v_new) / bc2 + eps) * step` with `m_new = m + (g - m) * c1`
-    /// and `v_new = v * b2 + g * c2 * g`.
+    /// and `v_new = v * b2 + g * c2 * g`; AdamW's `p` is `p * decay`.
     fn adam(&self) -> Option<Update> {
         let root = self.group.root;
-        let [p, q] = self.binary(root, BinaryOp::Sub)?;
+        let [p_dec, q] = self.binary(root, BinaryOp::Sub)?;
+        let (p, decay, members) = match self.scalar(p_dec, BinaryOp::Mul) {
+            Some((p, decay)) => (p, decay, 14),
+            None => (p_dec, 1.0, 13),
+        };
         let (d, step) = either(self.binary(q, BinaryOp::Mul)?, |d, s| {
             Some((self.binary(d, BinaryOp::Div)?, self.operand(s, false)?))
         })?;
@@ -165,7 +172,7 @@ impl<'g> Pat<'g> {
             let (dm, c1) = self.scalar(mm, BinaryOp::Mul)?;
             (self.binary(dm, BinaryOp::Sub)? == [g, m]).then_some((m, c1))
         })?;
-        let sizes_ok = self.group.members.len() == 13 && self.group.outputs.len() == 3;
+        let sizes_ok = self.group.members.len() == members && self.group.outputs.len() == 3;
         sizes_ok.then_some(())?;
         let full = |id| self.operand(id, true);
         Some(Update::Adam(AdamPlan {
@@ -182,12 +189,13 @@ impl<'g> Pat<'g> {
             b2,
             c2,
             eps,
+            decay,
         }))
     }
 }
 
 /// `f(a, b)`, else `f(b, a)`: the operands of a commutative op in either order.
-fn either<T>([a, b]: [NodeId; 2], f: impl Fn(NodeId, NodeId) -> Option<T>) -> Option<T> {
+pub(super) fn either<T>([a, b]: [NodeId; 2], f: impl Fn(NodeId, NodeId) -> Option<T>) -> Option<T> {
     f(a, b).or_else(|| f(b, a))
 }
 
@@ -262,6 +270,7 @@ fn adam(args: &[Tensor], outs: &[Tensor], n: usize, plan: &AdamPlan) -> Option<(
     };
     let [p, g, m, v] = [p, g, m, v].map(|i| elems(args, i, n));
     let (p, g, m, v) = (p?, g?, m?, v?);
+    let decay = plan.decay;
     let [op, om, ov] = plan.outs.map(|i| elems_mut(outs, i, n));
     let (mut op, mut om, mut ov) = (op?, om?, ov?);
     let x = AdamIn {
@@ -287,14 +296,17 @@ fn adam(args: &[Tensor], outs: &[Tensor], n: usize, plan: &AdamPlan) -> Option<(
             m: om,
             v: ov,
         };
-        adam_into(out, AdamIn { p, g, m, v }, k);
+        adam_into(out, AdamIn { p, g, m, v }, k, decay);
     });
     Some(())
 }
 
 /// Calls `f(start, chunks)` for each `CHUNK`-element range of the equally long `outs`
 /// (`chunks`: that range of each), on the team's threads.
-fn split<const K: usize>(outs: &mut [&mut [f32]; K], f: impl Fn(usize, &mut [&mut [f32]]) + Sync) {
+pub(super) fn split<const K: usize>(
+    outs: &mut [&mut [f32]; K],
+    f: impl Fn(usize, &mut [&mut [f32]]) + Sync,
+) {
     let n = outs.first().map_or(0, |o| o.len());
     let mut parts: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(CHUNK)).map(|_| Vec::new()).collect();
     for o in outs.iter_mut() {
@@ -375,6 +387,7 @@ mod tests {
             b2: 0.999,
             c2: 0.001,
             eps: 1e-8,
+            decay: 1.0,
         };
         let args = [
             t(&[1.0], &[1]),
@@ -392,5 +405,33 @@ mod tests {
             [values(&outs[0]), values(&outs[1]), values(&outs[2])],
             [vec![p], vec![m], vec![v]]
         );
+    }
+
+    /// AdamW: p is multiplied by the decay before the Adam step (0.5 * 4 = 2, then
+    /// 2 - 0.2 / (sqrt(0.004) / 0.5 + 1e-8) * 0.01).
+    #[test]
+    fn adamw_decays_p_first() {
+        let plan = AdamPlan {
+            ins: [0, 1, 2, 3, 4, 5],
+            outs: [0, 1, 2],
+            c1: 0.1,
+            b2: 0.999,
+            c2: 0.001,
+            eps: 1e-8,
+            decay: 0.5,
+        };
+        let args = [
+            t(&[4.0], &[1]),
+            t(&[2.0], &[1]),
+            t(&[0.0], &[1]),
+            t(&[0.0], &[1]),
+            t(&[0.5], &[]),
+            t(&[0.01], &[]),
+        ];
+        let outs = [t(&[0.0], &[1]), t(&[0.0], &[1]), t(&[0.0], &[1])];
+        assert_eq!(run(&Update::Adam(plan), &args, &outs).ok(), Some(true));
+        let (m, v) = (2.0f32 * 0.1, 2.0f32 * 0.001 * 2.0);
+        let p = 4.0f32 * 0.5 - m / (v.sqrt() / 0.5 + 1e-8) * 0.01;
+        assert_eq!(values(&outs[0]), vec![p]);
     }
 }

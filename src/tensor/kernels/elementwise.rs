@@ -160,6 +160,30 @@ fn zip_run<A: Copy, B: Copy, O>(
     zip_slices(a, b, dst, f)
 }
 
+#[inline(always)]
+fn zip_init<A: Copy, B: Copy, O>(a: &[A], b: &[B], dst: &mut [O], f: &impl Zip2<A, B, O>) {
+    for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+        *o = f.apply(x, y);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn zip_init_avx2<A: Copy, B: Copy, O>(a: &[A], b: &[B], dst: &mut [O], f: &impl Zip2<A, B, O>) {
+    zip_init(a, b, dst, f)
+}
+
+/// `dst[i] = f(a[i], b[i])` into an existing buffer (over the shortest of the three),
+/// on the calling thread: the loop [`zip_with`] runs, so the same values.
+pub fn zip_into<A: Copy, B: Copy, O>(a: &[A], b: &[B], dst: &mut [O], f: &impl Zip2<A, B, O>) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports the features the function is compiled for.
+        return unsafe { zip_init_avx2(a, b, dst, f) };
+    }
+    zip_init(a, b, dst, f)
+}
+
 /// `dst[i] = f(a[i], y)`, `a` and `dst` the same length.
 fn scalar_run<A: Copy, B: Copy, O>(
     a: &[A],
