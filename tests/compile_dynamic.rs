@@ -116,7 +116,7 @@ fn ambiguous_reshape_specialises_and_matches_eager() {
         )
     };
     let mut e = engine(&src([4, 6, 8]));
-    assert_eq!(text(&mut e, "str(c.shape)"), "(4, 8)");
+    assert_eq!(text(&mut e, "str(c.shape)"), "torch.Size([4, 8])");
     assert_eq!(
         text(&mut e, "str(b.tolist()[1])"),
         "[9.0, 10.5, 12.0, 13.5, 15.0, 16.5]"
@@ -125,7 +125,7 @@ fn ambiguous_reshape_specialises_and_matches_eager() {
     // Recompiled symbolically at n=4, [4, 4] -> [4, 4] could be [n, 4] or [4, n]: n is
     // specialised (that version serves n=4 only; n=8 recompiles).
     let mut e = engine(&src([6, 4, 8]));
-    assert_eq!(text(&mut e, "str(c.shape)"), "(4, 8)");
+    assert_eq!(text(&mut e, "str(c.shape)"), "torch.Size([4, 8])");
     assert_eq!(text(&mut e, "str(b.tolist()[1])"), "[6.0, 7.5, 9.0, 10.5]");
     assert_eq!(stats(&mut e, "f"), [3, 0, 0, 3]);
 }
@@ -139,7 +139,7 @@ fn symbolic_flatten_and_fused_kernels_take_runtime_sizes() {
     // Static at n=2, symbolic in dim 0 from n=5 (with dynamic=True dim 1 would be
     // symbolic too, and flatten's s0*s1 is not affine: specialised).
     assert_eq!(stats(&mut e, "f"), [2, 1, 0, 2]);
-    assert_eq!(text(&mut e, "str(r[2][0].shape)"), "(27,)");
+    assert_eq!(text(&mut e, "str(r[2][0].shape)"), "torch.Size([27])");
     assert_eq!(
         text(&mut e, "str(r[1][1].tolist())"),
         format!("{:?}", vec![9.0; 5])

@@ -46,7 +46,9 @@ fn examples_train_and_report() {
     let out = run_example("dynamic_model.dl");
     // 320 rows in batches of 48: six full batches and one of 32, each shape printed once.
     assert!(
-        out.starts_with("forward: input shape (48, 4)\nforward: input shape (32, 4)\n"),
+        out.starts_with(
+            "forward: input shape torch.Size([48, 4])\nforward: input shape torch.Size([32, 4])\n"
+        ),
         "{out}"
     );
     assert_eq!(out.matches("forward: input shape").count(), 2, "{out}");
@@ -96,7 +98,7 @@ fn examples_train_and_report() {
     );
     assert!(out.contains("restored model matches: True"), "{out}");
     assert!(
-        out.contains("npy round trip: (64, 3) torch.float32 True"),
+        out.contains("npy round trip: torch.Size([64, 3]) torch.float32 True"),
         "{out}"
     );
     assert!(dir.join("checkpoint.safetensors").is_file());

@@ -225,7 +225,7 @@ impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(v: &Value) -> Option<Vec<T>> {
         match v {
             Value::List(l) => l.try_borrow().ok()?.iter().map(T::from_value).collect(),
-            Value::Tuple(t) => t.iter().map(T::from_value).collect(),
+            Value::Tuple(t) | Value::Size(t) => t.iter().map(T::from_value).collect(),
             _ => None,
         }
     }
@@ -266,7 +266,7 @@ macro_rules! tuple_conv {
             }
             fn from_value(v: &Value) -> Option<Self> {
                 let items: Vec<Value> = match v {
-                    Value::Tuple(t) => t.to_vec(),
+                    Value::Tuple(t) | Value::Size(t) => t.to_vec(),
                     Value::List(l) => l.try_borrow().ok()?.clone(),
                     _ => return None,
                 };

@@ -94,7 +94,7 @@ impl Interp {
         }
         if !matches!(
             obj,
-            Value::Str(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_)
+            Value::Str(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_) | Value::Size(_)
         ) {
             return None;
         }
@@ -107,6 +107,7 @@ impl Interp {
             Value::Dict(d) => seqmethods::dict_method(self, d, name, &pos, &[]),
             Value::Set(d) => seqmethods::set_method(self, d, name, &pos),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &pos),
+            Value::Size(t) => super::builtins::size::method(self, t, name, &pos),
             _ => {
                 let r = self.call_builtin_method(obj, name, pos.into_vec(), Vec::new());
                 return Some(r.map_err(|e| at(e, span)));

@@ -475,6 +475,7 @@ impl Interp {
             Value::Str(_) => TypeTag::Str,
             Value::List(_) => TypeTag::List,
             Value::Tuple(_) => TypeTag::Tuple,
+            Value::Size(_) => TypeTag::Size,
             Value::Dict(_) => TypeTag::Dict,
             Value::Set(_) => TypeTag::Set,
             Value::FrozenSet(_) => TypeTag::FrozenSet,

@@ -164,7 +164,7 @@ impl Interp {
     fn unpack(&mut self, ts: &[Target], star: Option<usize>, v: Value) -> R<()> {
         // a tuple of the right size (`for k, v in d.items()`): its items go to the
         // targets as they are, no `Vec` (a store cannot change a tuple's items)
-        if let (Value::Tuple(items), None) = (&v, star) {
+        if let (Value::Tuple(items) | Value::Size(items), None) = (&v, star) {
             if items.len() == ts.len() {
                 for (t, x) in ts.iter().zip(items.iter()) {
                     self.store(t, x.clone())?;

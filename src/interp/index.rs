@@ -151,7 +151,10 @@ impl Interp {
                 Ok(v)
             }
             (Value::Tuple(t), Value::Slice(s)) => Ok(Value::tuple(slice_items(t, s)?)),
-            (Value::Tuple(t), _) => Ok(t[norm_index(idx, t.len(), "tuple")?].clone()),
+            (Value::Size(t), Value::Slice(s)) => Ok(Value::Size(slice_items(t, s)?.into())),
+            (Value::Tuple(t) | Value::Size(t), _) => {
+                Ok(t[norm_index(idx, t.len(), "tuple")?].clone())
+            }
             (Value::Str(s), Value::Slice(sl)) => str_slice(s, sl),
             (Value::Str(s), _) => {
                 // characters by position (a remembered layout: no pass per access)
@@ -245,6 +248,7 @@ impl Interp {
             match o {
                 Value::List(l) => return Ok(Value::list(slice_items(&l.borrow(), &s)?)),
                 Value::Tuple(t) => return Ok(Value::tuple(slice_items(t, &s)?)),
+                Value::Size(t) => return Ok(Value::Size(slice_items(t, &s)?.into())),
                 Value::Str(t) => return str_slice(t, &s),
                 _ => {}
             }
@@ -280,7 +284,7 @@ impl Interp {
         };
         let items = match (owned, &v) {
             (Some(items), _) => items,
-            (None, Value::List(_) | Value::Tuple(_)) => self.collect(&v)?,
+            (None, Value::List(_) | Value::Tuple(_) | Value::Size(_)) => self.collect(&v)?,
             (None, _) => {
                 // CPython's PySequence_Fast: a TypeError of `iter(v)` gets its message
                 let it = self.get_iter(&v).map_err(|e| match e.error.kind {
@@ -446,7 +450,7 @@ fn seq_item(v: &Value, k: i64) -> Option<Value> {
             let items = l.try_borrow().ok()?;
             Some(items.get(list_pos(k, items.len())?)?.clone())
         }
-        Value::Tuple(t) => Some(t.get(list_pos(k, t.len())?)?.clone()),
+        Value::Tuple(t) | Value::Size(t) => Some(t.get(list_pos(k, t.len())?)?.clone()),
         _ => None,
     }
 }

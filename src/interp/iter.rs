@@ -46,7 +46,7 @@ impl Interp {
                     }
                 }
             }
-            Value::Tuple(t) => {
+            Value::Tuple(t) | Value::Size(t) => {
                 for v in t.iter() {
                     if !f(self, v.clone())? {
                         return Ok(false);
@@ -88,7 +88,7 @@ impl Interp {
     pub fn collect(&mut self, it: &Value) -> R<Vec<Value>> {
         match it {
             Value::List(l) => Ok(l.borrow().clone()),
-            Value::Tuple(t) => Ok(t.to_vec()),
+            Value::Tuple(t) | Value::Size(t) => Ok(t.to_vec()),
             _ => {
                 // a range's size is known: refuse a too large one before any work
                 // (unless the operation budget stops the loop first, as it would)
@@ -116,7 +116,7 @@ impl Interp {
                 list: l.clone(),
                 pos: 0,
             },
-            Value::Tuple(t) => IterObj::Seq {
+            Value::Tuple(t) | Value::Size(t) => IterObj::Seq {
                 items: t.clone(),
                 pos: 0,
             },

@@ -253,11 +253,14 @@ impl Interp {
                 v.extend(x.iter().chain(y.iter()).cloned());
                 return Ok(Value::list(v));
             }
-            (BinOp::Add, Tuple(x), Tuple(y)) => {
+            (BinOp::Add, Tuple(x) | Size(x), Tuple(y) | Size(y)) => {
                 let mut v =
                     containers::vec_with_capacity(x.len().saturating_add(y.len()), "tuple")?;
                 v.extend(x.iter().chain(y.iter()).cloned());
-                return Ok(Value::tuple(v));
+                return match (a, b) {
+                    (Size(_), _) | (_, Size(_)) => super::builtins::size::from_items(v),
+                    _ => Ok(Value::tuple(v)),
+                };
             }
             (BinOp::Mul, Str(s), Int(n)) | (BinOp::Mul, Int(n), Str(s)) => {
                 return Ok(Value::Str(repeat_str(s, *n)?.into()));
@@ -268,6 +271,9 @@ impl Interp {
             }
             (BinOp::Mul, Tuple(x), Int(n)) | (BinOp::Mul, Int(n), Tuple(x)) => {
                 return Ok(Value::tuple(repeat(x, *n, "tuple")?));
+            }
+            (BinOp::Mul, Size(x), Int(n)) | (BinOp::Mul, Int(n), Size(x)) => {
+                return Ok(Value::Size(repeat(x, *n, "tuple")?.into()));
             }
             (BinOp::Mod, Str(s), _) => return self.percent_format(s, b),
             (BinOp::BitOr, Dict(x), Dict(y)) => {
@@ -291,6 +297,12 @@ impl Interp {
         if let (BinOp::Add, List(_)) = (op, a) {
             return Err(type_err(format!(
                 "can only concatenate list (not \"{}\") to list",
+                b.type_name()
+            )));
+        }
+        if let (BinOp::Add, Size(_)) = (op, a) {
+            return Err(type_err(format!(
+                "can only concatenate tuple (not {}) to torch.Size",
                 b.type_name()
             )));
         }
@@ -366,7 +378,7 @@ impl Interp {
             Float(f) => *f != 0.0,
             Str(s) => !s.is_empty(),
             List(l) => !l.borrow().is_empty(),
-            Tuple(t) => !t.is_empty(),
+            Tuple(t) | Size(t) => !t.is_empty(),
             Dict(d) | Set(d) | FrozenSet(d) => !d.borrow().is_empty(),
             Range(r) => !r.is_empty(),
             Tensor(t) => return super::builtins::tensor_ops::tensor_truthy(t),
@@ -405,7 +417,7 @@ impl Interp {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
                 self.nested(CMP, |me| me.seq_eq(&x, &y))
             }
-            (Tuple(x), Tuple(y)) => self.nested(CMP, |me| me.seq_eq(x, y)),
+            (Tuple(x) | Size(x), Tuple(y) | Size(y)) => self.nested(CMP, |me| me.seq_eq(x, y)),
             (Dict(x), Dict(y)) => {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
                 if x.len() != y.len() {
@@ -467,7 +479,7 @@ impl Interp {
                 let (x, y) = (x.borrow().clone(), y.borrow().clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
-            (Tuple(x), Tuple(y)) => {
+            (Tuple(x) | Size(x), Tuple(y) | Size(y)) => {
                 let (x, y) = (x.clone(), y.clone());
                 return self.nested(CMP, |me| me.seq_order(op, &x, &y));
             }
@@ -541,7 +553,7 @@ impl Interp {
                 let items = l.borrow().clone();
                 self.any_eq(&items, item)
             }
-            Tuple(t) => self.any_eq(&t.clone(), item),
+            Tuple(t) | Size(t) => self.any_eq(&t.clone(), item),
             Dict(d) | Set(d) | FrozenSet(d) => {
                 let k = self.key_in(item.clone(), d)?;
                 Ok(d.borrow().contains_key(&k))

@@ -77,6 +77,7 @@ impl Interp {
                 self.repr_guard.pop();
                 r?;
             }
+            Size(t) => self.repr_seq(t, "torch.Size([", "])", out)?,
             Tuple(t) => {
                 if t.len() == 1 {
                     self.repr_seq(t, "(", ",)", out)?;
@@ -169,6 +170,9 @@ impl Interp {
             Class(c) => match c.kind {
                 super::value::ClassKind::User => {
                     out.push_str(&format!("<class '__main__.{}'>", c.name))
+                }
+                super::value::ClassKind::Builtin(super::value::TypeTag::Size) => {
+                    out.push_str("<class 'torch.Size'>")
                 }
                 _ => out.push_str(&format!("<class '{}'>", c.name)),
             },

@@ -246,6 +246,7 @@ fn builtin_method_names(v: &Value) -> &'static [&'static str] {
         Value::Set(_) => seqmethods::SET_METHODS,
         Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS,
         Value::Tuple(_) => &["count", "index"],
+        Value::Size(_) => &["count", "index", "numel"],
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.as_slice(),
         _ => &[],
     }

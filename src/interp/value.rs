@@ -65,6 +65,9 @@ pub enum Value {
     Str(Rc<str>),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<[Value]>),
+    /// A `torch.Size` (`t.shape`, `t.size()`): a tuple subclass of ints (symbolic ints
+    /// during a capture) that prints as `torch.Size([2, 3])`.
+    Size(Rc<[Value]>),
     Dict(Rc<RefCell<DictMap>>),
     Set(Rc<RefCell<DictMap>>),
     /// A `frozenset`: a set nothing mutates after it is built (so it is hashable).
@@ -231,6 +234,7 @@ pub enum TypeTag {
     Str,
     List,
     Tuple,
+    Size,
     Dict,
     Set,
     FrozenSet,
@@ -485,11 +489,11 @@ impl Key {
             Value::Set(_) => Err(unhashable("set")),
             Value::Slice(_) => Err(unhashable("slice")),
             Value::Instance(i) if i.class.key_flags().unhashable => Err(unhashable(&i.class.name)),
-            Value::Tuple(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
+            Value::Tuple(_) | Value::Size(_) if depth >= MAX_KEY_DEPTH => Err(super::err(
                 ErrorKind::RecursionError,
                 "maximum recursion depth exceeded while getting the hash of a tuple",
             )),
-            Value::Tuple(t) => t.iter().try_for_each(|x| Key::check(x, depth + 1)),
+            Value::Tuple(t) | Value::Size(t) => t.iter().try_for_each(|x| Key::check(x, depth + 1)),
             _ => Ok(()),
         }
     }
@@ -510,7 +514,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         }
         Value::Str(s) => s.hash(h),
         Value::DType(d) => d.name().hash(h),
-        Value::Tuple(t) => {
+        Value::Tuple(t) | Value::Size(t) => {
             t.len().hash(h);
             for x in t.iter() {
                 hash_value(x, h);
@@ -560,7 +564,7 @@ pub fn simple_eq(a: &Value, b: &Value) -> bool {
         (Bool(x), Int(y)) | (Int(y), Bool(x)) => (*x as i64) == *y,
         (Bool(x), Float(y)) | (Float(y), Bool(x)) => (*x as i64 as f64) == *y,
         (Str(x), Str(y)) => x == y,
-        (Tuple(x), Tuple(y)) => {
+        (Tuple(x) | Size(x), Tuple(y) | Size(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| simple_eq(p, q))
         }
         (FrozenSet(x), FrozenSet(y)) | (FrozenSet(x), Set(y)) | (Set(x), FrozenSet(y)) => {
@@ -601,6 +605,15 @@ impl Value {
         Value::Tuple(v.into())
     }
 
+    /// The items of a tuple or of a `torch.Size` (a tuple subclass).
+    #[inline]
+    pub fn tuple_items(&self) -> Option<&Rc<[Value]>> {
+        match self {
+            Value::Tuple(t) | Value::Size(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// A fresh dict (tracked by the cycle collector).
     pub fn dict(m: DictMap) -> Value {
         let d = Rc::new(RefCell::new(m));
@@ -636,7 +649,7 @@ impl Value {
         match self {
             Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             List(x) => Rc::as_ptr(x) as usize,
-            Tuple(x) => Rc::as_ptr(x) as *const u8 as usize,
+            Tuple(x) | Size(x) => Rc::as_ptr(x) as *const u8 as usize,
             Dict(x) | Set(x) | FrozenSet(x) => Rc::as_ptr(x) as usize,
             Range(x) => Rc::as_ptr(x) as usize,
             Slice(x) => Rc::as_ptr(x) as usize,
@@ -687,6 +700,7 @@ impl Value {
             Str(_) => "str",
             List(_) => "list",
             Tuple(_) => "tuple",
+            Size(_) => "torch.Size",
             Dict(_) => "dict",
             Set(_) => "set",
             FrozenSet(_) => "frozenset",

@@ -1,7 +1,8 @@
 //! torch.linalg's matrix functions on the `faer` crate: `inv det slogdet solve cholesky
-//! qr svd svdvals eigh eigvalsh pinv`, batched over leading dims. Each matrix is read
-//! into an f64 `faer::Mat`, factored there, and written back as float32 (the only float
-//! dtype so far: `read`/`write` are where another one gets its arm). Singular and
+//! qr svd svdvals eigh eigvalsh pinv`, batched over leading dims. The input is read as
+//! f64 once (float32 widened); each matrix is a view of it that faer's factorizations
+//! copy into their own storage (`cholesky` factors its own copy in place), and the
+//! results are written back in the input's dtype. Singular and
 //! non-positive-definite inputs raise `LinAlgError` with PyTorch's message. Gradients:
 //! tensor/linalg_grad.rs. No IR op yet: a capture breaks on these (`untraced`).
 
@@ -33,7 +34,10 @@ struct Stack {
     batch: Vec<usize>,
     m: usize,
     n: usize,
-    mats: Vec<Mat<f64>>,
+    /// The matrices' elements, row-major, one after another.
+    data: Vec<f64>,
+    /// How many matrices.
+    count: usize,
     /// The input had batch dims (PyTorch then names the failing batch element).
     batched: bool,
 }
@@ -96,19 +100,27 @@ impl Stack {
         let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
         let batch = a.shape()[..nd - 2].to_vec();
         let count: usize = batch.iter().product();
-        let data = f64_values(a)?;
-        let mats = (0..count)
-            .map(|b| Mat::from_fn(m, n, |i, j| data[b * m * n + i * n + j]))
-            .collect();
         Ok(Stack {
             op,
             dtype: a.dtype(),
             batch,
             m,
             n,
-            mats,
+            data: f64_values(a)?,
+            count,
             batched: nd > 2,
         })
+    }
+
+    /// Matrix `b`: a view of the row-major data (no copy).
+    fn mat(&self, b: usize) -> MatRef<'_, f64> {
+        let len = self.m * self.n;
+        MatRef::from_row_major_slice(&self.data[b * len..(b + 1) * len], self.m, self.n)
+    }
+
+    /// Every matrix, in order.
+    fn mats(&self) -> impl Iterator<Item = MatRef<'_, f64>> {
+        (0..self.count).map(|b| self.mat(b))
     }
 
     /// Reads `a` and checks that its matrices are square.
@@ -154,7 +166,7 @@ impl Stack {
 
     /// Whether every entry is finite (the iterative decompositions get NaN outputs
     /// otherwise, as LAPACK gives, instead of iterating on NaN).
-    fn finite(m: &Mat<f64>) -> bool {
+    fn finite(m: MatRef<'_, f64>) -> bool {
         (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| m[(i, j)].is_finite()))
     }
 }
@@ -183,8 +195,8 @@ fn zero_pivot(u: MatRef<'_, f64>) -> Option<usize> {
 /// `inv(A)`.
 pub fn inv(a: &Tensor) -> Result<Tensor> {
     let s = Stack::square("linalg.inv", a)?;
-    let mut outs = Vec::with_capacity(s.mats.len());
-    for (k, m) in s.mats.iter().enumerate() {
+    let mut outs = Vec::with_capacity(s.count);
+    for (k, m) in s.mats().enumerate() {
         let lu = m.partial_piv_lu();
         if let Some(i) = zero_pivot(lu.U()) {
             return Err(s.fail(
@@ -227,7 +239,7 @@ fn perm_sign(fwd: &[usize]) -> f64 {
 }
 
 /// `(sign, log|det|)` of one square matrix through its LU factors.
-fn slogdet_one(m: &Mat<f64>) -> (f64, f64) {
+fn slogdet_one(m: MatRef<'_, f64>) -> (f64, f64) {
     let lu = m.partial_piv_lu();
     let (fwd, _) = lu.P().arrays();
     let mut sign = perm_sign(fwd);
@@ -253,8 +265,7 @@ fn slogdet_one(m: &Mat<f64>) -> (f64, f64) {
 pub fn det(a: &Tensor) -> Result<Tensor> {
     let s = Stack::square("linalg.det", a)?;
     let vals = s
-        .mats
-        .iter()
+        .mats()
         .map(|m| {
             let (sign, logabs) = slogdet_one(m);
             sign * logabs.exp()
@@ -270,9 +281,9 @@ pub fn det(a: &Tensor) -> Result<Tensor> {
 pub fn cofactor(a: &Tensor) -> Result<Tensor> {
     let s = Stack::square("linalg.det", a)?;
     let n = s.n;
-    let mut outs = Vec::with_capacity(s.mats.len());
+    let mut outs = Vec::with_capacity(s.count);
     for (u, sv, v) in svd_mats(&s, false)? {
-        let sign = slogdet_one(&u).0 * slogdet_one(&v).0;
+        let sign = slogdet_one(u.as_ref()).0 * slogdet_one(v.as_ref()).0;
         let others: Vec<f64> = (0..n)
             .map(|i| (0..n).filter(|&j| j != i).map(|j| sv[j]).product())
             .collect();
@@ -288,7 +299,7 @@ pub fn cofactor(a: &Tensor) -> Result<Tensor> {
 /// `slogdet(A)`: `(sign, logabsdet)`; the gradient flows through `logabsdet`.
 pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     let s = Stack::square("linalg.slogdet", a)?;
-    let (signs, logs): (Vec<f64>, Vec<f64>) = s.mats.iter().map(slogdet_one).unzip();
+    let (signs, logs): (Vec<f64>, Vec<f64>) = s.mats().map(slogdet_one).unzip();
     let sign = s.write(&[], signs)?;
     let logabs = s.write(&[], logs)?;
     record(&logabs, || LinalgGrad::LogAbsDet(Saved::new(a)), &[a]);
@@ -306,8 +317,8 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             s.n, s.n, rhs.m, rhs.n
         )));
     }
-    let mut outs = Vec::with_capacity(s.mats.len());
-    for (k, (m, bm)) in s.mats.iter().zip(&rhs.mats).enumerate() {
+    let mut outs = Vec::with_capacity(s.count);
+    for (k, (m, bm)) in s.mats().zip(rhs.mats()).enumerate() {
         let lu = m.partial_piv_lu();
         if zero_pivot(lu.U()).is_some() {
             let e = s.fail(k, "The solver failed because the input matrix is singular.");
@@ -316,7 +327,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 ..e
             });
         }
-        let mut x = bm.clone();
+        let mut x = bm.to_owned();
         lu.solve_in_place_with_conj(faer::Conj::No, x.as_mut());
         outs.push(x);
     }
@@ -387,38 +398,62 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
     }
 }
 
+/// The lower Cholesky factor from `m`'s lower triangle only (LAPACK's potrf with
+/// uplo='L'), factored in place in one copy (its upper triangle is left unread);
+/// Err(the 0-based index of the first non-positive pivot).
+fn llt_lower(m: MatRef<'_, f64>) -> std::result::Result<Mat<f64>, usize> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::cholesky::llt::factor::{self as llt, LltError};
+    let n = m.nrows();
+    let mut l = Mat::<f64>::zeros(n, n);
+    l.as_mut().copy_from_triangular_lower(m);
+    let par = faer::get_global_parallelism();
+    let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<f64>(
+        n,
+        par,
+        Default::default(),
+    ));
+    let stack = MemStack::new(&mut mem);
+    match llt::cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        par,
+        stack,
+        Default::default(),
+    ) {
+        Ok(_) => Ok(l),
+        Err(LltError::NonPositivePivot { index }) => Err(index),
+    }
+}
+
 /// `cholesky(A, upper)`: the lower factor L (its transpose when `upper`), from A's
 /// lower triangle.
 pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
     let s = Stack::square("linalg.cholesky", a)?;
     let n = s.n;
-    let mut outs = Vec::with_capacity(s.mats.len());
-    for (k, m) in s.mats.iter().enumerate() {
-        // Only the lower triangle is read, as LAPACK's potrf with uplo='L'.
-        let low = Mat::from_fn(n, n, |i, j| if i >= j { m[(i, j)] } else { m[(j, i)] });
-        match low.llt(Side::Lower) {
-            Ok(llt) => {
-                let l = llt.L();
-                outs.push(Mat::from_fn(n, n, |i, j| match (upper, i >= j, j >= i) {
-                    (false, true, _) => l[(i, j)],
-                    (true, _, true) => l[(j, i)],
-                    _ => 0.0,
-                }));
-            }
-            Err(faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index }) => {
-                return Err(s.fail(
-                    k,
-                    &format!(
-                        "The factorization could not be completed because the input is not \
-                         positive-definite (the leading minor of order {} is not \
-                         positive-definite).",
-                        index + 1
-                    ),
-                ))
-            }
+    let mut vals = Vec::with_capacity(s.data.len());
+    for (k, m) in s.mats().enumerate() {
+        let l = llt_lower(m).map_err(|index| {
+            s.fail(
+                k,
+                &format!(
+                    "The factorization could not be completed because the input is not \
+                     positive-definite (the leading minor of order {} is not \
+                     positive-definite).",
+                    index + 1
+                ),
+            )
+        })?;
+        // row i of L, or of L^T (column i of L)
+        for i in 0..n {
+            vals.extend((0..n).map(|j| match (upper, i >= j, j >= i) {
+                (false, true, _) => l[(i, j)],
+                (true, _, true) => l[(j, i)],
+                _ => 0.0,
+            }));
         }
     }
-    let out = s.write_mats(&outs, n, n)?;
+    let out = s.write(&[n, n], vals)?;
     record(
         &out,
         || LinalgGrad::Cholesky {
@@ -436,7 +471,7 @@ pub fn qr(a: &Tensor, mode: QrMode) -> Result<(Tensor, Tensor)> {
     let (m, n) = (s.m, s.n);
     let k = m.min(n);
     let (mut qs, mut rs) = (Vec::new(), Vec::new());
-    for x in &s.mats {
+    for x in s.mats() {
         if k == 0 {
             // An empty matrix: Q is the identity, R is empty.
             let qc = if mode == QrMode::Complete { m } else { 0 };
@@ -493,8 +528,8 @@ fn svd_mats(s: &Stack, full: bool) -> Result<Vec<SvdOne>> {
     let (m, n) = (s.m, s.n);
     let k = m.min(n);
     let (pu, pv) = if full { (m, n) } else { (k, k) };
-    let mut out = Vec::with_capacity(s.mats.len());
-    for (b, x) in s.mats.iter().enumerate() {
+    let mut out = Vec::with_capacity(s.count);
+    for (b, x) in s.mats().enumerate() {
         if k == 0 {
             // An empty matrix: no singular values; identity factors.
             let eye = |r: usize, c: usize| Mat::from_fn(r, c, |i, j| f64::from(u8::from(i == j)));
@@ -505,6 +540,8 @@ fn svd_mats(s: &Stack, full: bool) -> Result<Vec<SvdOne>> {
             out.push((nan_mat(m, pu), vec![f64::NAN; k], nan_mat(n, pv)));
             continue;
         }
+        // factored from a column-major copy (the decomposition reads its input's layout)
+        let x = x.to_owned();
         let f = if full { x.svd() } else { x.thin_svd() };
         let f = f.map_err(|_| {
             s.fail(
@@ -558,7 +595,7 @@ pub fn eigh(a: &Tensor, upper: bool) -> Result<(Tensor, Tensor)> {
     let s = Stack::square("linalg.eigh", a)?;
     let n = s.n;
     let (mut vals, mut vecs) = (Vec::new(), Vec::new());
-    for (b, x) in s.mats.iter().enumerate() {
+    for (b, x) in s.mats().enumerate() {
         if n == 0 {
             vecs.push(Mat::zeros(0, 0));
             continue;
@@ -569,7 +606,7 @@ pub fn eigh(a: &Tensor, upper: bool) -> Result<(Tensor, Tensor)> {
             continue;
         }
         let side = if upper { Side::Upper } else { Side::Lower };
-        let f = x.self_adjoint_eigen(side).map_err(|_| {
+        let f = x.to_owned().self_adjoint_eigen(side).map_err(|_| {
             s.fail(
                 b,
                 "The algorithm failed to converge because the input matrix is ill-conditioned \
@@ -602,7 +639,7 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> 
         _ => f64::from(f32::EPSILON) * m.max(n) as f64,
     };
     let atol = atol.unwrap_or(0.0);
-    let mut outs = Vec::with_capacity(s.mats.len());
+    let mut outs = Vec::with_capacity(s.count);
     for (u, sv, v) in svd_mats(&s, false)? {
         let smax = sv.first().copied().unwrap_or(0.0);
         let cut = atol.max(rtol * smax);

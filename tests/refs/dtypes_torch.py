@@ -1,5 +1,6 @@
 """Runs a Kiln golden program written with `import torch` (tests/golden/torchapi/
-dtypes_*.dl, random_torch.dl, linalg_norms.dl, int32_index.dl, return_types_tuple.dl)
+dtypes_*.dl, random_torch.dl, linalg_norms.dl, int32_index.dl, return_types_tuple.dl,
+torch_size.dl)
 under PyTorch.
 
 Usage: /work/peers-venv/bin/python tests/refs/dtypes_torch.py FILE.dl   (torch 2.15.0, CPU)

@@ -101,7 +101,7 @@ fn encode(v: &Value, path: &str, out: &mut BTreeMap<String, Array>, depth: usize
                 .collect();
             Json::Array(xs?)
         }
-        Value::Tuple(t) => {
+        Value::Tuple(t) | Value::Size(t) => {
             let xs: R<Vec<Json>> = t
                 .iter()
                 .enumerate()

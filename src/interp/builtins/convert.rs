@@ -229,6 +229,7 @@ impl Interp {
                     Some(v) => Value::list(self.collect(v)?),
                 }
             }
+            TypeTag::Size => super::size::construct(self, &args)?,
             TypeTag::Tuple => {
                 arity(name, &args, 0, 1)?;
                 match args.first() {
@@ -323,6 +324,7 @@ fn tag_name(tag: TypeTag) -> &'static str {
         TypeTag::Str => "str",
         TypeTag::List => "list",
         TypeTag::Tuple => "tuple",
+        TypeTag::Size => "Size",
         TypeTag::Dict => "dict",
         TypeTag::Set => "set",
         TypeTag::FrozenSet => "frozenset",

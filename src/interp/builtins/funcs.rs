@@ -122,7 +122,7 @@ pub fn length(me: &mut Interp, v: &Value) -> R<i64> {
     Ok(match v {
         Value::Str(s) => crate::interp::strindex::char_len(s) as i64,
         Value::List(l) => l.borrow().len() as i64,
-        Value::Tuple(t) => t.len() as i64,
+        Value::Tuple(t) | Value::Size(t) => t.len() as i64,
         Value::Dict(d) | Value::Set(d) | Value::FrozenSet(d) => d.borrow().len() as i64,
         Value::Range(r) => r.len(),
         Value::Tensor(t) => super::tensor_ops::tensor_len(t)?,
@@ -393,9 +393,12 @@ fn reversed(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         }
     }
     let mut items = match &args[0] {
-        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(_) | Value::Instance(_) => {
-            me.collect(&args[0])?
-        }
+        Value::List(_)
+        | Value::Tuple(_)
+        | Value::Size(_)
+        | Value::Str(_)
+        | Value::Range(_)
+        | Value::Instance(_) => me.collect(&args[0])?,
         v => {
             return Err(type_err(format!(
                 "'{}' object is not reversible",

@@ -184,10 +184,10 @@ impl Enc {
             }
             Value::Float(f) => out.push_str(&self.float(*f)?),
             Value::Str(s) => quote(out, s, self.ensure_ascii),
-            Value::List(_) | Value::Tuple(_) => {
+            Value::List(_) | Value::Tuple(_) | Value::Size(_) => {
                 let items: Vec<Value> = match v {
                     Value::List(l) => l.borrow().clone(),
-                    Value::Tuple(t) => t.to_vec(),
+                    Value::Tuple(t) | Value::Size(t) => t.to_vec(),
                     _ => Vec::new(),
                 };
                 if items.is_empty() {

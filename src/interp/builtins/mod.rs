@@ -35,6 +35,7 @@ pub mod return_types;
 pub mod seq_funcs;
 pub mod seqmethods;
 pub mod setops;
+pub mod size;
 pub mod strformat;
 pub mod strmethods;
 pub mod tbmod;
@@ -201,6 +202,15 @@ impl Builtins {
         let boolc = new_class("bool", int, ClassKind::Builtin(TypeTag::Bool));
         names.insert("bool".into(), Value::Class(boolc.clone()));
         types.push((TypeTag::Bool, boolc));
+        // torch.Size: a tuple subclass (the global `Size`, so `torch.Size` after `import torch`)
+        let tuple = types.iter().find(|(t, _)| *t == TypeTag::Tuple);
+        let size = new_class(
+            "Size",
+            tuple.map(|(_, c)| c.clone()),
+            ClassKind::Builtin(TypeTag::Size),
+        );
+        names.insert("Size".into(), Value::Class(size.clone()));
+        types.push((TypeTag::Size, size));
         let base_exc = new_class("BaseException", None, ClassKind::Exc(ErrorKind::Exception));
         base_exc
             .dict
@@ -285,6 +295,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
         Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS.contains(&name),
         Value::Tuple(_) => matches!(name, "index" | "count"),
+        Value::Size(_) => size::has_method(name),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),
         Value::GradFn(_) => grad_fn::GRAD_FN_METHODS.contains(&name),
@@ -330,6 +341,7 @@ impl Interp {
             Value::Set(d) => seqmethods::set_method(self, d, name, &args),
             Value::FrozenSet(d) => seqmethods::frozenset_method(self, d, name, args),
             Value::Tuple(t) => seqmethods::tuple_method(self, t, name, &args),
+            Value::Size(t) => size::method(self, t, name, &args),
             Value::Tensor(t) if name == "backward" => tensor_grad::backward(self, t, &args, &kw)
                 .and_then(|v| {
                     self.dist_after_backward()?;

@@ -18,10 +18,10 @@ pub fn numbers(v: &Value, fname: &str) -> R<(Vec<usize>, Vec<f64>)> {
         Value::Int(i) => Ok((vec![], vec![*i as f64])),
         Value::Float(f) => Ok((vec![], vec![*f])),
         Value::Bool(b) => Ok((vec![], vec![f64::from(u8::from(*b))])),
-        Value::List(_) | Value::Tuple(_) | Value::Range(_) => {
+        Value::List(_) | Value::Tuple(_) | Value::Size(_) | Value::Range(_) => {
             let items: Vec<Value> = match v {
                 Value::List(l) => l.borrow().clone(),
-                Value::Tuple(t) => t.to_vec(),
+                Value::Tuple(t) | Value::Size(t) => t.to_vec(),
                 Value::Range(r) => (0..r.len())
                     .map(|i| Value::Int(r.start + i * r.step))
                     .collect(),
@@ -56,7 +56,7 @@ pub fn numbers(v: &Value, fname: &str) -> R<(Vec<usize>, Vec<f64>)> {
 pub fn number(v: &Value, fname: &str) -> R<f64> {
     let (_, vals) = numbers(v, fname)?;
     match vals.as_slice() {
-        [x] if !matches!(v, Value::List(_) | Value::Tuple(_)) => Ok(*x),
+        [x] if !matches!(v, Value::List(_) | Value::Tuple(_) | Value::Size(_)) => Ok(*x),
         _ => Err(type_err(format!(
             "{fname}(): expected a number or a one-element tensor"
         ))),

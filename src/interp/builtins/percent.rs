@@ -98,7 +98,7 @@ impl Interp {
         let is_map = matches!(args, Value::Dict(_));
         let mut a = Args {
             items: match args {
-                Value::Tuple(t) => t.to_vec(),
+                Value::Tuple(t) | Value::Size(t) => t.to_vec(),
                 other => vec![other.clone()],
             },
             next: 0,

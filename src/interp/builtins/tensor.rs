@@ -148,7 +148,7 @@ pub fn float_of(v: &Value, fname: &str) -> R<f64> {
 /// An int or a tuple/list of ints.
 pub fn int_list(v: &Value, fname: &str) -> R<Vec<i64>> {
     match v {
-        Value::Tuple(t) => t.iter().map(|x| int_of(x, fname)).collect(),
+        Value::Tuple(t) | Value::Size(t) => t.iter().map(|x| int_of(x, fname)).collect(),
         Value::List(l) => l.borrow().iter().map(|x| int_of(x, fname)).collect(),
         other => Ok(vec![int_of(other, fname)?]),
     }
@@ -157,7 +157,7 @@ pub fn int_list(v: &Value, fname: &str) -> R<Vec<i64>> {
 /// A shape given as varargs (`zeros(2, 3)`) or one tuple/list (`zeros((2, 3))`).
 pub fn shape_args(args: &[Value], fname: &str) -> R<Vec<i64>> {
     match args {
-        [one @ (Value::Tuple(_) | Value::List(_))] => int_list(one, fname),
+        [one @ (Value::Tuple(_) | Value::Size(_) | Value::List(_))] => int_list(one, fname),
         _ => args.iter().map(|x| int_of(x, fname)).collect(),
     }
 }

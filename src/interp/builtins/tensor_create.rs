@@ -53,7 +53,7 @@ impl Flatten {
     fn walk(&mut self, v: &Value, depth: usize) -> R<()> {
         let items: Vec<Value> = match v {
             Value::List(l) => l.borrow().clone(),
-            Value::Tuple(t) => t.to_vec(),
+            Value::Tuple(t) | Value::Size(t) => t.to_vec(),
             Value::Tensor(t) => {
                 let nested = list_value(t.tolist().map_err(te)?);
                 return self.walk(&nested, depth);
@@ -220,7 +220,7 @@ fn randint(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         &["low", "high", "size", "generator", "dtype", "requires_grad"],
     )?;
     let (bounds, size) = match args.split_last() {
-        Some((s @ (Value::Tuple(_) | Value::List(_)), rest)) => (rest, Some(s)),
+        Some((s @ (Value::Tuple(_) | Value::Size(_) | Value::List(_)), rest)) => (rest, Some(s)),
         _ => (args, None),
     };
     let size = size

@@ -244,7 +244,7 @@ fn split(t: &Tensor, a: &Args) -> R<Value> {
         .ok_or_else(|| type_err("split() missing required argument 'split_size'"))?;
     let dim = a.int(1, "dim")?.unwrap_or(0);
     let parts = match arg {
-        Value::List(_) | Value::Tuple(_) => {
+        Value::List(_) | Value::Tuple(_) | Value::Size(_) => {
             t.split_sizes(&sizes(&int_list(arg, "split")?, "split")?, dim)
         }
         v => t.split(sizes(&[int_of(v, "split")?], "split")?[0], dim),

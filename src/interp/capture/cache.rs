@@ -62,6 +62,7 @@ impl CallKey {
             Value::Str(s) => KeyPart::Str(s.clone()),
             Value::List(l) => return self.seq(0, &l.borrow(), path, depth, seen),
             Value::Tuple(t) => return self.seq(1, t, path, depth, seen),
+            Value::Size(t) => return self.seq(3, t, path, depth, seen),
             Value::Dict(d) => {
                 let d = d.borrow();
                 let items: Vec<(Key, Value)> =
@@ -183,7 +184,7 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::DType(x), Value::DType(y)) => x == y,
-        (Value::Tuple(x), Value::Tuple(y)) => {
+        (Value::Tuple(x), Value::Tuple(y)) | (Value::Size(x), Value::Size(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
         }
         (Value::Tensor(x), Value::Tensor(y)) => x.same(y) && x.requires_grad() == y.requires_grad(),

@@ -76,7 +76,9 @@ fn pair(a: &Value, b: &Value, out: &mut Vec<(Tensor, Tensor)>) -> Result<bool, M
             out.push((x.clone(), y.clone()));
             Ok(true)
         }
-        (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
+        (Value::Tuple(xs), Value::Tuple(ys)) | (Value::Size(xs), Value::Size(ys))
+            if xs.len() == ys.len() =>
+        {
             for (x, y) in xs.iter().zip(ys.iter()) {
                 if !pair(x, y, out)? {
                     return Ok(false);

@@ -526,6 +526,15 @@ fn output_tensors(v: &Value, acc: &mut Vec<crate::tensor::Tensor>) {
     }
 }
 
+/// The value of a symbolic size that a capture returns, guarded by the version.
+fn guarded_size(t: &mut Tracer, s: &crate::compile::capture::symint::SymInt) -> Value {
+    if s.gen == t.gen {
+        let fact = crate::compile::capture::symint::SymFact::Value(s.expr.clone());
+        t.hints.facts.push(fact);
+    }
+    Value::Int(s.value)
+}
+
 fn out_template(
     t: &mut Tracer,
     v: &Value,
@@ -571,11 +580,16 @@ fn out_template(
         }
         // A returned size is a constant of the version: guarded on its value.
         Value::SymInt(s) => {
-            if s.gen == t.gen {
-                let fact = crate::compile::capture::symint::SymFact::Value(s.expr.clone());
-                t.hints.facts.push(fact);
-            }
-            consts.push(Value::Int(s.value));
+            consts.push(guarded_size(t, s));
+            Ok(OutTemplate::Const(consts.len() - 1))
+        }
+        // A returned torch.Size likewise, guarded on each symbolic size's value.
+        Value::Size(xs) => {
+            let items = xs.iter().map(|x| match x {
+                Value::SymInt(s) => guarded_size(t, s),
+                other => other.clone(),
+            });
+            consts.push(Value::Size(items.collect()));
             Ok(OutTemplate::Const(consts.len() - 1))
         }
         // A returned runtime scalar is a constant of the version: guarded on its value.

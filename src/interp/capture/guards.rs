@@ -44,7 +44,7 @@ impl Origin {
             Origin::Item(l, i) => l.borrow().get(*i).cloned(),
             Origin::Key(d, k) => d.borrow().get(k).cloned(),
             Origin::Elem(o, i, n) => match &o.read()? {
-                Value::Tuple(t) if t.len() == *n => t.get(*i).cloned(),
+                Value::Tuple(t) | Value::Size(t) if t.len() == *n => t.get(*i).cloned(),
                 _ => None,
             },
         }

@@ -19,6 +19,7 @@ pub fn concrete(v: &Value) -> Value {
         Value::SymInt(s) => Value::Int(s.concrete()),
         Value::SymFloat(s) => Value::Float(s.concrete()),
         Value::Tuple(t) if t.iter().any(has_sym) => Value::tuple(t.iter().map(concrete).collect()),
+        Value::Size(t) if t.iter().any(has_sym) => Value::Size(t.iter().map(concrete).collect()),
         Value::Slice(s) if s.iter().any(has_sym) => {
             Value::Slice(Rc::new([concrete(&s[0]), concrete(&s[1]), concrete(&s[2])]))
         }
@@ -34,7 +35,7 @@ pub fn concrete(v: &Value) -> Value {
 pub fn has_sym(v: &Value) -> bool {
     match v {
         Value::SymInt(_) | Value::SymFloat(_) => true,
-        Value::Tuple(_) | Value::Slice(_) => has_sym_at(v, 0),
+        Value::Tuple(_) | Value::Size(_) | Value::Slice(_) => has_sym_at(v, 0),
         _ => false,
     }
 }
@@ -46,7 +47,7 @@ fn has_sym_at(v: &Value, depth: usize) -> bool {
     match v {
         Value::SymInt(_) | Value::SymFloat(_) => true,
         _ if depth >= SYM_DEPTH => false,
-        Value::Tuple(t) => t.iter().any(|x| has_sym_at(x, depth + 1)),
+        Value::Tuple(t) | Value::Size(t) => t.iter().any(|x| has_sym_at(x, depth + 1)),
         Value::Slice(s) => s.iter().any(|x| has_sym_at(x, depth + 1)),
         _ => false,
     }
@@ -180,9 +181,9 @@ pub fn numel_value(t: &Tensor) -> Value {
     Value::Int(t.numel() as i64)
 }
 
-/// `t.shape` as a tuple (symbolic ints for symbolic dims during a capture).
+/// `t.shape` as a `torch.Size` (symbolic ints for symbolic dims during a capture).
 pub fn shape_value(t: &Tensor) -> Value {
-    Value::tuple((0..t.ndim()).map(|d| size_value(t, d)).collect())
+    Value::Size((0..t.ndim()).map(|d| size_value(t, d)).collect())
 }
 
 /// The symbolic ints of a shape request given as varargs or one tuple/list, in the
@@ -193,7 +194,7 @@ pub fn request_syms(args: &[Value]) -> Vec<Option<Rc<SymInt>>> {
         _ => None,
     };
     match args {
-        [Value::Tuple(t)] => t.iter().map(one).collect(),
+        [Value::Tuple(t) | Value::Size(t)] => t.iter().map(one).collect(),
         [Value::List(l)] => l.borrow().iter().map(one).collect(),
         _ => args.iter().map(one).collect(),
     }
@@ -207,7 +208,7 @@ pub fn values_unguarded(args: &[Value]) -> Vec<Value> {
         _ => v.clone(),
     };
     match args {
-        [Value::Tuple(t)] => vec![Value::tuple(t.iter().map(one).collect())],
+        [Value::Tuple(t) | Value::Size(t)] => vec![Value::tuple(t.iter().map(one).collect())],
         [Value::List(l)] => {
             let items: Vec<Value> = l.borrow().iter().map(one).collect();
             vec![Value::tuple(items)]
@@ -380,7 +381,7 @@ pub fn create(
         return None;
     }
     let req = match values_unguarded(sizes).as_slice() {
-        [Value::Tuple(t)] => t.to_vec(),
+        [Value::Tuple(t) | Value::Size(t)] => t.to_vec(),
         other => other.to_vec(),
     };
     let req: Vec<i64> = req
