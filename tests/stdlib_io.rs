@@ -80,7 +80,7 @@ fn npy_files_load_as_tensors() {
     // bools; a Fortran-order array NumPy shows as [[0, 1, 2], [3, 4, 5]].
     assert_eq!(
         out,
-        "torch.float32 (2, 3) [[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]]\n\
+        "torch.float32 torch.Size([2, 3]) [[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]]\n\
          torch.int64 [-2, -1, 0, 1, 1099511627776]\n\
          torch.bool [[True, False], [False, True]]\n\
          [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]\n"
