@@ -376,10 +376,9 @@ mod tests {
         assert_eq!(values(&out), vec![0.0; 6], "nothing written");
     }
 
-    /// One Adam step by hand: m = 0 + (2 - 0) * 0.1 = 0.2, v = 0 + 2 * 0.001 * 2 =
-    /// 0.004, p = 1 - 0.2 / (sqrt(0.004) / 0.5 + 1e-8) * 0.01.
-    #[test]
-    fn adam_updates_p_m_and_v() {
+    /// One Adam step from p = `p0` (g = 2, m = v = 0, bc2 = 0.5, step 0.01) with AdamW's
+    /// `decay`: the outputs [p, m, v].
+    fn adam_step(p0: f32, decay: f32) -> [Vec<f32>; 3] {
         let plan = AdamPlan {
             ins: [0, 1, 2, 3, 4, 5],
             outs: [0, 1, 2],
@@ -387,10 +386,10 @@ mod tests {
             b2: 0.999,
             c2: 0.001,
             eps: 1e-8,
-            decay: 1.0,
+            decay,
         };
         let args = [
-            t(&[1.0], &[1]),
+            t(&[p0], &[1]),
             t(&[2.0], &[1]),
             t(&[0.0], &[1]),
             t(&[0.0], &[1]),
@@ -399,39 +398,24 @@ mod tests {
         ];
         let outs = [t(&[0.0], &[1]), t(&[0.0], &[1]), t(&[0.0], &[1])];
         assert_eq!(run(&Update::Adam(plan), &args, &outs).ok(), Some(true));
+        [values(&outs[0]), values(&outs[1]), values(&outs[2])]
+    }
+
+    /// One Adam step by hand: m = 0 + (2 - 0) * 0.1 = 0.2, v = 0 + 2 * 0.001 * 2 =
+    /// 0.004, p = 1 - 0.2 / (sqrt(0.004) / 0.5 + 1e-8) * 0.01.
+    #[test]
+    fn adam_updates_p_m_and_v() {
         let (m, v) = (2.0f32 * 0.1, 2.0f32 * 0.001 * 2.0);
         let p = 1.0 - m / (v.sqrt() / 0.5 + 1e-8) * 0.01;
-        assert_eq!(
-            [values(&outs[0]), values(&outs[1]), values(&outs[2])],
-            [vec![p], vec![m], vec![v]]
-        );
+        assert_eq!(adam_step(1.0, 1.0), [vec![p], vec![m], vec![v]]);
     }
 
     /// AdamW: p is multiplied by the decay before the Adam step (0.5 * 4 = 2, then
     /// 2 - 0.2 / (sqrt(0.004) / 0.5 + 1e-8) * 0.01).
     #[test]
     fn adamw_decays_p_first() {
-        let plan = AdamPlan {
-            ins: [0, 1, 2, 3, 4, 5],
-            outs: [0, 1, 2],
-            c1: 0.1,
-            b2: 0.999,
-            c2: 0.001,
-            eps: 1e-8,
-            decay: 0.5,
-        };
-        let args = [
-            t(&[4.0], &[1]),
-            t(&[2.0], &[1]),
-            t(&[0.0], &[1]),
-            t(&[0.0], &[1]),
-            t(&[0.5], &[]),
-            t(&[0.01], &[]),
-        ];
-        let outs = [t(&[0.0], &[1]), t(&[0.0], &[1]), t(&[0.0], &[1])];
-        assert_eq!(run(&Update::Adam(plan), &args, &outs).ok(), Some(true));
         let (m, v) = (2.0f32 * 0.1, 2.0f32 * 0.001 * 2.0);
         let p = 4.0f32 * 0.5 - m / (v.sqrt() / 0.5 + 1e-8) * 0.01;
-        assert_eq!(values(&outs[0]), vec![p]);
+        assert_eq!(adam_step(4.0, 0.5), [vec![p], vec![m], vec![v]]);
     }
 }
