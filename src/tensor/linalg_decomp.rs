@@ -1,8 +1,11 @@
 //! torch.linalg's matrix functions on the `faer` crate: `inv det slogdet solve cholesky
-//! qr svd svdvals eigh eigvalsh pinv`, batched over leading dims. The input is read as
-//! f64 once (float32 widened); each matrix is a view of it that faer's factorizations
-//! copy into their own storage (`cholesky` factors its own copy in place), and the
-//! results are written back in the input's dtype. Singular and
+//! qr svd svdvals eigh eigvalsh pinv`, batched over leading dims. The LU and Cholesky
+//! functions (`inv det slogdet solve cholesky`) factor in the input's precision, as
+//! torch's LAPACK calls do (float32 in f32, float64 in f64); the iterative ones (`qr svd
+//! eigh pinv`) read float32 widened to f64. The input is read once; each matrix is a
+//! view of it that faer's factorizations copy into their own storage (`cholesky`
+//! factors its own copy in place), and the results are written back in the input's
+//! dtype. Singular and
 //! non-positive-definite inputs raise `LinAlgError` with PyTorch's message. Gradients:
 //! tensor/linalg_grad.rs. No IR op yet: a capture breaks on these (`untraced`).
 
@@ -26,8 +29,8 @@ pub enum QrMode {
     R,
 }
 
-/// A stack of matrices read from a tensor `[..., m, n]`, in f64.
-struct Stack {
+/// A stack of matrices read from a tensor `[..., m, n]`, with elements `T`.
+struct Stack<T = f64> {
     op: &'static str,
     /// The input's dtype, which the outputs keep (float64 stays float64).
     dtype: DType,
@@ -35,7 +38,7 @@ struct Stack {
     m: usize,
     n: usize,
     /// The matrices' elements, row-major, one after another.
-    data: Vec<f64>,
+    data: Vec<T>,
     /// How many matrices.
     count: usize,
     /// The input had batch dims (PyTorch then names the failing batch element).
@@ -74,6 +77,44 @@ pub(super) fn from_f64_as(vals: Vec<f64>, shape: &[usize], dtype: DType) -> Resu
     from_f32(vals.into_iter().map(|v| v as f32).collect(), shape)
 }
 
+/// An element type matrices factor in: f32 (float32 tensors) or f64.
+trait Real: faer::traits::RealField + Copy {
+    /// Zero.
+    const ZERO: Self;
+    /// `t`'s elements in this precision.
+    fn values(t: &Tensor) -> Result<Vec<Self>>;
+    /// A tensor of `vals` in `dtype` (a stack's input dtype).
+    fn tensor(vals: Vec<Self>, shape: &[usize], dtype: DType) -> Result<Tensor>;
+    /// The value in f64.
+    fn wide(self) -> f64;
+}
+
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    fn values(t: &Tensor) -> Result<Vec<f32>> {
+        t.to_f32_vec()
+    }
+    fn tensor(vals: Vec<f32>, shape: &[usize], _: DType) -> Result<Tensor> {
+        from_f32(vals, shape)
+    }
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    fn values(t: &Tensor) -> Result<Vec<f64>> {
+        f64_values(t)
+    }
+    fn tensor(vals: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        from_f64_as(vals, shape, dtype)
+    }
+    fn wide(self) -> f64 {
+        self
+    }
+}
+
 /// The functions have no IR op: a capture that reaches one runs eagerly.
 fn untraced() {
     if trace::active() {
@@ -81,9 +122,9 @@ fn untraced() {
     }
 }
 
-impl Stack {
+impl<T: Real> Stack<T> {
     /// Reads `a` (`[..., m, n]`, float) for `op`.
-    fn read(op: &'static str, a: &Tensor) -> Result<Stack> {
+    fn read(op: &'static str, a: &Tensor) -> Result<Stack<T>> {
         untraced();
         if a.ndim() < 2 {
             return Err(rt(format!(
@@ -106,25 +147,25 @@ impl Stack {
             batch,
             m,
             n,
-            data: f64_values(a)?,
+            data: T::values(a)?,
             count,
             batched: nd > 2,
         })
     }
 
     /// Matrix `b`: a view of the row-major data (no copy).
-    fn mat(&self, b: usize) -> MatRef<'_, f64> {
+    fn mat(&self, b: usize) -> MatRef<'_, T> {
         let len = self.m * self.n;
         MatRef::from_row_major_slice(&self.data[b * len..(b + 1) * len], self.m, self.n)
     }
 
     /// Every matrix, in order.
-    fn mats(&self) -> impl Iterator<Item = MatRef<'_, f64>> {
+    fn mats(&self) -> impl Iterator<Item = MatRef<'_, T>> {
         (0..self.count).map(|b| self.mat(b))
     }
 
     /// Reads `a` and checks that its matrices are square.
-    fn square(op: &'static str, a: &Tensor) -> Result<Stack> {
+    fn square(op: &'static str, a: &Tensor) -> Result<Stack<T>> {
         let s = Stack::read(op, a)?;
         if s.m != s.n {
             return Err(rt(format!(
@@ -146,13 +187,13 @@ impl Stack {
     }
 
     /// A tensor `[*batch, *tail]` of the values `f` gives for each matrix, in order.
-    fn write(&self, tail: &[usize], vals: Vec<f64>) -> Result<Tensor> {
+    fn write(&self, tail: &[usize], vals: Vec<T>) -> Result<Tensor> {
         let shape: Vec<usize> = self.batch.iter().chain(tail).copied().collect();
-        from_f64_as(vals, &shape, self.dtype)
+        T::tensor(vals, &shape, self.dtype)
     }
 
     /// `[*batch, r, c]` from one r x c matrix per batch element.
-    fn write_mats(&self, mats: &[Mat<f64>], r: usize, c: usize) -> Result<Tensor> {
+    fn write_mats(&self, mats: &[Mat<T>], r: usize, c: usize) -> Result<Tensor> {
         let mut vals = Vec::with_capacity(mats.len() * r * c);
         for m in mats {
             for i in 0..r {
@@ -163,7 +204,9 @@ impl Stack {
         }
         self.write(&[r, c], vals)
     }
+}
 
+impl Stack {
     /// Whether every entry is finite (the iterative decompositions get NaN outputs
     /// otherwise, as LAPACK gives, instead of iterating on NaN).
     fn finite(m: MatRef<'_, f64>) -> bool {
@@ -188,13 +231,29 @@ fn record(out: &Tensor, node: impl FnOnce() -> LinalgGrad, inputs: &[&Tensor]) {
 }
 
 /// The 1-based index of the first exactly zero diagonal entry of `u` (LAPACK's info).
-fn zero_pivot(u: MatRef<'_, f64>) -> Option<usize> {
-    (0..u.nrows().min(u.ncols())).find(|&i| u[(i, i)] == 0.0)
+fn zero_pivot<T: Real>(u: MatRef<'_, T>) -> Option<usize> {
+    (0..u.nrows().min(u.ncols())).find(|&i| u[(i, i)] == T::ZERO)
+}
+
+/// Whether `a` factors in f64 (float64) rather than f32.
+fn wide(a: &Tensor) -> bool {
+    a.dtype() == DType::F64
 }
 
 /// `inv(A)`.
 pub fn inv(a: &Tensor) -> Result<Tensor> {
-    let s = Stack::square("linalg.inv", a)?;
+    let out = if wide(a) {
+        inv_in::<f64>(a)?
+    } else {
+        inv_in::<f32>(a)?
+    };
+    record(&out, || LinalgGrad::Inv(Saved::new(&out)), &[a]);
+    Ok(out)
+}
+
+/// `inv(A)` factored in `T`.
+fn inv_in<T: Real>(a: &Tensor) -> Result<Tensor> {
+    let s = Stack::<T>::square("linalg.inv", a)?;
     let mut outs = Vec::with_capacity(s.count);
     for (k, m) in s.mats().enumerate() {
         let lu = m.partial_piv_lu();
@@ -210,9 +269,7 @@ pub fn inv(a: &Tensor) -> Result<Tensor> {
         }
         outs.push(lu.inverse());
     }
-    let out = s.write_mats(&outs, s.n, s.n)?;
-    record(&out, || LinalgGrad::Inv(Saved::new(&out)), &[a]);
-    Ok(out)
+    s.write_mats(&outs, s.n, s.n)
 }
 
 /// The sign of the row permutation `fwd` (+1 even, -1 odd), by counting cycles.
@@ -238,15 +295,16 @@ fn perm_sign(fwd: &[usize]) -> f64 {
     }
 }
 
-/// `(sign, log|det|)` of one square matrix through its LU factors.
-fn slogdet_one(m: MatRef<'_, f64>) -> (f64, f64) {
+/// `(sign, log|det|)` of one square matrix through its LU factors (factored in `T`,
+/// the log-sum taken in f64).
+fn slogdet_one<T: Real>(m: MatRef<'_, T>) -> (f64, f64) {
     let lu = m.partial_piv_lu();
     let (fwd, _) = lu.P().arrays();
     let mut sign = perm_sign(fwd);
     let mut logabs = 0.0;
     let u = lu.U();
     for i in 0..u.nrows() {
-        let d = u[(i, i)];
+        let d = u[(i, i)].wide();
         if d.is_nan() {
             return (f64::NAN, f64::NAN);
         }
@@ -261,17 +319,29 @@ fn slogdet_one(m: MatRef<'_, f64>) -> (f64, f64) {
     (sign, logabs)
 }
 
+/// The `(sign, log|det|)` of every matrix of a stack, and the batch shape they are laid
+/// out in.
+type SignLogs = (Vec<(f64, f64)>, Vec<usize>);
+
+/// The `(sign, log|det|)` of every matrix of `a` (`op` names errors), factored in the
+/// input's precision.
+fn slogdets(op: &'static str, a: &Tensor) -> Result<SignLogs> {
+    fn run<T: Real>(op: &'static str, a: &Tensor) -> Result<SignLogs> {
+        let s = Stack::<T>::square(op, a)?;
+        Ok((s.mats().map(slogdet_one).collect(), s.batch))
+    }
+    if wide(a) {
+        run::<f64>(op, a)
+    } else {
+        run::<f32>(op, a)
+    }
+}
+
 /// `det(A)`.
 pub fn det(a: &Tensor) -> Result<Tensor> {
-    let s = Stack::square("linalg.det", a)?;
-    let vals = s
-        .mats()
-        .map(|m| {
-            let (sign, logabs) = slogdet_one(m);
-            sign * logabs.exp()
-        })
-        .collect();
-    let out = s.write(&[], vals)?;
+    let (pairs, batch) = slogdets("linalg.det", a)?;
+    let vals = pairs.iter().map(|&(sign, l)| sign * l.exp()).collect();
+    let out = from_f64_as(vals, &batch, a.dtype())?;
     record(&out, || LinalgGrad::Det(Saved::new(a)), &[a]);
     Ok(out)
 }
@@ -298,10 +368,10 @@ pub fn cofactor(a: &Tensor) -> Result<Tensor> {
 
 /// `slogdet(A)`: `(sign, logabsdet)`; the gradient flows through `logabsdet`.
 pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
-    let s = Stack::square("linalg.slogdet", a)?;
-    let (signs, logs): (Vec<f64>, Vec<f64>) = s.mats().map(slogdet_one).unzip();
-    let sign = s.write(&[], signs)?;
-    let logabs = s.write(&[], logs)?;
+    let (pairs, batch) = slogdets("linalg.slogdet", a)?;
+    let (signs, logs): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+    let sign = from_f64_as(signs, &batch, a.dtype())?;
+    let logabs = from_f64_as(logs, &batch, a.dtype())?;
     record(&logabs, || LinalgGrad::LogAbsDet(Saved::new(a)), &[a]);
     Ok((sign, logabs))
 }
@@ -309,8 +379,26 @@ pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
 /// `solve(A, B)` for `A [..., n, n]` and `B [..., n, k]` of the same batch shape (the
 /// caller broadcasts and lifts a vector `B`): `X = A^-1 B`.
 pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let s = Stack::square("linalg.solve", a)?;
-    let rhs = Stack::read("linalg.solve", b)?;
+    let out = if wide(a) {
+        solve_in::<f64>(a, b)?
+    } else {
+        solve_in::<f32>(a, b)?
+    };
+    record(
+        &out,
+        || LinalgGrad::Solve {
+            a: Saved::new(a),
+            out: Saved::new(&out),
+        },
+        &[a, b],
+    );
+    Ok(out)
+}
+
+/// `solve(A, B)` factored in `T`.
+fn solve_in<T: Real>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let s = Stack::<T>::square("linalg.solve", a)?;
+    let rhs = Stack::<T>::read("linalg.solve", b)?;
     if rhs.batch != s.batch || rhs.m != s.n {
         return Err(rt(format!(
             "linalg.solve: Incompatible shapes of A and B for the equation AX = B ({}x{} and {}x{})",
@@ -331,16 +419,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         lu.solve_in_place_with_conj(faer::Conj::No, x.as_mut());
         outs.push(x);
     }
-    let out = s.write_mats(&outs, s.n, rhs.n)?;
-    record(
-        &out,
-        || LinalgGrad::Solve {
-            a: Saved::new(a),
-            out: Saved::new(&out),
-        },
-        &[a, b],
-    );
-    Ok(out)
+    s.write_mats(&outs, s.n, rhs.n)
 }
 
 /// `linalg.solve(A, B, left)`: PyTorch's shape rules (B is a batch of vectors when it is
@@ -401,14 +480,14 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
 /// The lower Cholesky factor from `m`'s lower triangle only (LAPACK's potrf with
 /// uplo='L'), factored in place in one copy (its upper triangle is left unread);
 /// Err(the 0-based index of the first non-positive pivot).
-fn llt_lower(m: MatRef<'_, f64>) -> std::result::Result<Mat<f64>, usize> {
+fn llt_lower<T: Real>(m: MatRef<'_, T>) -> std::result::Result<Mat<T>, usize> {
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::cholesky::llt::factor::{self as llt, LltError};
     let n = m.nrows();
-    let mut l = Mat::<f64>::zeros(n, n);
+    let mut l = Mat::<T>::zeros(n, n);
     l.as_mut().copy_from_triangular_lower(m);
     let par = faer::get_global_parallelism();
-    let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<f64>(
+    let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<T>(
         n,
         par,
         Default::default(),
@@ -429,7 +508,25 @@ fn llt_lower(m: MatRef<'_, f64>) -> std::result::Result<Mat<f64>, usize> {
 /// `cholesky(A, upper)`: the lower factor L (its transpose when `upper`), from A's
 /// lower triangle.
 pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
-    let s = Stack::square("linalg.cholesky", a)?;
+    let out = if wide(a) {
+        cholesky_in::<f64>(a, upper)?
+    } else {
+        cholesky_in::<f32>(a, upper)?
+    };
+    record(
+        &out,
+        || LinalgGrad::Cholesky {
+            l: Saved::new(&out),
+            upper,
+        },
+        &[a],
+    );
+    Ok(out)
+}
+
+/// `cholesky(A, upper)` factored in `T`.
+fn cholesky_in<T: Real>(a: &Tensor, upper: bool) -> Result<Tensor> {
+    let s = Stack::<T>::square("linalg.cholesky", a)?;
     let n = s.n;
     let mut vals = Vec::with_capacity(s.data.len());
     for (k, m) in s.mats().enumerate() {
@@ -449,20 +546,11 @@ pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
             vals.extend((0..n).map(|j| match (upper, i >= j, j >= i) {
                 (false, true, _) => l[(i, j)],
                 (true, _, true) => l[(j, i)],
-                _ => 0.0,
+                _ => T::ZERO,
             }));
         }
     }
-    let out = s.write(&[n, n], vals)?;
-    record(
-        &out,
-        || LinalgGrad::Cholesky {
-            l: Saved::new(&out),
-            upper,
-        },
-        &[a],
-    );
-    Ok(out)
+    s.write(&[n, n], vals)
 }
 
 /// `qr(A, mode)`: `(Q, R)`.
