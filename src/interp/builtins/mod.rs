@@ -294,7 +294,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Dict(_) => seqmethods::DICT_METHODS.contains(&name),
         Value::Set(_) => seqmethods::SET_METHODS.contains(&name),
         Value::FrozenSet(_) => seqmethods::FROZENSET_METHODS.contains(&name),
-        Value::Tuple(_) => matches!(name, "index" | "count"),
+        Value::Tuple(_) => seqmethods::TUPLE_METHODS.contains(&name),
         Value::Size(_) => size::has_method(name),
         Value::Tensor(_) => tensor_methods::TENSOR_METHODS.contains(&name),
         Value::GradMode(_) => tensor_grad::GRAD_MODE_METHODS.contains(&name),

@@ -195,6 +195,9 @@ pub fn list_method(
     })
 }
 
+/// The methods of a tuple (and of a `torch.Size`, which adds `numel`).
+pub const TUPLE_METHODS: &[&str] = &["index", "count"];
+
 pub fn tuple_method(me: &mut Interp, t: &Rc<[Value]>, name: &str, args: &[Value]) -> R<Value> {
     arity(name, args, 1, 1)?;
     match name {

@@ -4,9 +4,9 @@
 //! `*` (PyTorch's rules: interp/index.rs, interp/ops.rs).
 
 use super::arity;
-use crate::interp::capture::symint;
 use crate::interp::value::Value;
 use crate::interp::{type_err, Interp, R};
+use crate::syntax::ast::BinOp;
 use std::rc::Rc;
 
 /// `torch.Size(seq)`: the items of an iterable of ints (bools count as ints).
@@ -39,20 +39,24 @@ pub fn from_items(items: Vec<Value>) -> R<Value> {
 }
 
 /// The methods of a `torch.Size`: `numel()` (the product, wrapping as PyTorch's int64
-/// does) and tuple's `count`/`index`.
+/// does; symbolic while it stays affine, as a tensor's `numel()`) and tuple's
+/// `count`/`index`.
 pub fn method(me: &mut Interp, t: &Rc<[Value]>, name: &str, args: &[Value]) -> R<Value> {
     if name != "numel" {
         return super::seqmethods::tuple_method(me, t, name, args);
     }
     arity(name, args, 0, 0)?;
-    let n = t.iter().fold(1i64, |acc, v| match symint::concrete(v) {
-        Value::Int(i) => acc.wrapping_mul(i),
-        _ => acc,
-    });
-    Ok(Value::Int(n))
+    let mut n = Value::Int(1);
+    for v in t.iter() {
+        n = match (&n, v) {
+            (Value::Int(a), Value::Int(b)) => Value::Int(a.wrapping_mul(*b)),
+            _ => me.sym_binop(BinOp::Mul, &n, v)?,
+        };
+    }
+    Ok(n)
 }
 
 /// Whether a `torch.Size` has a method of this name.
 pub fn has_method(name: &str) -> bool {
-    matches!(name, "numel" | "index" | "count")
+    name == "numel" || super::seqmethods::TUPLE_METHODS.contains(&name)
 }
