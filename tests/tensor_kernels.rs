@@ -182,6 +182,38 @@ fn matmul_with_empty_inner_dim_is_zeros() {
     assert!(f32s(&c).iter().all(|v| *v == 0.0));
 }
 
+/// Batches of products too small to split one by one but worth the team together
+/// (attention's per-head `[B, H, T, hs] @ [B, H, hs, T]`): the batch is split over the
+/// team's threads, each product in its own block; with transposed (strided) operands
+/// and batch counts that do not divide evenly, every element equals the naive product.
+#[test]
+fn batched_small_products_split_over_the_team() {
+    for (nb, m, k, n) in [(64, 64, 32, 64), (37, 64, 64, 40), (5, 100, 60, 50)] {
+        let junk = creation::full(&[nb, m, n], Scalar::Float(1e9), Some(DType::F32)).unwrap();
+        drop(junk);
+        let a = ramp(nb * m * k);
+        let b: Vec<f32> = ramp(nb * n * k).iter().map(|x| x * 0.25).collect();
+        let ta = creation::from_f32(a.clone(), &[nb, m, k]).unwrap();
+        // b is stored [nb, n, k] and read transposed, as `k.transpose(-2, -1)` is
+        let tb = creation::from_f32(b.clone(), &[nb, n, k]).unwrap();
+        let got = f32s(&linalg::matmul(&ta, &tb.transpose(-2, -1).unwrap()).unwrap());
+        for i in 0..nb {
+            let ai = &a[i * m * k..(i + 1) * m * k];
+            let bt: Vec<f32> = (0..k * n)
+                .map(|e| b[i * n * k + (e % n) * k + e / n])
+                .collect();
+            let want = naive(ai, &bt, m, k, n);
+            for (j, w) in want.iter().enumerate() {
+                let g = got[i * m * n + j];
+                assert!(
+                    (f64::from(g) - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                    "{nb}x{m}x{k}x{n} batch {i} element {j}: {g} vs {w}"
+                );
+            }
+        }
+    }
+}
+
 /// Products large enough to be split over the kernels' thread team (by columns when
 /// m <= n, else by rows; blocks of 16 with a remainder), with transposed operands as
 /// W5's forward and weight-gradient products read them, and the bias epilogue: every

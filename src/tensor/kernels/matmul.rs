@@ -59,6 +59,26 @@ struct Raw<T> {
 unsafe impl<T> Sync for Raw<T> {}
 unsafe impl<T> Send for Raw<T> {}
 
+/// The destination of a batch of products shared by the tasks that write its blocks.
+#[derive(Clone, Copy)]
+struct Blocks<T>(*mut T);
+
+// SAFETY: each task writes the distinct blocks of its own products; the pointer outlives
+// the `team::for_each` call.
+unsafe impl<T> Sync for Blocks<T> {}
+unsafe impl<T> Send for Blocks<T> {}
+
+impl<T> Blocks<T> {
+    /// The destination `at` elements in.
+    ///
+    /// # Safety
+    /// `at` lies inside the destination's allocation.
+    unsafe fn at(self, at: usize) -> *mut T {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.0.add(at) }
+    }
+}
+
 /// One single-threaded gemm call of rows `r0..r1` and columns `c0..c1` of the product.
 ///
 /// # Safety
@@ -403,35 +423,71 @@ fn bmm_float<T: GemmFloat>(
             unsafe { out.set_len(total) };
             return Ok(Tensor::from_vec(out, shape));
         }
-        let mut i = 0;
-        let mut res = Ok(());
+        let mut offs = Vec::with_capacity(nbatch);
         for_each_offset2(batch, sa, a.offset(), sb, b.offset(), |oa, ob| {
-            if res.is_ok() && i < nbatch && (i + 1) * m * n <= dst_len {
-                let lhs = Mat {
-                    data: da,
-                    offset: oa,
-                    rs: ars,
-                    cs: acs,
-                };
-                let rhs = Mat {
-                    data: db,
-                    offset: ob,
-                    rs: brs,
-                    cs: bcs,
-                };
-                // SAFETY: block i (checked inside the capacity above) is m * n elements.
-                res = unsafe { gemm_into(m, n, k, dst.add(i * m * n), lhs, rhs, false) };
-            }
-            i += 1;
+            offs.push((oa, ob))
         });
-        res?;
-        if i != nbatch {
+        if offs.len() != nbatch || nbatch * m * n > dst_len {
             return Err(out_of_bounds());
+        }
+        let blocks = Blocks(dst);
+        // Product i: block i of dst from the operands at `offs[i]`.
+        let one = |i: usize| -> Result<()> {
+            let (oa, ob) = offs[i];
+            let lhs = Mat {
+                data: da,
+                offset: oa,
+                rs: ars,
+                cs: acs,
+            };
+            let rhs = Mat {
+                data: db,
+                offset: ob,
+                rs: brs,
+                cs: bcs,
+            };
+            // SAFETY: block i lies inside dst's capacity (nbatch * m * n, checked above),
+            // and distinct products write distinct blocks.
+            unsafe { gemm_into(m, n, k, blocks.at(i * m * n), lhs, rhs, false) }
+        };
+        let tasks = batch_tasks(nbatch, m, n, k);
+        if tasks > 1 {
+            // A product this small fails only its bounds check (it polls no interrupt).
+            let failed = std::sync::atomic::AtomicBool::new(false);
+            let run = |t: usize| {
+                let range = nbatch * t / tasks..nbatch * (t + 1) / tasks;
+                if range.into_iter().try_for_each(one).is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            };
+            super::team::for_each(tasks, &run);
+            if failed.into_inner() {
+                return Err(out_of_bounds());
+            }
+        } else {
+            (0..nbatch).try_for_each(one)?;
         }
     }
     // SAFETY: all `total` = nbatch * m * n elements were written above.
     unsafe { out.set_len(total) };
     Ok(Tensor::from_vec(out, shape))
+}
+
+/// How many team tasks a batch of `nbatch` products of `m` x `n` x `k` splits into: the
+/// products themselves when each is too small to split on its own (attention's per-head
+/// products) but together are worth a second thread; else 1 (each product splits
+/// over the team as it runs, or the whole batch is too small).
+fn batch_tasks(nbatch: usize, m: usize, n: usize, k: usize) -> usize {
+    let macs = m.saturating_mul(n).saturating_mul(k);
+    let threads = super::team::threads();
+    if nbatch < 2 || threads < 2 || macs >= PARALLEL_MACS {
+        return 1;
+    }
+    if macs.saturating_mul(nbatch) < PARALLEL_MACS {
+        return 1;
+    }
+    let per_task = (TASK_MACS / macs.max(1)).max(1);
+    nbatch.div_ceil(per_task).max(threads).min(nbatch)
 }
 
 /// Whether a batched product is one product of `batch.product() * m` rows: b is
