@@ -4,7 +4,7 @@
 //! copy into their own storage (`cholesky` factors its own copy in place), and the
 //! results are written back in the input's dtype. Singular and
 //! non-positive-definite inputs raise `LinAlgError` with PyTorch's message. Gradients:
-//! tensor/linalg_grad.rs. No IR op yet: a capture breaks on these (`untraced`).
+//! tensor/linalg_grad.rs. Captured through tensor/linalg_ops.rs (a direct call breaks).
 
 use super::creation::from_f32;
 use super::linalg_grad::{self as lg, LinalgGrad};
@@ -74,7 +74,8 @@ pub(super) fn from_f64_as(vals: Vec<f64>, shape: &[usize], dtype: DType) -> Resu
     from_f32(vals.into_iter().map(|v| v as f32).collect(), shape)
 }
 
-/// The functions have no IR op: a capture that reaches one runs eagerly.
+/// Called outside linalg_ops.rs's recorded entry points (which make this a no-op, being
+/// inside a library call), a capture that reaches a kernel runs eagerly.
 fn untraced() {
     if trace::active() {
         trace::graph_break(trace::BreakReason::UntracedTensor);
@@ -390,7 +391,7 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
         let req: Vec<i64> = batch.iter().chain(&[r, c]).map(|&d| d as i64).collect();
         t.expand(&req)?.contiguous()
     };
-    let x = solve(&full(a, n, n)?, &full(&b2, rows, cols)?)?;
+    let x = super::linalg_ops::solve(&full(a, n, n)?, &full(&b2, rows, cols)?)?;
     if vector {
         x.squeeze(Some(-1))
     } else {
