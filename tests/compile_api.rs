@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, int, snapshot, stats, text};
+use common::{engine, int, snapshot, stats, text, with_last_graph};
 use kiln::compile::capture::cache::EntryKind;
 use kiln::Engine;
 
@@ -241,4 +241,72 @@ fn stats_counts_capture_once_for_many_calls() {
     let mut e =
         engine("@compile\ndef f(x):\n    return x + 1\n\nfor i in range(50):\n    f(ones(2))\n");
     assert_eq!(stats(&mut e, "f"), [1, 49, 0, 1]);
+}
+
+/// The linalg train step of tests/compile/linalg.dl in small: zero_grad, a loss through
+/// cholesky/solve/inv/slogdet/det, backward and the SGD step are one graph with no
+/// break; the backward's rules are graph ops too (solve's gradient is a second solve).
+#[test]
+fn linalg_train_step_is_one_graph() {
+    let mut e = engine(
+        "import linalg\nimport optim\n\
+         P = tensor([[1.0, 0.2], [-0.3, 0.8]], requires_grad=True)\n\
+         opt = optim.SGD([P], lr=0.05)\n\n\
+         @compile\ndef step(r):\n    opt.zero_grad()\n    K = P @ P.T + eye(2)\n\
+         \x20   loss = (linalg.solve(K, r) ** 2).sum() + (linalg.inv(K) * eye(2)).sum()\n\
+         \x20   loss = loss + (linalg.cholesky(K) ** 2).sum() + linalg.slogdet(K)[1] + linalg.det(K)\n\
+         \x20   loss.backward()\n    opt.step()\n    return loss\n\n\
+         losses = [step(ones(2, 1)).item() for i in range(4)]\n",
+    );
+    assert_eq!(
+        text(&mut e, "explain(step, ones(2, 1))"),
+        "captured: no graph breaks"
+    );
+    assert_eq!(stats(&mut e, "step"), [1, 3, 0, 1]);
+    let ir = with_last_graph(&e, "step", |g| g.compiled.to_text(None));
+    for op in [
+        "linalg.cholesky",
+        "linalg.inv",
+        "linalg.slogdet",
+        "linalg.det",
+    ] {
+        assert!(ir.contains(op), "{op}:\n{ir}");
+    }
+    assert!(ir.matches("linalg.solve").count() >= 2, "{ir}");
+    // The losses decrease (the update ran each time).
+    let l: Vec<f64> = (0..4)
+        .map(|i| text(&mut e, &format!("str(losses[{i}])")).parse().unwrap())
+        .collect();
+    assert!(l.windows(2).all(|w| w[1] < w[0]), "{l:?}");
+}
+
+/// A singular matrix reaching a replayed graph: the graph's kernel fails, the call
+/// reruns eagerly, and the error is eager's (LinAlgError, message, line).
+#[test]
+fn singular_matrix_in_a_replayed_graph_raises_eagers_error() {
+    let src = "import linalg\n\n@compile\ndef f(a):\n    y = a * 2.0\n    return linalg.inv(y) + linalg.det(y)\n\n\
+               f(tensor([[2.0, 1.0], [1.0, 3.0]]))\nf(tensor([[2.0, 1.0], [1.0, 3.0]]))\n\
+               f(tensor([[1.0, 2.0], [2.0, 4.0]]))\n";
+    let render = |on: bool| {
+        let mut e = Engine::new();
+        e.set_compile(on);
+        e.set_output(Box::new(|_| {}));
+        match e.run_source(src, "t.dl") {
+            Ok(_) => String::new(),
+            Err(err) => e.render_error(&err),
+        }
+    };
+    let (eager, compiled) = (render(false), render(true));
+    assert!(
+        eager.contains("LinAlgError: linalg.inv:")
+            && eager.contains("singular")
+            && eager.contains("File \"t.dl\", line 6, in f"),
+        "{eager}"
+    );
+    assert_eq!(eager, compiled);
+    let mut e = engine(&src.replace(
+        "f(tensor([[1.0, 2.0], [2.0, 4.0]]))\n",
+        "try:\n    f(tensor([[1.0, 2.0], [2.0, 4.0]]))\nexcept LinAlgError:\n    pass\n",
+    ));
+    assert_eq!(stats(&mut e, "f"), [1, 1, 1, 1]);
 }

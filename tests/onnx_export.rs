@@ -167,6 +167,13 @@ const MODELS: &[Expect] = &[
             "Mod",
         ],
     },
+    Expect {
+        script: "linalg_det",
+        inputs: &["x", "u"],
+        outputs: &["output0", "output1"],
+        params: &[],
+        ops: &["Det", "ScatterElements"],
+    },
 ];
 
 fn check_structure(x: &Expect, m: &ModelProto) {
@@ -284,6 +291,38 @@ fn unsupported_op_names_the_op_and_line_and_keeps_the_old_file() {
     assert!(err.message.contains("print"), "{}", err.message);
     assert!(err.message.contains("eff.dl:3:"), "{}", err.message);
     assert_eq!(std::fs::read(&path).expect("read"), b"previous");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `linalg.inv` is a graph op, but ONNX's default domain has no inverse (Inverse is
+/// com.microsoft's): the export names it and the line, and writes nothing.
+#[test]
+fn linalg_inv_has_no_onnx_equivalent() {
+    let dir = temp_dir("linalg_inv");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    // torch.linalg.inv (stdlib/linalg.dl: the node's line is the stdlib's call) and the
+    // Tensor method (the user's line)
+    for (call, at) in [
+        ("linalg.inv(y)", "linalg.dl:"),
+        ("y.inverse()", "inv.dl:5:"),
+    ] {
+        let src = format!(
+            "import linalg\n\ndef f(x):\n    y = x * 2.0\n    return {call} + 1.0\n\n\
+             export_onnx(f, (eye(3) + ones(3, 3),), out)\n"
+        );
+        let err = e.run_source(&src, "inv.dl").expect_err("inv cannot export");
+        assert_eq!(err.kind, ErrorKind::NotImplementedError);
+        assert!(
+            err.message
+                .contains("export_onnx: linalg.inv has no ONNX equivalent (at "),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains(at), "{}", err.message);
+        assert!(!path.exists());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

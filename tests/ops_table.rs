@@ -367,6 +367,12 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
         "_batch_norm(A.view(3, 2) * K.view(3, 2), None, None, A[0, :2], A[1, :2], True, 0.1, 1e-5)",
     ),
     ("LayerNorm", "_layer_norm(A * K, 1, A[0], A[1], 1e-5)"),
+    // the torch.linalg matrix functions (tensor/linalg_ops.rs): inv, logdet (slogdet),
+    // det and pinv, each a graph op in the forward and its rule's ops in the backward
+    (
+        "Linalg",
+        "(A @ A.T + eye(2)).inverse() @ A * (A @ A.T + eye(2)).det() + A.pinverse().T * (A @ A.T + eye(2)).logdet()",
+    ),
 ];
 
 /// Backward nodes a captured step cannot record yet (the step runs eagerly), each
@@ -393,9 +399,6 @@ const NOT_CAPTURED: &[(&str, &str)] = &[
     ("LstmLayer", "fused LSTM layer: no IR op yet"),
     ("GruLayer", "fused GRU layer: no IR op yet"),
     ("Attention", "fused attention: no IR op yet"),
-    // The torch.linalg matrix functions (src/tensor/linalg_decomp.rs) have no IR op:
-    // a capture breaks on their forward already.
-    ("Linalg", "torch.linalg matrix functions: no IR op yet"),
 ];
 
 /// Checks that a step running `expr`'s backward (into the leaf A, from a loss that

@@ -329,6 +329,8 @@ macro_rules! unrecorded_op {
             | $crate::ir::IrOp::OneHot { .. }
             | $crate::ir::IrOp::BatchNormRunning { .. }
             | $crate::ir::IrOp::GradKernel(_)
+            | $crate::ir::IrOp::Linalg(_)
+            | $crate::ir::IrOp::Scatter { .. }
             | $crate::ir::IrOp::If(_)
             | $crate::ir::IrOp::Loop(_)
             | $crate::ir::IrOp::Out { .. }

@@ -23,6 +23,7 @@ use crate::optable::{BinaryOp, UnaryOp};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
+use crate::tensor::linalg_ops::LinalgOp;
 use crate::tensor::shape::Dims;
 use crate::tensor::Tensor;
 use control::{Branch, LoopSpec, PrintSpec};
@@ -273,6 +274,11 @@ pub enum IrOp {
     ScatterAdd {
         dim: usize,
     },
+    /// `scatter(dim, index, src)` of a tensor `src` (args x, index, src): the last write
+    /// stands where indices repeat (`Tensor::scatter_overwrite`).
+    Scatter {
+        dim: usize,
+    },
     OneHot {
         num_classes: usize,
     },
@@ -281,6 +287,8 @@ pub enum IrOp {
     },
     /// A gradient computed by its dedicated eager kernel (see `GradKernel`).
     GradKernel(GradKernel),
+    /// A torch.linalg matrix function run by its eager kernel (tensor/linalg_ops.rs).
+    Linalg(LinalgOp),
     /// A branch: only the taken side runs (see `control::Branch`).
     If(Box<Branch>),
     /// A loop with loop-carried values (see `control::LoopSpec`).
@@ -362,6 +370,8 @@ impl IrOp {
             IrOp::IndexSelect { .. } => "index_select",
             IrOp::Gather { .. } => "gather",
             IrOp::ScatterAdd { .. } => "scatter_add",
+            IrOp::Scatter { .. } => "scatter",
+            IrOp::Linalg(l) => l.name(),
             IrOp::OneHot { .. } => "one_hot",
             IrOp::MaskedFill { .. } => "masked_fill",
             IrOp::If(_) => "if",
@@ -380,7 +390,8 @@ impl IrOp {
             | IrOp::IndexSelect { .. }
             | IrOp::Gather { .. }
             | IrOp::MaskedFill { .. } => Some(2),
-            IrOp::Where | IrOp::ScatterAdd { .. } => Some(3),
+            IrOp::Where | IrOp::ScatterAdd { .. } | IrOp::Scatter { .. } => Some(3),
+            IrOp::Linalg(l) => Some(l.arity()),
             IrOp::BatchNormRunning { .. } => Some(2),
             IrOp::BatchNorm {
                 training,

@@ -23,6 +23,22 @@ pub fn record_op(
     Ok(out)
 }
 
+/// Runs `eager` (an op with several results) and, when this is the outermost library
+/// call of a `@compile` capture, records `ir(i)` as the node computing result `i` from
+/// `args` (one node per result).
+pub fn record_parts(
+    args: &[&Tensor],
+    ir: impl Fn(usize) -> IrOp,
+    eager: impl FnOnce() -> Result<Vec<Tensor>>,
+) -> Result<Vec<Tensor>> {
+    let sc = trace::scope();
+    let outs = eager()?;
+    for (i, out) in outs.iter().enumerate() {
+        sc.record(|| ir(i), args, out);
+    }
+    Ok(outs)
+}
+
 /// Runs `eager` (a creation op) and, inside a capture, records its result as a graph
 /// constant.
 #[inline]

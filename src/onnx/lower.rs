@@ -12,6 +12,7 @@ use crate::optable::binary::{binary_table, DtypeRule};
 use crate::optable::unary::unary_table;
 use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::linalg_ops::LinalgOp;
 use std::collections::HashMap;
 
 /// The ONNX nodes of unary `op` on input `x` (IR node `n`), from the op table's
@@ -219,12 +220,16 @@ impl<'g> Lower<'g> {
             IrOp::IndexSelect { dim } => self.gather(n, *dim, false),
             IrOp::Gather { dim } => self.gather(n, *dim, true),
             IrOp::ScatterAdd { dim } => self.scatter_add(n, *dim),
+            IrOp::Scatter { dim } => self.scatter(n, *dim),
+            IrOp::Linalg(LinalgOp::Det) => self.det(n),
             IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
             // training-only and backward-only ops: no ONNX form
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
-            | IrOp::GradKernel(_) => Err(unsupported(n.op.name(), &self.at)),
+            | IrOp::GradKernel(_)
+            // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
+            | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),
         }
     }
 

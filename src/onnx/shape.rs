@@ -105,6 +105,20 @@ impl Lower<'_> {
         Ok(self.b.op("ScatterElements", &[&x.name, &i.name, &u], attrs))
     }
 
+    /// `scatter` of a tensor src: ScatterElements with no reduction.
+    pub fn scatter(&mut self, n: &Node, dim: usize) -> Result<String> {
+        let (x, i, u) = (self.arg(n, 0)?, self.arg(n, 1)?, self.arg(n, 2)?);
+        let u = self.b.cast(&u.name, u.dtype, x.dtype);
+        let attrs = vec![attr_i("axis", dim as i64)];
+        Ok(self.b.op("ScatterElements", &[&x.name, &i.name, &u], attrs))
+    }
+
+    /// `linalg.det`: ONNX's Det (batched over leading dims).
+    pub fn det(&mut self, n: &Node) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        Ok(self.b.op("Det", &[&a.name], vec![]))
+    }
+
     pub fn one_hot(&mut self, n: &Node, classes: usize) -> Result<String> {
         let a = self.arg(n, 0)?;
         let depth = self.b.const_i64(&[classes as i64], true);

@@ -425,10 +425,14 @@ impl Tensor {
     /// `scatter(dim, index, src)` with a tensor `src`: a copy of x with `src` written at
     /// `index` along dim, the last write standing where indices repeat (torch's CPU
     /// kernel); the gradients are scatter_add's (src gathers the gradient at every index,
-    /// as torch's backward). Eager only: a capture breaks here.
+    /// as torch's backward). Captured as `IrOp::Scatter`.
     pub fn scatter_overwrite(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        trace::graph_break(trace::BreakReason::UntracedTensor);
-        self.scatter_add_eager(dim, index, src, false)
+        let ir = |_: &Tensor| IrOp::Scatter {
+            dim: trace::dim(dim, self.ndim()),
+        };
+        record_op(&[self, index, src], ir, || {
+            self.scatter_add_eager(dim, index, src, false)
+        })
     }
 
     fn scatter_add_eager(

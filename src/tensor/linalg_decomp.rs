@@ -5,9 +5,9 @@
 //! eigh pinv`) read float32 widened to f64. The input is read once; each matrix is a
 //! view of it that faer's factorizations copy into their own storage (`cholesky`
 //! factors its own copy in place), and the results are written back in the input's
-//! dtype. Singular and
-//! non-positive-definite inputs raise `LinAlgError` with PyTorch's message. Gradients:
-//! tensor/linalg_grad.rs. No IR op yet: a capture breaks on these (`untraced`).
+//! dtype. Singular and non-positive-definite inputs raise `LinAlgError` with PyTorch's
+//! message. Gradients: tensor/linalg_grad.rs. Captured through tensor/linalg_ops.rs (a
+//! direct call breaks).
 
 use super::creation::from_f32;
 use super::linalg_grad::{self as lg, LinalgGrad};
@@ -115,7 +115,8 @@ impl Real for f64 {
     }
 }
 
-/// The functions have no IR op: a capture that reaches one runs eagerly.
+/// Called outside linalg_ops.rs's recorded entry points (which make this a no-op, being
+/// inside a library call), a capture that reaches a kernel runs eagerly.
 fn untraced() {
     if trace::active() {
         trace::graph_break(trace::BreakReason::UntracedTensor);
@@ -469,7 +470,7 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
         let req: Vec<i64> = batch.iter().chain(&[r, c]).map(|&d| d as i64).collect();
         t.expand(&req)?.contiguous()
     };
-    let x = solve(&full(a, n, n)?, &full(&b2, rows, cols)?)?;
+    let x = super::linalg_ops::solve(&full(a, n, n)?, &full(&b2, rows, cols)?)?;
     if vector {
         x.squeeze(Some(-1))
     } else {

@@ -1,14 +1,18 @@
 //! Gradients of the matrix functions of tensor/linalg_decomp.rs, as tensor ops over
 //! their saved factors. A function with several outputs (`svd`, `eigh`, `qr`) records
 //! one node per output: the gradient is linear in the output gradients, so the sum of
-//! the nodes' contributions is the whole gradient.
+//! the nodes' contributions is the whole gradient. The rules call the captured entry
+//! points (tensor/linalg_ops.rs) and record their constants, so a compiled backward
+//! records them as graph ops.
 
 use super::creation::from_f32;
 use super::linalg::matmul;
-use super::linalg_decomp::{cofactor, inv, solve};
+use super::linalg_ops::{cofactor, inv, solve, LinalgOp};
 use super::{err, Tensor};
 use crate::autograd::Saved;
 use crate::error::{ErrorKind, Result};
+use crate::ir::record_op::{record_const, record_op};
+use crate::ir::IrOp;
 
 /// Which output of `svd` a node belongs to.
 #[derive(Clone, Copy, Debug)]
@@ -69,7 +73,7 @@ fn t(x: &Tensor) -> Result<Tensor> {
     x.transpose(-1, -2)
 }
 
-/// An r x c float32 constant with `f(i, j)` at (i, j).
+/// An r x c float32 constant with `f(i, j)` at (i, j) (a graph constant in a capture).
 fn table(r: usize, c: usize, f: impl Fn(usize, usize) -> f32) -> Result<Tensor> {
     let mut v = Vec::with_capacity(r * c);
     for i in 0..r {
@@ -77,7 +81,7 @@ fn table(r: usize, c: usize, f: impl Fn(usize, usize) -> f32) -> Result<Tensor> 
             v.push(f(i, j));
         }
     }
-    from_f32(v, &[r, c])
+    record_const(|| from_f32(v, &[r, c]))
 }
 
 /// `x[..., None, None]`: a batch of scalars against a batch of matrices.
@@ -86,8 +90,18 @@ fn lift2(x: &Tensor) -> Result<Tensor> {
 }
 
 /// `1 / (v[..., j] - v[..., i])` off the diagonal, 0 on it (for eigenvalues `v`),
-/// or with `squares`, of the squared values (the SVD's).
-fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
+/// or with `squares`, of the squared values (the SVD's); an `IrOp::Linalg` node in a
+/// capture.
+fn gap(v: &Tensor, squares: bool) -> Result<Tensor> {
+    record_op(
+        &[v],
+        |_| IrOp::Linalg(LinalgOp::GapInverse { squares }),
+        || gap_inverse(v, squares),
+    )
+}
+
+/// `gap`'s kernel (the executor of its node).
+pub(crate) fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
     let n = v.shape()[v.ndim() - 1];
     let vals = super::linalg_decomp::f64_values(v)?;
     let mut out = Vec::with_capacity(vals.len() * n);
@@ -156,7 +170,7 @@ impl LinalgGrad {
             LinalgGrad::EighVectors { l, v } => {
                 let v = v.get()?;
                 // Symmetrized, as PyTorch's (the input is taken as symmetric).
-                let inner = matmul(&t(&v)?, g)?.mul(&gap_inverse(&l.get()?, false)?)?;
+                let inner = matmul(&t(&v)?, g)?.mul(&gap(&l.get()?, false)?)?;
                 let ga = matmul(&matmul(&v, &inner)?, &t(&v)?)?;
                 vec![Some(ga.add(&t(&ga)?)?.mul_s(0.5)?)]
             }
@@ -206,7 +220,7 @@ fn svd_grad(part: SvdPart, sv: &SvdSaved, g: &Tensor) -> Result<Tensor> {
             let gu = g.narrow(-1, 0, k)?;
             let uhgu = matmul(&t(&u)?, &gu)?;
             let skew = uhgu.sub(&t(&uhgu)?)?;
-            let core = skew.mul(&gap_inverse(&s, true)?)?.mul(&srow)?;
+            let core = skew.mul(&gap(&s, true)?)?.mul(&srow)?;
             let mut ga = matmul(&u, &core)?;
             if m > k as usize {
                 let gusinv = gu.div(&srow)?;
@@ -221,7 +235,7 @@ fn svd_grad(part: SvdPart, sv: &SvdSaved, g: &Tensor) -> Result<Tensor> {
             let v = t(&vh)?;
             let vhgv = matmul(&vh, &t(&gvh)?)?;
             let skew = vhgv.sub(&t(&vhgv)?)?;
-            let core = scol.mul(&skew.mul(&gap_inverse(&s, true)?)?)?;
+            let core = scol.mul(&skew.mul(&gap(&s, true)?)?)?;
             let mut ga = matmul(&core, &vh)?;
             if n > k as usize {
                 let sinvgvh = gvh.div(&scol)?;

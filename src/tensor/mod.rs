@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod linalg;
 pub mod linalg_decomp;
 pub mod linalg_grad;
+pub mod linalg_ops;
 pub mod mt19937;
 pub mod norm;
 pub mod optim_step;

@@ -385,7 +385,12 @@ impl Tensor {
                 r as usize
             });
         }
-        let out = self.expand_raw(&shape)?;
+        let mut out = self.expand_raw(&shape)?;
+        if out.same(self) && autograd::needs_grad(&[self]) {
+            // A view carries the node: recorded on `self` itself, it would replace
+            // self's own node (a leaf would stop being one after its first backward).
+            out = self.view_with(shape, self.strides().into(), self.offset());
+        }
         if !out.same(self) {
             out.mark_view_of(self);
         }

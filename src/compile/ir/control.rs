@@ -68,6 +68,8 @@ impl IrOp {
             | IrOp::IndexSelect { .. }
             | IrOp::Gather { .. }
             | IrOp::ScatterAdd { .. }
+            | IrOp::Scatter { .. }
+            | IrOp::Linalg(_)
             | IrOp::OneHot { .. }
             | IrOp::MaskedFill { .. }
             | IrOp::GradKernel(_)

@@ -6,6 +6,7 @@ use crate::compile::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep
 use crate::compile::sym::shape_text;
 use crate::source::SourceMap;
 use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::linalg_ops::LinalgOp;
 use std::fmt::Write;
 
 pub fn short(dt: DType) -> &'static str {
@@ -139,7 +140,9 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::Stack { dim }
         | IrOp::IndexSelect { dim }
         | IrOp::Gather { dim }
-        | IrOp::ScatterAdd { dim } => format!("dim={dim}"),
+        | IrOp::ScatterAdd { dim }
+        | IrOp::Scatter { dim } => format!("dim={dim}"),
+        IrOp::Linalg(op) => linalg_attrs(op),
         IrOp::Cumsum { dim, .. } => format!("dim={dim}, reverse=True"),
         IrOp::Reshape { shape } | IrOp::Expand { shape, .. } | IrOp::IndexGrad { shape, .. } => {
             format!("shape={:?}", shape.as_slice())
@@ -176,6 +179,20 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::GradKernel(_)
         | IrOp::If(_)
         | IrOp::Print(_) => String::new(),
+    }
+}
+
+/// A matrix function's attributes: its mode flags and which result a node is.
+fn linalg_attrs(op: &LinalgOp) -> String {
+    match op {
+        LinalgOp::Slogdet { part } => format!("part={part}"),
+        LinalgOp::Cholesky { upper } => format!("upper={upper}"),
+        LinalgOp::Qr { mode, part } => format!("mode={mode:?}, part={part}"),
+        LinalgOp::Svd { full, part } => format!("full_matrices={full}, part={part}"),
+        LinalgOp::Eigh { upper, part } => format!("upper={upper}, part={part}"),
+        LinalgOp::Pinv { atol, rtol } => format!("atol={atol:?}, rtol={rtol:?}"),
+        LinalgOp::GapInverse { squares } => format!("squares={squares}"),
+        LinalgOp::Inv | LinalgOp::Det | LinalgOp::Cofactor | LinalgOp::Solve => String::new(),
     }
 }
 

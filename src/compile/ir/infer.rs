@@ -10,6 +10,7 @@ use crate::source::Span;
 use crate::tensor::dtype::{default_float, DType, Scalar};
 use crate::tensor::kernels::binary::compute_dtype;
 use crate::tensor::kernels::conv::{out_size, ConvParams, PoolParams};
+use crate::tensor::linalg_ops::LinalgOp;
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::shape::{broadcast_shapes, fmt_shape, numel, Dims};
 
@@ -204,7 +205,8 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             dim_index(name, a, *dim)?;
             full(a[0].dtype, a[1].shape.clone())
         }
-        IrOp::ScatterAdd { dim } => {
+        IrOp::Linalg(op) => derive_linalg(op, a),
+        IrOp::ScatterAdd { dim } | IrOp::Scatter { dim } => {
             dim_index(name, a, *dim)?;
             full(a[0].dtype, a[0].shape.clone())
         }
@@ -219,6 +221,22 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             Err(bad(format!("{name}: cannot derive a type")))
         }
     }
+}
+
+/// A matrix function: float args; its result's dtype and (where the args' shapes
+/// give it) shape.
+fn derive_linalg(op: &LinalgOp, a: &[ValueType]) -> Result<Derived> {
+    if let Some(x) = a.iter().find(|x| !x.dtype.is_float()) {
+        return Err(bad(format!("{}: unsupported dtype {}", op.name(), x.dtype)));
+    }
+    let x = a
+        .first()
+        .ok_or_else(|| bad(format!("{}: no tensors", op.name())))?;
+    let shapes: Vec<&[usize]> = a.iter().map(|t| &t.shape[..]).collect();
+    Ok(Derived {
+        dtype: op.out_dtype(x.dtype),
+        shape: op.out_shape(&shapes).map(Dims::from),
+    })
 }
 
 fn derive_unary(u: UnaryOp, x: &ValueType) -> Result<Derived> {

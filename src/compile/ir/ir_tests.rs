@@ -266,3 +266,57 @@ fn cat_of_scalars_is_rejected_not_a_panic() {
     let e = derive(&IrOp::Cat { dim: 0 }, &[t.clone(), t]);
     assert!(e.is_err());
 }
+
+/// Every matrix function's derived type against its kernel's result (`linalg_ops::run`,
+/// the executor of `IrOp::Linalg`): a batch of square matrices, a tall one, float64.
+#[test]
+fn derive_matches_eager_linalg() -> crate::error::Result<()> {
+    use crate::tensor::linalg_decomp::QrMode;
+    use crate::tensor::linalg_ops::{run, LinalgOp as L};
+    let sq = creation::from_f32(
+        vec![4.0, 1.0, 2.0, 1.0, 3.0, 0.5, 2.0, 0.5, 5.0],
+        &[1, 3, 3],
+    )?;
+    let sq64 = sq.cast(DType::F64)?;
+    let rhs = creation::from_f32(vec![1.0, 2.0, 0.0, -1.0, 3.0, 1.0], &[1, 3, 2])?;
+    let vals: Vec<f32> = (0..12).map(|i| (i * i % 7) as f32 + 0.5).collect();
+    let tall = creation::from_f32(vals, &[4, 3])?;
+    let ev = creation::from_f32(vec![1.0, 2.0, 4.0], &[3])?;
+    let mut cases: Vec<(L, Vec<&Tensor>)> = vec![
+        (L::Inv, vec![&sq]),
+        (L::Det, vec![&sq64]),
+        (L::Cofactor, vec![&sq]),
+        (L::Solve, vec![&sq, &rhs]),
+        (L::Cholesky { upper: true }, vec![&sq64]),
+        (
+            L::Svd {
+                full: true,
+                part: 0,
+            },
+            vec![&tall],
+        ),
+        (
+            L::Pinv {
+                atol: None,
+                rtol: None,
+            },
+            vec![&tall],
+        ),
+        (L::GapInverse { squares: true }, vec![&ev]),
+    ];
+    for part in 0..2 {
+        cases.push((L::Slogdet { part }, vec![&sq]));
+        cases.push((L::Eigh { upper: false, part }, vec![&sq64]));
+        for mode in [QrMode::Reduced, QrMode::Complete, QrMode::R] {
+            cases.push((L::Qr { mode, part }, vec![&tall]));
+        }
+    }
+    for part in 0..3 {
+        cases.push((L::Svd { full: false, part }, vec![&sq]));
+    }
+    for (op, args) in cases {
+        let out = run(op, &args)?;
+        agrees(IrOp::Linalg(op), &args, &out);
+    }
+    Ok(())
+}

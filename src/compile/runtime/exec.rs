@@ -7,7 +7,7 @@ use crate::compile::ir::{Graph, IrIndex, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops;
 use crate::tensor::indexing::{one_hot, TensorIndex};
-use crate::tensor::{linalg, norm, views, Tensor};
+use crate::tensor::{linalg, linalg_ops, norm, views, Tensor};
 
 fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()
@@ -161,6 +161,8 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
         IrOp::IndexSelect { dim } => x()?.index_select(*dim as i64, y()?),
         IrOp::Gather { dim } => x()?.gather(*dim as i64, y()?),
         IrOp::ScatterAdd { dim } => x()?.scatter_add(*dim as i64, y()?, arg(args, 2)?),
+        IrOp::Scatter { dim } => x()?.scatter_overwrite(*dim as i64, y()?, arg(args, 2)?),
+        IrOp::Linalg(op) => linalg_ops::run(*op, &args.iter().collect::<Vec<_>>()),
         IrOp::OneHot { num_classes } => one_hot(x()?, *num_classes as i64),
         IrOp::MaskedFill { value } => x()?.masked_fill(y()?, *value),
         IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),

@@ -182,7 +182,8 @@ impl Walk<'_> {
             | IrOp::LogSoftmax { .. }
             | IrOp::Cumsum { .. }
             | IrOp::BatchNormRunning { .. }
-            | IrOp::ScatterAdd { .. } => x,
+            | IrOp::ScatterAdd { .. }
+            | IrOp::Scatter { .. } => x,
             IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => self.norm_shape(node, &args),
             IrOp::Binary(_) => self.broadcast(&x, &args[1]),
             IrOp::Where => {
@@ -253,6 +254,8 @@ impl Walk<'_> {
                 self.batch_only(node, &args)
             }
             IrOp::GradKernel(k) => self.grad_kernel(node, k, &args),
+            // the matrix functions' sizes are specialised
+            IrOp::Linalg(_) => self.opaque(node, &args),
             // A branch the region rules did not take (they always do); print.
             IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
             IrOp::Out { index } => self.out_node(node, *index, &args),

@@ -9,6 +9,7 @@ use super::tensor_funcs::{forward, forwarders};
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{value_err, Interp, R};
 use crate::tensor::linalg_decomp::{self as ld, QrMode};
+use crate::tensor::linalg_ops as lo;
 use crate::tensor::Tensor;
 
 /// The method names this file handles (for `hasattr` and completion).
@@ -27,29 +28,29 @@ pub fn linalg_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     let v = match name {
         "inverse" => {
             a.check(0, &[])?;
-            tv(ld::inv(t))?
+            tv(lo::inv(t))?
         }
         "det" => {
             a.check(0, &[])?;
-            tv(ld::det(t))?
+            tv(lo::det(t))?
         }
         "logdet" => {
             // log(det): NaN for a negative determinant, -inf for a singular matrix.
             a.check(0, &[])?;
-            let (sign, logabs) = ld::slogdet(t).map_err(te)?;
+            let (sign, logabs) = lo::slogdet(t).map_err(te)?;
             let nan = sign.cmp_s(crate::ops::BinaryOp::Lt, 0.0).map_err(te)?;
             tv(logabs.masked_fill(&nan, crate::tensor::Scalar::Float(f64::NAN)))?
         }
         "slogdet" => {
             a.check(0, &[])?;
-            let (s, l) = ld::slogdet(t).map_err(te)?;
+            let (s, l) = lo::slogdet(t).map_err(te)?;
             tuple(vec![s, l])
         }
         "svd" => {
             // torch.svd(A, some=True, compute_uv=True): (U, S, V), V not transposed.
             a.check(2, &["some", "compute_uv"])?;
             let some = a.flag(0, "some", true)?;
-            let (u, s, vh) = ld::svd(t, !some).map_err(te)?;
+            let (u, s, vh) = lo::svd(t, !some).map_err(te)?;
             if !a.flag(1, "compute_uv", true)? {
                 let zeros = |x: &Tensor| x.mul_s(0.0);
                 let (u, vh) = (zeros(&u).map_err(te)?, zeros(&vh).map_err(te)?);
@@ -64,7 +65,7 @@ pub fn linalg_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "pinverse" => {
             a.check(1, &["rcond"])?;
             let rcond = a.float(0, "rcond")?.unwrap_or(1e-15);
-            tv(ld::pinv(t, None, Some(rcond)))?
+            tv(lo::pinv(t, None, Some(rcond)))?
         }
         _ => return Ok(None),
     };
@@ -106,7 +107,7 @@ fn linalg_solve(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn linalg_cholesky(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("linalg.cholesky", args, kw);
     a.check(2, &[])?;
-    tv(ld::cholesky(&a.tensor(0, "A")?, a.flag(1, "upper", false)?))
+    tv(lo::cholesky(&a.tensor(0, "A")?, a.flag(1, "upper", false)?))
 }
 
 /// `_linalg_qr(A, mode)`.
@@ -132,7 +133,7 @@ fn linalg_qr(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         }
         None => QrMode::Reduced,
     };
-    let (q, r) = ld::qr(&a.tensor(0, "A")?, mode).map_err(te)?;
+    let (q, r) = lo::qr(&a.tensor(0, "A")?, mode).map_err(te)?;
     Ok(tuple(vec![q, r]))
 }
 
@@ -140,7 +141,7 @@ fn linalg_qr(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn linalg_svd(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("linalg.svd", args, kw);
     a.check(2, &[])?;
-    let (u, s, vh) = ld::svd(&a.tensor(0, "A")?, a.flag(1, "full_matrices", true)?).map_err(te)?;
+    let (u, s, vh) = lo::svd(&a.tensor(0, "A")?, a.flag(1, "full_matrices", true)?).map_err(te)?;
     Ok(tuple(vec![u, s, vh]))
 }
 
@@ -148,7 +149,7 @@ fn linalg_svd(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn linalg_svdvals(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("linalg.svdvals", args, kw);
     a.check(1, &[])?;
-    tv(ld::svdvals(&a.tensor(0, "A")?))
+    tv(lo::svdvals(&a.tensor(0, "A")?))
 }
 
 /// `_linalg_eigh(A, UPLO)`.
@@ -161,7 +162,7 @@ fn linalg_eigh(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         Some(Value::Str(s)) if &**s == "U" => true,
         Some(_) => return Err(value_err("Expected UPLO argument to be 'L' or 'U'")),
     };
-    let (l, v) = ld::eigh(&a.tensor(0, "A")?, upper).map_err(te)?;
+    let (l, v) = lo::eigh(&a.tensor(0, "A")?, upper).map_err(te)?;
     Ok(tuple(vec![l, v]))
 }
 
@@ -169,7 +170,7 @@ fn linalg_eigh(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 fn linalg_pinv(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("linalg.pinv", args, kw);
     a.check(3, &[])?;
-    tv(ld::pinv(
+    tv(lo::pinv(
         &a.tensor(0, "A")?,
         a.float(1, "atol")?,
         a.float(2, "rtol")?,
