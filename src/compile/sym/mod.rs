@@ -98,7 +98,7 @@ impl SymInfo {
                 indices: sym_slices(indices, &shape)?,
             },
             IrOp::IndexGrad { indices, .. } => IrOp::IndexGrad {
-                shape: shape.into(),
+                shape,
                 indices: indices.clone(),
             },
             _ => return None,
