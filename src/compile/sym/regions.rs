@@ -33,7 +33,7 @@ pub(super) struct RegionState {
     /// The walked regions of this graph's control nodes, with their candidate targets.
     pub kept: Vec<RawRegion>,
     /// Reshapes and expands of symbolic sizes in regions are specialised.
-    fixed_targets: bool,
+    pub fixed_targets: bool,
 }
 
 /// A region walked with symbolic shapes: its reshape/expand nodes with their shapes
