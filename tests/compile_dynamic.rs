@@ -89,6 +89,29 @@ fn broken_tie_raises_eagers_error() {
 }
 
 #[test]
+fn loop_body_follows_the_batch_and_a_broken_tie_raises_eagers_error() {
+    // The body's tensors carry the batch: one symbolic version serves batches 4..=7;
+    // x's batch and m's are tied inside the body, so a call breaking the tie recaptures
+    // and raises eager's broadcast error from the body's line.
+    let def = "@compile\ndef f(x, m):\n    h = zeros(x.shape[0], 3)\n    \
+               for t in range(x.shape[1]):\n        h = h + x[:, t] * m\n    return h\n\n";
+    let calls: String = (3..8)
+        .map(|b| format!("r{b} = f(ones({b}, 9, 3), ones({b}, 1) * {b}.0)\n"))
+        .collect();
+    let mut e = engine(&format!("{def}{calls}"));
+    assert_eq!(stats(&mut e, "f"), [2, 3, 0, 2]);
+    assert_eq!(
+        text(&mut e, "str(r7.tolist()[6])"),
+        format!("{:?}", vec![63.0; 3])
+    );
+    let src = format!("{def}{calls}f(ones(6, 9, 3), ones(4, 1))\n");
+    let eager = error_of(&src, false);
+    let compiled = error_of(&src, true);
+    assert!(eager.contains("t.dl:5"), "{eager}");
+    assert_eq!(compiled, eager);
+}
+
+#[test]
 fn python_size_reads_specialise_instead_of_baking() {
     // x.shape[0] becomes a Python int: each size is its own version, never a stale one.
     let mut e = engine(

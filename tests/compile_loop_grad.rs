@@ -414,11 +414,14 @@ for i in range(len(xs)):
 fn dynamic_true_with_weight_arguments_is_one_capture_over_all_lengths() {
     // The backward fixes the sizes the graph names (the hidden size of `zeros(H)`, the
     // class count of `logits[y]`'s gradient): those are specialised, the length stays
-    // symbolic. (Before: the whole version was specialised, one capture per length.)
+    // symbolic, and so does the input width, which the loop body follows (`x[t] @ Wxh`
+    // ties it to Wxh's rows). (Before: the whole version was specialised, one capture
+    // per length; then the body kept its capture-time shapes, fixing the width.)
     let mut e = engine(&format!("{FD_PRELUDE}{RNN_ARGS}"));
     assert_eq!(stats(&mut e, "loss_fn"), [1, 5, 0, 1]);
     let (fwd, _) = version_texts(&e, "loss_fn");
-    assert!(fwd.contains("%0 = input(arg0) : f32[s0, 3]"), "{fwd}");
+    assert!(fwd.contains("%0 = input(arg0) : f32[s0, s1]"), "{fwd}");
+    assert!(fwd.contains("%2 = input(arg2) : f32[s1, 4]"), "{fwd}");
     assert!(fwd.contains("%3 = input(arg3) : f32[4, 4]"), "{fwd}");
     let mut eager = eager_engine(&format!(
         "{FD_PRELUDE}{}",
@@ -431,13 +434,14 @@ fn dynamic_true_with_weight_arguments_is_one_capture_over_all_lengths() {
 
 #[test]
 fn dims_the_backward_specialised_are_guarded() {
-    // Guard case: a call with another input width (the function reads no global of
-    // it) must not run the version whose width the backward specialised; it captures
-    // again and matches eager.
+    // Guard case: a call with another class count (the function reads no global of
+    // it) must not run the version whose class count the backward specialised; it
+    // captures again and matches eager. (Its input width 5 alone would reuse the
+    // version: the loop body follows the width.)
     let src = format!(
         "{FD_PRELUDE}{RNN_ARGS}
 x2 = randn(9, 5)
-p2 = [randn(5, H), randn(H, H), randn(H), randn(H, C), randn(C)]
+p2 = [randn(5, H), randn(H, H), randn(H), randn(H, 5), randn(5)]
 for p in p2:
     p.requires_grad_()
 out = loss_fn(x2, ys[0], *p2)
@@ -449,5 +453,5 @@ want = raw(x2, ys[0], *[p.detach().requires_grad_() for p in p2])
     assert_eq!(stats(&mut e, "loss_fn"), [2, 5, 0, 2]);
     let got = floats(&text(&mut e, "str(out.item())"));
     let want = floats(&text(&mut e, "str(want.item())"));
-    assert_close(&got, &want, "loss at another hidden size");
+    assert_close(&got, &want, "loss at another class count and width");
 }

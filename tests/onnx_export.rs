@@ -681,8 +681,8 @@ fn transformer_with_a_fixed_batch_keeps_a_dynamic_sequence_length() {
 #[test]
 fn an_axis_that_cannot_stay_dynamic_names_the_node_that_fixes_it() {
     let mut e = engine();
-    // a reshape inside a branch side keeps its traced size (ONNX If bodies and compiled
-    // regions have no per-call targets): refused, naming the `if` and its line
+    // a reshape with explicit sizes inside a branch side keeps its traced size (the
+    // request is not recorded in a region): refused, naming the `if` and its line
     let src = "def f(x):\n    h = x * 2\n    if h.mean() > 0:\n        h = h.reshape(-1).exp().reshape(x.shape[0], 3)\n    return h\ntrace(f, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
     let err = e.run_source(src, "br.dl").expect_err("fixed by the branch");
     assert_eq!(err.kind, ErrorKind::ValueError);

@@ -122,11 +122,17 @@ fn zeros_for(shape: &[usize], g: &Tensor) -> Result<Tensor> {
 /// forward input, kept only then) an expanded zero that takes `src`'s symbolic sizes,
 /// so the recorded backward follows the forward's sizes rather than fixing them.
 fn zeros_like_src(in_shape: &[usize], g: &Tensor, src: &Option<WeakTensor>) -> Result<Tensor> {
+    zeros_like(in_shape, float_for(g.dtype()), src)
+}
+
+/// Zeros of `shape` and dtype `dt`; in a symbolic capture (`src`: a tensor of that
+/// shape) an expanded zero that takes `src`'s symbolic sizes.
+pub fn zeros_like(shape: &[usize], dt: DType, src: &Option<WeakTensor>) -> Result<Tensor> {
     let x = match src.as_ref().and_then(WeakTensor::upgrade) {
         Some(x) if trace::symbolic() => x,
-        _ => return zeros_for(in_shape, g),
+        _ => return creation::zeros(shape, dt),
     };
-    let z = expand(&zeros_for(&vec![1; in_shape.len()], g)?, in_shape)?;
+    let z = expand(&creation::zeros(&vec![1; shape.len()], dt)?, shape)?;
     trace::note_like(&z, &x);
     z.contiguous()
 }

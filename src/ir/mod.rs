@@ -483,6 +483,11 @@ pub struct Graph {
     pub inputs: Vec<NodeId>,
     pub outputs: Vec<NodeId>,
     pub sym: Option<Box<sym::SymInfo>>,
+    /// In a region (a branch side, a loop's condition or body) as captured: the sizes
+    /// Python code read of its values (a node and dim, None for all), which the
+    /// symbolic analysis specialises (the top level's are the capture's hints). Passes
+    /// drop them with `sym`.
+    pub size_reads: Vec<(NodeId, Option<usize>)>,
 }
 
 impl Graph {

@@ -43,4 +43,19 @@ pub struct SymInfo {
     pub max: Vec<i64>,
     pub shapes: Vec<SymShape>,
     pub targets: Vec<(NodeId, SymShape)>,
+    /// The symbolic targets inside the regions of control nodes (those with any).
+    pub regions: Vec<RegionTargets>,
+}
+
+/// The reshape/expand/symbolic-slice nodes of one region (of control node `node`:
+/// region 0 is an `If`'s then-side or a loop's condition, 1 the else-side or the body)
+/// whose target is symbolic, over the enclosing graph's symbols, and those of the
+/// regions nested in it. A region's node shapes follow the bound values', so its
+/// targets are evaluated with the symbols bound at the top-level call.
+#[derive(Debug, Clone)]
+pub struct RegionTargets {
+    pub node: NodeId,
+    pub region: usize,
+    pub targets: Vec<(NodeId, SymShape)>,
+    pub inner: Vec<RegionTargets>,
 }

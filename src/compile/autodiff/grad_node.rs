@@ -4,9 +4,12 @@
 //! reaches it, runs the compiled backward graph and hands the input gradients to its
 //! edges (leaf accumulation or the inputs' own producers, as eager). With several
 //! differentiable outputs each gets a small node that stashes its gradient for the
-//! shared one (which the sweep reaches after them: it was created first).
+//! shared one (which the sweep reaches after them: it was created first). An input
+//! gradient that only outputs the sweep did not reach feed is None, as eager leaves it
+//! (the backward runs them as zeros, but no path led there).
 
 use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
+use crate::compile::autodiff::grad_deps::unreached;
 use crate::compile::capture::trace::{self, BreakReason};
 use crate::compile::internal;
 use crate::compile::runtime::exec;
@@ -32,6 +35,8 @@ pub struct AutoDiff {
     /// Per backward output: it is returned before its final broadcast, to be expanded
     /// to its input's shape at each call (sym_grad::runtime_expands).
     pub expanded: Vec<bool>,
+    /// Per backward output: the differentiable outputs whose gradients reach it.
+    pub deps: Vec<Vec<usize>>,
 }
 
 /// The shared state of one call's backward.
@@ -44,6 +49,8 @@ pub struct CompiledBackward {
     stash: RefCell<Vec<Option<Tensor>>>,
     /// Per backward output: the shape of this call's input it is expanded to.
     expand_to: Vec<Option<Dims>>,
+    /// Per backward output: the differentiable outputs whose gradients reach it.
+    deps: Vec<Vec<usize>>,
 }
 
 /// Makes the differentiable outputs of a run (`outs`: the forward graph's outputs,
@@ -73,6 +80,7 @@ pub fn attach(ad: &AutoDiff, inputs: &[Tensor], outs: &mut [Tensor]) -> Result<(
         stash: RefCell::new(vec![None; shapes.len()]),
         outs: shapes,
         expand_to,
+        deps: ad.deps.clone(),
     });
     if let [d] = ad.douts[..] {
         let y = fresh(outs, d)?;
@@ -130,11 +138,13 @@ impl SharedBackward for CompiledBackward {
         // Inside a capture this run is not recordable: the capture falls back to eager.
         trace::graph_break(BreakReason::Autograd("backward of a compiled function"));
         let mut inputs = Vec::with_capacity(self.outs.len() + self.saved.len());
+        let mut reached = vec![true; self.outs.len()];
         if self.outs.len() == 1 {
             inputs.push(g.clone());
         } else {
             let mut stash = self.stash.borrow_mut();
-            for (s, (shape, dt)) in stash.iter_mut().zip(&self.outs) {
+            for ((s, (shape, dt)), r) in stash.iter_mut().zip(&self.outs).zip(&mut reached) {
+                *r = s.is_some();
                 inputs.push(match s.take() {
                     Some(t) => t,
                     None => creation::zeros(shape, *dt)?,
@@ -149,7 +159,9 @@ impl SharedBackward for CompiledBackward {
         grads
             .into_iter()
             .zip(&self.expand_to)
-            .map(|(g, to)| match to {
+            .zip(&self.deps)
+            .map(|((g, to), deps)| match to {
+                _ if unreached(deps, &reached) => Ok(None),
                 Some(shape) => g.expand_raw(shape).map(Some),
                 None => Ok(Some(g)),
             })

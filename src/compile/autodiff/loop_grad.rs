@@ -10,11 +10,14 @@
 //!
 //! The backward loop's args are `[dcarried..., acc..., stacks..., invariants...]`; its
 //! results the gradients of the carried initial values and of the invariants in
-//! `grad_inv` (the others get none, as in eager).
+//! `grad_inv` (the others get none, as in eager). A gradient only results the sweep did
+//! not reach feed (a parameter that moves only a carried value the loss ignores) is
+//! None, as eager leaves it, not the zeros the backward loop computes for it.
 
-use crate::autograd::{self, BackwardOp, Edge, Edges, Saved, SharedBackward};
+use crate::autograd::{self, rules, BackwardOp, Edge, Edges, Saved, SharedBackward};
+use crate::compile::autodiff::grad_deps::{loop_results, unreached};
 use crate::compile::autodiff::grad_node::{attach_shared, stash_grad, take_stash};
-use crate::compile::autodiff::loop_post::{self, Hoisted};
+use crate::compile::autodiff::loop_post::{self, Hoisted, Rows};
 use crate::compile::autodiff::loop_vjp::{self, brk};
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak};
 use crate::compile::internal;
@@ -26,6 +29,7 @@ use crate::compile::runtime::scan_rows::ScanRows;
 use crate::error::{Error, Result};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
+use crate::tensor::hooks::WeakTensor;
 use crate::tensor::shape::Dims;
 use crate::tensor::{creation, Tensor};
 use std::cell::RefCell;
@@ -36,9 +40,14 @@ pub struct LoopGrad {
     spec: LoopSpec,
     last: Vec<usize>,
     carried: Vec<(DType, Dims)>,
+    /// In a symbolic capture, the carried initial values (a result the sweep did not
+    /// reach gets zeros taking their symbolic sizes, not fixed ones).
+    like: Vec<Option<WeakTensor>>,
     grad_inv: Vec<usize>,
     /// The invariants whose gradients are summed after the backward loop.
     hoisted: Vec<Hoisted>,
+    /// Which results' gradients reach each gradient it gives.
+    deps: Deps,
     /// How many of `saved` are stacks.
     n_stacks: usize,
     /// The stacks (the carried values', then the saved reads'), then the invariants.
@@ -105,12 +114,18 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
     let stacks = trace::paused(|| scan_stacks(&fwd, args, n)).map_err(gb)?;
     let mut saved: Vec<Saved> = stacks.iter().map(Saved::new).collect();
     saved.extend(args[nc..].iter().map(Saved::new));
+    let deps = Deps::of(&bwd, nc, &vjp.hoisted);
     let grad = LoopGrad {
+        deps,
         last: exec::last_uses(&bwd.body),
         spec: bwd,
         carried: args[..nc]
             .iter()
             .map(|t| (t.dtype(), Dims::from(t.shape())))
+            .collect(),
+        like: args[..nc]
+            .iter()
+            .map(|t| crate::ir::record::symbolic().then(|| t.downgrade()))
             .collect(),
         grad_inv: vjp.grad_inv,
         hoisted: vjp.hoisted,
@@ -206,6 +221,7 @@ impl SharedBackward for LoopGrad {
     /// backward loop, run (and recorded when a capture records this backward).
     fn apply(&self, _g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         let stash = take_stash(&self.stash);
+        let reached: Vec<bool> = stash.iter().map(Option::is_some).collect();
         let saved = self
             .saved
             .iter()
@@ -214,10 +230,10 @@ impl SharedBackward for LoopGrad {
         let nc = self.carried.len();
         let (stacks, invs) = saved.split_at(self.n_stacks.min(saved.len()));
         let mut args = Vec::with_capacity(nc + self.grad_inv.len() + saved.len());
-        for (s, (dt, shape)) in stash.into_iter().zip(&self.carried) {
+        for ((s, (dt, shape)), like) in stash.into_iter().zip(&self.carried).zip(&self.like) {
             args.push(match s {
                 Some(g) => g,
-                None => creation::zeros(shape, *dt)?,
+                None => rules::zeros_like(shape, *dt, like)?,
             });
         }
         for &i in &self.grad_inv {
@@ -230,17 +246,23 @@ impl SharedBackward for LoopGrad {
         if trace::active() {
             self.record(&args, &outs);
         }
-        let mut grads: Vec<Option<Tensor>> = outs[..nc].iter().cloned().map(Some).collect();
+        let live = |k: usize, deps: &[Vec<usize>]| {
+            !unreached(deps.get(k).map_or(&[][..], Vec::as_slice), &reached)
+        };
+        let mut grads: Vec<Option<Tensor>> = (0..nc)
+            .map(|k| live(k, &self.deps.carried).then(|| outs[k].clone()))
+            .collect();
         grads.resize(nc + invs.len(), None);
         for (k, &i) in self.grad_inv.iter().enumerate() {
             if let (Some(cell), Some(g)) = (grads.get_mut(nc + i), outs.get(nc + k)) {
-                *cell = Some(g.clone());
+                *cell = live(k, &self.deps.inv).then(|| g.clone());
             }
         }
         let scans = outs.get(self.spec.carried..).unwrap_or_default();
-        for (i, g) in loop_post::finish(&self.hoisted, scans, &args)? {
+        let hoisted = loop_post::finish(&self.hoisted, scans, &args)?;
+        for (k, (i, g)) in hoisted.into_iter().enumerate() {
             if let Some(cell) = grads.get_mut(nc + i) {
-                *cell = Some(g);
+                *cell = live(k, &self.deps.hoisted).then_some(g);
             }
         }
         Ok(grads)
@@ -277,6 +299,47 @@ impl LoopGrad {
         });
         if ok != Some(true) {
             trace::graph_break(BreakReason::UntracedTensor);
+        }
+    }
+}
+
+/// Which of a loop's results (by carried position) feed each gradient its backward
+/// gives: the carried initial values', the accumulated invariants' (`grad_inv` order)
+/// and the hoisted ones'. Found on the backward loop's body by data flow, over any
+/// number of iterations.
+struct Deps {
+    carried: Vec<Vec<usize>>,
+    inv: Vec<Vec<usize>>,
+    hoisted: Vec<Vec<usize>>,
+}
+
+impl Deps {
+    fn of(bwd: &LoopSpec, nc: usize, hoisted: &[Hoisted]) -> Deps {
+        // The backward loop's args: the results' gradients (`dcarried`) feed
+        // themselves; the accumulators, stacks and invariants none.
+        let n_args = bwd.body.inputs.len().saturating_sub(1);
+        let args: Vec<Vec<usize>> = (0..n_args)
+            .map(|k| if k < nc { vec![k] } else { Vec::new() })
+            .collect();
+        let mut carried = loop_results(bwd, &args);
+        let scans = carried.split_off(bwd.carried.min(carried.len()));
+        let rows = |r: Rows| match r {
+            Rows::Scan(j) => scans.get(j).cloned().unwrap_or_default(),
+            Rows::Arg(_) => Vec::new(),
+        };
+        let hoisted = hoisted
+            .iter()
+            .map(|h| {
+                let mut d = rows(h.rows);
+                d.extend(h.outer.map(rows).unwrap_or_default());
+                d
+            })
+            .collect();
+        let inv = carried.split_off(nc.min(carried.len()));
+        Deps {
+            carried,
+            inv,
+            hoisted,
         }
     }
 }

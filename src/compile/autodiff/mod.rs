@@ -6,6 +6,7 @@
 //! inputs that need one. The sweep stops at the function's inputs: a non-leaf input's
 //! history is the caller's, reached at run time through the compiled node's edges.
 
+pub mod grad_deps;
 pub mod grad_node;
 pub mod if_grad;
 pub(super) mod if_vjp;
@@ -321,6 +322,7 @@ pub fn finish(
         graph.sym = info.flatten().map(Box::new);
         ok
     };
+    let deps = crate::compile::autodiff::grad_deps::input_deps(&graph, 0, p.douts.len());
     let backward = crate::compile::runtime::lower::compile_graph(graph).map_err(fail)?;
     let ad = crate::compile::autodiff::grad_node::AutoDiff {
         backward: Rc::new(backward),
@@ -329,6 +331,7 @@ pub fn finish(
         n_saved: p.n_saved,
         slots: p.slots,
         expanded,
+        deps,
     };
     Ok((ad, sym))
 }

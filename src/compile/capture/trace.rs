@@ -659,16 +659,30 @@ impl Recorder for TraceRecorder {
     fn note_size_read(&self, t: &Tensor, dim: Option<usize>) {
         with(|tr| match tr.known.get(&t.id()) {
             Some((_, id)) => tr.hints.size_reads.push((*id, dim)),
-            None if !tr.regions.is_empty() => tr.hints.region_size_read = true,
-            None => {}
+            None => {
+                let in_region = !tr.regions.is_empty();
+                let region = tr.regions.iter_mut().rev().find_map(|r| {
+                    let id = r.known.get(&t.id())?.1;
+                    Some((r, id))
+                });
+                match region {
+                    Some((r, id)) => r.graph.size_reads.push((id, dim)),
+                    None if in_region => tr.hints.region_size_read = true,
+                    None => {}
+                }
+            }
         });
     }
 
     fn note_request(&self, out: &Tensor, req: &[i64]) {
-        with(|tr| {
-            if let Some((_, id)) = tr.known.get(&out.id()) {
+        with(|tr| match tr.known.get(&out.id()) {
+            Some((_, id)) => {
                 tr.hints.requests.insert(*id, req.to_vec());
             }
+            None if !tr.regions.is_empty() && !structural_expand(tr, out, req) => {
+                tr.hints.region_request = true;
+            }
+            None => {}
         });
     }
 
@@ -698,4 +712,28 @@ impl Recorder for TraceRecorder {
         with(|t| t.regions.is_empty() && t.spec.as_ref().is_some_and(|s| !s.example.is_empty()))
             .unwrap_or(false)
     }
+}
+
+/// True when `out`, made inside the current region by an `expand` asking for `req`,
+/// takes its sizes from its structure alone: each explicit size names a new leading
+/// dim or broadcasts a size-1 dim (a `-1` keeps the input's size). An explicit size
+/// of a dim the input already has, and every `view`/`reshape` request, is not.
+fn structural_expand(tr: &Tracer, out: &Tensor, req: &[i64]) -> bool {
+    let Some(region) = tr.regions.last() else {
+        return false;
+    };
+    let node = region
+        .known
+        .get(&out.id())
+        .and_then(|(_, id)| region.graph.node(*id));
+    let Some(node) = node.filter(|n| matches!(n.op, IrOp::Expand { .. })) else {
+        return false;
+    };
+    let Some(x) = node.args.first().and_then(|a| region.graph.node(*a)) else {
+        return false;
+    };
+    let lead = req.len().saturating_sub(x.shape.len());
+    req.iter()
+        .enumerate()
+        .all(|(i, &r)| r == -1 || i < lead || x.shape.get(i - lead) == Some(&1))
 }

@@ -17,7 +17,7 @@ use crate::compile::runtime::opt_update;
 use crate::compile::runtime::run_control::{print_node, ControlStep};
 use crate::compile::runtime::side::{self, Side};
 use crate::compile::runtime::vecmat_step::{self, VecmatStep};
-use crate::compile::sym::{SymInfo, SymShape};
+use crate::compile::sym::{RegionTargets, SymInfo, SymShape};
 use crate::error::Result;
 use crate::tensor::Tensor;
 use smallvec::SmallVec;
@@ -64,6 +64,8 @@ pub struct CompiledGraph {
     last_read: Vec<usize>,
     /// Reshape/expand nodes whose target shape is symbolic (sorted by node).
     targets: Vec<(NodeId, SymShape)>,
+    /// A run needs the symbols' values: for `targets` or those of a region.
+    needs_syms: bool,
     /// The number of slots of a run's side table.
     side_slots: usize,
     /// Wall time spent finding groups and generating code.
@@ -75,6 +77,20 @@ pub struct CompiledGraph {
 /// Fuses and compiles `graph` (already optimized). A group the JIT rejects stays
 /// node-by-node (never an error: the executor can run every node).
 pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
+    let (targets, regions) = graph
+        .sym
+        .as_ref()
+        .map_or_else(Default::default, |s| (s.targets.clone(), s.regions.clone()));
+    compile_region(graph, targets, &regions)
+}
+
+/// `compile_graph` of a graph (a region) whose symbolic targets are `targets` and whose
+/// control nodes' regions have those of `regions`, over the top-level graph's symbols.
+pub fn compile_region(
+    graph: Graph,
+    mut targets: Vec<(NodeId, SymShape)>,
+    regions: &[RegionTargets],
+) -> Result<CompiledGraph> {
     let t0 = Instant::now();
     let mut steps: Vec<Step> = graph.nodes.iter().map(|_| Step::Eval).collect();
     let mut fused = Vec::new();
@@ -99,7 +115,9 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
     for (i, node) in graph.nodes.iter().enumerate() {
         let step = match &node.op {
             IrOp::If(_) | IrOp::Loop(_) => {
-                controls.push(ControlStep::new(&node.op)?);
+                let inner: Vec<&RegionTargets> =
+                    regions.iter().filter(|r| r.node.index() == i).collect();
+                controls.push(ControlStep::new(&node.op, &inner)?);
                 Step::Control(controls.len() - 1)
             }
             IrOp::Out { index } => Step::Out(*index),
@@ -124,11 +142,8 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps[i] = Step::Side(role);
     }
     let last_read = last_reads(&graph, |i, n| reads(&steps, &fused, &gemms, i, n));
-    let mut targets = graph
-        .sym
-        .as_ref()
-        .map_or_else(Vec::new, |s| s.targets.clone());
     targets.sort_by_key(|t| t.0);
+    let needs_syms = !targets.is_empty() || controls.iter().any(ControlStep::needs_syms);
     Ok(CompiledGraph {
         graph,
         fused,
@@ -138,6 +153,7 @@ pub fn compile_graph(graph: Graph) -> Result<CompiledGraph> {
         steps,
         last_read,
         targets,
+        needs_syms,
         side_slots,
         compile_time: t0.elapsed(),
         scratch: RefCell::new(Vec::new()),
@@ -289,8 +305,29 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
-        self.run_values(inputs, eval, printed, outs, false)
+        self.run_values(inputs, None, eval, printed, outs, false)
             .map(|_| ())
+    }
+
+    /// `run_into` of a region: `syms` are the top-level call's symbol values.
+    pub fn run_region<F>(
+        &self,
+        inputs: &[Tensor],
+        syms: &[i64],
+        eval: &F,
+        printed: &mut String,
+        outs: &mut Vec<Tensor>,
+    ) -> Result<()>
+    where
+        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
+    {
+        self.run_values(inputs, Some(syms), eval, printed, outs, false)
+            .map(|_| ())
+    }
+
+    /// True when a run needs the symbols' values.
+    pub fn needs_syms(&self) -> bool {
+        self.needs_syms
     }
 
     /// Runs the graph keeping every value it materialises (None for a node computed
@@ -300,14 +337,23 @@ impl CompiledGraph {
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
-        self.run_values(inputs, eval, &mut String::new(), &mut Vec::new(), true)
+        self.run_values(
+            inputs,
+            None,
+            eval,
+            &mut String::new(),
+            &mut Vec::new(),
+            true,
+        )
     }
 
     /// `run_into`; with `keep`, no value is dropped after its last read and the value
-    /// table is returned (else an empty list).
+    /// table is returned (else an empty list). `outer`: a region's symbol values (else
+    /// they are bound from `inputs`).
     fn run_values<F>(
         &self,
         inputs: &[Tensor],
+        outer: Option<&[i64]>,
         eval: &F,
         printed: &mut String,
         outs: &mut Vec<Tensor>,
@@ -324,9 +370,15 @@ impl CompiledGraph {
         let mut tuples: HashMap<usize, Vec<Tensor>> = HashMap::new();
         let mut side: Vec<Option<side::Value>> = Vec::new();
         side.resize_with(self.side_slots, || None);
-        let syms = match (&self.graph.sym, self.targets.is_empty()) {
-            (Some(info), false) => info.bind(inputs),
-            _ => Vec::new(),
+        let own;
+        let syms: &[i64] = match (outer, &self.graph.sym) {
+            _ if !self.needs_syms => &[],
+            (Some(s), _) => s,
+            (None, Some(info)) => {
+                own = info.bind(inputs);
+                &own
+            }
+            (None, None) => &[],
         };
         let mut next_target = self.targets.iter().peekable();
         for (i, node) in self.graph.nodes.iter().enumerate() {
@@ -334,7 +386,7 @@ impl CompiledGraph {
                 Some((id, target)) if id.index() == i => {
                     next_target.next();
                     Some(
-                        SymInfo::instantiate(node, target, &syms)
+                        SymInfo::instantiate(node, target, syms)
                             .ok_or_else(|| internal("a symbolic size is out of range"))?,
                     )
                 }
@@ -349,7 +401,7 @@ impl CompiledGraph {
                 .run_step(
                     step,
                     node,
-                    (&vals, &tuples, &mut side),
+                    (&vals, &tuples, &mut side, syms),
                     inputs,
                     eval,
                     printed,
@@ -399,11 +451,13 @@ impl CompiledGraph {
     }
 }
 
-/// A run's value tables: node values, control-node results and side values.
+/// A run's value tables: node values, control-node results, side values and the
+/// symbols' values.
 type Tables<'t> = (
     &'t [Option<Tensor>],
     &'t HashMap<usize, Vec<Tensor>>,
     &'t mut [Option<side::Value>],
+    &'t [i64],
 );
 
 /// What one step computed.
@@ -421,7 +475,7 @@ impl CompiledGraph {
         &self,
         step: Option<&Step>,
         node: &Node,
-        (vals, tuples, side): Tables,
+        (vals, tuples, side, syms): Tables,
         inputs: &[Tensor],
         eval: &F,
         printed: &mut String,
@@ -435,7 +489,7 @@ impl CompiledGraph {
                     .controls
                     .get(*k)
                     .ok_or_else(|| internal("missing control step"))?;
-                Produced::Many(c.run(&gather(vals, &node.args)?, eval, printed)?)
+                Produced::Many(c.run(&gather(vals, &node.args)?, syms, eval, printed)?)
             }
             Some(Step::Print) => {
                 printed.push_str(&print_node(node, &gather(vals, &node.args)?)?);

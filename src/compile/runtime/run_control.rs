@@ -6,8 +6,9 @@
 use crate::compile::internal;
 use crate::compile::ir::control::{LoopSpec, TripCount};
 use crate::compile::ir::{Graph, IrOp, Node};
-use crate::compile::runtime::lower::{compile_graph, CompiledGraph};
+use crate::compile::runtime::lower::{compile_region, CompiledGraph};
 use crate::compile::runtime::scan_rows::ScanRows;
+use crate::compile::sym::RegionTargets;
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::{Buffer, Tensor};
 
@@ -22,34 +23,49 @@ pub enum ControlStep {
     Loop(Box<LoopStep>),
 }
 
-fn lower_region(g: &Graph) -> Result<Box<CompiledGraph>> {
-    Ok(Box::new(compile_graph(g.clone())?))
+/// Lowers region `region` (0: then/cond, 1: else/body) of a control node whose regions
+/// have the symbolic targets `targets`.
+fn lower_region(
+    g: &Graph,
+    targets: &[&RegionTargets],
+    region: usize,
+) -> Result<Box<CompiledGraph>> {
+    let own = targets.iter().find(|r| r.region == region);
+    let (t, inner) = own.map_or_else(Default::default, |r| (r.targets.clone(), &r.inner[..]));
+    Ok(Box::new(compile_region(g.clone(), t, inner)?))
 }
 
 impl ControlStep {
-    /// Lowers the (already optimized) regions of control op `op`.
-    pub fn new(op: &IrOp) -> Result<ControlStep> {
+    /// Lowers the (already optimized) regions of control op `op`, whose regions have the
+    /// symbolic targets `targets`.
+    pub fn new(op: &IrOp, targets: &[&RegionTargets]) -> Result<ControlStep> {
         match op {
             IrOp::If(b) => Ok(ControlStep::If {
-                then_c: lower_region(&b.then_g)?,
-                else_c: lower_region(&b.else_g)?,
+                then_c: lower_region(&b.then_g, targets, 0)?,
+                else_c: lower_region(&b.else_g, targets, 1)?,
             }),
-            IrOp::Loop(l) => Ok(Self::new_loop(l)?),
+            IrOp::Loop(l) => Ok(Self::new_loop(l, targets)?),
             _ => Err(internal("not a control op")),
         }
     }
 
-    fn new_loop(l: &LoopSpec) -> Result<ControlStep> {
+    fn new_loop(l: &LoopSpec, targets: &[&RegionTargets]) -> Result<ControlStep> {
+        let cond = l.cond.as_ref().map(|c| lower_region(c, targets, 0));
         Ok(ControlStep::Loop(Box::new(LoopStep {
             trip: l.trip.clone(),
             carried: l.carried,
             start: l.start,
             step: l.step,
-            cond: l.cond.as_ref().map(lower_region).transpose()?,
-            body: lower_region(&l.body)?,
+            cond: cond.transpose()?,
+            body: lower_region(&l.body, targets, 1)?,
             scan: l.scan,
             reverse: l.reverse,
         })))
+    }
+
+    /// True when a region needs the symbols' values.
+    pub fn needs_syms(&self) -> bool {
+        self.regions().iter().any(|(_, r)| r.needs_syms())
     }
 
     /// The regions with their names in dumps ("then"/"else", "cond"/"body").
@@ -63,8 +79,15 @@ impl ControlStep {
         }
     }
 
-    /// Runs the node on its args; returns its results.
-    pub fn run<F>(&self, args: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
+    /// Runs the node on its args (`syms`: the top-level call's symbol values); returns
+    /// its results.
+    pub fn run<F>(
+        &self,
+        args: &[Tensor],
+        syms: &[i64],
+        eval: &F,
+        printed: &mut String,
+    ) -> Result<Vec<Tensor>>
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
@@ -74,9 +97,11 @@ impl ControlStep {
                     .split_first()
                     .ok_or_else(|| internal("a branch without a condition"))?;
                 let side = if truthy(cond)? { then_c } else { else_c };
-                side.run(bound, eval, printed)
+                let mut outs = Vec::new();
+                side.run_region(bound, syms, eval, printed, &mut outs)?;
+                Ok(outs)
             }
-            ControlStep::Loop(l) => l.run(args, eval, printed),
+            ControlStep::Loop(l) => l.run(args, syms, eval, printed),
         }
     }
 }
@@ -101,7 +126,13 @@ impl LoopStep {
     /// place (its 0-d tensor is rewritten when nothing else holds it) and moves the
     /// body's results into the carried slots, so an iteration allocates nothing of its
     /// own.
-    fn run<F>(&self, args: &[Tensor], eval: &F, printed: &mut String) -> Result<Vec<Tensor>>
+    fn run<F>(
+        &self,
+        args: &[Tensor],
+        syms: &[i64],
+        eval: &F,
+        printed: &mut String,
+    ) -> Result<Vec<Tensor>>
     where
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
@@ -114,6 +145,7 @@ impl LoopStep {
         bound.extend(args.iter().cloned());
         let mut scans: Vec<ScanRows> = (0..self.scan).map(|_| ScanRows::Kept(Vec::new())).collect();
         let mut next = Vec::new();
+        let mut cond = Vec::new();
         let mut k: usize = 0;
         while n.is_none_or(|n| k < n) {
             // Ctrl-C and the host's wall-time limit reach compiled loops too (the call
@@ -131,12 +163,18 @@ impl LoopStep {
                 set_index(slot, idx);
             }
             if let Some(c) = &self.cond {
-                let r = c.run(&bound, eval, printed)?;
-                if !truthy(r.first().ok_or_else(|| internal("empty loop condition"))?)? {
+                c.run_region(&bound, syms, eval, printed, &mut cond)?;
+                let go = truthy(
+                    cond.first()
+                        .ok_or_else(|| internal("empty loop condition"))?,
+                )?;
+                cond.clear();
+                if !go {
                     break;
                 }
             }
-            self.body.run_into(&bound, eval, printed, &mut next)?;
+            self.body
+                .run_region(&bound, syms, eval, printed, &mut next)?;
             if next.len() != self.carried + self.scan {
                 return Err(internal("loop body returned the wrong number of values"));
             }

@@ -116,7 +116,19 @@ impl Walk<'_> {
     /// Specialises the sizes Python code read and applies the facts of decisions on
     /// symbolic ints.
     fn apply(&mut self, h: &SymHints, facts: &[SymFact]) {
-        for &(id, dim) in &h.size_reads {
+        self.apply_reads(&h.size_reads);
+        for f in facts {
+            match f {
+                SymFact::Value(e) => self.solver.specialize(e),
+                SymFact::NonNeg(e) => self.solver.require_nonneg(e),
+                SymFact::Equal(a, b) => self.solver.unify(a, b),
+            }
+        }
+    }
+
+    /// Specialises the sizes Python code read (a node and dim, None for all dims).
+    pub(super) fn apply_reads(&mut self, reads: &[(NodeId, Option<usize>)]) {
+        for &(id, dim) in reads {
             let Some(shape) = self.shapes.get(id.index()).cloned() else {
                 continue;
             };
@@ -127,13 +139,6 @@ impl Walk<'_> {
                     }
                 }
                 None => self.solver.specialize_all(&shape),
-            }
-        }
-        for f in facts {
-            match f {
-                SymFact::Value(e) => self.solver.specialize(e),
-                SymFact::NonNeg(e) => self.solver.require_nonneg(e),
-                SymFact::Equal(a, b) => self.solver.unify(a, b),
             }
         }
     }
@@ -222,8 +227,7 @@ impl Walk<'_> {
                 out
             }
             IrOp::Index { indices } => self.index(node, &x, indices, &args),
-            // Only in recorded backwards, which are specialised to their shapes.
-            IrOp::IndexGrad { .. } => fixed_shape(&node.shape),
+            IrOp::IndexGrad { indices, .. } => self.index_grad(node, indices, &args),
             IrOp::Loop(l) => self.loop_node(node, l, &args),
             IrOp::Matmul => self.matmul(&x, &args[1]),
             IrOp::Cat { dim } => self.cat(node, &args, *dim),

@@ -1,6 +1,7 @@
 //! The end of an analysis: shapes over root symbols, live symbols renumbered `s0, s1,
-//! ...` in input order, the symbolic targets of reshape/expand nodes, and a check that
-//! every symbolic shape evaluates to the capture-time shape.
+//! ...` in input order, the symbolic targets of reshape/expand nodes (those inside
+//! regions too), and a check that every symbolic shape evaluates to the capture-time
+//! shape.
 
 use super::analyze::{InputSpec, Walk};
 use super::expr::{shape_text, SymExpr, SymId, SymShape};
@@ -69,11 +70,14 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
                 .any(|i| matches!(i, IrIndex::SymSlice { .. })),
             _ => false,
         };
-        if symbolic && (sym_index || matches!(node.op, IrOp::Reshape { .. } | IrOp::Expand { .. }))
-        {
+        if symbolic && (sym_index || has_target(&node.op)) {
             targets.push((NodeId(i as u32), shape.clone()));
         }
         shapes.push(shape);
+    }
+    let mut regions = Vec::new();
+    for r in &w.ctl.kept {
+        regions.extend(r.finish(&rename)?);
     }
     Ok(SymInfo {
         inputs,
@@ -82,6 +86,7 @@ pub(super) fn finish(w: Walk<'_>, spec: &InputSpec) -> Result<SymInfo> {
         max,
         shapes,
         targets,
+        regions,
     })
 }
 
@@ -90,5 +95,14 @@ fn bug(msg: String) -> Error {
         ErrorKind::RuntimeError,
         format!("internal compile error: symbolic shapes: {msg}"),
         None,
+    )
+}
+
+/// Reshape, expand and index_backward carry their output shape as an attribute: a
+/// symbolic one is a per-call target.
+pub(super) fn has_target(op: &IrOp) -> bool {
+    matches!(
+        op,
+        IrOp::Reshape { .. } | IrOp::Expand { .. } | IrOp::IndexGrad { .. }
     )
 }

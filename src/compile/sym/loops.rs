@@ -1,8 +1,10 @@
-//! Symbolic sizes at a captured `for` loop: the loop's regions keep capture-time shapes,
-//! so an arg's symbolic dim survives only where the body reads it through a runtime
-//! index (`x[t]` removes that dim, so nothing in the body depends on its size) and as
-//! the trip count; every other symbol reaching the loop is specialised. A scan result
-//! (the stacked values of every iteration) has the trip count as its leading size.
+//! Symbolic sizes at a captured loop whose regions are not walked (`regions` walks the
+//! others): a `while` with scan outputs, or any loop when Python code read the size of
+//! a tensor made inside a region. The loop's regions keep capture-time shapes, so an
+//! arg's symbolic dim survives only where the body reads it through a runtime index
+//! (`x[t]` removes that dim, so nothing in the body depends on its size) and as the
+//! trip count; every other symbol reaching the loop is specialised. A scan result (the
+//! stacked values of every iteration) has the trip count as its leading size.
 
 use super::analyze::Walk;
 use super::expr::{fixed_shape, SymShape};

@@ -43,9 +43,13 @@ pub struct SymHints {
     /// Python code read a size of a tensor made inside a region (`if`/loop body),
     /// which no graph node names: regions then keep their capture-time sizes.
     pub region_size_read: bool,
+    /// A `view`/`reshape`/`expand` call inside a region asked for explicit sizes (which
+    /// no graph node records): regions then specialise the sizes reaching their
+    /// reshapes and expands, whose structural targets alone might not follow them.
+    pub region_request: bool,
 }
 
-pub use crate::ir::sym::SymInfo;
+pub use crate::ir::sym::{RegionTargets, SymInfo};
 
 impl SymInfo {
     pub fn num_symbols(&self) -> usize {
@@ -92,6 +96,10 @@ impl SymInfo {
             },
             IrOp::Index { indices } => IrOp::Index {
                 indices: sym_slices(indices, &shape)?,
+            },
+            IrOp::IndexGrad { indices, .. } => IrOp::IndexGrad {
+                shape,
+                indices: indices.clone(),
             },
             _ => return None,
         };

@@ -1,4 +1,5 @@
-//! Symbolic targets of `reshape` and `expand`. Two derivations must agree: the exact one
+//! Symbolic targets of `reshape`, `expand` and `index_backward`. For reshape and expand
+//! two derivations must agree: the exact one
 //! from the sizes the call asked for (a `-1` is the inferred, symbolic dim; explicit
 //! sizes are Python ints, constants unless a size read already specialised them), and a
 //! structural one from the shapes alone (which is what the optimized graph, whose
@@ -7,7 +8,7 @@
 
 use super::analyze::{product, Walk};
 use super::expr::{fixed_shape, SymExpr, SymShape};
-use crate::compile::ir::{IrOp, Node, NodeId};
+use crate::compile::ir::{IrIndex, IrOp, Node, NodeId};
 
 impl Walk<'_> {
     /// The sizes a reshape/expand call asked for: a constant, `-1` (None), or the
@@ -107,6 +108,51 @@ impl Walk<'_> {
 }
 
 impl Walk<'_> {
+    /// `index_backward` (zeros of the indexed input's shape, the gradient `args[0]`
+    /// added at `indices`): a dim a full slice `:` keeps (or one after the indices)
+    /// follows the gradient's, every other dim is its constant size (the gradient's
+    /// dims a partial slice selects must be constants). Else the capture-time shape.
+    pub(super) fn index_grad(
+        &mut self,
+        node: &Node,
+        indices: &[IrIndex],
+        args: &[SymShape],
+    ) -> SymShape {
+        let konst = |d: usize| SymExpr::konst(node.shape.get(d).map_or(0, |&n| n as i64));
+        let Some(g) = args.first() else {
+            return self.opaque(node, args);
+        };
+        let (mut out, mut gd) = (Vec::with_capacity(node.shape.len()), 0usize);
+        for ix in indices {
+            match ix {
+                IrIndex::Slice { start, stop, step } => {
+                    let full = matches!(start, None | Some(0))
+                        && stop.is_none()
+                        && matches!(step, None | Some(1));
+                    let Some(e) = g.get(gd) else {
+                        return self.opaque(node, args);
+                    };
+                    if !full && e.as_const().is_none() {
+                        return self.opaque(node, args);
+                    }
+                    out.push(if full { e.clone() } else { konst(out.len()) });
+                    gd += 1;
+                }
+                IrIndex::Int(_) => out.push(konst(out.len())),
+                IrIndex::Indices { arg } if args.get(*arg).is_some_and(|a| a.is_empty()) => {
+                    out.push(konst(out.len()));
+                }
+                IrIndex::NewAxis => gd += 1,
+                _ => return self.opaque(node, args),
+            }
+        }
+        out.extend(g.iter().skip(gd).cloned());
+        if out.len() != node.shape.len() {
+            return self.opaque(node, args);
+        }
+        out
+    }
+
     /// The target of an expand whose op carries symbolic sizes (`zeros(T, C)`): those
     /// sizes over this analysis's symbols where given (each `>= 0` and equal to its
     /// capture-time size), the structural size elsewhere.

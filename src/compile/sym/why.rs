@@ -6,9 +6,15 @@ use super::expr::SymExpr;
 use super::fresh_spec;
 use crate::compile::ir::{Graph, NodeId};
 
-/// The first node of `g` that fixes the size of input `slot`'s dim `dim`, or None when
-/// no node does (then Python code read the size during the capture).
+/// The first node of `g` that fixes the size of input `slot`'s dim `dim`; when none
+/// does, the first that does when the regions' reshapes and expands keep their traced
+/// sizes (what a `view`/`reshape` with explicit sizes inside a region makes them do);
+/// None when neither finds one (then Python code read the size during the capture).
 pub fn fixing_node(g: &Graph, slot: usize, dim: usize) -> Option<NodeId> {
+    first_fixing(g, slot, dim, false).or_else(|| first_fixing(g, slot, dim, true))
+}
+
+fn first_fixing(g: &Graph, slot: usize, dim: usize, fixed_targets: bool) -> Option<NodeId> {
     let shapes: Vec<&[usize]> = g
         .inputs
         .iter()
@@ -17,6 +23,7 @@ pub fn fixing_node(g: &Graph, slot: usize, dim: usize) -> Option<NodeId> {
     let spec = fresh_spec(&shapes, |s, d| s == slot && d == dim);
     let sym = spec.dims.get(slot)?.get(dim).copied().flatten()?;
     let mut w = Walk::new(g, &spec);
+    w.ctl.fixed_targets = fixed_targets;
     for (i, node) in g.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
         let s = w.node_shape(id, node, &spec).ok()?;
