@@ -112,20 +112,23 @@ fn gradients_required_are_compiled_and_differentiable() {
     assert_eq!(stats(&mut e, "f"), [1, 1, 0, 1]);
 }
 
+/// The error `src` raises, rendered as the engine shows it (empty when it runs through),
+/// with `@compile` on or off.
+fn rendered_error(src: &str, compile: bool) -> String {
+    let mut e = Engine::new();
+    e.set_compile(compile);
+    e.set_output(Box::new(|_| {}));
+    match e.run_source(src, "t.dl") {
+        Ok(_) => String::new(),
+        Err(err) => e.render_error(&err),
+    }
+}
+
 #[test]
 fn shape_error_is_eagers_error() {
     let src =
         "@compile\ndef f(x, y):\n    z = x + 1\n    return z @ y\n\nf(ones(2, 3), ones(2, 3))\n";
-    let render = |on: bool| {
-        let mut e = Engine::new();
-        e.set_compile(on);
-        e.set_output(Box::new(|_| {}));
-        match e.run_source(src, "t.dl") {
-            Ok(_) => String::new(),
-            Err(err) => e.render_error(&err),
-        }
-    };
-    let (eager, compiled) = (render(false), render(true));
+    let (eager, compiled) = (rendered_error(src, false), rendered_error(src, true));
     assert!(
         eager.contains("ShapeError") && eager.contains("inner dimensions"),
         "{eager}"
@@ -287,16 +290,7 @@ fn singular_matrix_in_a_replayed_graph_raises_eagers_error() {
     let src = "import linalg\n\n@compile\ndef f(a):\n    y = a * 2.0\n    return linalg.inv(y) + linalg.det(y)\n\n\
                f(tensor([[2.0, 1.0], [1.0, 3.0]]))\nf(tensor([[2.0, 1.0], [1.0, 3.0]]))\n\
                f(tensor([[1.0, 2.0], [2.0, 4.0]]))\n";
-    let render = |on: bool| {
-        let mut e = Engine::new();
-        e.set_compile(on);
-        e.set_output(Box::new(|_| {}));
-        match e.run_source(src, "t.dl") {
-            Ok(_) => String::new(),
-            Err(err) => e.render_error(&err),
-        }
-    };
-    let (eager, compiled) = (render(false), render(true));
+    let (eager, compiled) = (rendered_error(src, false), rendered_error(src, true));
     assert!(
         eager.contains("LinAlgError: linalg.inv:")
             && eager.contains("singular")
