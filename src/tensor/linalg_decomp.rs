@@ -548,7 +548,11 @@ fn llt_lower<T: Real>(m: MatRef<'_, T>) -> std::result::Result<Mat<T>, usize> {
     let n = m.nrows();
     let mut l = Mat::<T>::zeros(n, n);
     l.as_mut().copy_from_triangular_lower(m);
-    let par = faer::get_global_parallelism();
+    // Sequential below n = 512, as the LU functions: the second core does not pay there.
+    let par = match n >= 512 {
+        true => faer::get_global_parallelism(),
+        false => faer::Par::Seq,
+    };
     let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<T>(
         n,
         par,
