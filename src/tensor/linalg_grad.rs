@@ -103,7 +103,7 @@ fn gap(v: &Tensor, squares: bool) -> Result<Tensor> {
 /// `gap`'s kernel (the executor of its node).
 pub(crate) fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
     let n = v.shape()[v.ndim() - 1];
-    let vals = super::linalg_decomp::f64_values(v)?;
+    let vals = super::linalg_stack::f64_values(v)?;
     let mut out = Vec::with_capacity(vals.len() * n);
     for row in vals.chunks(n.max(1)) {
         for i in 0..n {
@@ -118,7 +118,7 @@ pub(crate) fn gap_inverse(v: &Tensor, squares: bool) -> Result<Tensor> {
         }
     }
     let shape: Vec<usize> = v.shape().iter().copied().chain([n]).collect();
-    super::linalg_decomp::from_f64_as(out, &shape, v.dtype())
+    super::linalg_stack::from_f64_as(out, &shape, v.dtype())
 }
 
 fn unsupported(what: &str) -> crate::error::Error {

@@ -15,6 +15,7 @@ pub mod linalg;
 pub mod linalg_decomp;
 pub mod linalg_grad;
 pub mod linalg_ops;
+mod linalg_stack;
 pub mod mt19937;
 pub mod norm;
 pub mod optim_step;
