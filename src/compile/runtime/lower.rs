@@ -289,27 +289,12 @@ impl CompiledGraph {
         F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
     {
         let mut outs = Vec::new();
-        self.run_into(inputs, eval, printed, &mut outs)?;
+        self.run_values(inputs, None, eval, printed, &mut outs, false)?;
         Ok(outs)
     }
 
-    /// `run` with the outputs written to `outs` (emptied first; a loop reuses one list
-    /// for every iteration of its body).
-    pub fn run_into<F>(
-        &self,
-        inputs: &[Tensor],
-        eval: &F,
-        printed: &mut String,
-        outs: &mut Vec<Tensor>,
-    ) -> Result<()>
-    where
-        F: Fn(&Node, &[Tensor], &[Tensor]) -> Result<Tensor>,
-    {
-        self.run_values(inputs, None, eval, printed, outs, false)
-            .map(|_| ())
-    }
-
-    /// `run_into` of a region: `syms` are the top-level call's symbol values.
+    /// `run` of a region into `outs` (emptied first; a loop reuses one list for every
+    /// iteration of its body): `syms` are the top-level call's symbol values.
     pub fn run_region<F>(
         &self,
         inputs: &[Tensor],
@@ -347,7 +332,7 @@ impl CompiledGraph {
         )
     }
 
-    /// `run_into`; with `keep`, no value is dropped after its last read and the value
+    /// `run_region`; with `keep`, no value is dropped after its last read and the value
     /// table is returned (else an empty list). `outer`: a region's symbol values (else
     /// they are bound from `inputs`).
     fn run_values<F>(
