@@ -65,8 +65,11 @@ impl Tensor {
 
     /// A row-major copy of the elements. `T` must be the tensor's dtype.
     pub fn to_vec<T: Elem>(&self) -> Result<Vec<T>> {
-        let n = self.numel();
-        self.read(|s: &[T]| collect_vec(n, s.iter().copied()))?
+        self.read(|s: &[T]| {
+            let mut v = alloc_vec(s.len())?;
+            v.extend_from_slice(s);
+            Ok(v)
+        })?
     }
 
     /// The elements converted to f32 (any dtype).

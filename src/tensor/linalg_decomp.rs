@@ -15,7 +15,7 @@ use super::linalg_stack::{from_f64_as, rt, Real, Stack};
 use super::{DType, Tensor};
 use crate::autograd::{self, Saved};
 use crate::error::{Error, Result};
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatMut, MatRef, Side};
 
 /// What `linalg.qr(mode=)` returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,21 +49,29 @@ fn zero_pivot<T: Real>(u: MatRef<'_, T>) -> Option<usize> {
     (0..u.nrows().min(u.ncols())).find(|&i| u[(i, i)] == T::ZERO)
 }
 
-/// `m`'s LU factors with partial pivoting, factored in place in one column-major copy
-/// (U on and above the diagonal, L's strictly lower part below it, L's unit diagonal
-/// implied), then `f(factors, row permutation)`. faer's `partial_piv_lu` copies L and U
-/// out into two more matrices; this skips them. Sequential: on the 2-core machine
-/// faer's parallel LU was slower than its sequential one at n = 1000.
+/// `m`'s LU factors with partial pivoting in a column-major copy: see `lu_in_place`.
 fn with_lu<T: Real, R>(
     m: MatRef<'_, T>,
     f: impl FnOnce(MatRef<'_, T>, faer::perm::PermRef<'_, usize>) -> R,
 ) -> R {
+    let mut lu = m.to_owned();
+    lu_in_place(lu.as_mut(), f)
+}
+
+/// `m`'s LU factors with partial pivoting, factored in place (U on and above the
+/// diagonal, L's strictly lower part below it, L's unit diagonal implied), then
+/// `f(factors, row permutation)`. faer's `partial_piv_lu` copies L and U out into two
+/// more matrices; this skips them. Sequential below n = 512 (on the 2-core machine the
+/// second core only paid at n = 1000: 14-15 ms against 16-21, quiet).
+fn lu_in_place<T: Real, R>(
+    mut lu: MatMut<'_, T>,
+    f: impl FnOnce(MatRef<'_, T>, faer::perm::PermRef<'_, usize>) -> R,
+) -> R {
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::lu::partial_pivoting::factor;
-    let n = m.nrows();
-    let mut lu = m.to_owned();
+    let n = lu.nrows();
     let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
-    let par = faer::Par::Seq;
+    let par = par_from(n);
     let mut mem = MemBuffer::new(factor::lu_in_place_scratch::<usize, T>(
         n,
         n,
@@ -79,6 +87,15 @@ fn with_lu<T: Real, R>(
         Default::default(),
     );
     f(lu.as_ref(), perm)
+}
+
+/// faer's parallelism for an n x n factorization: sequential below n = 512, where the
+/// second core of the 2-core machine did not pay (LU, Cholesky and inverse at n = 316).
+fn par_from(n: usize) -> faer::Par {
+    match n >= 512 {
+        true => faer::get_global_parallelism(),
+        false => faer::Par::Seq,
+    }
 }
 
 /// Whether `a` factors in f64 (float64) rather than f32.
@@ -108,12 +125,8 @@ fn inv_in<T: Real>(a: &Tensor) -> Result<Tensor> {
             }
             use faer::dyn_stack::{MemBuffer, MemStack};
             use faer::linalg::lu::partial_pivoting::inverse as lu_inv;
-            // The triangular inversions and product gain from the second core at large
-            // n (1000: 42 ms sequential, 32 parallel), not at 316.
-            let par = match s.n >= 512 {
-                true => faer::get_global_parallelism(),
-                false => faer::Par::Seq,
-            };
+            // The triangular inversions and product: 1000: 42 ms sequential, 32 parallel.
+            let par = par_from(s.n);
             let mut out = Mat::<T>::zeros(s.n, s.n);
             let mut mem = MemBuffer::new(lu_inv::inverse_scratch::<usize, T>(s.n, par));
             lu_inv::inverse(out.as_mut(), lu, lu, perm, par, MemStack::new(&mut mem));
@@ -194,8 +207,18 @@ type SignLogs = (Vec<(f64, f64)>, Vec<usize>);
 /// input's precision.
 fn slogdets(op: &'static str, a: &Tensor) -> Result<SignLogs> {
     fn run<T: Real>(op: &'static str, a: &Tensor) -> Result<SignLogs> {
-        let s = Stack::<T>::square(op, a)?;
-        Ok((s.mats().map(slogdet_one).collect(), s.batch))
+        let mut s = Stack::<T>::square(op, a)?;
+        let (n, len) = (s.n, s.n * s.n);
+        // det(A) = det(A^T): each row-major matrix, read as column-major, is A^T, and
+        // factors in place with no transposing copy.
+        let pairs = (0..s.count)
+            .map(|b| {
+                let m = &mut s.data[b * len..(b + 1) * len];
+                let at = MatMut::from_column_major_slice_mut(m, n, n);
+                lu_in_place(at, |u, perm| slogdet_of_lu(u, perm.arrays().0))
+            })
+            .collect();
+        Ok((pairs, s.batch))
     }
     if wide(a) {
         run::<f64>(op, a)
@@ -353,40 +376,28 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
     }
 }
 
-/// The lower Cholesky factor from `m`'s lower triangle only (LAPACK's potrf with
-/// uplo='L'), factored in place in one copy (its upper triangle is left unread);
-/// Err(the 0-based index of the first non-positive pivot).
-fn llt_lower<T: Real>(m: MatRef<'_, T>) -> std::result::Result<Mat<T>, usize> {
+/// Factors `m`'s lower triangle in place into its Cholesky factor L (LAPACK's potrf
+/// with uplo='L'; the strictly upper triangle is neither read nor written); Err(the
+/// 0-based index of the first non-positive pivot).
+fn llt_in_place<T: Real>(m: MatMut<'_, T>) -> std::result::Result<(), usize> {
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::cholesky::llt::factor::{self as llt, LltError};
     let n = m.nrows();
-    let mut l = Mat::<T>::zeros(n, n);
-    l.as_mut().copy_from_triangular_lower(m);
-    // Sequential below n = 512, as the LU functions: the second core does not pay there.
-    let par = match n >= 512 {
-        true => faer::get_global_parallelism(),
-        false => faer::Par::Seq,
-    };
+    let par = par_from(n);
     let mut mem = MemBuffer::new(llt::cholesky_in_place_scratch::<T>(
         n,
         par,
         Default::default(),
     ));
     let stack = MemStack::new(&mut mem);
-    match llt::cholesky_in_place(
-        l.as_mut(),
-        Default::default(),
-        par,
-        stack,
-        Default::default(),
-    ) {
-        Ok(_) => Ok(l),
+    match llt::cholesky_in_place(m, Default::default(), par, stack, Default::default()) {
+        Ok(_) => Ok(()),
         Err(LltError::NonPositivePivot { index }) => Err(index),
     }
 }
 
-/// `cholesky(A, upper)`: the lower factor L (its transpose when `upper`), from A's
-/// lower triangle.
+/// `cholesky(A, upper)`: the lower factor L of A's lower triangle, or (`upper`) the
+/// upper factor U (A = U^T U) of A's upper triangle, as PyTorch reads them.
 pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
     let out = if wide(a) {
         cholesky_in::<f64>(a, upper)?
@@ -404,14 +415,21 @@ pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `cholesky(A, upper)` factored in `T`.
+/// `cholesky(A, upper)` factored in `T`, in place in the stack's row-major copy of A:
+/// read row-major, a matrix's lower triangle is A's and factors into L; read
+/// column-major (faer's fastest layout) it is A^T, whose lower triangle is A's upper
+/// one, and its factor L' is U^T, so the row-major data then holds U.
 fn cholesky_in<T: Real>(a: &Tensor, upper: bool) -> Result<Tensor> {
-    let s = Stack::<T>::square("linalg.cholesky", a)?;
-    let n = s.n;
-    let mut vals = Vec::with_capacity(s.data.len());
-    for (k, m) in s.mats().enumerate() {
-        let l = llt_lower(m).map_err(|index| {
-            s.fail(
+    let mut s = Stack::<T>::square("linalg.cholesky", a)?;
+    let (n, len) = (s.n, s.n * s.n);
+    for k in 0..s.count {
+        let m = &mut s.data[k * len..(k + 1) * len];
+        let view = match upper {
+            true => MatMut::from_column_major_slice_mut(m, n, n),
+            false => MatMut::from_row_major_slice_mut(m, n, n),
+        };
+        if let Err(index) = llt_in_place(view) {
+            return Err(s.fail(
                 k,
                 &format!(
                     "The factorization could not be completed because the input is not \
@@ -419,18 +437,19 @@ fn cholesky_in<T: Real>(a: &Tensor, upper: bool) -> Result<Tensor> {
                      positive-definite).",
                     index + 1
                 ),
-            )
-        })?;
-        // row i of L, or of L^T (column i of L)
-        for i in 0..n {
-            vals.extend((0..n).map(|j| match (upper, i >= j, j >= i) {
-                (false, true, _) => l[(i, j)],
-                (true, _, true) => l[(j, i)],
-                _ => T::ZERO,
-            }));
+            ));
+        }
+        // Zero the unread triangle (row-major: above the diagonal for L, below for U).
+        for r in 0..n {
+            let row = &mut m[r * n..(r + 1) * n];
+            match upper {
+                true => row[..r].fill(T::ZERO),
+                false => row[r + 1..].fill(T::ZERO),
+            }
         }
     }
-    s.write(&[n, n], vals)
+    let data = std::mem::take(&mut s.data);
+    s.write(&[n, n], data)
 }
 
 /// `qr(A, mode)`: `(Q, R)`.
