@@ -273,3 +273,27 @@ pub fn name_composite(out: &crate::tensor::Tensor, since: u64, name: &'static st
         n.rename(GradFnName::Fixed(name));
     }
 }
+
+/// The nodes PyTorch records for the functions Kiln's stdlib writes as several
+/// primitives (nn.functional's losses and activations), which the stdlib names through
+/// `_name_node` (tests/golden/torchapi/grad_fn_losses.dl, whose .out is torch's).
+const STDLIB_COMPOSITES: &[&str] = &[
+    "MseLossBackward0",
+    "SmoothL1LossBackward0",
+    "HuberLossBackward0",
+    "NllLossBackward0",
+    "DivBackward1",
+    "BinaryCrossEntropyBackward0",
+    "BinaryCrossEntropyWithLogitsBackward0",
+    "LeakyReluBackward0",
+    "EluBackward0",
+    "SoftplusBackward0",
+    "LogSigmoidBackward0",
+    "HardtanhBackward0",
+    "EmbeddingBackward0",
+];
+
+/// `name` as one of the stdlib composites' node names.
+pub fn stdlib_composite(name: &str) -> Option<&'static str> {
+    STDLIB_COMPOSITES.iter().copied().find(|&n| n == name)
+}

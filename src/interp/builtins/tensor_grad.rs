@@ -22,7 +22,32 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("_is_parameter", is_parameter),
     ("vars", vars),
     ("_autograd_grad", autograd_grad),
+    ("_node_mark", node_mark),
+    ("_name_node", name_node),
 ];
+
+/// `_node_mark()`: the id the next autograd node gets (a stdlib composite takes it on
+/// entry, then names its result's node with `_name_node`).
+fn node_mark(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    Args::new("_node_mark", args, kw).check(0, &[])?;
+    Ok(Value::Int(autograd::next_node_id() as i64))
+}
+
+/// `_name_node(out, mark, name)`: names `out`'s node as PyTorch's one node for the
+/// composite that made it (only a node made since `mark`); returns `out`.
+fn name_node(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("_name_node", args, kw);
+    a.check(3, &[])?;
+    let out = a.tensor(0, "out")?;
+    let mark = a.int(1, "mark")?.unwrap_or(0).max(0) as u64;
+    let name = match a.required(2, "name")? {
+        Value::Str(s) => autograd::names::stdlib_composite(s),
+        _ => None,
+    };
+    let name = name.ok_or_else(|| type_err("_name_node: not a composite's node name"))?;
+    autograd::names::name_composite(&out, mark, name);
+    Ok(args[0].clone())
+}
 
 /// Methods of the `no_grad()` object.
 pub const GRAD_MODE_METHODS: &[&str] = &["__enter__", "__exit__"];
