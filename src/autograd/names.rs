@@ -291,6 +291,7 @@ const STDLIB_COMPOSITES: &[&str] = &[
     "LogSigmoidBackward0",
     "HardtanhBackward0",
     "EmbeddingBackward0",
+    "UnsafeViewBackward0",
 ];
 
 /// `name` as one of the stdlib composites' node names.
