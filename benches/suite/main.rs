@@ -73,18 +73,42 @@ fn main() {
 }
 
 /// W11, ordinary Python programs against CPython 3.11 live: benches/w11/run.sh times
-/// each program interleaved with python3 and prints the ratios and their geometric mean
-/// (`CG=1` in the environment: callgrind instruction counts instead).
+/// each program interleaved with python3 and prints the ratios and their geometric mean.
+/// With `KILN_BENCH_CG=1` and valgrind on the PATH it also prints run.sh's `CG=1` table:
+/// callgrind instruction counts per program (noise-free figures for before/after).
 fn w11_table(root: &Path, kiln: &Path) {
     println!("\nW11: benches/w11/*.py, Kiln vs CPython 3.11 (live)");
-    let ok = Command::new("bash")
-        .arg(root.join("benches/w11/run.sh"))
-        .env("KILN", kiln)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
+    if !run_w11(root, kiln, false) {
         println!("W11: benches/w11/run.sh failed (is python3 on the PATH?)");
     }
+    if std::env::var_os("KILN_BENCH_CG").is_some_and(|v| v == "1") {
+        println!("\nW11: callgrind instruction counts (KILN_BENCH_CG=1)");
+        if !has_valgrind() {
+            println!("W11: callgrind counts skipped (valgrind is not on the PATH)");
+        } else if !run_w11(root, kiln, true) {
+            println!("W11: CG=1 benches/w11/run.sh failed");
+        }
+    }
+}
+
+/// Runs benches/w11/run.sh on `kiln` (in its callgrind mode when `cg`); true on success.
+fn run_w11(root: &Path, kiln: &Path, cg: bool) -> bool {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join("benches/w11/run.sh")).env("KILN", kiln);
+    if cg {
+        cmd.env("CG", "1");
+    } else {
+        cmd.env_remove("CG");
+    }
+    cmd.status().is_ok_and(|s| s.success())
+}
+
+/// True when `valgrind --version` runs.
+fn has_valgrind() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// A compiled-GELU loop of `calls` calls (the W3 function and data).

@@ -260,6 +260,12 @@ impl Interp {
         match f {
             Value::Func(func) => {
                 let base = self.stack.len();
+                // exactly the positional parameters (a `key=` function, a callback):
+                // straight into the frame's slots, no binding pass
+                if kw.is_empty() && func.proto.simple && args.len() == func.proto.params.len() {
+                    self.stack.extend(args);
+                    return self.run_frame(func.clone(), base);
+                }
                 if let Err(e) = self.bind_args(func, args, kw) {
                     self.stack.truncate(base);
                     return Err(e);

@@ -449,7 +449,7 @@ impl Interp {
             }
             ExKind::Slice(a, b, c) => Ok(Value::Slice(Rc::new(self.slice_parts(a, b, c)?))),
             ExKind::List(xs) => Ok(Value::list(self.eval_items(xs)?)),
-            ExKind::Tuple(xs) => Ok(Value::tuple(self.eval_items(xs)?)),
+            ExKind::Tuple(xs) => self.eval_tuple(xs),
             ExKind::Starred(_) => Err(at(
                 err(ErrorKind::SyntaxError, "can't use starred expression here"),
                 e.span,
@@ -547,6 +547,32 @@ impl Interp {
             }
         }
         Ok(out)
+    }
+
+    /// A tuple display. Without a starred item its values go straight into the tuple's
+    /// allocation (an exact-length iterator: one allocation, where a `Vec` made two);
+    /// after an error nothing more is evaluated.
+    fn eval_tuple(&mut self, xs: &[Ex]) -> R<Value> {
+        if xs.iter().any(|x| matches!(x.kind, ExKind::Starred(_))) {
+            return Ok(Value::tuple(self.eval_items(xs)?));
+        }
+        let mut failed = None;
+        let items: Rc<[Value]> = xs
+            .iter()
+            .map(|x| {
+                if failed.is_some() {
+                    return Value::None;
+                }
+                self.eval(x).unwrap_or_else(|e| {
+                    failed = Some(e);
+                    Value::None
+                })
+            })
+            .collect();
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(Value::Tuple(items)),
+        }
     }
 
     /// `**m` in a dict display: `m`'s items, through `keys()` and `[]` for a non-dict.

@@ -43,6 +43,9 @@ const RATIO: u32 = 10;
 /// when allocations and frees balance.
 const MAX_YOUNG_ENTRIES: usize = 16 * THRESHOLD0 as usize;
 const GENS: usize = 3;
+/// How many of the youngest registry entries a freed container's address is looked for
+/// among (`note_freed_at`).
+const RECENT: usize = 8;
 
 /// The collector's scratch field in an instance, cell, function, class or module: the
 /// collection that last made it a candidate (its epoch) and its index there.
@@ -92,6 +95,19 @@ impl Tracked {
             Tracked::Module(w) => Value::Module(w.upgrade()?),
             Tracked::Gen(w) => Value::Iter(w.upgrade()?),
         })
+    }
+
+    /// The address of the object (its allocation, which the `Weak` keeps).
+    fn addr(&self) -> usize {
+        match self {
+            Tracked::List(w) => w.as_ptr() as usize,
+            Tracked::Dict(w) | Tracked::Set(w) => w.as_ptr() as usize,
+            Tracked::Instance(w) => w.as_ptr() as usize,
+            Tracked::Cell(w) => w.as_ptr() as usize,
+            Tracked::Class(w) => w.as_ptr() as usize,
+            Tracked::Module(w) => w.as_ptr() as usize,
+            Tracked::Gen(w) => w.as_ptr() as usize,
+        }
     }
 
     fn alive(&self) -> bool {
@@ -217,6 +233,26 @@ pub fn note_freed() {
                 g.net -= 1;
             }
             g.frees = g.frees.saturating_add(1);
+        }
+    });
+}
+
+/// `note_freed` for the tracked container at `addr`, whose last reference is being
+/// dropped: when it is among the youngest few registry entries (a temporary list,
+/// dict or instance), the entry goes now, so that dropping the reference frees the
+/// allocation at once (a dead entry's `Weak` keeps it until the next pruning, and
+/// thousands of such blocks defeat the allocator's per-size caches). Addresses are
+/// unambiguous: an entry's `Weak` keeps its allocation, so no other object has it.
+#[inline]
+pub fn note_freed_at(addr: usize) {
+    GC.with(|g| {
+        if let Ok(mut g) = g.try_borrow_mut() {
+            if g.net > 0 {
+                g.net -= 1;
+            }
+            if !g.forget_recent(addr) {
+                g.frees = g.frees.saturating_add(1);
+            }
         }
     });
 }
@@ -369,6 +405,24 @@ impl Gc {
         self.frees = 0;
         for g in self.gens.iter_mut() {
             g.retain(Tracked::alive);
+        }
+    }
+
+    /// Removes the entry of the object at `addr` if it is one of the `RECENT` youngest
+    /// (see `note_freed_at`); true when it did. The young generation's order does not
+    /// matter (a collection takes its entries as a set).
+    fn forget_recent(&mut self, addr: usize) -> bool {
+        if self.collecting {
+            return false;
+        }
+        let young = &mut self.gens[0];
+        let lo = young.len().saturating_sub(RECENT);
+        match young[lo..].iter().rposition(|t| t.addr() == addr) {
+            Some(i) => {
+                young.swap_remove(lo + i);
+                true
+            }
+            None => false,
         }
     }
 

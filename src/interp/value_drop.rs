@@ -145,9 +145,16 @@ impl Drop for Value {
 /// recursion while shallow, else through a queue released iteratively.
 #[inline(never)]
 fn drop_container(v: &mut Value) {
-    if !matches!(v, Value::Iter(_)) {
+    match v {
         // iterators are not tracked by the cycle collector
-        super::gc::note_freed();
+        Value::Iter(_) => {}
+        Value::List(rc) => super::gc::note_freed_at(Rc::as_ptr(rc) as usize),
+        Value::Dict(rc) | Value::Set(rc) | Value::FrozenSet(rc) => {
+            super::gc::note_freed_at(Rc::as_ptr(rc) as usize)
+        }
+        Value::Instance(rc) => super::gc::note_freed_at(Rc::as_ptr(rc) as usize),
+        Value::Cell(rc) => super::gc::note_freed_at(Rc::as_ptr(rc) as usize),
+        _ => super::gc::note_freed(),
     }
     let depth = DROP_DEPTH.with(|d| d.get());
     if depth < MAX_DROP_DEPTH {

@@ -227,6 +227,14 @@ pub fn str_method(
         "replace" => {
             arity("replace", args, 2, 3)?;
             let (a, b) = (str_arg(&args[0], name)?, str_arg(&args[1], name)?);
+            // nothing to replace (the common case: escaping text without those
+            // characters): the string itself, after one search and no copy
+            if !a.is_empty() && !super::strmethods::contains_sub(s, a) {
+                if let Some(n) = args.get(2) {
+                    int_arg(n, "")?;
+                }
+                return Ok(Value::Str(s.clone()));
+            }
             check_replace_len(s, a, b)?;
             match args.get(2) {
                 Some(n) => {

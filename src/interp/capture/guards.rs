@@ -259,7 +259,7 @@ fn runtime_scalar(origin: Origin, f: f64, v: &Value, fresh: bool) -> Value {
         })
     };
     match symfloat::load(key, f, || origin.describe(), reader) {
-        Some(s) => Value::SymFloat(Rc::new(s)),
+        Some(s) => super::symfloat::sym_float(s),
         None => v.clone(),
     }
 }

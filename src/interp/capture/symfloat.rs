@@ -26,6 +26,12 @@ fn operand(v: &Value) -> Option<Operand<'_>> {
     }
 }
 
+/// A runtime scalar as a value (noted as a symbolic value made: `symint::note_made`).
+pub(crate) fn sym_float(s: SymFloat) -> Value {
+    super::symint::note_made();
+    Value::SymFloat(Rc::new(s))
+}
+
 fn value_of(o: &Operand<'_>) -> f64 {
     match o {
         Operand::Plain(f) => *f,
@@ -63,7 +69,7 @@ impl Interp {
             if let (Some(x), Some(y)) = (operand(a), operand(b)) {
                 if let Ok(Value::Float(v)) = float_op(op, value_of(&x), value_of(&y)) {
                     if let Some(s) = symfloat::arith(top, x, y, v) {
-                        return Ok(Value::SymFloat(Rc::new(s)));
+                        return Ok(sym_float(s));
                     }
                 }
             }
@@ -84,7 +90,7 @@ impl Interp {
             return None;
         }
         let lift = |v: &Value| match v {
-            Value::SymInt(n) => symfloat::from_int(n).map(|f| Value::SymFloat(Rc::new(f))),
+            Value::SymInt(n) => symfloat::from_int(n).map(sym_float),
             other => Some(other.clone()),
         };
         let (x, y) = (lift(a)?, lift(b)?);
@@ -96,7 +102,7 @@ impl Interp {
         match op {
             UnaryOp::Pos => Ok(Value::SymFloat(s.clone())),
             UnaryOp::Neg => match symfloat::neg(s) {
-                Some(r) => Ok(Value::SymFloat(Rc::new(r))),
+                Some(r) => Ok(sym_float(r)),
                 None => Ok(Value::Float(-s.value)),
             },
             _ => self.unary(op, &Value::Float(s.concrete())),

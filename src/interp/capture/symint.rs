@@ -11,6 +11,7 @@ use crate::interp::{Interp, R};
 use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
 use crate::tensor::Tensor;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `v` for a Python-level use: a symbolic int becomes its (guarded) value, other values
 /// are unchanged.
@@ -27,15 +28,29 @@ pub fn concrete(v: &Value) -> Value {
     }
 }
 
+/// Set (for good) once this process made a symbolic int or float: before that no tuple
+/// can hold one, and `has_sym` need not look inside tuples. (A `Value` never crosses
+/// threads, so a relaxed flag set before the value exists is enough.)
+static SYM_MADE: AtomicBool = AtomicBool::new(false);
+
+/// Notes that a symbolic value exists from now on (see `SYM_MADE`).
+#[inline]
+pub fn note_made() {
+    SYM_MADE.store(true, Ordering::Relaxed);
+}
+
 /// True when `v` is a symbolic int or a tuple/slice holding one (looked for down to
 /// `SYM_DEPTH` levels, so a deeply nested tuple costs no deep native recursion; sizes
 /// are never nested that deep). Inlined: the eager interpreter asks this of every item
-/// store and dict key, and most values are neither.
+/// store and dict key, and most values are neither (a tuple is looked into only once
+/// some symbolic value was made).
 #[inline]
 pub fn has_sym(v: &Value) -> bool {
     match v {
         Value::SymInt(_) | Value::SymFloat(_) => true,
-        Value::Tuple(_) | Value::Size(_) | Value::Slice(_) => has_sym_at(v, 0),
+        Value::Tuple(_) | Value::Size(_) | Value::Slice(_) => {
+            SYM_MADE.load(Ordering::Relaxed) && has_sym_at(v, 0)
+        }
         _ => false,
     }
 }
@@ -74,6 +89,7 @@ fn operand(v: &Value) -> Option<(i64, Option<&SymInt>)> {
 }
 
 fn sym_value(s: SymInt) -> Value {
+    note_made();
     Value::SymInt(Rc::new(s))
 }
 
