@@ -9,9 +9,11 @@
 //! Layout: `q [N, L, E]`, `k [N, S, E]`, `v [N, S, Ev]`, row-major; an additive mask is
 //! `[*, L, S]` with `mask_off[n]` the offset of batch entry n's `L x S` block.
 
+use super::conv::{lock, run_parts};
+use super::fastmath::exp;
 use super::matmul::{gemm_f32, Mat};
 use crate::error::Result;
-use crate::tensor::cancel::poll_kernel;
+use std::sync::Mutex;
 
 const BR: usize = 64;
 const BC: usize = 64;
@@ -101,8 +103,34 @@ fn key_end(d: &Dims, i1: usize) -> usize {
     }
 }
 
+/// The query blocks `(b, i0, i1)` of a call, in the order their rows are laid out.
+fn query_blocks(d: &Dims) -> Vec<(usize, usize, usize)> {
+    (0..d.n)
+        .flat_map(|b| {
+            (0..d.l)
+                .step_by(BR)
+                .map(move |i0| (b, i0, d.l.min(i0 + BR)))
+        })
+        .collect()
+}
+
+/// `v` cut into consecutive pieces of the given lengths, each behind its own lock (a
+/// task locks only its own piece: no contention).
+fn pieces<T>(v: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<Mutex<&mut [T]>> {
+    let mut rest = v;
+    let mut out = Vec::new();
+    for len in lens {
+        let at = len.min(rest.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(at);
+        out.push(Mutex::new(head));
+        rest = tail;
+    }
+    out
+}
+
 /// Forward: the output `[N, L, Ev]` and each query row's logsumexp `[N, L]` (-inf for a
-/// row that sees no key; its output is zero, as PyTorch's).
+/// row that sees no key; its output is zero, as PyTorch's). The query blocks run as
+/// parallel tasks on the kernel team (each writes only its own rows).
 pub fn forward(
     q: &[f32],
     k: &[f32],
@@ -112,66 +140,82 @@ pub fn forward(
 ) -> Result<(Vec<f32>, Vec<f32>)> {
     let mut out = vec![0.0; d.n * d.l * d.ev];
     let mut lse = vec![f32::NEG_INFINITY; d.n * d.l];
-    let mut buf = vec![0.0; BR * BC];
-    for b in 0..d.n {
-        for i0 in (0..d.l).step_by(BR) {
-            poll_kernel()?;
-            let i1 = d.l.min(i0 + BR);
-            let br = i1 - i0;
-            let mut mx = vec![f32::NEG_INFINITY; br];
-            let mut sum = vec![0.0f32; br];
-            let o = &mut out[(b * d.l + i0) * d.ev..(b * d.l + i1) * d.ev];
-            for j0 in (0..key_end(d, i1)).step_by(BC) {
-                let j1 = d.s.min(j0 + BC);
-                let bc = j1 - j0;
-                let sb = &mut buf[..br * bc];
-                scores(sb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
-                for r in 0..br {
-                    let row = &mut sb[r * bc..(r + 1) * bc];
-                    let m_new = row.iter().fold(mx[r], |a, &x| a.max(x));
-                    if m_new == f32::NEG_INFINITY {
-                        row.iter_mut().for_each(|x| *x = 0.0);
-                        continue;
-                    }
-                    let alpha = (mx[r] - m_new).exp();
-                    let mut add = 0.0;
-                    for x in row.iter_mut() {
-                        *x = (*x - m_new).exp();
-                        add += *x;
-                    }
-                    sum[r] = sum[r] * alpha + add;
-                    mx[r] = m_new;
-                    if alpha != 1.0 {
-                        o[r * d.ev..(r + 1) * d.ev]
-                            .iter_mut()
-                            .for_each(|x| *x *= alpha);
-                    }
-                }
-                let p = Mat {
-                    data: sb,
-                    offset: 0,
-                    rs: bc,
-                    cs: 1,
-                };
-                gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
-            }
-            for r in 0..br {
-                let orow = &mut o[r * d.ev..(r + 1) * d.ev];
-                // a NaN score (NaN in q or k past the running max) makes the row NaN, as
-                // PyTorch's; only a row with every key masked is zero
-                if sum[r] > 0.0 || sum[r].is_nan() {
-                    orow.iter_mut().for_each(|x| *x /= sum[r]);
-                    lse[b * d.l + i0 + r] = mx[r] + sum[r].ln();
-                } else {
-                    orow.iter_mut().for_each(|x| *x = 0.0);
-                }
-            }
-        }
-    }
+    let blocks = query_blocks(d);
+    let outs = pieces(&mut out, blocks.iter().map(|&(_, i0, i1)| (i1 - i0) * d.ev));
+    let lses = pieces(&mut lse, blocks.iter().map(|&(_, i0, i1)| i1 - i0));
+    run_parts(blocks.len(), &|t| {
+        let (b, i0, i1) = blocks[t];
+        let (mut o, mut l) = (lock(&outs[t])?, lock(&lses[t])?);
+        forward_block(q, k, v, mask, d, (b, i0, i1), &mut o, &mut l)
+    })?;
+    drop((outs, lses));
     Ok((out, lse))
 }
 
-/// Backward: (dq, dk, dv) from the output gradient `go`, the output and logsumexp.
+/// One query block's forward: rows `i0..i1` of batch entry `b` into `o` (`(i1 - i0) x
+/// ev`) and their logsumexp into `lse`.
+#[allow(clippy::too_many_arguments)]
+fn forward_block(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: Option<&Mask>,
+    d: &Dims,
+    (b, i0, i1): (usize, usize, usize),
+    o: &mut [f32],
+    lse: &mut [f32],
+) -> Result<()> {
+    let br = i1 - i0;
+    let mut buf = vec![0.0; BR * BC];
+    let mut mx = vec![f32::NEG_INFINITY; br];
+    let mut sum = vec![0.0f32; br];
+    for j0 in (0..key_end(d, i1)).step_by(BC) {
+        let j1 = d.s.min(j0 + BC);
+        let bc = j1 - j0;
+        let sb = &mut buf[..br * bc];
+        scores(sb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
+        for r in 0..br {
+            let row = &mut sb[r * bc..(r + 1) * bc];
+            let m_new = row.iter().fold(mx[r], |a, &x| a.max(x));
+            if m_new == f32::NEG_INFINITY {
+                row.iter_mut().for_each(|x| *x = 0.0);
+                continue;
+            }
+            let alpha = exp(mx[r] - m_new);
+            row.iter_mut().for_each(|x| *x = exp(*x - m_new));
+            sum[r] = sum[r] * alpha + row.iter().sum::<f32>();
+            mx[r] = m_new;
+            if alpha != 1.0 {
+                o[r * d.ev..(r + 1) * d.ev]
+                    .iter_mut()
+                    .for_each(|x| *x *= alpha);
+            }
+        }
+        let p = Mat {
+            data: sb,
+            offset: 0,
+            rs: bc,
+            cs: 1,
+        };
+        gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
+    }
+    for r in 0..br {
+        let orow = &mut o[r * d.ev..(r + 1) * d.ev];
+        // a NaN score (NaN in q or k past the running max) makes the row NaN, as
+        // PyTorch's; only a row with every key masked is zero
+        if sum[r] > 0.0 || sum[r].is_nan() {
+            orow.iter_mut().for_each(|x| *x /= sum[r]);
+            lse[r] = mx[r] + sum[r].ln();
+        } else {
+            orow.iter_mut().for_each(|x| *x = 0.0);
+        }
+    }
+    Ok(())
+}
+
+/// Backward: (dq, dk, dv) from the output gradient `go`, the output and logsumexp. The
+/// batch entries run as parallel tasks on the kernel team (an entry's key gradients
+/// sum over all its query blocks, so an entry is one task).
 #[allow(clippy::too_many_arguments)]
 pub fn backward(
     q: &[f32],
@@ -186,79 +230,112 @@ pub fn backward(
     let mut dq = vec![0.0; q.len()];
     let mut dk = vec![0.0; k.len()];
     let mut dv = vec![0.0; v.len()];
+    let dqs = pieces(&mut dq, (0..d.n).map(|_| d.l * d.e));
+    let dks = pieces(&mut dk, (0..d.n).map(|_| d.s * d.e));
+    let dvs = pieces(&mut dv, (0..d.n).map(|_| d.s * d.ev));
+    let io = BackwardIo {
+        q,
+        k,
+        v,
+        out,
+        lse,
+        go,
+    };
+    run_parts(d.n, &|b| {
+        let (mut gq, mut gk, mut gv) = (lock(&dqs[b])?, lock(&dks[b])?, lock(&dvs[b])?);
+        backward_entry(&io, mask, d, b, [&mut gq, &mut gk, &mut gv])
+    })?;
+    drop((dqs, dks, dvs));
+    Ok([dq, dk, dv])
+}
+
+/// What the backward reads.
+struct BackwardIo<'a> {
+    q: &'a [f32],
+    k: &'a [f32],
+    v: &'a [f32],
+    out: &'a [f32],
+    lse: &'a [f32],
+    go: &'a [f32],
+}
+
+/// Batch entry `b`'s backward into its rows of dq, dk and dv.
+fn backward_entry(
+    io: &BackwardIo,
+    mask: Option<&Mask>,
+    d: &Dims,
+    b: usize,
+    [dq, dk, dv]: [&mut [f32]; 3],
+) -> Result<()> {
+    let (q, k, v, go) = (io.q, io.k, io.v, io.go);
     let mut p = vec![0.0; BR * BC];
     let mut dp = vec![0.0; BR * BC];
-    for b in 0..d.n {
-        for i0 in (0..d.l).step_by(BR) {
-            poll_kernel()?;
-            let i1 = d.l.min(i0 + BR);
-            let br = i1 - i0;
-            let delta: Vec<f32> = (i0..i1)
-                .map(|i| {
-                    let at = (b * d.l + i) * d.ev;
-                    go[at..at + d.ev]
-                        .iter()
-                        .zip(&out[at..at + d.ev])
-                        .map(|(a, c)| a * c)
-                        .sum()
-                })
-                .collect();
-            for j0 in (0..key_end(d, i1)).step_by(BC) {
-                let j1 = d.s.min(j0 + BC);
-                let bc = j1 - j0;
-                let pb = &mut p[..br * bc];
-                scores(pb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
-                for r in 0..br {
-                    let m = lse[b * d.l + i0 + r];
-                    for x in pb[r * bc..(r + 1) * bc].iter_mut() {
-                        *x = if m == f32::NEG_INFINITY {
-                            0.0
-                        } else {
-                            (*x - m).exp()
-                        };
-                    }
+    for i0 in (0..d.l).step_by(BR) {
+        let i1 = d.l.min(i0 + BR);
+        let br = i1 - i0;
+        let delta: Vec<f32> = (i0..i1)
+            .map(|i| {
+                let at = (b * d.l + i) * d.ev;
+                go[at..at + d.ev]
+                    .iter()
+                    .zip(&io.out[at..at + d.ev])
+                    .map(|(a, c)| a * c)
+                    .sum()
+            })
+            .collect();
+        for j0 in (0..key_end(d, i1)).step_by(BC) {
+            let j1 = d.s.min(j0 + BC);
+            let bc = j1 - j0;
+            let pb = &mut p[..br * bc];
+            scores(pb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
+            for r in 0..br {
+                let m = io.lse[b * d.l + i0 + r];
+                let row = &mut pb[r * bc..(r + 1) * bc];
+                match m == f32::NEG_INFINITY {
+                    true => row.iter_mut().for_each(|x| *x = 0.0),
+                    false => row.iter_mut().for_each(|x| *x = exp(*x - m)),
                 }
-                let pt = Mat {
-                    data: pb,
-                    offset: 0,
-                    rs: 1,
-                    cs: bc,
-                };
-                let dv_blk = &mut dv[(b * d.s + j0) * d.ev..(b * d.s + j1) * d.ev];
-                gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
-                let dpb = &mut dp[..br * bc];
-                gemm_f32(
-                    br,
-                    bc,
-                    d.ev,
-                    dpb,
-                    rows(go, b * d.l + i0, d.ev),
-                    rows_t(v, b * d.s + j0, d.ev),
-                    false,
-                )?;
-                for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
-                    for (x, p) in dp_row.iter_mut().zip(p_row) {
-                        *x = p * (*x - dr) * d.scale;
-                    }
-                }
-                let ds = Mat {
-                    data: dpb,
-                    offset: 0,
-                    rs: bc,
-                    cs: 1,
-                };
-                let dq_blk = &mut dq[(b * d.l + i0) * d.e..(b * d.l + i1) * d.e];
-                gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
-                let dst = Mat {
-                    data: dpb,
-                    offset: 0,
-                    rs: 1,
-                    cs: bc,
-                };
-                let dk_blk = &mut dk[(b * d.s + j0) * d.e..(b * d.s + j1) * d.e];
-                gemm_f32(bc, d.e, br, dk_blk, dst, rows(q, b * d.l + i0, d.e), true)?;
             }
+            let pt = Mat {
+                data: pb,
+                offset: 0,
+                rs: 1,
+                cs: bc,
+            };
+            let dv_blk = &mut dv[j0 * d.ev..j1 * d.ev];
+            gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
+            let dpb = &mut dp[..br * bc];
+            gemm_f32(
+                br,
+                bc,
+                d.ev,
+                dpb,
+                rows(go, b * d.l + i0, d.ev),
+                rows_t(v, b * d.s + j0, d.ev),
+                false,
+            )?;
+            for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
+                for (x, p) in dp_row.iter_mut().zip(p_row) {
+                    *x = p * (*x - dr) * d.scale;
+                }
+            }
+            let ds = Mat {
+                data: dpb,
+                offset: 0,
+                rs: bc,
+                cs: 1,
+            };
+            let dq_blk = &mut dq[i0 * d.e..i1 * d.e];
+            gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
+            let dst = Mat {
+                data: dpb,
+                offset: 0,
+                rs: 1,
+                cs: bc,
+            };
+            let dk_blk = &mut dk[j0 * d.e..j1 * d.e];
+            gemm_f32(bc, d.e, br, dk_blk, dst, rows(q, b * d.l + i0, d.e), true)?;
         }
     }
-    Ok([dq, dk, dv])
+    Ok(())
 }
