@@ -132,7 +132,7 @@ pub fn zeros_like(shape: &[usize], dt: DType, src: &Option<Tensor>) -> Result<Te
         _ => return creation::zeros(shape, dt),
     };
     let z = expand(&creation::zeros(&vec![1; shape.len()], dt)?, shape)?;
-    trace::note_like(&z, &x);
+    trace::note_like(&z, x);
     z.contiguous()
 }
 
@@ -533,7 +533,7 @@ fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
             // In a capture with symbolic sizes the expand follows the input's sizes, and
             // a count over a symbolic dim is taken at run time.
             let sym = match &s.src {
-                Some(x) => trace::note_like(&e, &x),
+                Some(x) => trace::note_like(&e, x),
                 None => Vec::new(),
             };
             vec![Some(if divisor == 1 {
