@@ -28,3 +28,43 @@ pub fn where_text(sources: &SourceMap, span: Option<Span>) -> String {
     let (line, col) = sources.line_col(s.file, s.start);
     format!("{name}:{line}:{col}")
 }
+
+/// The time a capture spends in each of its phases, logged as one line (only timed when
+/// the log is on).
+pub(crate) struct Phases {
+    last: Option<std::time::Instant>,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Phases {
+    pub(crate) fn start() -> Phases {
+        Phases {
+            last: log_on().then(std::time::Instant::now),
+            done: Vec::new(),
+        }
+    }
+
+    /// Ends phase `name` (begun at the previous mark).
+    pub(crate) fn mark(&mut self, name: &'static str) {
+        if let Some(t) = self.last {
+            let now = std::time::Instant::now();
+            self.done.push((name, (now - t).as_secs_f64() * 1e3));
+            self.last = Some(now);
+        }
+    }
+
+    /// Logs `func: capture phases (ms): trace 1.00, ...`.
+    pub(crate) fn log(&self, func: &str) {
+        if self.last.is_some() {
+            let parts: Vec<String> = self
+                .done
+                .iter()
+                .map(|(n, ms)| format!("{n} {ms:.2}"))
+                .collect();
+            log(&format!(
+                "{func}: capture phases (ms): {}",
+                parts.join(", ")
+            ));
+        }
+    }
+}

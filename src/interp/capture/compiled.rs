@@ -7,7 +7,7 @@ use crate::compile::autodiff::{self, grad_node};
 use crate::compile::capture::cache::{
     EagerReason, EntryKind, GraphEntry, OutTemplate, CACHE_LIMIT,
 };
-use crate::compile::capture::log::{log, where_text};
+use crate::compile::capture::log::{log, where_text, Phases};
 use crate::compile::capture::symguard::SymGuard;
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak, LoadGuard, Tracer};
 use crate::compile::capture::{check, effects};
@@ -236,6 +236,7 @@ impl Interp {
             return self.call_value(&cf.func, args, kw);
         }
         let t0 = Instant::now();
+        let mut phases = Phases::start();
         let spec = self.dynamic_spec(cf, &key);
         let mut tracer = Tracer::default();
         if cf.cache.borrow_mut().note_dynamic_scalars() > 0 {
@@ -256,6 +257,7 @@ impl Interp {
         let res = self.call_value(&cf.func, args, kw);
         let tracer = trace::finish();
         let value = res?;
+        phases.mark("trace");
         let Some(mut tracer) = tracer else {
             return Ok(value);
         };
@@ -264,7 +266,13 @@ impl Interp {
         }
         let args: Vec<_> = key.tensors.iter().map(|(t, _)| t.clone()).collect();
         let mut consts = Vec::new();
-        let (kind, sym) = finish_capture(&mut tracer, &value, &args, spec.as_ref(), &mut consts);
+        let (kind, sym) = finish_capture(
+            &mut tracer,
+            (&value, &args),
+            spec.as_ref(),
+            &mut consts,
+            &mut phases,
+        );
         {
             let stats = &mut cf.cache.borrow_mut().stats;
             stats.captures += 1;
@@ -272,6 +280,7 @@ impl Interp {
             stats.capture_us = stats.capture_us.saturating_add(us);
         }
         self.report(cf, &kind, why, t0);
+        phases.log(&cf.name);
         let guards = std::mem::take(&mut tracer.guards);
         self.store_entry(cf, &key, guards, (kind, consts));
         if let Some(e) = cf.cache.borrow_mut().entries.last_mut() {
@@ -294,10 +303,10 @@ fn internal_break(e: crate::error::Error) -> EntryKind {
 /// the argument dims to make symbolic.
 fn finish_capture(
     t: &mut Tracer,
-    value: &Value,
-    args: &[crate::tensor::Tensor],
+    (value, args): (&Value, &[crate::tensor::Tensor]),
     spec: Option<&InputSpec>,
     consts: &mut Vec<Value>,
+    phases: &mut Phases,
 ) -> (EntryKind, Option<SymGuard>) {
     if crate::interp::capture::capture_print::unprinted_templates(t) {
         t.breaks.push(GraphBreak {
@@ -329,16 +338,19 @@ fn finish_capture(
         Some(Ok(a)) => a,
         None => None,
     };
+    phases.mark("autodiff");
     let mut graph = std::mem::take(&mut t.graph);
     let effects = effects::finish(std::mem::take(&mut t.effects), &mut graph);
     if let Err(e) = verify::verify(&graph) {
         return (internal_break(e), None);
     }
+    phases.mark("verify");
     let raw = spec.map(|s| sym::analyze(&graph, s, Some(&t.hints)));
     let mut graph = match passes::optimize(graph) {
         Ok(g) => g,
         Err(e) => return (internal_break(e), None),
     };
+    phases.mark("optimize");
     let args = spec.map_or(0, |s| s.dims.len());
     let info = raw.map(|r| r.and_then(|info| sym::analyze(&graph, &info.spec(), None)));
     let guard = match info {
@@ -369,10 +381,12 @@ fn finish_capture(
             (Some(Box::new(ad)), None)
         }
     };
+    phases.mark("symbolic + backward");
     let compiled = match compile_graph(graph) {
         Ok(c) => c,
         Err(e) => return (internal_break(e), None),
     };
+    phases.mark("codegen");
     let mut effects = effects;
     effects::mark_sole(&mut effects, &compiled.graph.outputs);
     let externals = std::mem::take(&mut t.externals);
