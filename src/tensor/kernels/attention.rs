@@ -191,12 +191,7 @@ fn forward_block(
                     .for_each(|x| *x *= alpha);
             }
         }
-        let p = Mat {
-            data: sb,
-            offset: 0,
-            rs: bc,
-            cs: 1,
-        };
+        let p = rows(sb, 0, bc);
         gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
     }
     for r in 0..br {
@@ -296,12 +291,7 @@ fn backward_entry(
                     false => row.iter_mut().for_each(|x| *x = exp(*x - m)),
                 }
             }
-            let pt = Mat {
-                data: pb,
-                offset: 0,
-                rs: 1,
-                cs: bc,
-            };
+            let pt = rows_t(pb, 0, bc);
             let dv_blk = &mut dv[j0 * d.ev..j1 * d.ev];
             gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
             let dpb = &mut dp[..br * bc];
@@ -319,20 +309,10 @@ fn backward_entry(
                     *x = p * (*x - dr) * d.scale;
                 }
             }
-            let ds = Mat {
-                data: dpb,
-                offset: 0,
-                rs: bc,
-                cs: 1,
-            };
+            let ds = rows(dpb, 0, bc);
             let dq_blk = &mut dq[i0 * d.e..i1 * d.e];
             gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
-            let dst = Mat {
-                data: dpb,
-                offset: 0,
-                rs: 1,
-                cs: bc,
-            };
+            let dst = rows_t(dpb, 0, bc);
             let dk_blk = &mut dk[j0 * d.e..j1 * d.e];
             gemm_f32(bc, d.e, br, dk_blk, dst, rows(q, b * d.l + i0, d.e), true)?;
         }
