@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{engine, int, snapshot, stats, text, with_last_graph};
+use common::{engine, int, rendered_error, snapshot, stats, text, with_last_graph};
 use kiln::compile::capture::cache::EntryKind;
-use kiln::Engine;
 
 #[test]
 fn shape_change_recompiles_and_same_shape_hits() {
@@ -110,18 +109,6 @@ fn gradients_required_are_compiled_and_differentiable() {
     assert_eq!(text(&mut e, "str(x.grad.tolist())"), "[4.0, 4.0, 4.0]");
     assert_eq!(text(&mut e, "explain(f, x)"), "captured: no graph breaks");
     assert_eq!(stats(&mut e, "f"), [1, 1, 0, 1]);
-}
-
-/// The error `src` raises, rendered as the engine shows it (empty when it runs through),
-/// with `@compile` on or off.
-fn rendered_error(src: &str, compile: bool) -> String {
-    let mut e = Engine::new();
-    e.set_compile(compile);
-    e.set_output(Box::new(|_| {}));
-    match e.run_source(src, "t.dl") {
-        Ok(_) => String::new(),
-        Err(err) => e.render_error(&err),
-    }
 }
 
 #[test]

@@ -7,8 +7,7 @@
 
 mod common;
 
-use common::{engine, stats, text};
-use kiln::Engine;
+use common::{engine, rendered_error, stats, text};
 
 /// Twenty lengths 5..=43 through `f`, results checked against the uncompiled `g`
 /// (shared with repl/tests/compile_log.rs).
@@ -64,23 +63,12 @@ fn tied_dims_stay_tied_and_size_one_recompiles() {
     );
 }
 
-/// The error text of running `src` (compiled or not).
-fn error_of(src: &str, compile: bool) -> String {
-    let mut e = Engine::new();
-    e.set_compile(compile);
-    e.set_output(Box::new(|_| {}));
-    match e.run_source(src, "t.dl") {
-        Ok(_) => String::new(),
-        Err(err) => e.render_error(&err),
-    }
-}
-
 #[test]
 fn broken_tie_raises_eagers_error() {
     let src = "@compile(dynamic=True)\ndef f(x, w):\n    return x @ w\n\n\
                f(ones(3, 4), ones(4, 2))\nf(ones(5, 6), ones(6, 2))\nf(ones(5, 6), ones(7, 2))\n";
-    let eager = error_of(src, false);
-    let compiled = error_of(src, true);
+    let eager = rendered_error(src, false);
+    let compiled = rendered_error(src, true);
     assert!(
         eager.contains("matmul") && eager.contains("t.dl:3"),
         "{eager}"
@@ -105,8 +93,8 @@ fn loop_body_follows_the_batch_and_a_broken_tie_raises_eagers_error() {
         format!("{:?}", vec![63.0; 3])
     );
     let src = format!("{def}{calls}f(ones(6, 9, 3), ones(4, 1))\n");
-    let eager = error_of(&src, false);
-    let compiled = error_of(&src, true);
+    let eager = rendered_error(&src, false);
+    let compiled = rendered_error(&src, true);
     assert!(eager.contains("t.dl:5"), "{eager}");
     assert_eq!(compiled, eager);
 }

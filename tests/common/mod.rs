@@ -65,6 +65,18 @@ pub fn run_captured_with(
     (e, out)
 }
 
+/// The error `src` raises, rendered as the engine shows it (empty when it runs through),
+/// with `@compile` on or off.
+pub fn rendered_error(src: &str, compile: bool) -> String {
+    let mut e = Engine::new();
+    e.set_compile(compile);
+    e.set_output(Box::new(|_| {}));
+    match e.run_source(src, "t.dl") {
+        Ok(_) => String::new(),
+        Err(err) => e.render_error(&err),
+    }
+}
+
 pub fn int(e: &mut Engine, expr: &str) -> i64 {
     match e.eval_as::<i64>(expr) {
         Ok(v) => v,

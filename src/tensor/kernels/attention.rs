@@ -54,6 +54,17 @@ fn rows_t(data: &[f32], start: usize, width: usize) -> Mat<'_> {
     }
 }
 
+/// `dst[r, c] = a[a0 + r] . b[b0 + c]` for `r < m`, `c < n`: dot products of rows of
+/// width `w` of two row-major matrices (q k^T for scores, go v^T for their gradient).
+fn row_dots(
+    dst: &mut [f32],
+    (a, a0, m): (&[f32], usize, usize),
+    (b, b0, n): (&[f32], usize, usize),
+    w: usize,
+) -> Result<()> {
+    gemm_f32(m, n, w, dst, rows(a, a0, w), rows_t(b, b0, w), false)
+}
+
 /// Scores of query rows `i0..i1` against keys `j0..j1` of batch entry `b` into `buf`
 /// (`(i1 - i0) x (j1 - j0)`): scaled, masked, -inf above the causal diagonal.
 #[allow(clippy::too_many_arguments)]
@@ -68,15 +79,7 @@ fn scores(
     (j0, j1): (usize, usize),
 ) -> Result<()> {
     let (br, bc) = (i1 - i0, j1 - j0);
-    gemm_f32(
-        br,
-        bc,
-        d.e,
-        buf,
-        rows(q, b * d.l + i0, d.e),
-        rows_t(k, b * d.s + j0, d.e),
-        false,
-    )?;
+    row_dots(buf, (q, b * d.l + i0, br), (k, b * d.s + j0, bc), d.e)?;
     for r in 0..br {
         let row = &mut buf[r * bc..(r + 1) * bc];
         let i = i0 + r;
@@ -295,15 +298,7 @@ fn backward_entry(
             let dv_blk = &mut dv[j0 * d.ev..j1 * d.ev];
             gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
             let dpb = &mut dp[..br * bc];
-            gemm_f32(
-                br,
-                bc,
-                d.ev,
-                dpb,
-                rows(go, b * d.l + i0, d.ev),
-                rows_t(v, b * d.s + j0, d.ev),
-                false,
-            )?;
+            row_dots(dpb, (go, b * d.l + i0, br), (v, b * d.s + j0, bc), d.ev)?;
             for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
                 for (x, p) in dp_row.iter_mut().zip(p_row) {
                     *x = p * (*x - dr) * d.scale;
