@@ -292,6 +292,7 @@ const STDLIB_COMPOSITES: &[&str] = &[
     "HardtanhBackward0",
     "EmbeddingBackward0",
     "UnsafeViewBackward0",
+    "NativeGroupNormBackward0",
 ];
 
 /// `name` as one of the stdlib composites' node names.

@@ -192,35 +192,32 @@ pub(super) fn kernel_dtype(op: &str, ts: &[&Tensor]) -> Result<DType> {
 }
 
 /// Runs `f` on the elements of each tensor converted to `T` (borrowed when already of
-/// `T` and contiguous).
+/// `T` and contiguous; otherwise one row-major copy of that tensor alone).
 pub(super) fn with_elems<T: ConvFloat, R>(
     ts: &[&Tensor],
     f: impl FnOnce(&[&[T]]) -> Result<R>,
 ) -> Result<R> {
-    let cast: Vec<Tensor> = ts.iter().map(|t| t.cast(T::DTYPE)).collect::<Result<_>>()?;
+    let dense = |t: &&Tensor| -> Result<Tensor> {
+        let c = t.cast(T::DTYPE)?;
+        if c.is_contiguous() {
+            Ok(c)
+        } else {
+            c.contiguous_copy()
+        }
+    };
+    let cast: Vec<Tensor> = ts.iter().map(dense).collect::<Result<_>>()?;
     let refs: Vec<_> = cast.iter().map(|t| t.storage().borrow()).collect();
     let mut slices: Vec<&[T]> = Vec::with_capacity(ts.len());
     for (t, b) in cast.iter().zip(&refs) {
         let data = T::slice(b).unwrap_or(&[]);
         let range = t.offset()..t.offset() + t.numel();
-        match data.get(range).filter(|_| t.is_contiguous()) {
-            Some(s) => slices.push(s),
-            None => return with_contiguous(ts, f),
-        }
+        slices.push(data.get(range).ok_or_else(|| {
+            err(
+                ErrorKind::RuntimeError,
+                "internal: a contiguous tensor's elements are out of its storage",
+            )
+        })?);
     }
-    f(&slices)
-}
-
-/// [`with_elems`] for operands that are not all contiguous: row-major copies.
-fn with_contiguous<T: ConvFloat, R>(
-    ts: &[&Tensor],
-    f: impl FnOnce(&[&[T]]) -> Result<R>,
-) -> Result<R> {
-    let vs: Vec<Vec<T>> = ts
-        .iter()
-        .map(|t| t.cast(T::DTYPE)?.to_vec::<T>())
-        .collect::<Result<_>>()?;
-    let slices: Vec<&[T]> = vs.iter().map(Vec::as_slice).collect();
     f(&slices)
 }
 

@@ -332,9 +332,13 @@ pub fn batch_norm_grads(
         let mean = stats.0.cast(T::DTYPE)?.to_vec::<T>()?;
         let rstd = stats.1.cast(T::DTYPE)?.to_vec::<T>()?;
         let w = param_vec::<T>(w, geo.c, 1.0)?;
-        let (sg, dot) = with_elems::<T, _>(&[x, g], |s| kn::bn_grad_sums(s[0], s[1], geo, &mean))?;
         let cnt = (geo.n * geo.l) as f64;
-        let dx = if need.0 {
+        // one borrow (or one contiguous copy) of x and g for both passes
+        let (sg, dot, dx) = with_elems::<T, _>(&[x, g], |s| {
+            let (sg, dot) = kn::bn_grad_sums(s[0], s[1], geo, &mean)?;
+            if !need.0 {
+                return Ok((sg, dot, None));
+            }
             let coef: Vec<[T; 4]> = (0..geo.c)
                 .map(|c| {
                     let r = rstd[c].to_f64();
@@ -342,17 +346,13 @@ pub fn batch_norm_grads(
                     [mean[c], kk, T::from_f64(sg[c] / cnt), rstd[c] * w[c]]
                 })
                 .collect();
-            let v = with_elems::<T, _>(&[x, g], |s| {
-                if training {
-                    kn::bn_map(s[0], s[1], geo, &coef, |v, d, k| (d - k[2] - (v - k[0]) * k[1]) * k[3])
-                } else {
-                    kn::bn_map(s[0], s[1], geo, &coef, |_, d, k| d * k[3])
-                }
-            })?;
-            Some(Tensor::from_vec(v, x.shape()))
-        } else {
-            None
-        };
+            let v = if training {
+                kn::bn_map(s[0], s[1], geo, &coef, |v, d, k| (d - k[2] - (v - k[0]) * k[1]) * k[3])
+            } else {
+                kn::bn_map(s[0], s[1], geo, &coef, |_, d, k| d * k[3])
+            }?;
+            Ok((sg, dot, Some(Tensor::from_vec(v, x.shape()))))
+        })?;
         let dw: Vec<T> = (0..geo.c).map(|c| T::from_f64(dot[c] * rstd[c].to_f64())).collect();
         let db: Vec<T> = sg.iter().map(|&v| T::from_f64(v)).collect();
         Ok((

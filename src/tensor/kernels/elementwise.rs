@@ -2,6 +2,8 @@
 //! strided destination. Contiguous inputs take slice fast paths, split across threads
 //! above `PAR_THRESHOLD`.
 
+#[cfg(target_arch = "x86_64")]
+use super::simd::has_avx2;
 use super::strided::{for_each_offset, for_each_offset2};
 use super::PAR_THRESHOLD;
 use crate::error::{ErrorKind, Result};
@@ -138,11 +140,6 @@ fn zip_scalar_avx2<A: Copy, B: Copy, O>(
     f: &impl Zip2<A, B, O>,
 ) {
     zip_scalar(a, y, dst, f)
-}
-
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
 /// `dst[i] = f(a[i], b[i])`, the three the same length.
@@ -327,9 +324,13 @@ pub fn zip_with<A: Elem, B: Elem, O: Elem>(
         } else {
             let st_a = broadcast_strides(a.shape(), a.strides(), shape);
             let st_b = broadcast_strides(b.shape(), b.strides(), shape);
-            for_each_offset2(shape, &st_a, a.offset(), &st_b, b.offset(), |i, j| {
-                out.push(f.apply(sa[i], sb[j]))
-            });
+            strided_runs(
+                &mut out,
+                shape,
+                (sa, &st_a, a.offset()),
+                (sb, &st_b, b.offset()),
+                f,
+            )?;
         }
     }
     Ok(Tensor::from_vec(out, shape))
@@ -379,6 +380,88 @@ fn runs<X, O>(
         return Err(err(ErrorKind::RuntimeError, "internal: broadcast runs"));
     }
     // SAFETY: all n elements were written, run by run (scalar_run writes its whole dst).
+    unsafe { out.set_len(n) };
+    Ok(())
+}
+
+/// `shape` with adjacent dims merged where both operands' strides allow (`s[d] ==
+/// s[d + 1] * shape[d + 1]` for each), and the two operands' strides.
+fn coalesce(shape: &[usize], s1: &[usize], s2: &[usize]) -> (Dims, Dims, Dims) {
+    let (mut sh, mut a, mut b) = (Dims::new(), Dims::new(), Dims::new());
+    for d in 0..shape.len() {
+        if let (Some(n), Some(&x), Some(&y)) = (sh.last().copied(), a.last(), b.last()) {
+            if x == s1[d] * shape[d] && y == s2[d] * shape[d] {
+                let last = sh.len() - 1;
+                (sh[last], a[last], b[last]) = (n * shape[d], s1[d], s2[d]);
+                continue;
+            }
+        }
+        sh.push(shape[d]);
+        a.push(s1[d]);
+        b.push(s2[d]);
+    }
+    (sh, a, b)
+}
+
+/// The general broadcast case of [`zip_with`]: per run of the innermost (coalesced)
+/// dim, by the operands' strides along it: both unit, one constant, or per element.
+fn strided_runs<A: Copy, B: Copy, O>(
+    out: &mut Vec<O>,
+    shape: &[usize],
+    (sa, st_a, oa): (&[A], &[usize], usize),
+    (sb, st_b, ob): (&[B], &[usize], usize),
+    f: &impl Zip2<A, B, O>,
+) -> Result<()> {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return Ok(());
+    }
+    let (shape, st_a, st_b) = coalesce(shape, st_a, st_b);
+    let nd = shape.len();
+    let (inner, ia, ib) = match nd {
+        0 => (1, 0, 0),
+        _ => (shape[nd - 1], st_a[nd - 1], st_b[nd - 1]),
+    };
+    let outer = nd.saturating_sub(1);
+    let Some(dst) = out.spare_capacity_mut().get_mut(..n) else {
+        return Err(err(ErrorKind::RuntimeError, "internal: output too small"));
+    };
+    let mut runs = dst.chunks_exact_mut(inner.max(1));
+    let (mut written, mut ok) = (0, true);
+    let span = |o: usize, s: usize| o..o + s * inner.saturating_sub(1) + 1;
+    for_each_offset2(
+        &shape[..outer],
+        &st_a[..outer],
+        oa,
+        &st_b[..outer],
+        ob,
+        |i, j| {
+            let (Some(d), Some(xa), Some(xb)) =
+                (runs.next(), sa.get(span(i, ia)), sb.get(span(j, ib)))
+            else {
+                ok = false;
+                return;
+            };
+            match (ia, ib) {
+                (1, 1) => zip_run(xa, xb, d, f),
+                (_, 0) if ia == 1 => scalar_run(xa, xb[0], d, f),
+                (0, 1) => scalar_run(xb, xa[0], d, &Swapped(f)),
+                _ => {
+                    for (t, o) in d.iter_mut().enumerate() {
+                        o.write(f.apply(xa[t * ia], xb[t * ib]));
+                    }
+                }
+            }
+            written += inner;
+        },
+    );
+    if !ok || written != n {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "internal: a broadcast operand is out of its storage",
+        ));
+    }
+    // SAFETY: all n elements were written, run by run.
     unsafe { out.set_len(n) };
     Ok(())
 }

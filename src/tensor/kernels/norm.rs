@@ -6,8 +6,10 @@
 //! count, so summed gradients are the same on every machine), run by the team.
 
 use super::conv::{blocks, lock, run_parts, ConvFloat};
+use super::simd;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::storage::alloc_filled;
+use std::ops::Range;
 use std::sync::Mutex;
 
 /// Elements per part of a split, and the most parts a kernel runs as.
@@ -22,7 +24,7 @@ fn split(items: usize, per_item: usize) -> (usize, usize) {
 }
 
 /// `sum f(v)` over `s` in f64 (four accumulators).
-#[inline]
+#[inline(always)]
 fn sum_f64<T: ConvFloat>(s: &[T], f: impl Fn(f64) -> f64) -> f64 {
     let mut acc = [0f64; 4];
     let mut ch = s.chunks_exact(4);
@@ -54,6 +56,19 @@ impl Bn {
 /// Per channel of `x`: `(f(a), f(b))` summed over its planes, for a function of one or
 /// two aligned inputs; channels split into parts.
 fn channel_sums(g: Bn, f: &(dyn Fn(usize) -> (f64, f64) + Sync)) -> Result<(Vec<f64>, Vec<f64>)> {
+    column_sums(g, &|range, v0, v1| {
+        for (i, (a, b)) in v0.iter_mut().zip(v1.iter_mut()).enumerate() {
+            (*a, *b) = f(range.start + i);
+        }
+    })
+}
+
+/// Two per-channel sums, filled by `f(channels, s0, s1)` for blocks of consecutive
+/// channels (one part each).
+fn column_sums(
+    g: Bn,
+    f: &(dyn Fn(Range<usize>, &mut [f64], &mut [f64]) + Sync),
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut s0 = alloc_filled(g.c, 0f64)?;
     let mut s1 = alloc_filled(g.c, 0f64)?;
     if g.c == 0 {
@@ -63,27 +78,59 @@ fn channel_sums(g: Bn, f: &(dyn Fn(usize) -> (f64, f64) + Sync)) -> Result<(Vec<
     let (b0, b1) = (blocks(&mut s0, per), blocks(&mut s1, per));
     run_parts(parts, &|t| {
         let (mut v0, mut v1) = (lock(&b0[t])?, lock(&b1[t])?);
-        for (i, (a, b)) in v0.iter_mut().zip(v1.iter_mut()).enumerate() {
-            (*a, *b) = f(t * per + i);
-        }
+        let range = t * per..t * per + v0.len();
+        f(range, &mut v0, &mut v1);
         Ok(())
     })?;
     drop((b0, b1));
     Ok((s0, s1))
 }
 
+/// The rows of an `[n, c]` input (l = 1) restricted to the channels `r`.
+#[inline(always)]
+fn column_rows<'a, T>(x: &'a [T], g: Bn, r: &Range<usize>) -> impl Iterator<Item = &'a [T]> + 'a {
+    let (c, r) = (g.c, r.clone());
+    (0..g.n).map(move |b| &x[b * c + r.start..b * c + r.end])
+}
+
 /// Per channel: the mean and the biased variance (two passes, f64).
 pub fn bn_stats<T: ConvFloat>(x: &[T], g: Bn) -> Result<(Vec<f64>, Vec<f64>)> {
     let cnt = (g.n * g.l) as f64;
+    if g.l == 1 {
+        // one value per plane: each channel's sums run down a column, in row order
+        return column_sums(g, &|r, mu, var| {
+            simd::run(|| column_moments(x, g, r, mu, var))
+        });
+    }
     channel_sums(g, &|ch| {
-        let s: f64 = g.planes(x, ch).map(|p| sum_f64(p, |v| v)).sum();
-        let mu = s / cnt;
-        let q: f64 = g
-            .planes(x, ch)
-            .map(|p| sum_f64(p, |v| (v - mu) * (v - mu)))
-            .sum();
-        (mu, q / cnt)
+        simd::run(|| {
+            let s: f64 = g.planes(x, ch).map(|p| sum_f64(p, |v| v)).sum();
+            let mu = s / cnt;
+            let q: f64 = g
+                .planes(x, ch)
+                .map(|p| sum_f64(p, |v| (v - mu) * (v - mu)))
+                .sum();
+            (mu, q / cnt)
+        })
     })
+}
+
+/// [`bn_stats`] of the channels `r` of an `[n, c]` input: `mu` and `var` receive their
+/// means and biased variances.
+#[inline(always)]
+fn column_moments<T: ConvFloat>(x: &[T], g: Bn, r: Range<usize>, mu: &mut [f64], var: &mut [f64]) {
+    let cnt = g.n as f64;
+    for row in column_rows(x, g, &r) {
+        mu.iter_mut().zip(row).for_each(|(s, v)| *s += v.to_f64());
+    }
+    mu.iter_mut().for_each(|s| *s /= cnt);
+    for row in column_rows(x, g, &r) {
+        for ((q, &m), v) in var.iter_mut().zip(mu.iter()).zip(row) {
+            let d = v.to_f64() - m;
+            *q += d * d;
+        }
+    }
+    var.iter_mut().for_each(|q| *q /= cnt);
 }
 
 /// Per channel: `sum g` and `sum g * (x - mean[c])` (f64), batch norm's backward sums.
@@ -93,29 +140,47 @@ pub fn bn_grad_sums<T: ConvFloat>(
     g: Bn,
     mean: &[T],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    channel_sums(g, &|ch| {
-        let m = mean[ch].to_f64();
-        let (mut sg, mut dot) = (0f64, 0f64);
-        for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
-            // one pass, both sums in sum_f64's order (element k in accumulator k % 4;
-            // the tail of `sum g` summed apart, the tail of the dot product not)
-            let (mut sa, mut da) = ([0f64; 4], [0f64; 4]);
-            let (mut xc, mut gc) = (xp.chunks_exact(4), gp.chunks_exact(4));
-            for (xq, gq) in (&mut xc).zip(&mut gc) {
-                for k in 0..4 {
-                    let d = gq[k].to_f64();
-                    sa[k] += d;
-                    da[k] += (xq[k].to_f64() - m) * d;
+    if g.l == 1 {
+        return column_sums(g, &|r, sg, dot| {
+            simd::run(|| {
+                let m = &mean[r.clone()];
+                for (xr, gr) in column_rows(x, g, &r).zip(column_rows(go, g, &r)) {
+                    for ((((s, p), &m), v), d) in
+                        sg.iter_mut().zip(dot.iter_mut()).zip(m).zip(xr).zip(gr)
+                    {
+                        let d = d.to_f64();
+                        *s += d;
+                        *p += (v.to_f64() - m.to_f64()) * d;
+                    }
                 }
+            })
+        });
+    }
+    channel_sums(g, &|ch| {
+        simd::run(|| {
+            let m = mean[ch].to_f64();
+            let (mut sg, mut dot) = (0f64, 0f64);
+            for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
+                // one pass, both sums in sum_f64's order (element k in accumulator k % 4;
+                // the tail of `sum g` summed apart, the tail of the dot product not)
+                let (mut sa, mut da) = ([0f64; 4], [0f64; 4]);
+                let (mut xc, mut gc) = (xp.chunks_exact(4), gp.chunks_exact(4));
+                for (xq, gq) in (&mut xc).zip(&mut gc) {
+                    for k in 0..4 {
+                        let d = gq[k].to_f64();
+                        sa[k] += d;
+                        da[k] += (xq[k].to_f64() - m) * d;
+                    }
+                }
+                let tail: f64 = gc.remainder().iter().map(|v| v.to_f64()).sum();
+                for (k, (&v, &d)) in xc.remainder().iter().zip(gc.remainder()).enumerate() {
+                    da[k] += (v.to_f64() - m) * d.to_f64();
+                }
+                sg += (sa[0] + sa[1]) + (sa[2] + sa[3]) + tail;
+                dot += (da[0] + da[1]) + (da[2] + da[3]);
             }
-            let tail: f64 = gc.remainder().iter().map(|v| v.to_f64()).sum();
-            for (k, (&v, &d)) in xc.remainder().iter().zip(gc.remainder()).enumerate() {
-                da[k] += (v.to_f64() - m) * d.to_f64();
-            }
-            sg += (sa[0] + sa[1]) + (sa[2] + sa[3]) + tail;
-            dot += (da[0] + da[1]) + (da[2] + da[3]);
-        }
-        (sg, dot)
+            (sg, dot)
+        })
     })
 }
 
@@ -133,18 +198,41 @@ pub fn bn_map<T: ConvFloat, F: Fn(T, T, &[T; 4]) -> T + Sync>(
     if out.is_empty() {
         return Ok(out);
     }
+    if g.l == 1 {
+        // one value per plane: rows of c values, channel j's coefficients for column j
+        let (parts, per) = split(g.n, g.c);
+        let outs = blocks(&mut out, per * g.c);
+        run_parts(parts, &|t| {
+            let mut o = lock(&outs[t])?;
+            let base = t * per * g.c;
+            let (a, b) = (&a[base..base + o.len()], &b[base..base + o.len()]);
+            simd::run(|| {
+                for ((orow, arow), brow) in o.chunks_mut(g.c).zip(a.chunks(g.c)).zip(b.chunks(g.c))
+                {
+                    for (((d, &u), &v), k) in orow.iter_mut().zip(arow).zip(brow).zip(coef) {
+                        *d = f(u, v, k);
+                    }
+                }
+            });
+            Ok(())
+        })?;
+        drop(outs);
+        return Ok(out);
+    }
     let (parts, per) = split(planes, g.l);
     let outs = blocks(&mut out, per * g.l);
     run_parts(parts, &|t| {
         let mut o = lock(&outs[t])?;
-        for (i, op) in o.chunks_mut(g.l).enumerate() {
-            let p = t * per + i;
-            let k = &coef[p % g.c];
-            let (ap, bp) = (&a[p * g.l..(p + 1) * g.l], &b[p * g.l..(p + 1) * g.l]);
-            for ((d, &u), &v) in op.iter_mut().zip(ap).zip(bp) {
-                *d = f(u, v, k);
+        simd::run(|| {
+            for (i, op) in o.chunks_mut(g.l).enumerate() {
+                let p = t * per + i;
+                let k = &coef[p % g.c];
+                let (ap, bp) = (&a[p * g.l..(p + 1) * g.l], &b[p * g.l..(p + 1) * g.l]);
+                for ((d, &u), &v) in op.iter_mut().zip(ap).zip(bp) {
+                    *d = f(u, v, k);
+                }
             }
-        }
+        });
         Ok(())
     })?;
     drop(outs);
@@ -159,7 +247,7 @@ pub struct Ln {
 }
 
 /// A row's mean and `1 / sqrt(var + eps)` (biased variance, f64, rounded to T).
-#[inline]
+#[inline(always)]
 fn row_moments<T: ConvFloat>(row: &[T], eps: f64) -> (T, T) {
     let n = row.len() as f64;
     let mu = sum_f64(row, |v| v) / n;
@@ -181,10 +269,12 @@ pub fn ln_stats<T: ConvFloat>(x: &[T], g: Ln, eps: f64) -> Result<(Vec<T>, Vec<T
     let (mb, rb) = (blocks(&mut mean, per), blocks(&mut rstd, per));
     run_parts(parts, &|t| {
         let (mut mv, mut rv) = (lock(&mb[t])?, lock(&rb[t])?);
-        for (i, (m, r)) in mv.iter_mut().zip(rv.iter_mut()).enumerate() {
-            let row = t * per + i;
-            (*m, *r) = row_moments(&x[row * g.m..(row + 1) * g.m], eps);
-        }
+        simd::run(|| {
+            for (i, (m, r)) in mv.iter_mut().zip(rv.iter_mut()).enumerate() {
+                let row = t * per + i;
+                (*m, *r) = row_moments(&x[row * g.m..(row + 1) * g.m], eps);
+            }
+        });
         Ok(())
     })?;
     drop((mb, rb));
@@ -211,21 +301,103 @@ pub fn ln_forward<T: ConvFloat>(
     let (mb, rb) = (blocks(&mut mean, per), blocks(&mut rstd, per));
     run_parts(parts, &|t| {
         let (mut yv, mut mv, mut rv) = (lock(&yb[t])?, lock(&mb[t])?, lock(&rb[t])?);
-        for (i, yr) in yv.chunks_mut(g.m).enumerate() {
-            let row = t * per + i;
-            let xr = &x[row * g.m..(row + 1) * g.m];
-            let (mu, rs) = row_moments(xr, eps);
-            (mv[i], rv[i]) = (mu, rs);
-            for (j, (o, &v)) in yr.iter_mut().zip(xr).enumerate() {
-                let h = (v - mu) * rs;
-                let h = w.map_or(h, |w| h * w[j]);
-                *o = b.map_or(h, |b| h + b[j]);
+        simd::run(|| {
+            for (i, yr) in yv.chunks_mut(g.m).enumerate() {
+                let row = t * per + i;
+                let xr = &x[row * g.m..(row + 1) * g.m];
+                let (mu, rs) = row_moments(xr, eps);
+                (mv[i], rv[i]) = (mu, rs);
+                yr.iter_mut().zip(xr).for_each(|(o, &v)| *o = (v - mu) * rs);
+                if let Some(w) = w {
+                    yr.iter_mut().zip(w).for_each(|(o, &w)| *o = *o * w);
+                }
+                if let Some(b) = b {
+                    yr.iter_mut().zip(b).for_each(|(o, &b)| *o = *o + b);
+                }
             }
-        }
+        });
         Ok(())
     })?;
     drop((yb, mb, rb));
     Ok((y, mean, rstd))
+}
+
+/// The inputs of one part of [`ln_backward`].
+struct LnPart<'a, T> {
+    x: &'a [T],
+    go: &'a [T],
+    g: Ln,
+    w: Option<&'a [T]>,
+    stats: (&'a [T], &'a [T]),
+}
+
+impl<T: ConvFloat> LnPart<'_, T> {
+    /// The rows `rows`: `dx` (their input gradients, when asked) and `acc` (the part's
+    /// partial `[sum g * xhat; sum g]`, when not empty); `scratch` holds 2 m values.
+    #[inline(always)]
+    fn rows(
+        &self,
+        rows: Range<usize>,
+        mut dx: Option<&mut [T]>,
+        acc: &mut [f64],
+        scratch: &mut [T],
+    ) {
+        let m = self.g.m;
+        let inv_m = 1.0 / m as f64;
+        let (dy, xh) = scratch.split_at_mut(m);
+        for (i, row) in rows.enumerate() {
+            let (xr, gr) = (
+                &self.x[row * m..(row + 1) * m],
+                &self.go[row * m..(row + 1) * m],
+            );
+            let (mu, rs) = (self.stats.0[row], self.stats.1[row]);
+            xh.iter_mut().zip(xr).for_each(|(h, &v)| *h = (v - mu) * rs);
+            if !acc.is_empty() {
+                let (aw, ab) = acc.split_at_mut(m);
+                for (((sw, sb), &d), &h) in aw.iter_mut().zip(ab.iter_mut()).zip(gr).zip(&*xh) {
+                    let d = d.to_f64();
+                    *sw += d * h.to_f64();
+                    *sb += d;
+                }
+            }
+            let Some(dx) = dx.as_deref_mut() else {
+                continue;
+            };
+            match self.w {
+                Some(w) => dy
+                    .iter_mut()
+                    .zip(gr)
+                    .zip(w)
+                    .for_each(|((d, &g), &w)| *d = g * w),
+                None => dy.copy_from_slice(gr),
+            }
+            let (s1, s2) = (sum_f64(dy, |d| d), dot_f64(dy, xh));
+            let (a, b) = (T::from_f64(s1 * inv_m), T::from_f64(s2 * inv_m));
+            let out = &mut dx[i * m..(i + 1) * m];
+            for ((o, &d), &h) in out.iter_mut().zip(&*dy).zip(&*xh) {
+                *o = rs * (d - a - h * b);
+            }
+        }
+    }
+}
+
+/// `sum a[i] * b[i]` in f64, in [`sum_f64`]'s order.
+#[inline(always)]
+fn dot_f64<T: ConvFloat>(a: &[T], b: &[T]) -> f64 {
+    let mut acc = [0f64; 4];
+    let (mut ac, mut bc) = (a.chunks_exact(4), b.chunks_exact(4));
+    for (p, q) in (&mut ac).zip(&mut bc) {
+        for k in 0..4 {
+            acc[k] += p[k].to_f64() * q[k].to_f64();
+        }
+    }
+    let tail: f64 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .map(|(p, q)| p.to_f64() * q.to_f64())
+        .sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Layer norm's `(dx, dw, db)`.
@@ -243,7 +415,6 @@ pub fn ln_backward<T: ConvFloat>(
     stats: (&[T], &[T]),
     need: (bool, bool, bool),
 ) -> Result<LnGrads<T>> {
-    let (mean, rstd) = stats;
     let mut dx = alloc_filled(if need.0 { g.rows * g.m } else { 0 }, T::ZERO)?;
     let (parts, per) = split(g.rows, g.m);
     let params = need.1 || need.2;
@@ -252,7 +423,6 @@ pub fn ln_backward<T: ConvFloat>(
         .collect::<Result<_>>()?;
     let dxb = blocks(&mut dx, per * g.m);
     if g.rows > 0 && g.m > 0 {
-        let inv_m = 1.0 / g.m as f64;
         run_parts(parts, &|t| {
             let mut dxv = match dxb.get(t) {
                 Some(b) => Some(lock(b)?),
@@ -261,37 +431,17 @@ pub fn ln_backward<T: ConvFloat>(
             let mut acc = partial[t].lock().map_err(|_| {
                 crate::tensor::err(ErrorKind::RuntimeError, "internal: a kernel part panicked")
             })?;
+            let mut scratch = alloc_filled(2 * g.m, T::ZERO)?;
             let rows = (t * per)..((t + 1) * per).min(g.rows);
-            for (i, row) in rows.enumerate() {
-                let (xr, gr) = (
-                    &x[row * g.m..(row + 1) * g.m],
-                    &go[row * g.m..(row + 1) * g.m],
-                );
-                let (mu, rs) = (mean[row], rstd[row]);
-                if params {
-                    let (aw, ab) = acc.split_at_mut(g.m);
-                    for j in 0..g.m {
-                        let d = gr[j].to_f64();
-                        aw[j] += d * ((xr[j] - mu) * rs).to_f64();
-                        ab[j] += d;
-                    }
-                }
-                let Some(dxv) = dxv.as_deref_mut() else {
-                    continue;
-                };
-                let dy = |j: usize| w.map_or(gr[j], |w| gr[j] * w[j]);
-                let (mut s1, mut s2) = (0f64, 0f64);
-                for (j, &v) in xr.iter().enumerate() {
-                    let d = dy(j).to_f64();
-                    s1 += d;
-                    s2 += d * ((v - mu) * rs).to_f64();
-                }
-                let (a, b) = (T::from_f64(s1 * inv_m), T::from_f64(s2 * inv_m));
-                let out = &mut dxv[i * g.m..(i + 1) * g.m];
-                for (j, o) in out.iter_mut().enumerate() {
-                    *o = rs * (dy(j) - a - (xr[j] - mu) * rs * b);
-                }
-            }
+            simd::run(|| {
+                let part = LnPart { x, go, g, w, stats };
+                part.rows(
+                    rows,
+                    dxv.as_deref_mut().map(|d| &mut **d),
+                    &mut acc,
+                    &mut scratch,
+                )
+            });
             Ok(())
         })?;
     }
