@@ -359,8 +359,9 @@ pub struct OpSaved {
     /// scatter_add, a max pool's argmax, masked_fill's mask.
     pub aux: Option<Tensor>,
     /// The input, while a capture records the forward: its backward then follows the
-    /// input's symbolic sizes rather than `a_shape` (sum, mean, max(dim), gather).
-    pub src: Option<WeakTensor>,
+    /// input's symbolic sizes rather than `a_shape` (sum, mean, max(dim), gather). Held
+    /// strongly: the capture does not keep its tensors alive.
+    pub src: Option<Tensor>,
     /// What else the rule or the node's name needs.
     pub more: More,
 }

@@ -14,7 +14,6 @@ use crate::optable::binary::binary_table;
 use crate::optable::unary::unary_table;
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::tensor::dtype::{float_for, DType, Scalar};
-use crate::tensor::hooks::WeakTensor;
 use crate::tensor::indexing::TensorIndex;
 use crate::tensor::pointwise::{binary, where_};
 use crate::tensor::reduce::reduced_shape;
@@ -121,19 +120,19 @@ fn zeros_for(shape: &[usize], g: &Tensor) -> Result<Tensor> {
 /// Zeros of `in_shape` a gradient `g` accumulates into. In a capture (`src`: the
 /// forward input, kept only then) an expanded zero that takes `src`'s symbolic sizes,
 /// so the recorded backward follows the forward's sizes rather than fixing them.
-fn zeros_like_src(in_shape: &[usize], g: &Tensor, src: &Option<WeakTensor>) -> Result<Tensor> {
+fn zeros_like_src(in_shape: &[usize], g: &Tensor, src: &Option<Tensor>) -> Result<Tensor> {
     zeros_like(in_shape, float_for(g.dtype()), src)
 }
 
 /// Zeros of `shape` and dtype `dt`; in a symbolic capture (`src`: a tensor of that
 /// shape) an expanded zero that takes `src`'s symbolic sizes.
-pub fn zeros_like(shape: &[usize], dt: DType, src: &Option<WeakTensor>) -> Result<Tensor> {
-    let x = match src.as_ref().and_then(WeakTensor::upgrade) {
+pub fn zeros_like(shape: &[usize], dt: DType, src: &Option<Tensor>) -> Result<Tensor> {
+    let x = match src {
         Some(x) if trace::symbolic() => x,
         _ => return creation::zeros(shape, dt),
     };
     let z = expand(&creation::zeros(&vec![1; shape.len()], dt)?, shape)?;
-    trace::note_like(&z, &x);
+    trace::note_like(&z, x);
     z.contiguous()
 }
 
@@ -533,8 +532,8 @@ fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
             let e = unreduce(g, in_shape, dims)?;
             // In a capture with symbolic sizes the expand follows the input's sizes, and
             // a count over a symbolic dim is taken at run time.
-            let sym = match s.src.as_ref().and_then(WeakTensor::upgrade) {
-                Some(x) => trace::note_like(&e, &x),
+            let sym = match &s.src {
+                Some(x) => trace::note_like(&e, x),
                 None => Vec::new(),
             };
             vec![Some(if divisor == 1 {

@@ -30,6 +30,12 @@ impl WeakTensor {
     pub fn same(&self, other: &WeakTensor) -> bool {
         Weak::ptr_eq(&self.0, &other.0)
     }
+
+    /// The tensor's `id()`, even once it is freed (while this handle lives, no other
+    /// tensor gets that address).
+    pub fn id(&self) -> usize {
+        Weak::as_ptr(&self.0) as usize
+    }
 }
 
 thread_local! {

@@ -400,7 +400,7 @@ impl Tensor {
             let saved = OpSaved {
                 a_shape: self.shape().into(),
                 aux: Some(index.clone()),
-                src: trace::active().then(|| self.downgrade()),
+                src: trace::active().then(|| self.clone()),
                 ..OpSaved::default()
             };
             let node = BackwardOp::Op {

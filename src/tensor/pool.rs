@@ -1,7 +1,15 @@
-//! A small per-thread cache of large freed tensor buffers. Eager code allocates a fresh
+//! A per-thread cache of large freed tensor buffers. Eager code allocates a fresh
 //! output for every op; handing back a just-freed buffer of the same size (still mapped
 //! and likely still in cache) avoids the page faults (5-7 us per 4 KiB page here) and
 //! cold misses a fresh allocation of many megabytes would take.
+//!
+//! It holds a whole training step's worth of buffers, not just the last few: what it
+//! lets go reaches glibc's malloc, whose dynamic thresholds make that churn costly. Once
+//! a buffer of S bytes (S up to 32 MiB) that malloc had mmap'd is freed, blocks up to S
+//! come from the brk heap and the heap is trimmed whenever more than 2S lies free at its
+//! top; a step that frees its intermediates and allocates them again then returns the
+//! top of the heap to the kernel and faults it back in every step (a compiled W8 step
+//! after a capture that freed its 2 MiB intermediates: ~2,000 fresh pages a step).
 
 use super::dtype::Elem;
 use super::storage::Buffer;
@@ -9,8 +17,8 @@ use std::cell::RefCell;
 
 /// Buffers smaller than this go straight back to the allocator (it reuses them well).
 const MIN_BYTES: usize = 256 << 10;
-/// At most this many buffers are kept...
-const MAX_BUFFERS: usize = 6;
+/// At most this many buffers are kept (a compiled W8 step then faults in no fresh pages)...
+const MAX_BUFFERS: usize = 128;
 /// ...holding at most this many bytes together.
 const MAX_BYTES: usize = 96 << 20;
 

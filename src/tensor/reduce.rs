@@ -168,7 +168,7 @@ impl Tensor {
             };
             let saved = OpSaved {
                 a_shape: self.shape().into(),
-                src: trace::active().then(|| self.downgrade()),
+                src: trace::active().then(|| self.clone()),
                 ..OpSaved::default()
             };
             let node = BackwardOp::Op { op, saved };
@@ -236,7 +236,7 @@ impl Tensor {
             let saved = OpSaved {
                 a_shape: self.shape().into(),
                 aux: Some(index.clone()),
-                src: trace::active().then(|| self.downgrade()),
+                src: trace::active().then(|| self.clone()),
                 ..OpSaved::default()
             };
             let op = IrOp::ExtremeDim {

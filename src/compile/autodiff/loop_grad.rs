@@ -29,7 +29,6 @@ use crate::compile::runtime::scan_rows::ScanRows;
 use crate::error::{Error, Result};
 use crate::source::Span;
 use crate::tensor::dtype::{DType, Scalar};
-use crate::tensor::hooks::WeakTensor;
 use crate::tensor::shape::Dims;
 use crate::tensor::{creation, Tensor};
 use std::cell::RefCell;
@@ -41,8 +40,9 @@ pub struct LoopGrad {
     last: Vec<usize>,
     carried: Vec<(DType, Dims)>,
     /// In a symbolic capture, the carried initial values (a result the sweep did not
-    /// reach gets zeros taking their symbolic sizes, not fixed ones).
-    like: Vec<Option<WeakTensor>>,
+    /// reach gets zeros taking their symbolic sizes, not fixed ones; held strongly: the
+    /// capture does not keep its tensors alive).
+    like: Vec<Option<Tensor>>,
     grad_inv: Vec<usize>,
     /// The invariants whose gradients are summed after the backward loop.
     hoisted: Vec<Hoisted>,
@@ -125,7 +125,7 @@ pub fn prepare(mut fwd: LoopSpec, args: &[Tensor], span: Span) -> Result<Prepare
             .collect(),
         like: args[..nc]
             .iter()
-            .map(|t| crate::ir::record::symbolic().then(|| t.downgrade()))
+            .map(|t| crate::ir::record::symbolic().then(|| t.clone()))
             .collect(),
         grad_inv: vjp.grad_inv,
         hoisted: vjp.hoisted,

@@ -18,28 +18,30 @@ pub(super) mod sym_grad;
 use crate::autograd::{rules, Edge, Node};
 use crate::compile::capture::trace::{self, BreakReason, GraphBreak, Tracer};
 use crate::compile::ir::{Graph, InputKind, NodeId, PathStep};
+use crate::tensor::hooks::WeakTensor;
 use crate::tensor::{creation, Tensor};
 use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The forward values a backward being recorded may read, and those it read.
 pub struct FwdLink {
-    known: HashMap<usize, (Tensor, NodeId)>,
+    known: HashMap<usize, (WeakTensor, NodeId)>,
     /// Forward nodes read, in the order of the backward graph's inputs after the grads.
     pub reads: Vec<NodeId>,
 }
 
 impl FwdLink {
-    pub fn new(known: HashMap<usize, (Tensor, NodeId)>) -> FwdLink {
+    pub fn new(known: HashMap<usize, (WeakTensor, NodeId)>) -> FwdLink {
         FwdLink {
             known,
             reads: Vec::new(),
         }
     }
 
-    /// A new backward input for forward value `t` (None: not a forward value).
-    pub fn read(&mut self, g: &mut Graph, t: &Tensor) -> Option<NodeId> {
-        let (_, fwd) = self.known.get(&t.id())?;
+    /// A new backward input for the forward value of identity `key`, whose values `t`
+    /// has (None: not a forward value).
+    pub fn read(&mut self, g: &mut Graph, key: usize, t: &Tensor) -> Option<NodeId> {
+        let (_, fwd) = self.known.get(&key)?;
         self.reads.push(*fwd);
         let path = vec![PathStep::Index(g.inputs.len())];
         Some(g.add_input(InputKind::Arg(path), t.dtype(), t.shape().into(), None))

@@ -9,6 +9,7 @@ use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::compile::sym::SymHints;
 use crate::ir::record::{set_active, Recorder};
 use crate::source::Span;
+use crate::tensor::hooks::WeakTensor;
 use crate::tensor::Tensor;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -128,8 +129,10 @@ pub type Template = (
 #[derive(Default)]
 pub struct Tracer {
     pub graph: Graph,
-    /// Tensor identity -> (the tensor, kept so its address is not reused; its node).
-    pub(in crate::compile) known: HashMap<usize, (Tensor, NodeId)>,
+    /// Tensor identity -> (the tensor, held weakly: its address is not reused while the
+    /// entry lives, yet its data is freed when eager frees it, so a capture touches no
+    /// more memory than the eager run; its node).
+    pub(in crate::compile) known: HashMap<usize, (WeakTensor, NodeId)>,
     /// Regions being recorded, innermost last (empty: ops go to `graph`).
     pub regions: Vec<RegionScope>,
     /// Strings made by f-strings with tensor holes (consumed by `print`).
@@ -147,9 +150,10 @@ pub struct Tracer {
     pub hints: SymHints,
     /// Containers (instances, lists, dicts, cells) created during the capture.
     created: HashSet<usize>,
-    /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor):
-    /// a backward recorded in the capture reads them as their source's value.
-    pub(in crate::compile) aliases: HashMap<usize, (Tensor, Tensor)>,
+    /// Detached handles (autograd's saved tensors) -> (the handle, its source tensor),
+    /// both held weakly: a backward recorded in the capture reads them as their
+    /// source's value.
+    pub(in crate::compile) aliases: HashMap<usize, (WeakTensor, WeakTensor)>,
     /// Scalar operands an op saved for its backward (made inside the op, unrecorded):
     /// constants of the graph when a recorded backward reads them.
     constants: HashMap<usize, Tensor>,
@@ -254,12 +258,12 @@ impl Tracer {
         let id = self
             .graph
             .add_input(InputKind::Arg(path), t.dtype(), t.shape().into(), None);
-        self.known.insert(t.id(), (t.clone(), id));
+        self.known.insert(t.id(), (t.downgrade(), id));
     }
 
     /// The node of a tensor an op consumes in the current scope (see `node_at`).
     pub fn node_of(&mut self, t: &Tensor) -> Option<NodeId> {
-        self.node_at(self.regions.len(), t)
+        self.node_at(self.regions.len(), t, None)
     }
 
     /// The nodes of all `args`, or None when one is not a graph value.
@@ -284,11 +288,14 @@ impl Tracer {
 
     /// Records that tensor `t` is node `id` of the current graph.
     pub fn bind(&mut self, t: &Tensor, id: NodeId) {
-        let known = match self.regions.last_mut() {
-            Some(r) => &mut r.known,
-            None => &mut self.known,
-        };
-        known.insert(t.id(), (t.clone(), id));
+        match self.regions.last_mut() {
+            Some(r) => {
+                r.known.insert(t.id(), (t.clone(), id));
+            }
+            None => {
+                self.known.insert(t.id(), (t.downgrade(), id));
+            }
+        }
     }
 
     /// Appends a node with no tensor of its own (a control or print node).
@@ -329,29 +336,32 @@ impl Tracer {
 
     /// The node of `t` at scope `level` (0: the function's graph; k: region k-1): a
     /// value known there, else (in a region) the value of an enclosing scope bound to
-    /// a new input of the region.
-    fn node_at(&mut self, level: usize, t: &Tensor) -> Option<NodeId> {
+    /// a new input of the region. `freed`: the freed alias source `t` stands for (the
+    /// function's graph knows it by that identity; `t` has its values).
+    fn node_at(&mut self, level: usize, t: &Tensor, freed: Option<&WeakTensor>) -> Option<NodeId> {
         let Some(k) = level.checked_sub(1) else {
-            return self.node_of_top(t);
+            return self.node_of_top(t, freed);
         };
         if let Some((_, id)) = self.regions.get(k)?.known.get(&t.id()) {
             return Some(*id);
         }
-        let outer = self.node_at(k, t)?;
+        let outer = self.node_at(k, t, freed)?;
         Some(self.regions.get_mut(k)?.bind_input(t, outer))
     }
 
-    /// The node of a tensor in the function's graph: a known value, or a loaded one
-    /// (becoming an external input now); None for a tensor of unknown origin.
-    fn node_of_top(&mut self, t: &Tensor) -> Option<NodeId> {
-        if let Some((_, id)) = self.known.get(&t.id()) {
+    /// The node of a tensor (or of the freed alias source `freed` it stands for) in the
+    /// function's graph: a known value, or a loaded one (becoming an external input
+    /// now); None for a tensor of unknown origin.
+    fn node_of_top(&mut self, t: &Tensor, freed: Option<&WeakTensor>) -> Option<NodeId> {
+        let key = freed.map_or_else(|| t.id(), WeakTensor::id);
+        if let Some((_, id)) = self.known.get(&key) {
             return Some(*id);
         }
-        if let Some((_, src)) = self.aliases.get(&t.id()) {
+        if let (Some((_, src)), None) = (self.aliases.get(&key), freed) {
             let src = src.clone();
-            return self.node_of_source(&src);
+            return self.node_of_source(&src, t);
         }
-        if let Some(c) = self.constants.remove(&t.id()) {
+        if let Some(c) = self.constants.remove(&key) {
             let id = self.graph.push(crate::compile::ir::Node {
                 op: IrOp::Const(c.clone()),
                 args: Vec::new(),
@@ -359,32 +369,38 @@ impl Tracer {
                 shape: c.shape().into(),
                 span: self.span,
             });
-            self.known.insert(c.id(), (c, id));
+            self.known.insert(c.id(), (c.downgrade(), id));
             return Some(id);
         }
         if let Some(link) = self.fwd.as_deref_mut() {
-            if let Some(id) = link.read(&mut self.graph, t) {
-                self.known.insert(t.id(), (t.clone(), id));
+            if let Some(id) = link.read(&mut self.graph, key, t) {
+                let pin = freed.cloned().unwrap_or_else(|| t.downgrade());
+                self.known.insert(key, (pin, id));
                 return Some(id);
             }
         }
-        let (t, name) = self.loaded.remove(&t.id())?;
+        let (t, name) = self.loaded.remove(&key)?;
         let kind = InputKind::External { name };
         let id = self
             .graph
             .add_input(kind, t.dtype(), t.shape().into(), self.span);
-        self.externals.push(t.clone());
-        self.known.insert(t.id(), (t, id));
+        self.known.insert(t.id(), (t.downgrade(), id));
+        self.externals.push(t);
         Some(id)
     }
 
-    /// The node of an alias's source (one level: a source is never itself an alias of
-    /// something unknown, since `detach` of a detached tensor aliases the original).
-    fn node_of_source(&mut self, src: &Tensor) -> Option<NodeId> {
+    /// The node of the source of alias `alias` (one level: a source is never itself an
+    /// alias of something unknown, since `detach` of a detached tensor aliases the
+    /// original). A source freed since is found by its identity, the alias (same
+    /// values, dtype and shape) standing in for it.
+    fn node_of_source(&mut self, src: &WeakTensor, alias: &Tensor) -> Option<NodeId> {
         if self.aliases.contains_key(&src.id()) && !self.known.contains_key(&src.id()) {
             return None;
         }
-        self.node_of(src)
+        match src.upgrade() {
+            Some(s) => self.node_of(&s),
+            None => self.node_at(self.regions.len(), alias, Some(src)),
+        }
     }
 
     /// A tracer recording the backward of this finished forward capture: forward values
@@ -494,8 +510,7 @@ impl Tracer {
     pub fn tensor_of(&self, id: NodeId) -> Option<Tensor> {
         self.known
             .values()
-            .find(|(_, n)| *n == id)
-            .map(|(t, _)| t.clone())
+            .find_map(|(t, n)| if *n == id { t.upgrade() } else { None })
     }
 
     /// The node of an output tensor (None: unknown origin).
@@ -690,9 +705,9 @@ impl Recorder for TraceRecorder {
         with(|t| {
             let src = match t.aliases.get(&src.id()) {
                 Some((_, s)) => s.clone(),
-                None => src.clone(),
+                None => src.downgrade(),
             };
-            t.aliases.insert(alias.id(), (alias.clone(), src));
+            t.aliases.insert(alias.id(), (alias.downgrade(), src));
         });
     }
 

@@ -73,10 +73,14 @@ pub(in crate::compile) fn record_inplace(
         let id = t.graph.push(node);
         // Other handles on the same storage (views, saved aliases) would read stale
         // values from the graph: forget them, so a later use breaks the capture.
-        t.known
-            .retain(|_, (k, _)| k.same(target) || !k.shares_storage(target));
-        t.aliases.retain(|_, (a, _)| !a.shares_storage(target));
-        t.known.insert(target.id(), (target.clone(), id));
+        // (A freed tensor's entry stays: an alias of it may still read it.)
+        t.known.retain(|_, (k, _)| {
+            k.upgrade()
+                .is_none_or(|k| k.same(target) || !k.shares_storage(target))
+        });
+        t.aliases
+            .retain(|_, (a, _)| a.upgrade().is_some_and(|a| !a.shares_storage(target)));
+        t.known.insert(target.id(), (target.downgrade(), id));
         if external {
             t.effects.push(Recorded::Write {
                 target: dest,
@@ -140,7 +144,7 @@ pub(in crate::compile) fn note_grad_read(leaf: &Tensor, g: Option<&Tensor>) {
             let id = t.graph.add_input(kind, g.dtype(), g.shape().into(), t.span);
             t.grad_externals.push((t.externals.len(), leaf.clone()));
             t.externals.push(g.clone());
-            t.known.insert(g.id(), (g.clone(), id));
+            t.known.insert(g.id(), (g.downgrade(), id));
         }
     });
 }
