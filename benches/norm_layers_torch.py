@@ -1,26 +1,10 @@
 """PyTorch eager timings of benches/norm_layers.dl's shapes.
 Run: python benches/norm_layers_torch.py  (prints BENCH lines like the Kiln side)."""
-import time
-
 import torch
 import torch.nn as nn
+from torch_timing import measure, report
 
 torch.manual_seed(0)
-
-
-def measure(f, reps=7):
-    f()
-    s = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        s.append(time.perf_counter() - t0)
-    s.sort()
-    return s[len(s) // 2], s[0], s[-1]
-
-
-def report(name, st):
-    print(f"BENCH {name} median={st[0]!r} min={st[1]!r} max={st[2]!r}")
 
 
 def step(m, x):

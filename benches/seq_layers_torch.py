@@ -1,31 +1,12 @@
 """PyTorch eager timings of benches/seq_layers.dl's shapes (forward + backward).
 Run: python benches/seq_layers_torch.py  (prints BENCH lines like the Kiln side)."""
-import statistics
-import time
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch_timing import measure, report
 
 torch.manual_seed(0)
 T, B, I, H = 50, 32, 64, 128
-
-
-def measure(f, reps=7):
-    f()
-    s = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        s.append(time.perf_counter() - t0)
-    s.sort()
-    return s[len(s) // 2], s[0], s[-1]
-
-
-def report(name, st):
-    print(f"BENCH {name} median={st[0]!r} min={st[1]!r} max={st[2]!r}")
-
-
 x = torch.randn(T, B, I)
 lstm, gru = nn.LSTM(I, H), nn.GRU(I, H)
 report("lstm_torch", measure(lambda: lstm(x)[0].sum().backward()))

@@ -63,12 +63,12 @@ fn channel_sums(g: Bn, f: &(dyn Fn(usize) -> (f64, f64) + Sync)) -> Result<(Vec<
     })
 }
 
+/// Fills two per-channel sums for a block of consecutive channels.
+type FillSums<'a> = dyn Fn(Range<usize>, &mut [f64], &mut [f64]) + Sync + 'a;
+
 /// Two per-channel sums, filled by `f(channels, s0, s1)` for blocks of consecutive
 /// channels (one part each).
-fn column_sums(
-    g: Bn,
-    f: &(dyn Fn(Range<usize>, &mut [f64], &mut [f64]) + Sync),
-) -> Result<(Vec<f64>, Vec<f64>)> {
+fn column_sums(g: Bn, f: &FillSums<'_>) -> Result<(Vec<f64>, Vec<f64>)> {
     let mut s0 = alloc_filled(g.c, 0f64)?;
     let mut s1 = alloc_filled(g.c, 0f64)?;
     if g.c == 0 {
@@ -309,7 +309,7 @@ pub fn ln_forward<T: ConvFloat>(
                 (mv[i], rv[i]) = (mu, rs);
                 yr.iter_mut().zip(xr).for_each(|(o, &v)| *o = (v - mu) * rs);
                 if let Some(w) = w {
-                    yr.iter_mut().zip(w).for_each(|(o, &w)| *o = *o * w);
+                    yr.iter_mut().zip(w).for_each(|(o, &w)| *o *= w);
                 }
                 if let Some(b) = b {
                     yr.iter_mut().zip(b).for_each(|(o, &b)| *o = *o + b);
