@@ -141,7 +141,7 @@ fn zip_scalar_avx2<A: Copy, B: Copy, O>(
 }
 
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
+pub(super) fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
