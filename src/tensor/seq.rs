@@ -77,7 +77,7 @@ pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<T
     untraced();
     let (out, acts) = with_float!(dt, T => {
         let (out, acts) = recurrent::lstm_forward::<T>(
-            &xp.to_vec()?,
+            xp.to_vec()?,
             &h0.to_vec()?,
             &c0.to_vec()?,
             &w.to_vec()?,

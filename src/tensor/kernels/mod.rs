@@ -12,6 +12,7 @@ pub mod norm;
 pub mod pool2d;
 pub mod recurrent;
 pub mod reduce;
+mod row_groups;
 pub mod simd;
 pub mod special;
 pub mod strided;
