@@ -335,18 +335,20 @@ struct LstmGradRows<'a, T> {
     dc0: &'a mut [T],
 }
 
-/// The whole sequence's tensors an LSTM backward group reads its rows of.
-struct LstmSeq<'a, T> {
+/// The whole sequence's tensors a backward group (LSTM or GRU) reads its rows of: the
+/// output gradient, the outputs, the activations the forward saved, the initial state
+/// the first step read (LSTM: c0; GRU: h0), W_hh and the sizes.
+struct SeqBack<'a, T> {
     gy: &'a [T],
     out: &'a [T],
-    acts: &'a [T],
-    c0: &'a [T],
+    saved: &'a [T],
+    init: &'a [T],
     w: &'a [T],
     b: usize,
     hid: usize,
 }
 
-fn lstm_rows_back<T: RnnFloat>(g: LstmGradRows<T>, sq: &LstmSeq<T>, stop: &Stop) -> Result<()> {
+fn lstm_rows_back<T: RnnFloat>(g: LstmGradRows<T>, sq: &SeqBack<T>, stop: &Stop) -> Result<()> {
     let (hid, (r0, r1)) = (sq.hid, g.rows);
     let (gh, w2) = (4 * hid, 2 * hid);
     let mut dh = zeros::<T>((r1 - r0) * hid);
@@ -355,12 +357,12 @@ fn lstm_rows_back<T: RnnFloat>(g: LstmGradRows<T>, sq: &LstmSeq<T>, stop: &Stop)
         stop.poll()?;
         let (a, z) = (s * sq.b + r0, s * sq.b + r1);
         let (c_prev, c_stride) = if s == 0 {
-            (&sq.c0[r0 * hid..r1 * hid], hid)
+            (&sq.init[r0 * hid..r1 * hid], hid)
         } else {
             (&sq.out[(a - sq.b) * w2 + hid..(z - sq.b) * w2], w2)
         };
         let st = LstmStepBack {
-            acts: &sq.acts[a * gh..z * gh],
+            acts: &sq.saved[a * gh..z * gh],
             y: &sq.out[a * w2..z * w2],
             gy: &sq.gy[a * w2..z * w2],
             c_prev,
@@ -393,11 +395,11 @@ pub fn lstm_backward<T: RnnFloat>(
     let mut dh = zeros::<T>(b * hid);
     let mut dc = zeros::<T>(b * hid);
     let groups = row_groups(b, t * b * gh * hid);
-    let sq = LstmSeq {
+    let sq = SeqBack {
         gy,
         out,
-        acts,
-        c0,
+        saved: acts,
+        init: c0,
         w,
         b,
         hid,
@@ -600,18 +602,7 @@ struct GruGradRows<'a, T> {
     dh0: &'a mut [T],
 }
 
-/// The whole sequence's tensors a GRU backward group reads its rows of.
-struct GruSeqBack<'a, T> {
-    gy: &'a [T],
-    out: &'a [T],
-    saved: &'a [T],
-    h0: &'a [T],
-    w: &'a [T],
-    b: usize,
-    hid: usize,
-}
-
-fn gru_rows_back<T: RnnFloat>(g: GruGradRows<T>, sq: &GruSeqBack<T>, stop: &Stop) -> Result<()> {
+fn gru_rows_back<T: RnnFloat>(g: GruGradRows<T>, sq: &SeqBack<T>, stop: &Stop) -> Result<()> {
     let (hid, (r0, r1)) = (sq.hid, g.rows);
     let mut dh = zeros::<T>((r1 - r0) * hid);
     let mut dh_next = zeros::<T>((r1 - r0) * hid);
@@ -619,7 +610,7 @@ fn gru_rows_back<T: RnnFloat>(g: GruGradRows<T>, sq: &GruSeqBack<T>, stop: &Stop
         stop.poll()?;
         let (a, z) = (s * sq.b + r0, s * sq.b + r1);
         let h_prev = if s == 0 {
-            &sq.h0[r0 * hid..r1 * hid]
+            &sq.init[r0 * hid..r1 * hid]
         } else {
             &sq.out[(a - sq.b) * hid..(z - sq.b) * hid]
         };
@@ -655,11 +646,11 @@ pub fn gru_backward<T: RnnFloat>(
     let mut dhg = zeros::<T>(t * b * gh);
     let mut dh = zeros::<T>(b * hid);
     let groups = row_groups(b, t * b * gh * hid);
-    let sq = GruSeqBack {
+    let sq = SeqBack {
         gy,
         out,
         saved,
-        h0,
+        init: h0,
         w,
         b,
         hid,
