@@ -164,13 +164,10 @@ fn previous_states<T: RnnFloat>(
     prev
 }
 
-/// `x` (`[4H]` or longer) as its first four `[H]` quarters.
+/// `x` (`[N*H]` or longer) as its first `N` consecutive `[H]` gate blocks.
 #[inline(always)]
-fn quarters<T>(x: &[T], hid: usize) -> [&[T]; 4] {
-    let (a, rest) = x.split_at(hid);
-    let (b, rest) = rest.split_at(hid);
-    let (c, d) = rest.split_at(hid);
-    [a, b, c, &d[..hid]]
+fn gate_blocks<T, const N: usize>(x: &[T], hid: usize) -> [&[T]; N] {
+    std::array::from_fn(|k| &x[k * hid..(k + 1) * hid])
 }
 
 /// `x[j] = sigmoid(x[j])`, `tanh_in_place` likewise: a map over one slice, which
@@ -205,7 +202,7 @@ fn lstm_gates<T: RnnFloat>(gates: &mut [T], c: &mut [T], h: &mut [T], out: &mut 
         sigmoid_in_place(i_f);
         tanh_in_place(gg);
         sigmoid_in_place(go);
-        let [gi, gf, gg, go] = quarters(g, hid);
+        let [gi, gf, gg, go] = gate_blocks(g, hid);
         let (oh, oc) = o.split_at_mut(hid);
         let (c, h, oc) = (&mut c[..hid], &mut h[..hid], &mut oc[..hid]);
         for j in 0..hid {
@@ -304,7 +301,7 @@ fn lstm_grad_gates<T: RnnFloat>(
         .zip(st.y.chunks_exact(2 * hid).zip(st.gy.chunks_exact(2 * hid)))
         .zip(st.c_prev.chunks(st.c_stride));
     for (((((d, dc), dh), a), (y, g)), cp) in rows {
-        let [ai, af, ag, ao] = quarters(a, hid);
+        let [ai, af, ag, ao] = gate_blocks(a, hid);
         let (yc, gh, gc) = (&y[hid..2 * hid], &g[..hid], &g[hid..2 * hid]);
         let (di, rest) = d.split_at_mut(hid);
         let (df, rest) = rest.split_at_mut(hid);
@@ -420,14 +417,6 @@ pub fn lstm_backward<T: RnnFloat>(
     Ok([dxp, dh, dc, dw])
 }
 
-/// `x` (`[3H]` or longer) as its first three `[H]` thirds.
-#[inline(always)]
-fn thirds<T>(x: &[T], hid: usize) -> [&[T]; 3] {
-    let (a, rest) = x.split_at(hid);
-    let (b, c) = rest.split_at(hid);
-    [a, b, &c[..hid]]
-}
-
 /// One GRU step's gate pass over `x` (the step's input projection rows, `[B, 3H]`)
 /// and `hg` (W_hh h + b_hh, `[B, 3H]`): the hidden state `h` `[B, H]` advanced and
 /// written to `out`; `saved` `[B, 4H]` gets r, z, n and W_hn h + b_hn.
@@ -447,7 +436,7 @@ fn gru_gates<T: RnnFloat>(
         .zip(saved.chunks_exact_mut(4 * hid))
         .zip(out.chunks_exact_mut(hid));
     for ((((x, hg), h), sv), out) in rows {
-        let ([xr, xz, xn], [hr, hz, hn]) = (thirds(x, hid), thirds(hg, hid));
+        let ([xr, xz, xn], [hr, hz, hn]) = (gate_blocks(x, hid), gate_blocks(hg, hid));
         let (sr, rest) = sv.split_at_mut(hid);
         let (sz, rest) = rest.split_at_mut(hid);
         let (sn, sh) = rest.split_at_mut(hid);
@@ -488,13 +477,13 @@ fn gru_rows<T: RnnFloat>(g: GruRows<T>, sq: &GruSeq<T>, stop: &Stop) -> Result<(
     let gh = 3 * hid;
     let mut h = g.h0.to_vec();
     let mut hg = zeros::<T>((r1 - r0) * gh);
+    let bias: Vec<T> = (0..gh)
+        .map(|j| sq.bias.get(j).copied().unwrap_or(<T as GemmFloat>::ZERO))
+        .collect();
     for (s, (sv, o)) in g.saved.into_iter().zip(g.out).enumerate() {
         stop.poll()?;
-        for row in hg.chunks_exact_mut(gh) {
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = sq.bias.get(j).copied().unwrap_or(<T as GemmFloat>::ZERO);
-            }
-        }
+        hg.chunks_exact_mut(gh)
+            .for_each(|row| row.copy_from_slice(&bias));
         hidden_gemm(&mut hg, &h, sq.w, r1 - r0, gh, hid, true)?;
         let x = &sq.xp[(s * sq.b + r0) * gh..(s * sq.b + r1) * gh];
         gru_step(x, &hg, &mut h, sv, o, hid);
@@ -563,7 +552,7 @@ fn gru_grad_gates<T: RnnFloat>(
         .zip(st.saved.chunks_exact(4 * hid))
         .zip(st.gy.chunks_exact(hid).zip(st.h_prev.chunks_exact(hid)));
     for ((((dx, dg), (dh, dn)), sv), (gy, hp)) in rows {
-        let [sr, sz, sn, sh] = quarters(sv, hid);
+        let [sr, sz, sn, sh] = gate_blocks(sv, hid);
         let (xr, rest) = dx.split_at_mut(hid);
         let (xz, xn) = rest.split_at_mut(hid);
         let (gr, rest) = dg.split_at_mut(hid);
