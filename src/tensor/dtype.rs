@@ -380,16 +380,13 @@ pub trait Real:
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
     fn exp(self) -> Self;
-    fn tanh(self) -> Self;
     fn fmax(self, o: Self) -> Self;
     fn is_infinite(self) -> bool;
 }
 
-/// [`Real`] for `f32` and `f64` (the std methods of the same names; `tanh` the one the
-/// elementwise `tanh` kernel of that type uses: the branch-free `fastmath::tanh` in f32,
-/// as libm's `tanhf` is a scalar call that made up a third of a fused LSTM's time).
+/// [`Real`] for `f32` and `f64` (the std methods of the same names).
 macro_rules! real_impl {
-    ($($t:ident => $tanh:path),*) => {$(
+    ($($t:ident),*) => {$(
         impl Real for $t {
             const NEG_INFINITY: $t = $t::NEG_INFINITY;
             const ONE: $t = 1.0;
@@ -402,9 +399,6 @@ macro_rules! real_impl {
             fn exp(self) -> $t {
                 $t::exp(self)
             }
-            fn tanh(self) -> $t {
-                $tanh(self)
-            }
             fn fmax(self, o: $t) -> $t {
                 $t::max(self, o)
             }
@@ -415,7 +409,7 @@ macro_rules! real_impl {
     )*};
 }
 
-real_impl!(f32 => crate::tensor::kernels::fastmath::tanh, f64 => f64::tanh);
+real_impl!(f32, f64);
 
 /// The dtype a float op computes in for an input of `dt`: float inputs keep theirs;
 /// ints and bools use the default float dtype (PyTorch's `exp(int_tensor)` rule).
