@@ -61,8 +61,7 @@ fn with_lu<T: Real, R>(
 /// `m`'s LU factors with partial pivoting, factored in place (U on and above the
 /// diagonal, L's strictly lower part below it, L's unit diagonal implied), then
 /// `f(factors, row permutation)`. faer's `partial_piv_lu` copies L and U out into two
-/// more matrices; this skips them. Sequential below n = 512 (on the 2-core machine the
-/// second core only paid at n = 1000: 14-15 ms against 16-21, quiet).
+/// more matrices; this skips them. Parallel from `par_from`'s size.
 fn lu_in_place<T: Real, R>(
     mut lu: MatMut<'_, T>,
     f: impl FnOnce(MatRef<'_, T>, faer::perm::PermRef<'_, usize>) -> R,
@@ -89,10 +88,13 @@ fn lu_in_place<T: Real, R>(
     f(lu.as_ref(), perm)
 }
 
-/// faer's parallelism for an n x n factorization: sequential below n = 512, where the
-/// second core of the 2-core machine did not pay (LU, Cholesky and inverse at n = 316).
+/// faer's parallelism for an n x n factorization: sequential below n = 1536. On the
+/// 2-core machine (AVX-512, session 23, quiet, ms sequential / parallel) LU at n = 1000
+/// took 4.3 / 5.5-8.3 (faer's parallel regions hand off through rayon's sleeping
+/// workers), Cholesky 3.0 / 2.7-3.9, the inverse 16.7 / 14.4-18.6; at n = 2000 the second
+/// core paid for all three (LU 28.7 / 23.3, Cholesky 16.8 / 11.8, inverse 105 / 77).
 fn par_from(n: usize) -> faer::Par {
-    match n >= 512 {
+    match n >= 1536 {
         true => faer::get_global_parallelism(),
         false => faer::Par::Seq,
     }
@@ -114,39 +116,43 @@ pub fn inv(a: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `inv(A)` factored in `T`.
+/// `inv(A)` factored in `T`: each matrix of the stack's row-major copy, transposed in
+/// place, is A column-major (faer's fastest layout), factored in place as LAPACK's getrf
+/// would (the same pivots, so the same singular matrices raise); the inverse, written
+/// column-major, is returned as the transposed view of row-major data (PyTorch's inverse
+/// has these strides too: `(1, n)`).
 fn inv_in<T: Real>(a: &Tensor) -> Result<Tensor> {
-    let s = Stack::<T>::square("linalg.inv", a)?;
-    let mut outs = Vec::with_capacity(s.count);
-    for (k, m) in s.mats().enumerate() {
-        let inverse = with_lu(m, |lu, perm| {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::lu::partial_pivoting::inverse as lu_inv;
+    let mut s = Stack::<T>::square("linalg.inv", a)?;
+    let (n, len) = (s.n, s.n * s.n);
+    let par = par_from(n);
+    let mut vals = vec![T::ZERO; s.count * len];
+    for k in 0..s.count {
+        let m = &mut s.data[k * len..(k + 1) * len];
+        lower_pairs(n, |lo, up| m.swap(lo, up));
+        let out = &mut vals[k * len..(k + 1) * len];
+        let inverted = lu_in_place(MatMut::from_column_major_slice_mut(m, n, n), |lu, perm| {
             if let Some(i) = zero_pivot(lu) {
                 return Err(i);
             }
-            use faer::dyn_stack::{MemBuffer, MemStack};
-            use faer::linalg::lu::partial_pivoting::inverse as lu_inv;
-            // The triangular inversions and product: 1000: 42 ms sequential, 32 parallel.
-            let par = par_from(s.n);
-            let mut out = Mat::<T>::zeros(s.n, s.n);
-            let mut mem = MemBuffer::new(lu_inv::inverse_scratch::<usize, T>(s.n, par));
-            lu_inv::inverse(out.as_mut(), lu, lu, perm, par, MemStack::new(&mut mem));
-            Ok(out)
+            let out = MatMut::from_column_major_slice_mut(out, n, n);
+            let mut mem = MemBuffer::new(lu_inv::inverse_scratch::<usize, T>(n, par));
+            lu_inv::inverse(out, lu, lu, perm, par, MemStack::new(&mut mem));
+            Ok(())
         });
-        match inverse {
-            Ok(out) => outs.push(out),
-            Err(i) => {
-                return Err(s.fail(
-                    k,
-                    &format!(
-                        "The diagonal element {} is zero, the inversion could not be \
-                         completed because the input matrix is singular.",
-                        i + 1
-                    ),
-                ))
-            }
+        if let Err(i) = inverted {
+            return Err(s.fail(
+                k,
+                &format!(
+                    "The diagonal element {} is zero, the inversion could not be completed \
+                     because the input matrix is singular.",
+                    i + 1
+                ),
+            ));
         }
     }
-    s.write_mats(&outs, s.n, s.n)
+    s.write(&[n, n], vals)?.transpose(-2, -1)
 }
 
 /// The sign of the row permutation `fwd` (+1 even, -1 odd), by counting cycles.
@@ -287,7 +293,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `solve(A, B)` factored in `T`.
 fn solve_in<T: Real>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let s = Stack::<T>::square("linalg.solve", a)?;
+    let mut s = Stack::<T>::square("linalg.solve", a)?;
     let rhs = Stack::<T>::read("linalg.solve", b)?;
     if rhs.batch != s.batch || rhs.m != s.n {
         return Err(rt(format!(
@@ -295,15 +301,20 @@ fn solve_in<T: Real>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             s.n, s.n, rhs.m, rhs.n
         )));
     }
+    // Each matrix, transposed in place, is A column-major, factored as LAPACK's getrf.
+    let (n, len) = (s.n, s.n * s.n);
     let mut outs = Vec::with_capacity(s.count);
-    for (k, (m, bm)) in s.mats().zip(rhs.mats()).enumerate() {
-        let solved = with_lu(m, |lu, perm| {
+    for k in 0..s.count {
+        let m = &mut s.data[k * len..(k + 1) * len];
+        lower_pairs(n, |lo, up| m.swap(lo, up));
+        let bm = rhs.mat(k);
+        let solved = lu_in_place(MatMut::from_column_major_slice_mut(m, n, n), |lu, perm| {
             zero_pivot(lu).is_none().then(|| {
                 use faer::dyn_stack::{MemBuffer, MemStack};
                 use faer::linalg::lu::partial_pivoting::solve as lu_solve;
                 let par = faer::Par::Seq;
                 let mut x = bm.to_owned();
-                let req = lu_solve::solve_in_place_scratch::<usize, T>(s.n, x.ncols(), par);
+                let req = lu_solve::solve_in_place_scratch::<usize, T>(n, x.ncols(), par);
                 let mut mem = MemBuffer::new(req);
                 lu_solve::solve_in_place(lu, lu, perm, x.as_mut(), par, MemStack::new(&mut mem));
                 x
@@ -415,20 +426,21 @@ pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `cholesky(A, upper)` factored in `T`, in place in the stack's row-major copy of A:
-/// read row-major, a matrix's lower triangle is A's and factors into L; read
-/// column-major (faer's fastest layout) it is A^T, whose lower triangle is A's upper
-/// one, and its factor L' is U^T, so the row-major data then holds U.
+/// `cholesky(A, upper)` factored in `T`, in place in the stack's row-major copy of A,
+/// read column-major (faer's fastest layout). Read so, a matrix is A^T, whose lower
+/// triangle is A's upper one: its factor L' is U^T, so the row-major data then holds U.
+/// For L, A's lower triangle is first mirrored onto the upper one, so the column-major
+/// view's lower triangle is A's; its factor, column-major, is returned as the transposed
+/// view of the row-major data (PyTorch's L has these strides too: `(1, n)`).
 fn cholesky_in<T: Real>(a: &Tensor, upper: bool) -> Result<Tensor> {
     let mut s = Stack::<T>::square("linalg.cholesky", a)?;
     let (n, len) = (s.n, s.n * s.n);
     for k in 0..s.count {
         let m = &mut s.data[k * len..(k + 1) * len];
-        let view = match upper {
-            true => MatMut::from_column_major_slice_mut(m, n, n),
-            false => MatMut::from_row_major_slice_mut(m, n, n),
-        };
-        if let Err(index) = llt_in_place(view) {
+        if !upper {
+            lower_pairs(n, |lo, up| m[up] = m[lo]);
+        }
+        if let Err(index) = llt_in_place(MatMut::from_column_major_slice_mut(m, n, n)) {
             return Err(s.fail(
                 k,
                 &format!(
@@ -439,17 +451,33 @@ fn cholesky_in<T: Real>(a: &Tensor, upper: bool) -> Result<Tensor> {
                 ),
             ));
         }
-        // Zero the unread triangle (row-major: above the diagonal for L, below for U).
+        // Zero the unread triangle (row-major: below the diagonal).
         for r in 0..n {
-            let row = &mut m[r * n..(r + 1) * n];
-            match upper {
-                true => row[..r].fill(T::ZERO),
-                false => row[r + 1..].fill(T::ZERO),
-            }
+            m[r * n..r * n + r].fill(T::ZERO);
         }
     }
     let data = std::mem::take(&mut s.data);
-    s.write(&[n, n], data)
+    let factor = s.write(&[n, n], data)?;
+    match upper {
+        true => Ok(factor),
+        false => factor.transpose(-2, -1),
+    }
+}
+
+/// Calls `f(i * n + j, j * n + i)` for every `i > j` of an n x n row-major matrix (the
+/// positions of an element below the diagonal and of its mirror image), tile by tile so
+/// that both stay in cache: `m.swap` transposes in place, `m[up] = m[lo]` mirrors.
+fn lower_pairs(n: usize, mut f: impl FnMut(usize, usize)) {
+    const TILE: usize = 32;
+    for bi in (0..n).step_by(TILE) {
+        for bj in (0..=bi).step_by(TILE) {
+            for i in bi..(bi + TILE).min(n) {
+                for j in bj..(bj + TILE).min(i) {
+                    f(i * n + j, j * n + i);
+                }
+            }
+        }
+    }
 }
 
 /// `qr(A, mode)`: `(Q, R)`.
