@@ -197,19 +197,9 @@ pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
 /// the two last dims as row and column numbers, compared. The graph re-sizes it per
 /// call, where a constant mask would fix the sizes. None outside such a capture.
 fn symbolic_triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Option<Tensor>> {
-    if !crate::ir::record::symbolic() {
+    let Some(off) = crate::tensor::creation::symbolic_diagonal_offsets(x)? else {
         return Ok(None);
-    }
-    let nd = x.ndim();
-    let one = crate::tensor::creation::ones(&vec![1; nd], DType::I64)?;
-    let sizes: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
-    let e = one.expand(&sizes)?;
-    if crate::ir::record::note_like(&e, x).is_empty() {
-        return Ok(None);
-    }
-    let rows = e.cumsum(nd as i64 - 2)?;
-    let cols = e.cumsum(nd as i64 - 1)?;
-    let off = super::binary(BinaryOp::Sub, &cols, &rows)?;
+    };
     let op = if upper { BinaryOp::Ge } else { BinaryOp::Le };
     Ok(Some(off.cmp_s(op, diagonal as f64)?))
 }

@@ -294,3 +294,21 @@ pub fn from_i64(data: Vec<i64>, shape: &[usize]) -> Result<Tensor> {
 pub fn from_bool(data: Vec<bool>, shape: &[usize]) -> Result<Tensor> {
     Tensor::from_buffer(Buffer::Bool(data), shape)
 }
+
+/// `j - i` at every position (i, j) of the last two dims of `like` (at least 2-D), as an
+/// int64 tensor of `like`'s shape that follows its symbolic sizes: only in a capture with
+/// symbolic shapes where `like` has some (None elsewhere, where a constant mask of the
+/// concrete sizes serves). tril/triu's mask and the linalg gradients' triangle masks.
+pub fn symbolic_diagonal_offsets(like: &Tensor) -> Result<Option<Tensor>> {
+    if !crate::ir::record::symbolic() {
+        return Ok(None);
+    }
+    let nd = like.ndim();
+    let sizes: Vec<i64> = like.shape().iter().map(|&d| d as i64).collect();
+    let e = ones(&vec![1; nd], DType::I64)?.expand(&sizes)?;
+    if crate::ir::record::note_like(&e, like).is_empty() {
+        return Ok(None);
+    }
+    let rows = e.cumsum(nd as i64 - 2)?;
+    e.cumsum(nd as i64 - 1)?.sub(&rows).map(Some)
+}

@@ -375,7 +375,12 @@ pub fn solve_general(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
         &a.shape()[..nd - 2],
         &b2.shape()[..b2.ndim() - 2],
     )?;
+    // Only a batch that broadcasts is expanded (an expand to explicit sizes would fix a
+    // capture's symbolic sizes).
     let full = |t: &Tensor, r: usize, c: usize| -> Result<Tensor> {
+        if t.shape()[..t.ndim() - 2] == batch[..] {
+            return Ok(t.clone());
+        }
         let req: Vec<i64> = batch.iter().chain(&[r, c]).map(|&d| d as i64).collect();
         t.expand(&req)?.contiguous()
     };

@@ -8,7 +8,7 @@
 use super::creation::from_f32;
 use super::linalg::matmul;
 use super::linalg_ops::{cofactor, inv, solve, LinalgOp};
-use super::{err, Tensor};
+use super::{err, DType, Tensor};
 use crate::autograd::Saved;
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::{record_const, record_op};
@@ -71,6 +71,22 @@ pub enum LinalgGrad {
 
 fn t(x: &Tensor) -> Result<Tensor> {
     x.transpose(-1, -2)
+}
+
+/// 1 below the diagonal of `l`'s matrices (n x n), 0.5 on it, 0 above: a constant, or
+/// in a capture with symbolic sizes a mask that follows them.
+fn half_lower(l: &Tensor, n: usize) -> Result<Tensor> {
+    use crate::optable::BinaryOp;
+    if let Some(off) = super::creation::symbolic_diagonal_offsets(l)? {
+        let below = off.cmp_s(BinaryOp::Lt, 0.0)?.cast(DType::F32)?;
+        let diag = off.cmp_s(BinaryOp::Eq, 0.0)?.cast(DType::F32)?;
+        return below.add(&diag.mul_s(0.5)?);
+    }
+    table(n, n, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    })
 }
 
 /// An r x c float32 constant with `f(i, j)` at (i, j) (a graph constant in a capture).
@@ -152,11 +168,7 @@ impl LinalgGrad {
                 };
                 let n = l.shape()[l.ndim() - 1];
                 let linv = inv(&l)?;
-                let half_lower = table(n, n, |i, j| match i.cmp(&j) {
-                    std::cmp::Ordering::Greater => 1.0,
-                    std::cmp::Ordering::Equal => 0.5,
-                    std::cmp::Ordering::Less => 0.0,
-                })?;
+                let half_lower = half_lower(&l, n)?;
                 let phi = matmul(&t(&l)?, &gl)?.mul(&half_lower)?;
                 let ga = matmul(&matmul(&t(&linv)?, &phi)?, &linv)?;
                 vec![Some(ga.add(&t(&ga)?)?.mul_s(0.5)?)]

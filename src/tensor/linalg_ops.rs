@@ -5,8 +5,8 @@
 //! `svd`, `eigh`) records one node per result, each naming its part: the executor reruns
 //! the factorization for each part used (DCE drops the unused ones). Their gradient
 //! rules (tensor/linalg_grad.rs) call these entry points too, so a compiled backward
-//! records them as graph ops. Sizes are not followed symbolically (the sym analysis
-//! treats the nodes as opaque: their inputs' sizes are specialised).
+//! records them as graph ops. The sym analysis follows their sizes as `out_shape` does
+//! (compile/sym/linalg.rs); qr's and svd's are specialised.
 
 use super::linalg_decomp::{self as ld, QrMode};
 use super::{DType, Tensor};

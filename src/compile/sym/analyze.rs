@@ -258,8 +258,7 @@ impl Walk<'_> {
                 self.batch_only(node, &args)
             }
             IrOp::GradKernel(k) => self.grad_kernel(node, k, &args),
-            // the matrix functions' sizes are specialised
-            IrOp::Linalg(_) => self.opaque(node, &args),
+            IrOp::Linalg(op) => self.linalg(node, op, &args),
             // A branch the region rules did not take (they always do); print.
             IrOp::If(_) | IrOp::Print(_) => self.opaque(node, &args),
             IrOp::Out { index } => self.out_node(node, *index, &args),

@@ -15,6 +15,7 @@
 pub mod analyze;
 pub mod expr;
 mod finish;
+mod linalg;
 mod loops;
 mod regions;
 mod reshape;
