@@ -152,6 +152,7 @@ fn view(permute: bool, call: ViewCall) -> GradFnName {
         ViewCall::Unsqueeze => "UnsqueezeBackward0",
         ViewCall::SqueezeAll => "SqueezeBackward0",
         ViewCall::SqueezeDim => "SqueezeBackward1",
+        ViewCall::SqueezeDims => "SqueezeBackward2",
         ViewCall::T => "TBackward0",
         ViewCall::Transpose => "TransposeBackward0",
     })
@@ -293,6 +294,12 @@ const STDLIB_COMPOSITES: &[&str] = &[
     "EmbeddingBackward0",
     "UnsafeViewBackward0",
     "NativeGroupNormBackward0",
+    "CeluBackward0",
+    "MishBackward0",
+    "HardswishBackward0",
+    "HardsigmoidBackward0",
+    "GluBackward0",
+    "ConstantPadNdBackward0",
 ];
 
 /// `name` as one of the stdlib composites' node names.

@@ -170,6 +170,8 @@ pub enum ViewCall {
     SqueezeAll,
     /// `squeeze(dim)`.
     SqueezeDim,
+    /// `squeeze(dims)` of a tuple.
+    SqueezeDims,
     /// The `t()` method.
     T,
     Transpose,

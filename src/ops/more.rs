@@ -214,7 +214,10 @@ pub fn cumprod(x: &Tensor, dim: i64) -> Result<Tensor> {
     } else {
         v
     };
-    scan(&v, d, |a, b| a.mul(b))?.reshape(&shape_i64(x))
+    let since = crate::autograd::next_node_id();
+    let out = scan(&v, d, |a, b| a.mul(b))?.reshape(&shape_i64(x))?;
+    crate::autograd::names::name_composite(&out, since, "CumprodBackward0");
+    Ok(out)
 }
 
 /// `logcumsumexp(x, dim)`: `log(exp(acc) + exp(x))` computed stably at each step.

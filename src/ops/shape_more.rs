@@ -99,8 +99,13 @@ pub fn unbind(x: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
             "unbind(): Dimension specified as 0 but tensor has no dimensions",
         ));
     }
+    let since = crate::autograd::next_node_id();
     (0..x.shape()[d] as i64)
-        .map(|i| x.narrow(d as i64, i, 1)?.squeeze(Some(d as i64)))
+        .map(|i| {
+            let piece = x.narrow(d as i64, i, 1)?.squeeze(Some(d as i64))?;
+            crate::autograd::names::name_composite(&piece, since, "UnbindBackward0");
+            Ok(piece)
+        })
         .collect()
 }
 
@@ -165,6 +170,19 @@ pub fn tile(x: &Tensor, reps: &[i64]) -> Result<Tensor> {
 
 /// `tril`/`triu(x, diagonal)` of the last two dims.
 pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
+    let since = crate::autograd::next_node_id();
+    let out = triangle_where(x, diagonal, upper)?;
+    let node = if upper {
+        "TriuBackward0"
+    } else {
+        "TrilBackward0"
+    };
+    crate::autograd::names::name_composite(&out, since, node);
+    Ok(out)
+}
+
+/// `triangle`'s values: `x` where the mask keeps it, else 0.
+fn triangle_where(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
     let name = if upper { "triu" } else { "tril" };
     if x.ndim() < 2 {
         return Err(err(
@@ -289,7 +307,10 @@ pub fn trace(x: &Tensor) -> Result<Tensor> {
             ),
         ));
     }
-    diagonal(x, 0, 0, 1)?.sum(&[], false)
+    let since = crate::autograd::next_node_id();
+    let out = diagonal(x, 0, 0, 1)?.sum(&[], false)?;
+    crate::autograd::names::name_composite(&out, since, "TraceBackward0");
+    Ok(out)
 }
 
 /// `broadcast_tensors(*ts)`.

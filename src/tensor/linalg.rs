@@ -21,6 +21,7 @@ fn shape_err(msg: String) -> crate::error::Error {
 
 /// `a @ b` with PyTorch's 1-D / 2-D / batched rules.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let since = autograd::next_node_id();
     let mut lifted = None;
     let out = record_op(
         &[a, b],
@@ -34,6 +35,17 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             shape: view.shape().into(),
         };
         trace::record_after(ir, &[&src], &view);
+    }
+    // PyTorch's node for a 1-D operand (Kiln's is the squeeze or sum around a product).
+    let name = match (a.ndim(), b.ndim()) {
+        (1, 1) => None, // dot names its own
+        (2, 1) => Some("MvBackward0"),
+        (1, 2) => Some("SqueezeBackward4"),
+        (1, _) | (_, 1) => Some("UnsafeViewBackward0"),
+        _ => None,
+    };
+    if let Some(name) = name {
+        autograd::names::name_composite(&out, since, name);
     }
     Ok(out)
 }
@@ -131,7 +143,10 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             fmt_shape(b.shape())
         )));
     }
-    a.mul(b)?.sum(&[], false)
+    let since = autograd::next_node_id();
+    let out = a.mul(b)?.sum(&[], false)?;
+    autograd::names::name_composite(&out, since, "DotBackward0");
+    Ok(out)
 }
 
 /// `outer(a, b)` of two 1-D tensors.

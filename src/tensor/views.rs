@@ -184,22 +184,37 @@ impl Tensor {
 
     /// `squeeze(dim=None)`: drop size-1 dims (a view).
     pub fn squeeze(&self, dim: Option<i64>) -> Result<Tensor> {
+        match dim {
+            None => self.squeeze_some(None, ViewCall::SqueezeAll),
+            Some(d) => self.squeeze_some(Some(&[d]), ViewCall::SqueezeDim),
+        }
+    }
+
+    /// `squeeze(dims)` of a tuple: drop those of `dims` that have size 1 (a view).
+    pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
+        self.squeeze_some(Some(dims), ViewCall::SqueezeDims)
+    }
+
+    fn squeeze_some(&self, dims: Option<&[i64]>, call: ViewCall) -> Result<Tensor> {
         let ir = |out: &Tensor| IrOp::Reshape {
             shape: out.shape().into(),
         };
-        record_op(&[self], ir, || self.squeeze_eager(dim))
+        record_op(&[self], ir, || self.squeeze_eager(dims, call))
     }
 
-    fn squeeze_eager(&self, dim: Option<i64>) -> Result<Tensor> {
-        let keep: Vec<usize> = match dim {
+    fn squeeze_eager(&self, dims: Option<&[i64]>, call: ViewCall) -> Result<Tensor> {
+        let keep: Vec<usize> = match dims {
             None => (0..self.ndim()).filter(|&i| self.shape()[i] != 1).collect(),
-            Some(d) => {
+            Some(dims) => {
                 if self.ndim() == 0 {
                     return Ok(self.clone());
                 }
-                let d = norm_dim("squeeze", d, self.ndim())?;
+                let drop = dims
+                    .iter()
+                    .map(|&d| norm_dim("squeeze", d, self.ndim()))
+                    .collect::<Result<Vec<usize>>>()?;
                 (0..self.ndim())
-                    .filter(|&i| i != d || self.shape()[i] != 1)
+                    .filter(|&i| !drop.contains(&i) || self.shape()[i] != 1)
                     .collect()
             }
         };
@@ -207,10 +222,6 @@ impl Tensor {
         let strides: Dims = keep.iter().map(|&i| self.strides()[i]).collect();
         let out = self.view_with(shape, strides, self.offset());
         out.mark_view_of(self);
-        let call = match dim {
-            None => ViewCall::SqueezeAll,
-            Some(_) => ViewCall::SqueezeDim,
-        };
         self.record_reshape(&out, call);
         Ok(out)
     }
@@ -518,7 +529,10 @@ impl Tensor {
         let ir = |_: &Tensor| IrOp::Repeat {
             reps: reps.to_vec(),
         };
-        record_op(&[self], ir, || self.repeat_eager(reps))
+        let since = autograd::next_node_id();
+        let out = record_op(&[self], ir, || self.repeat_eager(reps))?;
+        autograd::names::name_composite(&out, since, "RepeatBackward0");
+        Ok(out)
     }
 
     fn repeat_eager(&self, reps: &[usize]) -> Result<Tensor> {

@@ -21,6 +21,20 @@ fn one_dim(a: &Args, i: usize) -> R<Option<i64>> {
     a.int(i, "dim")
 }
 
+/// `out`, whose node (made since `since`) is renamed `name` when the call gave `dim`.
+fn named_dim_form(
+    out: crate::Result<Tensor>,
+    since: u64,
+    dim: bool,
+    name: &'static str,
+) -> crate::Result<Tensor> {
+    let out = out?;
+    if dim {
+        crate::autograd::names::name_composite(&out, since, name);
+    }
+    Ok(out)
+}
+
 fn need_dim(a: &Args, i: usize) -> R<i64> {
     one_dim(a, i)?.ok_or_else(|| type_err(format!("{}() missing required argument 'dim'", a.fname)))
 }
@@ -43,9 +57,11 @@ pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "sum" | "mean" | "prod" | "logsumexp" | "all" | "any" => {
             a.check(2, RED)?;
             let (d, k) = (a.dims(0)?, a.flag(1, "keepdim", false)?);
+            let since = crate::autograd::next_node_id();
             tv(match name {
-                "sum" => t.sum(&d, k),
-                "mean" => t.mean(&d, k),
+                // torch's `dim=` overload names its node ...Backward1 over every dim too
+                "sum" => named_dim_form(t.sum(&d, k), since, !d.is_empty(), "SumBackward1"),
+                "mean" => named_dim_form(t.mean(&d, k), since, !d.is_empty(), "MeanBackward1"),
                 "prod" => t.prod(&d, k),
                 "logsumexp" => t.logsumexp(&d, k),
                 "all" => t.all_any(&d, k, false),
@@ -156,7 +172,10 @@ pub fn shape_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "squeeze" => {
             a.check(1, &["dim"])?;
-            tv(t.squeeze(one_dim(a, 0)?))?
+            match a.get(0, "dim") {
+                Some(Value::Tuple(_) | Value::List(_)) => tv(t.squeeze_dims(&a.dims(0)?))?,
+                _ => tv(t.squeeze(one_dim(a, 0)?))?,
+            }
         }
         "unsqueeze" => {
             a.check(1, &["dim"])?;
