@@ -1,10 +1,13 @@
 //! Fused scaled dot-product attention (f32), flash-attention style on the CPU: queries
-//! in blocks of `BR` rows meet keys in blocks of `BC`; each block's scores live only in
-//! a `BR x BC` buffer, folded into the output with an online softmax (running max and
-//! sum per row), so the `L x S` score matrix is never formed. A causal mask skips the
-//! key blocks wholly above the diagonal. The forward keeps each row's logsumexp; the
-//! backward recomputes the blocks' probabilities from it. Each query block polls the
-//! running engine's interrupt and deadline (`cancel::poll_kernel`).
+//! in blocks of `BR` rows meet keys in blocks of up to `BC`; each block's scores live
+//! only in a `BR x BC` buffer, folded into the output with an online softmax (running
+//! max and sum per row), so the `L x S` score matrix is never formed. A causal mask
+//! skips the keys past a query block's last row. Every product of a block is one packed
+//! gemm call; the row passes (scale and mask, max, exp and sum) run compiled for AVX2
+//! (`simd::run`, each closure `#[inline(always)]`: an out-of-line closure would be
+//! compiled for the baseline target only). The forward keeps each row's logsumexp; the backward recomputes the
+//! blocks' probabilities from it. Each query block polls the running engine's interrupt
+//! and deadline (`cancel::poll_kernel`).
 //!
 //! Layout: `q [N, L, E]`, `k [N, S, E]`, `v [N, S, Ev]`, row-major; an additive mask is
 //! `[*, L, S]` with `mask_off[n]` the offset of batch entry n's `L x S` block.
@@ -12,11 +15,17 @@
 use super::conv::{lock, run_parts};
 use super::fastmath::exp;
 use super::matmul::{gemm_f32, Mat};
-use crate::error::Result;
+use super::simd;
+use crate::error::{ErrorKind, Result};
+use crate::tensor::err;
 use std::sync::Mutex;
 
+/// Query rows per block.
 const BR: usize = 64;
-const BC: usize = 64;
+/// Keys per block: a query block's scores against up to this many keys are formed at
+/// once (large enough that each product is one efficient gemm call, small enough that a
+/// block's buffers stay in the core's L2 cache).
+const BC: usize = 512;
 
 /// Sizes and options of one attention call.
 #[derive(Clone, Copy)]
@@ -80,24 +89,87 @@ fn scores(
 ) -> Result<()> {
     let (br, bc) = (i1 - i0, j1 - j0);
     row_dots(buf, (q, b * d.l + i0, br), (k, b * d.s + j0, bc), d.e)?;
-    for r in 0..br {
-        let row = &mut buf[r * bc..(r + 1) * bc];
+    simd::run(
+        #[inline(always)]
+        || scale_rows(&mut buf[..br * bc], bc, mask, d, b, (i0, j0)),
+    )
+}
+
+/// [`scores`]' pass over the products `buf` (rows of `bc`) of query rows from `i0` and
+/// keys from `j0`.
+#[inline(always)]
+fn scale_rows(
+    buf: &mut [f32],
+    bc: usize,
+    mask: Option<&Mask>,
+    d: &Dims,
+    b: usize,
+    (i0, j0): (usize, usize),
+) -> Result<()> {
+    for (r, row) in buf.chunks_mut(bc.max(1)).enumerate() {
         let i = i0 + r;
-        for (c, x) in row.iter_mut().enumerate() {
-            let j = j0 + c;
-            *x *= d.scale;
-            if let Some(m) = mask {
-                *x += m.data[m.off[b] + i * d.s + j];
+        // the keys j <= i a causal row sees
+        let seen = match d.causal {
+            true => (i + 1).saturating_sub(j0).min(bc),
+            false => bc,
+        };
+        let (vis, hidden) = row.split_at_mut(seen);
+        match mask {
+            Some(m) => {
+                let at = m.off.get(b).map_or(usize::MAX, |&o| o + i * d.s + j0);
+                let add = m.data.get(at..at.saturating_add(seen));
+                for (x, &a) in vis.iter_mut().zip(add.ok_or_else(mask_range)?) {
+                    *x = *x * d.scale + a;
+                }
             }
-            if d.causal && j > i {
-                *x = f32::NEG_INFINITY;
-            }
+            None => vis.iter_mut().for_each(|x| *x *= d.scale),
         }
+        hidden.fill(f32::NEG_INFINITY);
     }
     Ok(())
 }
 
-/// The key blocks that query rows `i0..i1` see.
+fn mask_range() -> crate::error::Error {
+    err(
+        ErrorKind::RuntimeError,
+        "internal: attention mask out of range",
+    )
+}
+
+/// The largest of `init` and `row`'s values (NaNs skipped, as `f32::max`), in 8 lanes.
+#[inline(always)]
+fn row_max(row: &[f32], init: f32) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a = a.max(x);
+        }
+    }
+    let tail = chunks.remainder().iter().fold(init, |a, &x| a.max(x));
+    acc.iter().fold(tail, |a, &x| a.max(x))
+}
+
+/// `row[j] = e^(row[j] - m)`; returns their sum (in 8 lanes).
+#[inline(always)]
+fn exp_sum(row: &mut [f32], m: f32) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut chunks = row.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *x = exp(*x - m);
+            *a += *x;
+        }
+    }
+    let mut tail = 0.0;
+    for x in chunks.into_remainder() {
+        *x = exp(*x - m);
+        tail += *x;
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// The end of the keys that query rows `..i1` see (past it a causal mask hides all).
 fn key_end(d: &Dims, i1: usize) -> usize {
     if d.causal {
         d.s.min(i1)
@@ -169,31 +241,19 @@ fn forward_block(
     lse: &mut [f32],
 ) -> Result<()> {
     let br = i1 - i0;
-    let mut buf = vec![0.0; BR * BC];
+    let mut buf = vec![0.0; br * BC.min(d.s)];
     let mut mx = vec![f32::NEG_INFINITY; br];
     let mut sum = vec![0.0f32; br];
-    for j0 in (0..key_end(d, i1)).step_by(BC) {
-        let j1 = d.s.min(j0 + BC);
+    let end = key_end(d, i1);
+    for j0 in (0..end).step_by(BC) {
+        let j1 = end.min(j0 + BC);
         let bc = j1 - j0;
         let sb = &mut buf[..br * bc];
         scores(sb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
-        for r in 0..br {
-            let row = &mut sb[r * bc..(r + 1) * bc];
-            let m_new = row.iter().fold(mx[r], |a, &x| a.max(x));
-            if m_new == f32::NEG_INFINITY {
-                row.iter_mut().for_each(|x| *x = 0.0);
-                continue;
-            }
-            let alpha = exp(mx[r] - m_new);
-            row.iter_mut().for_each(|x| *x = exp(*x - m_new));
-            sum[r] = sum[r] * alpha + row.iter().sum::<f32>();
-            mx[r] = m_new;
-            if alpha != 1.0 {
-                o[r * d.ev..(r + 1) * d.ev]
-                    .iter_mut()
-                    .for_each(|x| *x *= alpha);
-            }
-        }
+        simd::run(
+            #[inline(always)]
+            || online_softmax(sb, bc, &mut mx, &mut sum, o, d.ev),
+        );
         let p = rows(sb, 0, bc);
         gemm_f32(br, d.ev, bc, o, p, rows(v, b * d.s + j0, d.ev), true)?;
     }
@@ -209,6 +269,35 @@ fn forward_block(
         }
     }
     Ok(())
+}
+
+/// One key block's step of the online softmax: each row of `sb` (rows of `bc` scores)
+/// becomes its exponentials against the row's running max `mx`, which moves to the
+/// block's max; the row's running `sum` and output row in `o` (rows of `ev`) are
+/// rescaled to it. A row with no finite score so far is zeroed.
+#[inline(always)]
+fn online_softmax(
+    sb: &mut [f32],
+    bc: usize,
+    mx: &mut [f32],
+    sum: &mut [f32],
+    o: &mut [f32],
+    ev: usize,
+) {
+    let rows = sb.chunks_mut(bc.max(1)).zip(mx).zip(sum);
+    for (r, ((row, mx), sum)) in rows.enumerate() {
+        let m_new = row_max(row, *mx);
+        if m_new == f32::NEG_INFINITY {
+            row.fill(0.0);
+            continue;
+        }
+        let alpha = exp(*mx - m_new);
+        *sum = *sum * alpha + exp_sum(row, m_new);
+        *mx = m_new;
+        if alpha != 1.0 {
+            o[r * ev..(r + 1) * ev].iter_mut().for_each(|x| *x *= alpha);
+        }
+    }
 }
 
 /// Backward: (dq, dk, dv) from the output gradient `go`, the output and logsumexp. The
@@ -266,8 +355,8 @@ fn backward_entry(
     [dq, dk, dv]: [&mut [f32]; 3],
 ) -> Result<()> {
     let (q, k, v, go) = (io.q, io.k, io.v, io.go);
-    let mut p = vec![0.0; BR * BC];
-    let mut dp = vec![0.0; BR * BC];
+    let blk = BR.min(d.l) * BC.min(d.s);
+    let (mut p, mut dp) = (vec![0.0; blk], vec![0.0; blk]);
     for i0 in (0..d.l).step_by(BR) {
         let i1 = d.l.min(i0 + BR);
         let br = i1 - i0;
@@ -281,29 +370,26 @@ fn backward_entry(
                     .sum()
             })
             .collect();
-        for j0 in (0..key_end(d, i1)).step_by(BC) {
-            let j1 = d.s.min(j0 + BC);
+        let end = key_end(d, i1);
+        for j0 in (0..end).step_by(BC) {
+            let j1 = end.min(j0 + BC);
             let bc = j1 - j0;
             let pb = &mut p[..br * bc];
             scores(pb, q, k, mask, d, b, (i0, i1), (j0, j1))?;
-            for r in 0..br {
-                let m = io.lse[b * d.l + i0 + r];
-                let row = &mut pb[r * bc..(r + 1) * bc];
-                match m == f32::NEG_INFINITY {
-                    true => row.iter_mut().for_each(|x| *x = 0.0),
-                    false => row.iter_mut().for_each(|x| *x = exp(*x - m)),
-                }
-            }
+            let lse = &io.lse[b * d.l + i0..b * d.l + i1];
+            simd::run(
+                #[inline(always)]
+                || probabilities(pb, bc, lse),
+            );
             let pt = rows_t(pb, 0, bc);
             let dv_blk = &mut dv[j0 * d.ev..j1 * d.ev];
             gemm_f32(bc, d.ev, br, dv_blk, pt, rows(go, b * d.l + i0, d.ev), true)?;
             let dpb = &mut dp[..br * bc];
             row_dots(dpb, (go, b * d.l + i0, br), (v, b * d.s + j0, bc), d.ev)?;
-            for ((dp_row, p_row), dr) in dpb.chunks_mut(bc).zip(pb.chunks(bc)).zip(&delta) {
-                for (x, p) in dp_row.iter_mut().zip(p_row) {
-                    *x = p * (*x - dr) * d.scale;
-                }
-            }
+            simd::run(
+                #[inline(always)]
+                || score_grads(dpb, pb, bc, &delta, d.scale),
+            );
             let ds = rows(dpb, 0, bc);
             let dq_blk = &mut dq[i0 * d.e..i1 * d.e];
             gemm_f32(br, d.e, bc, dq_blk, ds, rows(k, b * d.s + j0, d.e), true)?;
@@ -313,4 +399,27 @@ fn backward_entry(
         }
     }
     Ok(())
+}
+
+/// `pb`'s scores (rows of `bc`) become probabilities against each row's logsumexp (a row
+/// that saw no key: zeros).
+#[inline(always)]
+fn probabilities(pb: &mut [f32], bc: usize, lse: &[f32]) {
+    for (row, &m) in pb.chunks_mut(bc.max(1)).zip(lse) {
+        match m == f32::NEG_INFINITY {
+            true => row.fill(0.0),
+            false => row.iter_mut().for_each(|x| *x = exp(*x - m)),
+        }
+    }
+}
+
+/// The scores' gradients `ds = p * (dp - delta) * scale` in place of `dp` (rows of `bc`).
+#[inline(always)]
+fn score_grads(dp: &mut [f32], p: &[f32], bc: usize, delta: &[f32], scale: f32) {
+    let rows = dp.chunks_mut(bc.max(1)).zip(p.chunks(bc.max(1))).zip(delta);
+    for ((dp_row, p_row), dr) in rows {
+        for (x, p) in dp_row.iter_mut().zip(p_row) {
+            *x = p * (*x - dr) * scale;
+        }
+    }
 }

@@ -122,11 +122,12 @@ unsafe fn gemm_block<T: GemmFloat>(
 
 /// How a product of `m` x `n` x `k` splits over the team: (tasks, split the columns).
 /// The columns split when `m <= n` (each task then packs the whole lhs, the smaller
-/// shared operand), else the rows; blocks are multiples of 16 (the microkernel).
+/// shared operand), else the rows; blocks are multiples of 16 (the microkernel). A
+/// product inside a team task is one call (its parts would run one after another).
 fn split_plan(m: usize, n: usize, k: usize) -> (usize, bool) {
     let macs = m.saturating_mul(n).saturating_mul(k);
     let threads = super::team::threads();
-    if macs < PARALLEL_MACS || threads < 2 {
+    if macs < PARALLEL_MACS || threads < 2 || super::team::in_task() {
         return (1, false);
     }
     let by_cols = m <= n;

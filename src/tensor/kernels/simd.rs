@@ -9,9 +9,10 @@ pub fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
-/// `f()`, compiled for AVX2 + FMA on a CPU that has them. `f` is inlined into the
-/// feature-enabled frame (it has one caller per instantiation), so its loops vectorise
-/// for the wider registers.
+/// `f()`, compiled for AVX2 + FMA on a CPU that has them: `f` inlined into the
+/// feature-enabled frame, its loops vectorise for the wider registers. Pass the closure
+/// as `#[inline(always)] || ...`: `f` has two callers (here and the fallback), and a
+/// large closure left out of line is compiled for the baseline target only (SSE2).
 #[inline(always)]
 pub fn run<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]

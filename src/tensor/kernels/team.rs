@@ -75,6 +75,14 @@ static TEAM: OnceLock<Team> = OnceLock::new();
 thread_local! {
     /// Set on helper threads: a task never starts a nested region.
     static IS_HELPER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set on a caller while it runs the tasks of the region it shares with the helpers.
+    static SHARING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread runs a task of a shared region (a nested region then runs
+/// inline, one task after another: worth splitting work for only outside one).
+pub fn in_task() -> bool {
+    IS_HELPER.with(|h| h.get()) || SHARING.with(|s| s.get())
 }
 
 fn team() -> &'static Team {
@@ -204,7 +212,9 @@ fn try_shared(tasks: usize, f: &(dyn Fn(usize) + Sync)) -> bool {
     t.job.store(ptr, Ordering::SeqCst);
     t.epoch.fetch_add(1, Ordering::SeqCst);
     wake(t);
+    SHARING.with(|s| s.set(true));
     job.work();
+    SHARING.with(|s| s.set(false));
     let mut spins = 0u32;
     while job.done.load(Ordering::Acquire) < tasks {
         spins = spins.wrapping_add(1);
