@@ -99,19 +99,25 @@ pub fn bn_stats<T: ConvFloat>(x: &[T], g: Bn) -> Result<(Vec<f64>, Vec<f64>)> {
     if g.l == 1 {
         // one value per plane: each channel's sums run down a column, in row order
         return column_sums(g, &|r, mu, var| {
-            simd::run(|| column_moments(x, g, r, mu, var))
+            simd::run(
+                #[inline(always)]
+                || column_moments(x, g, r, mu, var),
+            )
         });
     }
     channel_sums(g, &|ch| {
-        simd::run(|| {
-            let s: f64 = g.planes(x, ch).map(|p| sum_f64(p, |v| v)).sum();
-            let mu = s / cnt;
-            let q: f64 = g
-                .planes(x, ch)
-                .map(|p| sum_f64(p, |v| (v - mu) * (v - mu)))
-                .sum();
-            (mu, q / cnt)
-        })
+        simd::run(
+            #[inline(always)]
+            || {
+                let s: f64 = g.planes(x, ch).map(|p| sum_f64(p, |v| v)).sum();
+                let mu = s / cnt;
+                let q: f64 = g
+                    .planes(x, ch)
+                    .map(|p| sum_f64(p, |v| (v - mu) * (v - mu)))
+                    .sum();
+                (mu, q / cnt)
+            },
+        )
     })
 }
 
@@ -142,45 +148,51 @@ pub fn bn_grad_sums<T: ConvFloat>(
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     if g.l == 1 {
         return column_sums(g, &|r, sg, dot| {
-            simd::run(|| {
-                let m = &mean[r.clone()];
-                for (xr, gr) in column_rows(x, g, &r).zip(column_rows(go, g, &r)) {
-                    for ((((s, p), &m), v), d) in
-                        sg.iter_mut().zip(dot.iter_mut()).zip(m).zip(xr).zip(gr)
-                    {
-                        let d = d.to_f64();
-                        *s += d;
-                        *p += (v.to_f64() - m.to_f64()) * d;
+            simd::run(
+                #[inline(always)]
+                || {
+                    let m = &mean[r.clone()];
+                    for (xr, gr) in column_rows(x, g, &r).zip(column_rows(go, g, &r)) {
+                        for ((((s, p), &m), v), d) in
+                            sg.iter_mut().zip(dot.iter_mut()).zip(m).zip(xr).zip(gr)
+                        {
+                            let d = d.to_f64();
+                            *s += d;
+                            *p += (v.to_f64() - m.to_f64()) * d;
+                        }
                     }
-                }
-            })
+                },
+            )
         });
     }
     channel_sums(g, &|ch| {
-        simd::run(|| {
-            let m = mean[ch].to_f64();
-            let (mut sg, mut dot) = (0f64, 0f64);
-            for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
-                // one pass, both sums in sum_f64's order (element k in accumulator k % 4;
-                // the tail of `sum g` summed apart, the tail of the dot product not)
-                let (mut sa, mut da) = ([0f64; 4], [0f64; 4]);
-                let (mut xc, mut gc) = (xp.chunks_exact(4), gp.chunks_exact(4));
-                for (xq, gq) in (&mut xc).zip(&mut gc) {
-                    for k in 0..4 {
-                        let d = gq[k].to_f64();
-                        sa[k] += d;
-                        da[k] += (xq[k].to_f64() - m) * d;
+        simd::run(
+            #[inline(always)]
+            || {
+                let m = mean[ch].to_f64();
+                let (mut sg, mut dot) = (0f64, 0f64);
+                for (xp, gp) in g.planes(x, ch).zip(g.planes(go, ch)) {
+                    // one pass, both sums in sum_f64's order (element k in accumulator k % 4;
+                    // the tail of `sum g` summed apart, the tail of the dot product not)
+                    let (mut sa, mut da) = ([0f64; 4], [0f64; 4]);
+                    let (mut xc, mut gc) = (xp.chunks_exact(4), gp.chunks_exact(4));
+                    for (xq, gq) in (&mut xc).zip(&mut gc) {
+                        for k in 0..4 {
+                            let d = gq[k].to_f64();
+                            sa[k] += d;
+                            da[k] += (xq[k].to_f64() - m) * d;
+                        }
                     }
+                    let tail: f64 = gc.remainder().iter().map(|v| v.to_f64()).sum();
+                    for (k, (&v, &d)) in xc.remainder().iter().zip(gc.remainder()).enumerate() {
+                        da[k] += (v.to_f64() - m) * d.to_f64();
+                    }
+                    sg += (sa[0] + sa[1]) + (sa[2] + sa[3]) + tail;
+                    dot += (da[0] + da[1]) + (da[2] + da[3]);
                 }
-                let tail: f64 = gc.remainder().iter().map(|v| v.to_f64()).sum();
-                for (k, (&v, &d)) in xc.remainder().iter().zip(gc.remainder()).enumerate() {
-                    da[k] += (v.to_f64() - m) * d.to_f64();
-                }
-                sg += (sa[0] + sa[1]) + (sa[2] + sa[3]) + tail;
-                dot += (da[0] + da[1]) + (da[2] + da[3]);
-            }
-            (sg, dot)
-        })
+                (sg, dot)
+            },
+        )
     })
 }
 
@@ -206,14 +218,18 @@ pub fn bn_map<T: ConvFloat, F: Fn(T, T, &[T; 4]) -> T + Sync>(
             let mut o = lock(&outs[t])?;
             let base = t * per * g.c;
             let (a, b) = (&a[base..base + o.len()], &b[base..base + o.len()]);
-            simd::run(|| {
-                for ((orow, arow), brow) in o.chunks_mut(g.c).zip(a.chunks(g.c)).zip(b.chunks(g.c))
-                {
-                    for (((d, &u), &v), k) in orow.iter_mut().zip(arow).zip(brow).zip(coef) {
-                        *d = f(u, v, k);
+            simd::run(
+                #[inline(always)]
+                || {
+                    for ((orow, arow), brow) in
+                        o.chunks_mut(g.c).zip(a.chunks(g.c)).zip(b.chunks(g.c))
+                    {
+                        for (((d, &u), &v), k) in orow.iter_mut().zip(arow).zip(brow).zip(coef) {
+                            *d = f(u, v, k);
+                        }
                     }
-                }
-            });
+                },
+            );
             Ok(())
         })?;
         drop(outs);
@@ -223,16 +239,19 @@ pub fn bn_map<T: ConvFloat, F: Fn(T, T, &[T; 4]) -> T + Sync>(
     let outs = blocks(&mut out, per * g.l);
     run_parts(parts, &|t| {
         let mut o = lock(&outs[t])?;
-        simd::run(|| {
-            for (i, op) in o.chunks_mut(g.l).enumerate() {
-                let p = t * per + i;
-                let k = &coef[p % g.c];
-                let (ap, bp) = (&a[p * g.l..(p + 1) * g.l], &b[p * g.l..(p + 1) * g.l]);
-                for ((d, &u), &v) in op.iter_mut().zip(ap).zip(bp) {
-                    *d = f(u, v, k);
+        simd::run(
+            #[inline(always)]
+            || {
+                for (i, op) in o.chunks_mut(g.l).enumerate() {
+                    let p = t * per + i;
+                    let k = &coef[p % g.c];
+                    let (ap, bp) = (&a[p * g.l..(p + 1) * g.l], &b[p * g.l..(p + 1) * g.l]);
+                    for ((d, &u), &v) in op.iter_mut().zip(ap).zip(bp) {
+                        *d = f(u, v, k);
+                    }
                 }
-            }
-        });
+            },
+        );
         Ok(())
     })?;
     drop(outs);
@@ -269,12 +288,15 @@ pub fn ln_stats<T: ConvFloat>(x: &[T], g: Ln, eps: f64) -> Result<(Vec<T>, Vec<T
     let (mb, rb) = (blocks(&mut mean, per), blocks(&mut rstd, per));
     run_parts(parts, &|t| {
         let (mut mv, mut rv) = (lock(&mb[t])?, lock(&rb[t])?);
-        simd::run(|| {
-            for (i, (m, r)) in mv.iter_mut().zip(rv.iter_mut()).enumerate() {
-                let row = t * per + i;
-                (*m, *r) = row_moments(&x[row * g.m..(row + 1) * g.m], eps);
-            }
-        });
+        simd::run(
+            #[inline(always)]
+            || {
+                for (i, (m, r)) in mv.iter_mut().zip(rv.iter_mut()).enumerate() {
+                    let row = t * per + i;
+                    (*m, *r) = row_moments(&x[row * g.m..(row + 1) * g.m], eps);
+                }
+            },
+        );
         Ok(())
     })?;
     drop((mb, rb));
@@ -301,21 +323,24 @@ pub fn ln_forward<T: ConvFloat>(
     let (mb, rb) = (blocks(&mut mean, per), blocks(&mut rstd, per));
     run_parts(parts, &|t| {
         let (mut yv, mut mv, mut rv) = (lock(&yb[t])?, lock(&mb[t])?, lock(&rb[t])?);
-        simd::run(|| {
-            for (i, yr) in yv.chunks_mut(g.m).enumerate() {
-                let row = t * per + i;
-                let xr = &x[row * g.m..(row + 1) * g.m];
-                let (mu, rs) = row_moments(xr, eps);
-                (mv[i], rv[i]) = (mu, rs);
-                yr.iter_mut().zip(xr).for_each(|(o, &v)| *o = (v - mu) * rs);
-                if let Some(w) = w {
-                    yr.iter_mut().zip(w).for_each(|(o, &w)| *o *= w);
+        simd::run(
+            #[inline(always)]
+            || {
+                for (i, yr) in yv.chunks_mut(g.m).enumerate() {
+                    let row = t * per + i;
+                    let xr = &x[row * g.m..(row + 1) * g.m];
+                    let (mu, rs) = row_moments(xr, eps);
+                    (mv[i], rv[i]) = (mu, rs);
+                    yr.iter_mut().zip(xr).for_each(|(o, &v)| *o = (v - mu) * rs);
+                    if let Some(w) = w {
+                        yr.iter_mut().zip(w).for_each(|(o, &w)| *o *= w);
+                    }
+                    if let Some(b) = b {
+                        yr.iter_mut().zip(b).for_each(|(o, &b)| *o = *o + b);
+                    }
                 }
-                if let Some(b) = b {
-                    yr.iter_mut().zip(b).for_each(|(o, &b)| *o = *o + b);
-                }
-            }
-        });
+            },
+        );
         Ok(())
     })?;
     drop((yb, mb, rb));
@@ -433,15 +458,18 @@ pub fn ln_backward<T: ConvFloat>(
             })?;
             let mut scratch = alloc_filled(2 * g.m, T::ZERO)?;
             let rows = (t * per)..((t + 1) * per).min(g.rows);
-            simd::run(|| {
-                let part = LnPart { x, go, g, w, stats };
-                part.rows(
-                    rows,
-                    dxv.as_deref_mut().map(|d| &mut **d),
-                    &mut acc,
-                    &mut scratch,
-                )
-            });
+            simd::run(
+                #[inline(always)]
+                || {
+                    let part = LnPart { x, go, g, w, stats };
+                    part.rows(
+                        rows,
+                        dxv.as_deref_mut().map(|d| &mut **d),
+                        &mut acc,
+                        &mut scratch,
+                    )
+                },
+            );
             Ok(())
         })?;
     }
