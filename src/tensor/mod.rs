@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod linalg;
 pub mod linalg_decomp;
 pub mod linalg_grad;
+pub mod linalg_memo;
 pub mod linalg_ops;
 mod linalg_stack;
 pub mod mt19937;
