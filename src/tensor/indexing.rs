@@ -5,7 +5,7 @@
 
 use super::dtype::{with_elem, DType, Scalar};
 use super::kernels::elementwise;
-use super::kernels::index::{dim_offsets, put, take, view_offsets};
+use super::kernels::index::{dim_offsets, put, take, Targets};
 use super::kernels::strided::for_each_offset;
 use super::shape::{broadcast_shapes, fmt_shape, norm_dim, Dims};
 use super::{creation, err, Tensor};
@@ -285,9 +285,10 @@ impl Tensor {
         value: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
-        let (offsets, shape) = match self.resolve(idx)? {
-            Resolved::View(v) => (view_offsets(&v), Dims::from(v.shape())),
-            Resolved::Gather { offsets, shape, .. } => (offsets, shape),
+        let resolved = self.resolve(idx)?;
+        let shape = match &resolved {
+            Resolved::View(v) => Dims::from(v.shape()),
+            Resolved::Gather { shape, .. } => shape.clone(),
         };
         let vals = value.expand_raw(&shape).map_err(|_| {
             err(
@@ -300,7 +301,11 @@ impl Tensor {
                 ),
             )
         })?;
-        put(self, &offsets, &vals, accumulate)
+        let at = match &resolved {
+            Resolved::View(v) => Targets::View(v),
+            Resolved::Gather { offsets, .. } => Targets::Offsets(offsets),
+        };
+        put(self, at, &vals, accumulate)
     }
 
     /// `x[idx] = value` in place (bumps the version). Under grad mode, a non-leaf or a
@@ -468,7 +473,12 @@ impl Tensor {
         }
         let out = self.contiguous_copy()?;
         let offs = dim_offsets("scatter_add", out.shape(), out.strides(), 0, index, d)?;
-        put(&out, &offs, &src_part.detach(), accumulate)?;
+        put(
+            &out,
+            Targets::Offsets(&offs),
+            &src_part.detach(),
+            accumulate,
+        )?;
         if out.dtype().is_float() && autograd::needs_grad(&[self, src]) {
             let saved = OpSaved {
                 a_shape: self.shape().into(),
@@ -661,7 +671,7 @@ fn one_hot_eager(t: &Tensor, num_classes: i64) -> Result<Tensor> {
         .collect();
     put(
         &out,
-        &offs,
+        Targets::Offsets(&offs),
         &Tensor::scalar(Scalar::Int(1)).expand_raw(&[offs.len()])?,
         false,
     )?;

@@ -8,7 +8,7 @@ use super::dtype::with_float;
 use super::kernels::attention::{self, Mask};
 use super::kernels::recurrent;
 use super::shape::{broadcast_shapes, Dims};
-use super::{creation, err, linalg, DType, Scalar, Tensor};
+use super::{creation, err, linalg, DType, Elem, Scalar, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
@@ -64,6 +64,17 @@ fn seq_dims(xp: &Tensor, w: &Tensor, gates: usize, op: &str) -> Result<(usize, u
     Ok((xs[0], xs[1], ws[1]))
 }
 
+/// `f` on the elements of three tensors of dtype `T` (each borrowed when contiguous,
+/// gathered otherwise: `Tensor::read`).
+fn read3<T: Elem, R>(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: impl FnOnce(&[T], &[T], &[T]) -> R,
+) -> Result<R> {
+    a.read(|a: &[T]| b.read(|b: &[T]| c.read(|c: &[T]| f(a, b, c))))??
+}
+
 /// One LSTM layer direction: `xp` = x W_ih^T + b_ih + b_hh `[T, B, 4H]`, initial
 /// `h0`, `c0` `[B, H]`, `w` = W_hh `[4H, H]`; returns `[T, B, 2H]` (each step's h, c).
 pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<Tensor> {
@@ -76,15 +87,10 @@ pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<T
     expect(w, &[4 * h, h], dt, "weight_hh", op)?;
     untraced();
     let (out, acts) = with_float!(dt, T => {
-        let (out, acts) = recurrent::lstm_forward::<T>(
-            xp.to_vec()?,
-            &h0.to_vec()?,
-            &c0.to_vec()?,
-            &w.to_vec()?,
-            t,
-            b,
-            h,
-        )?;
+        let (h0v, c0v) = (h0.to_vec()?, c0.to_vec()?);
+        let (out, acts) = w.read(|w: &[T]| {
+            recurrent::lstm_forward::<T>(xp.to_vec()?, &h0v, &c0v, w, t, b, h)
+        })??;
         (
             Tensor::from_vec(out, &[t, b, 2 * h]),
             Tensor::from_vec(acts, &[t, b, 4 * h]),
@@ -116,17 +122,10 @@ pub fn lstm_layer_grads(
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
     let g = g.cast(out.dtype())?;
     Ok(with_float!(out.dtype(), T => {
-        let [dxp, dh, dc, dw] = recurrent::lstm_backward::<T>(
-            &g.to_vec()?,
-            &out.to_vec()?,
-            &acts.to_vec()?,
-            &h0.to_vec()?,
-            &c0.to_vec()?,
-            &w.to_vec()?,
-            t,
-            b,
-            h,
-        )?;
+        let (h0v, c0v) = (h0.to_vec()?, c0.to_vec()?);
+        let [dxp, dh, dc, dw] = read3(&g, out, acts, |gy: &[T], o: &[T], a: &[T]| {
+            w.read(|w: &[T]| recurrent::lstm_backward::<T>(gy, o, a, &h0v, &c0v, w, t, b, h))?
+        })??;
         vec![
             Some(Tensor::from_vec(dxp, &[t, b, 4 * h])),
             Some(Tensor::from_vec(dh, &[b, h])),
@@ -154,15 +153,10 @@ pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) ->
             Some(t) => t.to_vec()?,
             None => Vec::new(),
         };
-        let (out, saved) = recurrent::gru_forward::<T>(
-            &xp.to_vec()?,
-            &h0.to_vec()?,
-            &w.to_vec()?,
-            &bv,
-            t,
-            b,
-            h,
-        )?;
+        let h0v = h0.to_vec()?;
+        let (out, saved) = xp.read(|x: &[T]| {
+            w.read(|w: &[T]| recurrent::gru_forward::<T>(x, &h0v, w, &bv, t, b, h))?
+        })??;
         (
             Tensor::from_vec(out, &[t, b, h]),
             Tensor::from_vec(saved, &[t, b, 4 * h]),
@@ -195,16 +189,10 @@ pub fn gru_layer_grads(
     let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
     let g = g.cast(out.dtype())?;
     Ok(with_float!(out.dtype(), T => {
-        let [dxp, dh, dw, db] = recurrent::gru_backward::<T>(
-            &g.to_vec()?,
-            &out.to_vec()?,
-            &saved.to_vec()?,
-            &h0.to_vec()?,
-            &w.to_vec()?,
-            t,
-            b,
-            h,
-        )?;
+        let h0v = h0.to_vec()?;
+        let [dxp, dh, dw, db] = read3(&g, out, saved, |gy: &[T], o: &[T], sv: &[T]| {
+            w.read(|w: &[T]| recurrent::gru_backward::<T>(gy, o, sv, &h0v, w, t, b, h))?
+        })??;
         let mut grads = vec![
             Some(Tensor::from_vec(dxp, &[t, b, 3 * h])),
             Some(Tensor::from_vec(dh, &[b, h])),

@@ -5,7 +5,7 @@
 //! since its own was recorded reads the base's new history (`AsStridedBackward`). The
 //! version counter is the storage's, so base and views already share it.
 
-use super::kernels::index::{put, take, view_offsets};
+use super::kernels::index::{put, take, view_offsets, Targets};
 use super::kernels::strided::for_each_offset;
 use super::shape::Dims;
 use super::{creation, err, Tensor};
@@ -106,7 +106,7 @@ impl ViewMap {
         let g = Self::expect(g, &self.view_shape)?;
         let dt = crate::tensor::dtype::float_for(g.dtype());
         let out = creation::zeros(&self.base_shape, dt)?;
-        put(&out, &self.positions, &g.cast(dt)?, true)?;
+        put(&out, Targets::Offsets(&self.positions), &g.cast(dt)?, true)?;
         Ok(out)
     }
 
@@ -116,7 +116,7 @@ impl ViewMap {
         let rest = Self::expect(g, &self.base_shape)?.contiguous_copy()?;
         let region = take(&rest, &self.positions, &self.view_shape)?;
         let zero = creation::zeros(&[self.positions.len()], rest.dtype())?;
-        put(&rest, &self.positions, &zero, false)?;
+        put(&rest, Targets::Offsets(&self.positions), &zero, false)?;
         Ok((rest, region))
     }
 }

@@ -2,7 +2,7 @@
 //! accumulating) values at storage offsets, and the offset computation for
 //! `gather` / `scatter_add`.
 
-use super::strided::for_each_offset;
+use super::strided::{for_each_offset, view_fits};
 use crate::error::{ErrorKind, Result};
 use crate::tensor::dtype::{with_elem, DType, Elem};
 use crate::tensor::storage::collect_vec;
@@ -20,12 +20,21 @@ pub fn take(src: &Tensor, offsets: &[usize], shape: &[usize]) -> Result<Tensor> 
     with_elem!(src.dtype(), T => go::<T>(src, offsets, shape))
 }
 
-/// Write `vals` (a tensor of `dst`'s dtype, `offsets.len()` elements row-major) at
-/// `offsets` of `dst`'s storage; add instead of overwrite when `accumulate`.
-pub fn put(dst: &Tensor, offsets: &[usize], vals: &Tensor, accumulate: bool) -> Result<()> {
+/// Where [`put`] writes in its destination's storage: at a list of offsets, or at every
+/// element of a view of it, row-major (walked run by run along the innermost dim: no
+/// offset list, and a unit-stride run is one slice).
+#[derive(Clone, Copy)]
+pub enum Targets<'a> {
+    Offsets(&'a [usize]),
+    View(&'a Tensor),
+}
+
+/// Write `vals` (one element per target, row-major) at `at` of `dst`'s storage; add
+/// instead of overwrite when `accumulate`.
+pub fn put(dst: &Tensor, at: Targets, vals: &Tensor, accumulate: bool) -> Result<()> {
     fn go<T: Elem>(
         dst: &Tensor,
-        offsets: &[usize],
+        at: Targets,
         vals: &Tensor,
         add: Option<fn(T, T) -> T>,
     ) -> Result<()> {
@@ -33,38 +42,77 @@ pub fn put(dst: &Tensor, offsets: &[usize], vals: &Tensor, accumulate: bool) -> 
         let mut buf = dst.storage().borrow_mut();
         let d = T::slice_mut(&mut buf)
             .ok_or_else(|| err(ErrorKind::RuntimeError, "internal: put dtype"))?;
-        for (&o, &x) in offsets.iter().zip(v.iter()) {
-            d[o] = match add {
-                Some(f) => f(d[o], x),
+        let set = |o: &mut T, x: T| {
+            *o = match add {
+                Some(f) => f(*o, x),
                 None => x,
-            };
+            }
+        };
+        match at {
+            Targets::Offsets(offsets) => {
+                for (&o, &x) in offsets.iter().zip(v.iter()) {
+                    set(&mut d[o], x);
+                }
+            }
+            Targets::View(view) => put_runs(d, view, &v, set)?,
         }
         Ok(())
     }
     let vals = vals.cast(dst.dtype())?;
     match dst.dtype() {
-        DType::F32 => go::<f32>(dst, offsets, &vals, accumulate.then_some(|a, b| a + b)),
-        DType::F64 => go::<f64>(dst, offsets, &vals, accumulate.then_some(|a, b| a + b)),
+        DType::F32 => go::<f32>(dst, at, &vals, accumulate.then_some(|a, b| a + b)),
+        DType::F64 => go::<f64>(dst, at, &vals, accumulate.then_some(|a, b| a + b)),
         DType::I32 => go::<i32>(
             dst,
-            offsets,
+            at,
             &vals,
             accumulate.then_some(|a, b| a.wrapping_add(b)),
         ),
         DType::U8 => go::<u8>(
             dst,
-            offsets,
+            at,
             &vals,
             accumulate.then_some(|a, b| a.wrapping_add(b)),
         ),
         DType::I64 => go::<i64>(
             dst,
-            offsets,
+            at,
             &vals,
             accumulate.then_some(|a, b| a.wrapping_add(b)),
         ),
-        DType::Bool => go::<bool>(dst, offsets, &vals, accumulate.then_some(|a, b| a | b)),
+        DType::Bool => go::<bool>(dst, at, &vals, accumulate.then_some(|a, b| a | b)),
     }
+}
+
+/// `set(d[o], v[i])` for the storage offset `o` of each element `i` of `view`,
+/// row-major (`v` one element per view element). Err when the view does not fit `d`.
+fn put_runs<T: Copy>(d: &mut [T], view: &Tensor, v: &[T], set: impl Fn(&mut T, T)) -> Result<()> {
+    let (shape, strides) = (view.shape(), view.strides());
+    if !view_fits(shape, strides, view.offset(), d.len()) || v.len() < view.numel() {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "internal: put view out of bounds",
+        ));
+    }
+    let outer = shape.len().saturating_sub(1);
+    let (inner, step) = match (shape.last(), strides.last()) {
+        (Some(&n), Some(&s)) => (n, s),
+        _ => (1, 1),
+    };
+    let mut rows = v.chunks_exact(inner.max(1));
+    for_each_offset(&shape[..outer], &strides[..outer], view.offset(), |base| {
+        let Some(row) = rows.next() else { return };
+        if step == 1 {
+            for (o, &x) in d[base..base + inner].iter_mut().zip(row) {
+                set(o, x);
+            }
+        } else {
+            for (j, &x) in row.iter().enumerate() {
+                set(&mut d[base + j * step], x);
+            }
+        }
+    });
+    Ok(())
 }
 
 /// Storage offsets of every element of a view, row-major.

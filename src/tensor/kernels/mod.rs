@@ -15,6 +15,7 @@ pub mod reduce;
 mod row_groups;
 pub mod simd;
 pub mod special;
+mod step_gemm;
 pub mod strided;
 pub mod team;
 pub mod unary;

@@ -14,7 +14,9 @@
 use super::fastmath;
 use super::matmul::{gemm, GemmFloat, Mat};
 use super::row_groups::{group_block, group_rows, row_groups, run_groups, take, Group, Stop};
+#[cfg(target_arch = "x86_64")]
 use super::simd;
+use super::step_gemm::{MulAdd, Packed};
 use crate::error::Result;
 use crate::tensor::dtype::Real;
 use std::sync::Mutex;
@@ -49,9 +51,9 @@ impl GateMath for f64 {
 }
 
 /// The element types of the recurrent kernels: float32 and float64.
-pub trait RnnFloat: Real + GemmFloat + GateMath + std::ops::Neg<Output = Self> {}
+pub trait RnnFloat: Real + MulAdd + GateMath + std::ops::Neg<Output = Self> {}
 
-impl<T: Real + GemmFloat + GateMath + std::ops::Neg<Output = T>> RnnFloat for T {}
+impl<T: Real + MulAdd + GateMath + std::ops::Neg<Output = T>> RnnFloat for T {}
 
 fn one<T: RnnFloat>() -> T {
     <T as Real>::ONE
@@ -62,63 +64,48 @@ fn zeros<T: RnnFloat>(n: usize) -> Vec<T> {
 }
 
 /// `simd_twin!(name = body<T>(args))`: `name` runs `body` (an `#[inline(always)]`
-/// loop) through [`simd::run`]: compiled for AVX2 + FMA where the CPU has them (a gate
-/// loop then runs 8 float32 lanes wide), the same arithmetic either way.
+/// loop) compiled for AVX-512 or AVX2 + FMA where the CPU has them (a gate loop then
+/// runs 16 or 8 float32 lanes wide), the same arithmetic either way. `body` is called
+/// straight from each `#[target_feature]` function: through `simd::run`'s closure, a
+/// body this large was not inlined into the AVX2 frame and ran as compiled for the
+/// baseline (SSE, 4 lanes).
 macro_rules! simd_twin {
     ($name:ident = $body:ident<$T:ident>($($a:ident: $t:ty),*)) => {
         fn $name<$T: RnnFloat>($($a: $t),*) {
-            simd::run(|| $body($($a),*))
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            fn avx512<$T: RnnFloat>($($a: $t),*) {
+                $body($($a),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2<$T: RnnFloat>($($a: $t),*) {
+                $body($($a),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if simd::has_avx512() {
+                // SAFETY: the CPU has the features `avx512` is compiled for.
+                return unsafe { avx512($($a),*) };
+            }
+            #[cfg(target_arch = "x86_64")]
+            if simd::has_avx2() {
+                // SAFETY: the CPU has the features `avx2` is compiled for.
+                return unsafe { avx2($($a),*) };
+            }
+            $body($($a),*)
         }
     };
 }
 
-/// `dst[B, G*H] (+)= h[B, H] @ w^T`.
-fn hidden_gemm<T: RnnFloat>(
-    dst: &mut [T],
-    h: &[T],
-    w: &[T],
-    b: usize,
-    gh: usize,
-    hid: usize,
-    acc: bool,
-) -> Result<()> {
-    let lhs = Mat {
-        data: h,
-        offset: 0,
-        rs: hid,
-        cs: 1,
-    };
-    let rhs = Mat {
-        data: w,
-        offset: 0,
-        rs: 1,
-        cs: hid,
-    };
-    gemm(b, gh, hid, dst, lhs, rhs, acc)
+/// W_hh packed for the forward's per-step products `[B, H] @ W_hh^T` (`gh` = G*H).
+fn packed_forward<T: RnnFloat>(w: &[T], gh: usize, hid: usize) -> Result<Packed<T>> {
+    Packed::new(w, hid, gh, (1, hid))
 }
 
-/// `dst[B, H] = d[B, G*H] @ w` (the gradient reaching the previous hidden state).
-fn hidden_gemm_back<T: RnnFloat>(
-    dst: &mut [T],
-    d: &[T],
-    w: &[T],
-    b: usize,
-    gh: usize,
-    hid: usize,
-) -> Result<()> {
-    let lhs = Mat {
-        data: d,
-        offset: 0,
-        rs: gh,
-        cs: 1,
-    };
-    let rhs = Mat {
-        data: w,
-        offset: 0,
-        rs: hid,
-        cs: 1,
-    };
-    gemm(b, hid, gh, dst, lhs, rhs, false)
+/// W_hh packed for the backward's per-step products `[B, G*H] @ W_hh` (the gradient
+/// reaching the previous hidden state).
+fn packed_backward<T: RnnFloat>(w: &[T], gh: usize, hid: usize) -> Result<Packed<T>> {
+    Packed::new(w, gh, hid, (hid, 1))
 }
 
 /// `dW[G*H, H] = sum_t d_t^T @ h_{t-1}`: `d` is `[T*B, G*H]`, `prev` `[T*B, H]`.
@@ -224,12 +211,12 @@ struct LstmRows<'a, T> {
     c0: &'a [T],
 }
 
-fn lstm_rows<T: RnnFloat>(g: LstmRows<T>, w: &[T], hid: usize, stop: &Stop) -> Result<()> {
+fn lstm_rows<T: RnnFloat>(g: LstmRows<T>, w: &Packed<T>, hid: usize, stop: &Stop) -> Result<()> {
     let rows = g.h0.len() / hid;
     let (mut h, mut c) = (g.h0.to_vec(), g.c0.to_vec());
     for (gates, o) in g.acts.into_iter().zip(g.out) {
         stop.poll()?;
-        hidden_gemm(gates, &h, w, rows, 4 * hid, hid, true)?;
+        w.product(gates, &h, rows, hid, true)?;
         lstm_step(gates, &mut c, &mut h, o, hid);
     }
     Ok(())
@@ -251,6 +238,7 @@ pub fn lstm_forward<T: RnnFloat>(
     let mut out = zeros::<T>(t * b * 2 * hid);
     let mut acts = xp;
     let groups = row_groups(b, t * b * gh * hid);
+    let w = packed_forward(w, gh, hid)?;
     let bufs: Vec<Group<LstmRows<T>>> = group_rows(&mut acts, &groups, b, gh)
         .into_iter()
         .zip(group_rows(&mut out, &groups, b, 2 * hid))
@@ -265,7 +253,7 @@ pub fn lstm_forward<T: RnnFloat>(
         })
         .collect();
     run_groups(groups.len(), &|g: usize, stop: &Stop| {
-        lstm_rows(take(&bufs[g])?, w, hid, stop)
+        lstm_rows(take(&bufs[g])?, &w, hid, stop)
     })?;
     drop(bufs);
     Ok((out, acts))
@@ -340,7 +328,7 @@ struct SeqBack<'a, T> {
     out: &'a [T],
     saved: &'a [T],
     init: &'a [T],
-    w: &'a [T],
+    w: &'a Packed<T>,
     b: usize,
     hid: usize,
 }
@@ -366,7 +354,7 @@ fn lstm_rows_back<T: RnnFloat>(g: LstmGradRows<T>, sq: &SeqBack<T>, stop: &Stop)
             c_stride,
         };
         lstm_step_back(d, &dh, &mut dc, &st, hid);
-        hidden_gemm_back(&mut dh, d, sq.w, r1 - r0, gh, hid)?;
+        sq.w.product(&mut dh, d, r1 - r0, gh, false)?;
     }
     g.dh0.copy_from_slice(&dh);
     g.dc0.copy_from_slice(&dc);
@@ -392,12 +380,13 @@ pub fn lstm_backward<T: RnnFloat>(
     let mut dh = zeros::<T>(b * hid);
     let mut dc = zeros::<T>(b * hid);
     let groups = row_groups(b, t * b * gh * hid);
+    let wp = packed_backward(w, gh, hid)?;
     let sq = SeqBack {
         gy,
         out,
         saved: acts,
         init: c0,
-        w,
+        w: &wp,
         b,
         hid,
     };
@@ -466,7 +455,7 @@ struct GruRows<'a, T> {
 /// The whole sequence's inputs a GRU forward group reads its rows of.
 struct GruSeq<'a, T> {
     xp: &'a [T],
-    w: &'a [T],
+    w: &'a Packed<T>,
     bias: &'a [T],
     b: usize,
     hid: usize,
@@ -484,7 +473,7 @@ fn gru_rows<T: RnnFloat>(g: GruRows<T>, sq: &GruSeq<T>, stop: &Stop) -> Result<(
         stop.poll()?;
         hg.chunks_exact_mut(gh)
             .for_each(|row| row.copy_from_slice(&bias));
-        hidden_gemm(&mut hg, &h, sq.w, r1 - r0, gh, hid, true)?;
+        sq.w.product(&mut hg, &h, r1 - r0, hid, true)?;
         let x = &sq.xp[(s * sq.b + r0) * gh..(s * sq.b + r1) * gh];
         gru_step(x, &hg, &mut h, sv, o, hid);
     }
@@ -505,9 +494,10 @@ pub fn gru_forward<T: RnnFloat>(
     let mut out = zeros::<T>(t * b * hid);
     let mut saved = zeros::<T>(t * b * 4 * hid);
     let groups = row_groups(b, t * b * 3 * hid * hid);
+    let w = packed_forward(w, 3 * hid, hid)?;
     let sq = GruSeq {
         xp,
-        w,
+        w: &w,
         bias,
         b,
         hid,
@@ -609,7 +599,7 @@ fn gru_rows_back<T: RnnFloat>(g: GruGradRows<T>, sq: &SeqBack<T>, stop: &Stop) -
             h_prev,
         };
         gru_step_back(dx, dg, &dh, &mut dh_next, &st, hid);
-        hidden_gemm_back(&mut dh, dg, sq.w, r1 - r0, 3 * hid, hid)?;
+        sq.w.product(&mut dh, dg, r1 - r0, 3 * hid, false)?;
         for (a, n) in dh.iter_mut().zip(&dh_next) {
             *a = *a + *n;
         }
@@ -635,12 +625,13 @@ pub fn gru_backward<T: RnnFloat>(
     let mut dhg = zeros::<T>(t * b * gh);
     let mut dh = zeros::<T>(b * hid);
     let groups = row_groups(b, t * b * gh * hid);
+    let wp = packed_backward(w, gh, hid)?;
     let sq = SeqBack {
         gy,
         out,
         saved,
         init: h0,
-        w,
+        w: &wp,
         b,
         hid,
     };

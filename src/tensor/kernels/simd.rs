@@ -9,6 +9,12 @@ pub fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
+/// Whether this CPU has AVX-512F (and AVX2 and FMA).
+#[cfg(target_arch = "x86_64")]
+pub fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && has_avx2()
+}
+
 /// `f()`, compiled for AVX2 + FMA on a CPU that has them: `f` inlined into the
 /// feature-enabled frame, its loops vectorise for the wider registers. Pass the closure
 /// as `#[inline(always)] || ...`: `f` has two callers (here and the fallback), and a
