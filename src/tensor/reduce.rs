@@ -143,7 +143,9 @@ impl Tensor {
 
     fn sum_eager(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let d = norm_dims("sum", dims, self.ndim())?;
-        let out = if let Some(out) = self.lead_reduce(&d, keepdim, 1.0) {
+        let out = if let Some(out) = self.broadcast_sum(&d, keepdim)? {
+            out
+        } else if let Some(out) = self.lead_reduce(&d, keepdim, 1.0) {
             out
         } else if self.dtype().is_float() {
             reduce_float!(self, &d, keepdim, |r| sum_f32(r) as T)?
@@ -156,6 +158,27 @@ impl Tensor {
         };
         self.record_sum(&out, d, keepdim, 1);
         Ok(out)
+    }
+
+    /// A float32 sum over dims that are all broadcast (stride 0, as in the expanded
+    /// gradient of a `sum()`): each output adds n copies of one value, whose f64 sum (as
+    /// `sum_f32` adds) is exactly `n * v` for n < 2^29, so the product gives the summing
+    /// kernel's number without reading (or first copying) the n copies.
+    fn broadcast_sum(&self, d: &[usize], keepdim: bool) -> Result<Option<Tensor>> {
+        let n: usize = d.iter().map(|&i| self.shape()[i]).product();
+        let broadcast = !d.is_empty() && d.iter().all(|&i| self.strides()[i] == 0);
+        if self.dtype() != DType::F32 || !broadcast || n == 0 || n >= 1 << 29 {
+            return Ok(None);
+        }
+        let mut one: Dims = self.shape().into();
+        for &i in d {
+            one[i] = 1;
+        }
+        let base = self.view_with(one, self.strides().into(), self.offset());
+        let vals = base.to_f32_vec()?;
+        let vals = vals.into_iter().map(|v| (f64::from(v) * n as f64) as f32);
+        let shape = reduced_shape(self.shape(), d, keepdim);
+        super::creation::from_f32(vals.collect(), &shape).map(Some)
     }
 
     fn record_sum(&self, out: &Tensor, dims: Vec<usize>, keepdim: bool, divisor: usize) {

@@ -138,6 +138,12 @@ pub fn gather_strided<T: Copy>(
                 out.extend_from_slice(src.get(o..o + inner).unwrap_or(&[]))
             });
         }
+        // a broadcast innermost dim: one value per row, repeated
+        (Some((&inner, outer)), Some((0, st))) => {
+            for_each_offset(outer, st, offset, |o| {
+                out.extend(std::iter::repeat_n(src[o], inner))
+            });
+        }
         _ => for_each_offset(shape, strides, offset, |o| out.push(src[o])),
     }
     true
@@ -202,6 +208,9 @@ fn gather_range<T: Copy>(
         if step == 1 {
             out.extend_from_slice(src.get(o..o + run).unwrap_or(&[]));
             o += run;
+        } else if step == 0 {
+            // a broadcast dim (an expanded gradient): one value, repeated
+            out.extend(std::iter::repeat_n(src[o], run));
         } else {
             for _ in 0..run {
                 out.push(src[o]);
