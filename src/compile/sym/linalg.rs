@@ -13,7 +13,9 @@ impl Walk<'_> {
     /// The shape of linalg node `node` from its arguments' shapes.
     pub(super) fn linalg(&mut self, node: &Node, op: &LinalgOp, args: &[SymShape]) -> SymShape {
         let shape = match (op, args) {
-            (LinalgOp::GapInverse { .. }, [x]) => x.last().map(|n| [&x[..], &[n.clone()]].concat()),
+            (LinalgOp::GapInverse { .. }, [x]) => {
+                x.last().map(|n| [&x[..], std::slice::from_ref(n)].concat())
+            }
             (LinalgOp::Inv | LinalgOp::Cofactor | LinalgOp::Cholesky { .. }, [a]) => {
                 self.square(a).map(|_| a.clone())
             }
