@@ -31,45 +31,57 @@ impl Tensor {
     /// tensor is contiguous, gathered otherwise). `T` must be the tensor's dtype.
     pub fn read<T: Elem, R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
         let n = self.numel();
-        let buf = self.storage().borrow();
-        let src = T::slice(&buf).ok_or_else(|| dtype_mismatch(T::DTYPE, self.dtype()))?;
-        let malformed = || {
-            err(
-                ErrorKind::RuntimeError,
-                format!(
-                    "internal error: a tensor of shape {} does not fit its storage of {} \
-                     elements (this is a bug in Kiln)",
-                    fmt_shape(self.shape()),
-                    src.len()
-                ),
-            )
-        };
         if n == 0 {
             return Ok(f(&[]));
         }
-        if self.is_contiguous() {
-            let start = self.offset();
-            let s = start
-                .checked_add(n)
-                .and_then(|end| src.get(start..end))
-                .ok_or_else(malformed)?;
-            return Ok(f(s));
+        if !self.is_contiguous() {
+            return Ok(f(&self.gathered::<T>()?));
         }
-        let mut v = alloc_vec(n)?;
-        if !gather_strided_polled(src, self.shape(), self.strides(), self.offset(), &mut v)? {
-            return Err(malformed());
-        }
-        drop(buf);
-        Ok(f(&v))
+        let buf = self.storage().borrow();
+        let src = T::slice(&buf).ok_or_else(|| dtype_mismatch(T::DTYPE, self.dtype()))?;
+        let start = self.offset();
+        let s = start
+            .checked_add(n)
+            .and_then(|end| src.get(start..end))
+            .ok_or_else(|| self.malformed(src.len()))?;
+        Ok(f(s))
     }
 
     /// A row-major copy of the elements. `T` must be the tensor's dtype.
     pub fn to_vec<T: Elem>(&self) -> Result<Vec<T>> {
+        if self.numel() > 0 && !self.is_contiguous() {
+            // gathered straight into the result (one copy, polled: a huge expanded view
+            // stops at the engine's deadline)
+            return self.gathered();
+        }
         self.read(|s: &[T]| {
             let mut v = alloc_vec(s.len())?;
             v.extend_from_slice(s);
             Ok(v)
         })?
+    }
+
+    /// The elements of a strided view, gathered in row-major order (polling the
+    /// engine's interrupt and deadline between chunks).
+    fn gathered<T: Elem>(&self) -> Result<Vec<T>> {
+        let buf = self.storage().borrow();
+        let src = T::slice(&buf).ok_or_else(|| dtype_mismatch(T::DTYPE, self.dtype()))?;
+        let mut v = alloc_vec(self.numel())?;
+        if !gather_strided_polled(src, self.shape(), self.strides(), self.offset(), &mut v)? {
+            return Err(self.malformed(src.len()));
+        }
+        Ok(v)
+    }
+
+    fn malformed(&self, storage: usize) -> crate::error::Error {
+        err(
+            ErrorKind::RuntimeError,
+            format!(
+                "internal error: a tensor of shape {} does not fit its storage of {storage} \
+                 elements (this is a bug in Kiln)",
+                fmt_shape(self.shape()),
+            ),
+        )
     }
 
     /// The elements converted to f32 (any dtype).
