@@ -9,7 +9,9 @@
 use super::linalg_ops::LinalgOp;
 use super::Tensor;
 use crate::error::{ErrorKind, Result};
-use std::cell::{Cell, RefCell};
+#[cfg(test)]
+use std::cell::Cell;
+use std::cell::RefCell;
 
 struct Factored {
     op: LinalgOp,
@@ -20,6 +22,8 @@ struct Factored {
 
 thread_local! {
     static LAST: RefCell<Option<Factored>> = const { RefCell::new(None) };
+    /// How many factorizations `part_of` computed (read by the tests).
+    #[cfg(test)]
     static COMPUTED: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -46,6 +50,7 @@ pub fn part_of(
         return Ok(t);
     }
     let mut parts: Vec<Option<Tensor>> = all()?.into_iter().map(Some).collect();
+    #[cfg(test)]
     COMPUTED.with(|c| c.set(c.get() + 1));
     let out = parts.get_mut(part).and_then(Option::take).ok_or_else(|| {
         super::err(

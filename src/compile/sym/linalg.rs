@@ -16,10 +16,13 @@ impl Walk<'_> {
             (LinalgOp::GapInverse { .. }, [x]) => {
                 x.last().map(|n| [&x[..], std::slice::from_ref(n)].concat())
             }
-            (LinalgOp::Inv | LinalgOp::Cofactor | LinalgOp::Cholesky { .. }, [a]) => {
-                self.square(a).map(|_| a.clone())
-            }
-            (LinalgOp::Eigh { part: 1, .. }, [a]) => self.square(a).map(|_| a.clone()),
+            (
+                LinalgOp::Inv
+                | LinalgOp::Cofactor
+                | LinalgOp::Cholesky { .. }
+                | LinalgOp::Eigh { part: 1, .. },
+                [a],
+            ) => self.square(a).map(|_| a.clone()),
             (LinalgOp::Det | LinalgOp::Slogdet { .. }, [a]) => {
                 self.square(a).map(|_| a[..a.len() - 2].to_vec())
             }
