@@ -88,8 +88,8 @@ pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<T
     untraced();
     let (out, acts) = with_float!(dt, T => {
         let (h0v, c0v) = (h0.to_vec()?, c0.to_vec()?);
-        let (out, acts) = w.read(|w: &[T]| {
-            recurrent::lstm_forward::<T>(xp.to_vec()?, &h0v, &c0v, w, t, b, h)
+        let (out, acts) = xp.read(|x: &[T]| {
+            w.read(|w: &[T]| recurrent::lstm_forward::<T>(x, &h0v, &c0v, w, t, b, h))?
         })??;
         (
             Tensor::from_vec(out, &[t, b, 2 * h]),

@@ -19,6 +19,7 @@ use super::simd;
 use super::step_gemm::{MulAdd, Packed};
 use crate::error::Result;
 use crate::tensor::dtype::Real;
+use crate::tensor::storage::{alloc_filled, alloc_vec};
 use std::sync::Mutex;
 
 /// The gate nonlinearities: in float32 the branch-free `fastmath` ones (libm's `expf`
@@ -59,8 +60,10 @@ fn one<T: RnnFloat>() -> T {
     <T as Real>::ONE
 }
 
-fn zeros<T: RnnFloat>(n: usize) -> Vec<T> {
-    vec![<T as GemmFloat>::ZERO; n]
+/// `n` zeros, from the tensor buffer pool when large (a just-freed buffer of a layer
+/// call's size: no fresh pages to fault in), or `MemoryError` past the memory cap.
+fn zeros<T: RnnFloat>(n: usize) -> Result<Vec<T>> {
+    alloc_filled(n, <T as GemmFloat>::ZERO)
 }
 
 /// `simd_twin!(name = body<T>(args))`: `name` runs `body` (an `#[inline(always)]`
@@ -116,7 +119,7 @@ fn weight_grad<T: RnnFloat>(
     gh: usize,
     hid: usize,
 ) -> Result<Vec<T>> {
-    let mut dw = zeros::<T>(gh * hid);
+    let mut dw = zeros::<T>(gh * hid)?;
     let lhs = Mat {
         data: d,
         offset: 0,
@@ -142,13 +145,13 @@ fn previous_states<T: RnnFloat>(
     b: usize,
     hid: usize,
     width: usize,
-) -> Vec<T> {
-    let mut prev = Vec::with_capacity(t * b * hid);
+) -> Result<Vec<T>> {
+    let mut prev = alloc_vec(t * b * hid)?;
     prev.extend_from_slice(h0);
     for row in 0..(t.saturating_sub(1) * b) {
         prev.extend_from_slice(&seq[row * width..row * width + hid]);
     }
-    prev
+    Ok(prev)
 }
 
 /// `x` (`[N*H]` or longer) as its first `N` consecutive `[H]` gate blocks.
@@ -173,17 +176,30 @@ fn tanh_in_place<T: RnnFloat>(x: &mut [T]) {
     }
 }
 
-/// One LSTM step's gate pass: `gates` `[B, 4H]` pre-activations, activated in place
-/// (sigmoid i, f, o; tanh g); the cell `c` and hidden state `h` `[B, H]` advanced; the
-/// step's output rows `out` `[B, 2H]` (h then c).
+/// One LSTM step's gate pass: `acts` `[B, 4H]` gets the gate pre-activations `x + p`
+/// (the step's input projection rows and the product h W_hh^T) activated (sigmoid i, f,
+/// o; tanh g); the cell `c` and hidden state `h` `[B, H]` advanced; the step's output
+/// rows `out` `[B, 2H]` (h then c).
 #[inline(always)]
-fn lstm_gates<T: RnnFloat>(gates: &mut [T], c: &mut [T], h: &mut [T], out: &mut [T], hid: usize) {
-    let rows = gates
+fn lstm_gates<T: RnnFloat>(
+    x: &[T],
+    p: &[T],
+    acts: &mut [T],
+    c: &mut [T],
+    h: &mut [T],
+    out: &mut [T],
+    hid: usize,
+) {
+    let rows = acts
         .chunks_exact_mut(4 * hid)
+        .zip(x.chunks_exact(4 * hid).zip(p.chunks_exact(4 * hid)))
         .zip(c.chunks_exact_mut(hid))
         .zip(h.chunks_exact_mut(hid))
         .zip(out.chunks_exact_mut(2 * hid));
-    for (((g, c), h), o) in rows {
+    for ((((g, (x, p)), c), h), o) in rows {
+        for ((g, &x), &p) in g.iter_mut().zip(x).zip(p) {
+            *g = x + p;
+        }
         let (ifg, go) = g.split_at_mut(3 * hid);
         let (i_f, gg) = ifg.split_at_mut(2 * hid);
         sigmoid_in_place(i_f);
@@ -200,33 +216,46 @@ fn lstm_gates<T: RnnFloat>(gates: &mut [T], c: &mut [T], h: &mut [T], out: &mut 
     }
 }
 
-simd_twin!(lstm_step = lstm_gates<T>(gates: &mut [T], c: &mut [T], h: &mut [T], out: &mut [T], hid: usize));
+simd_twin!(lstm_step = lstm_gates<T>(x: &[T], p: &[T], acts: &mut [T], c: &mut [T], h: &mut [T], out: &mut [T], hid: usize));
 
-/// An LSTM forward row group: its rows of each step's gates (`[rows, 4H]`, the input
-/// projection on entry) and outputs (`[rows, 2H]`), and of h0 and c0.
+/// An LSTM forward row group: its rows `(r0, r1)`, each step's activated gates
+/// (`[rows, 4H]`, written) and outputs (`[rows, 2H]`), and its rows of h0 and c0.
 struct LstmRows<'a, T> {
+    rows: (usize, usize),
     acts: Vec<&'a mut [T]>,
     out: Vec<&'a mut [T]>,
     h0: &'a [T],
     c0: &'a [T],
 }
 
-fn lstm_rows<T: RnnFloat>(g: LstmRows<T>, w: &Packed<T>, hid: usize, stop: &Stop) -> Result<()> {
-    let rows = g.h0.len() / hid;
+/// The whole sequence's inputs an LSTM forward group reads its rows of.
+struct LstmSeq<'a, T> {
+    xp: &'a [T],
+    w: &'a Packed<T>,
+    b: usize,
+    hid: usize,
+}
+
+/// An LSTM forward group. Each step's product goes to a small buffer of its own (it
+/// stays in L1); the gate pass adds the step's input projection, read in order.
+fn lstm_rows<T: RnnFloat>(g: LstmRows<T>, sq: &LstmSeq<T>, stop: &Stop) -> Result<()> {
+    let (hid, (r0, r1)) = (sq.hid, g.rows);
+    let gh = 4 * hid;
     let (mut h, mut c) = (g.h0.to_vec(), g.c0.to_vec());
-    for (gates, o) in g.acts.into_iter().zip(g.out) {
+    let mut p = zeros::<T>((r1 - r0) * gh)?;
+    for (s, (acts, o)) in g.acts.into_iter().zip(g.out).enumerate() {
         stop.poll()?;
-        w.product(gates, &h, rows, hid, true)?;
-        lstm_step(gates, &mut c, &mut h, o, hid);
+        sq.w.product(&mut p, &h, r1 - r0, hid, false)?;
+        let x = &sq.xp[(s * sq.b + r0) * gh..(s * sq.b + r1) * gh];
+        lstm_step(x, &p, acts, &mut c, &mut h, o, hid);
     }
     Ok(())
 }
 
-/// LSTM forward over `xp` (taken as the buffer of the saved gates): `[T, B, 2H]` (each
-/// step's h then c) and the activated gates `[T, B, 4H]` (sigmoid i, f, o; tanh g) for
-/// the backward.
+/// LSTM forward over `xp` (`[T, B, 4H]`): `[T, B, 2H]` (each step's h then c) and the
+/// activated gates `[T, B, 4H]` (sigmoid i, f, o; tanh g) for the backward.
 pub fn lstm_forward<T: RnnFloat>(
-    xp: Vec<T>,
+    xp: &[T],
     h0: &[T],
     c0: &[T],
     w: &[T],
@@ -235,16 +264,18 @@ pub fn lstm_forward<T: RnnFloat>(
     hid: usize,
 ) -> Result<(Vec<T>, Vec<T>)> {
     let gh = 4 * hid;
-    let mut out = zeros::<T>(t * b * 2 * hid);
-    let mut acts = xp;
+    let mut out = zeros::<T>(t * b * 2 * hid)?;
+    let mut acts = zeros::<T>(t * b * gh)?;
     let groups = row_groups(b, t * b * gh * hid);
     let w = packed_forward(w, gh, hid)?;
+    let sq = LstmSeq { xp, w: &w, b, hid };
     let bufs: Vec<Group<LstmRows<T>>> = group_rows(&mut acts, &groups, b, gh)
         .into_iter()
         .zip(group_rows(&mut out, &groups, b, 2 * hid))
         .zip(&groups)
         .map(|((acts, out), &(r0, r1))| {
             Mutex::new(Some(LstmRows {
+                rows: (r0, r1),
                 acts,
                 out,
                 h0: &h0[r0 * hid..r1 * hid],
@@ -253,7 +284,7 @@ pub fn lstm_forward<T: RnnFloat>(
         })
         .collect();
     run_groups(groups.len(), &|g: usize, stop: &Stop| {
-        lstm_rows(take(&bufs[g])?, &w, hid, stop)
+        lstm_rows(take(&bufs[g])?, &sq, stop)
     })?;
     drop(bufs);
     Ok((out, acts))
@@ -336,8 +367,8 @@ struct SeqBack<'a, T> {
 fn lstm_rows_back<T: RnnFloat>(g: LstmGradRows<T>, sq: &SeqBack<T>, stop: &Stop) -> Result<()> {
     let (hid, (r0, r1)) = (sq.hid, g.rows);
     let (gh, w2) = (4 * hid, 2 * hid);
-    let mut dh = zeros::<T>((r1 - r0) * hid);
-    let mut dc = zeros::<T>((r1 - r0) * hid);
+    let mut dh = zeros::<T>((r1 - r0) * hid)?;
+    let mut dc = zeros::<T>((r1 - r0) * hid)?;
     for (s, d) in g.d.into_iter().enumerate().rev() {
         stop.poll()?;
         let (a, z) = (s * sq.b + r0, s * sq.b + r1);
@@ -376,9 +407,9 @@ pub fn lstm_backward<T: RnnFloat>(
     hid: usize,
 ) -> Result<[Vec<T>; 4]> {
     let gh = 4 * hid;
-    let mut dxp = zeros::<T>(t * b * gh);
-    let mut dh = zeros::<T>(b * hid);
-    let mut dc = zeros::<T>(b * hid);
+    let mut dxp = zeros::<T>(t * b * gh)?;
+    let mut dh = zeros::<T>(b * hid)?;
+    let mut dc = zeros::<T>(b * hid)?;
     let groups = row_groups(b, t * b * gh * hid);
     let wp = packed_backward(w, gh, hid)?;
     let sq = SeqBack {
@@ -401,7 +432,7 @@ pub fn lstm_backward<T: RnnFloat>(
         lstm_rows_back(take(&bufs[g])?, &sq, stop)
     })?;
     drop(bufs);
-    let prev = previous_states(h0, out, t, b, hid, 2 * hid);
+    let prev = previous_states(h0, out, t, b, hid, 2 * hid)?;
     let dw = weight_grad(&dxp, &prev, t * b, gh, hid)?;
     Ok([dxp, dh, dc, dw])
 }
@@ -465,7 +496,7 @@ fn gru_rows<T: RnnFloat>(g: GruRows<T>, sq: &GruSeq<T>, stop: &Stop) -> Result<(
     let (hid, (r0, r1)) = (sq.hid, g.rows);
     let gh = 3 * hid;
     let mut h = g.h0.to_vec();
-    let mut hg = zeros::<T>((r1 - r0) * gh);
+    let mut hg = zeros::<T>((r1 - r0) * gh)?;
     let bias: Vec<T> = (0..gh)
         .map(|j| sq.bias.get(j).copied().unwrap_or(<T as GemmFloat>::ZERO))
         .collect();
@@ -491,8 +522,8 @@ pub fn gru_forward<T: RnnFloat>(
     b: usize,
     hid: usize,
 ) -> Result<(Vec<T>, Vec<T>)> {
-    let mut out = zeros::<T>(t * b * hid);
-    let mut saved = zeros::<T>(t * b * 4 * hid);
+    let mut out = zeros::<T>(t * b * hid)?;
+    let mut saved = zeros::<T>(t * b * 4 * hid)?;
     let groups = row_groups(b, t * b * 3 * hid * hid);
     let w = packed_forward(w, 3 * hid, hid)?;
     let sq = GruSeq {
@@ -583,8 +614,8 @@ struct GruGradRows<'a, T> {
 
 fn gru_rows_back<T: RnnFloat>(g: GruGradRows<T>, sq: &SeqBack<T>, stop: &Stop) -> Result<()> {
     let (hid, (r0, r1)) = (sq.hid, g.rows);
-    let mut dh = zeros::<T>((r1 - r0) * hid);
-    let mut dh_next = zeros::<T>((r1 - r0) * hid);
+    let mut dh = zeros::<T>((r1 - r0) * hid)?;
+    let mut dh_next = zeros::<T>((r1 - r0) * hid)?;
     for (s, (dx, dg)) in g.dx.into_iter().zip(g.dg).enumerate().rev() {
         stop.poll()?;
         let (a, z) = (s * sq.b + r0, s * sq.b + r1);
@@ -621,9 +652,9 @@ pub fn gru_backward<T: RnnFloat>(
     hid: usize,
 ) -> Result<[Vec<T>; 4]> {
     let gh = 3 * hid;
-    let mut dxp = zeros::<T>(t * b * gh);
-    let mut dhg = zeros::<T>(t * b * gh);
-    let mut dh = zeros::<T>(b * hid);
+    let mut dxp = zeros::<T>(t * b * gh)?;
+    let mut dhg = zeros::<T>(t * b * gh)?;
+    let mut dh = zeros::<T>(b * hid)?;
     let groups = row_groups(b, t * b * gh * hid);
     let wp = packed_backward(w, gh, hid)?;
     let sq = SeqBack {
@@ -646,9 +677,9 @@ pub fn gru_backward<T: RnnFloat>(
         gru_rows_back(take(&bufs[g])?, &sq, stop)
     })?;
     drop(bufs);
-    let prev = previous_states(h0, out, t, b, hid, hid);
+    let prev = previous_states(h0, out, t, b, hid, hid)?;
     let dw = weight_grad(&dhg, &prev, t * b, gh, hid)?;
-    let mut db = zeros::<T>(gh);
+    let mut db = zeros::<T>(gh)?;
     for row in dhg.chunks(gh) {
         for (a, v) in db.iter_mut().zip(row) {
             *a = *a + *v;
