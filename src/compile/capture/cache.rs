@@ -4,7 +4,9 @@
 //! or why it runs eagerly. The interpreter's side (interp/capture/key.rs) computes keys
 //! from Python values, checks the load guards and keeps the per-function cache.
 
+use crate::compile::capture::effects::{resolve, Target};
 use crate::compile::capture::trace::GraphBreak;
+use crate::compile::capture::trace::{grad_state, GradState};
 use crate::compile::runtime::lower::CompiledGraph;
 use crate::tensor::dtype::DType;
 use crate::tensor::shape::{fmt_shape, Dims};
@@ -102,7 +104,9 @@ pub struct GraphEntry {
     pub compiled: CompiledGraph,
     pub externals: Vec<Tensor>,
     /// (position in `externals`, leaf): those externals are read as the leaf's `.grad`.
-    pub grad_of: Vec<(usize, Tensor)>,
+    pub grad_of: Vec<(usize, Target)>,
+    /// (argument slot, `.grad` state at capture): guards on the call's arguments.
+    pub arg_grads: Vec<(usize, Option<GradState>)>,
     /// (position in `externals`, the guard of its place): runtime scalars, read from
     /// their place at each call into a fresh 0-d float64 tensor (`symfloat`).
     pub scalars: Vec<(usize, Box<dyn crate::compile::capture::trace::LoadGuard>)>,
@@ -116,11 +120,20 @@ pub struct GraphEntry {
 }
 
 impl GraphEntry {
-    /// The external inputs' current tensors (None: a guarded `.grad` is gone).
-    pub fn external_inputs(&self) -> Option<Vec<Tensor>> {
+    /// True when the `.grad` of each guarded argument (of `args`, the call's argument
+    /// tensors) is in its state at capture.
+    pub fn arg_grads_hold(&self, args: &[Tensor]) -> bool {
+        self.arg_grads
+            .iter()
+            .all(|(i, s)| args.get(*i).map(grad_state).as_ref() == Some(s))
+    }
+
+    /// The external inputs' current tensors for a call with argument tensors `args`
+    /// (None: a guarded `.grad` is gone).
+    pub fn external_inputs(&self, args: &[Tensor]) -> Option<Vec<Tensor>> {
         let mut out = self.externals.clone();
-        for (i, leaf) in &self.grad_of {
-            *out.get_mut(*i)? = leaf.grad()?;
+        for (i, place) in &self.grad_of {
+            *out.get_mut(*i)? = resolve(place, args)?.grad()?;
         }
         for (i, place) in &self.scalars {
             let f = place.read_float()?;

@@ -93,7 +93,8 @@ pub fn finish(recorded: Vec<Recorded>, g: &mut Graph) -> Vec<Effect> {
         .collect()
 }
 
-fn resolve<'a>(t: &'a Target, inputs: &'a [Tensor]) -> Option<&'a Tensor> {
+/// The tensor `t` names in a call whose inputs (arguments first) are `inputs`.
+pub fn resolve<'a>(t: &'a Target, inputs: &'a [Tensor]) -> Option<&'a Tensor> {
     match t {
         Target::Slot(i) => inputs.get(*i),
         Target::Handle(h) => Some(h),

@@ -4,7 +4,7 @@
 //! what it mutates, and anything that cannot be replayed from the graph becomes a
 //! `GraphBreak`. When no tracer is active each hook is one thread-local `Cell` read.
 
-use crate::compile::capture::effects::Recorded;
+use crate::compile::capture::effects::{Recorded, Target};
 use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::compile::sym::SymHints;
 use crate::ir::record::{set_active, Recorder};
@@ -57,13 +57,15 @@ struct GradGuard {
     state: Option<GradState>,
 }
 
-type GradState = (
+/// A `.grad`'s state as guards compare it: its dtype, contiguity and sizes.
+pub type GradState = (
     crate::tensor::dtype::DType,
     bool,
     crate::tensor::shape::Dims,
 );
 
-fn grad_state(leaf: &Tensor) -> Option<GradState> {
+/// The state of `leaf.grad` (None: no gradient).
+pub fn grad_state(leaf: &Tensor) -> Option<GradState> {
     leaf.grad()
         .map(|g| (g.dtype(), g.is_contiguous(), g.shape().into()))
 }
@@ -142,7 +144,11 @@ pub struct Tracer {
     /// External input tensors, in input-slot order after the argument inputs.
     pub externals: Vec<Tensor>,
     /// (position in `externals`, leaf): externals read as the leaf's `.grad` at each call.
-    pub grad_externals: Vec<(usize, Tensor)>,
+    pub grad_externals: Vec<(usize, Target)>,
+    /// (argument slot, state): the `.grad` of an argument tensor read during capture,
+    /// checked on each call's argument (a guard on the capturing call's tensor would
+    /// fail for every fresh leaf passed in).
+    pub arg_grads: Vec<(usize, Option<GradState>)>,
     pub guards: Vec<Box<dyn LoadGuard>>,
     guarded: HashSet<GuardKey>,
     pub breaks: Vec<GraphBreak>,
@@ -468,8 +474,15 @@ impl Tracer {
         }
     }
 
-    /// Guards the state of `leaf.grad` (once).
-    pub(in crate::compile) fn guard_grad(&mut self, leaf: &Tensor) {
+    /// Guards the state of `leaf.grad` (once): an argument's by its slot, checked on
+    /// each call's argument; any other leaf's by the tensor.
+    pub(in crate::compile) fn guard_grad(&mut self, leaf: &Tensor, place: &Target) {
+        if let Target::Slot(n) = *place {
+            if !self.arg_grads.iter().any(|(s, _)| *s == n) {
+                self.arg_grads.push((n, grad_state(leaf)));
+            }
+            return;
+        }
         let key = (leaf.id(), u64::MAX);
         self.add_guard(key, || {
             Box::new(GradGuard {

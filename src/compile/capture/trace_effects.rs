@@ -136,13 +136,13 @@ pub(in crate::compile) fn note_grad_read(leaf: &Tensor, g: Option<&Tensor>) {
         if set_here || g.is_some_and(|g| t.known.contains_key(&g.id())) {
             return;
         }
-        t.guard_grad(leaf);
+        t.guard_grad(leaf, &dest);
         if let Some(g) = g {
             let kind = InputKind::External {
                 name: "grad".into(),
             };
             let id = t.graph.add_input(kind, g.dtype(), g.shape().into(), t.span);
-            t.grad_externals.push((t.externals.len(), leaf.clone()));
+            t.grad_externals.push((t.externals.len(), dest));
             t.externals.push(g.clone());
             t.known.insert(g.id(), (g.downgrade(), id));
         }

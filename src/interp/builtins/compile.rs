@@ -115,12 +115,12 @@ fn select(me: &mut Interp, cf: &Rc<CompiledFn>, args: &[Value], who: &str) -> R<
         return Err(value_err(format!("{who}: {COMPILE_OFF}")));
     }
     let key = CallKey::new(args, &[]);
-    if let Ok(i) = cf.cache.borrow().lookup(&key.parts) {
+    if let Ok(i) = cf.cache.borrow().lookup(&key) {
         return Ok(i);
     }
     me.call_compiled(cf, args.to_vec(), Vec::new())?;
     let c = cf.cache.borrow();
-    c.lookup(&key.parts)
+    c.lookup(&key)
         .or_else(|_| c.last.ok_or(()))
         .map_err(|_| value_err(format!("{who}: no captured version (the cache is full)")))
 }

@@ -208,6 +208,18 @@ fn grad_flipped(e: &Entry) -> bool {
     }
 }
 
+/// False when a graph version read the `.grad` of an argument whose tensor in this
+/// call (`tensors`: the call's argument tensors) has another gradient state.
+fn arg_grads_hold(e: &Entry, tensors: &[(Tensor, Vec<PathStep>)]) -> bool {
+    match &e.kind {
+        EntryKind::Graph(g) if !g.arg_grads.is_empty() => {
+            let args: Vec<Tensor> = tensors.iter().map(|(t, _)| t.clone()).collect();
+            g.arg_grads_hold(&args)
+        }
+        _ => true,
+    }
+}
+
 /// The first load guard that no longer holds, if any.
 pub fn failed_guard(guards: &[Box<dyn LoadGuard>]) -> Option<&dyn LoadGuard> {
     guards.iter().map(|g| &**g).find(|g| !g.holds())
@@ -288,7 +300,8 @@ impl Cache {
 
     /// The entry whose key and load guards match, and (for a miss) why the newest entry
     /// did not.
-    pub fn lookup(&self, key: &[KeyPart]) -> Result<usize, String> {
+    pub fn lookup(&self, call: &CallKey) -> Result<usize, String> {
+        let key = &call.parts[..];
         let mut why = "first call".to_string();
         for (i, e) in self.entries.iter().enumerate() {
             let same = match &e.sym {
@@ -303,10 +316,15 @@ impl Cache {
                 why = "guard failed: requires_grad of a parameter changed".into();
                 continue;
             }
-            match failed_guard(&e.guards) {
-                None => return Ok(i),
-                Some(g) => why = format!("guard failed: {} changed", g.describe()),
+            if let Some(g) = failed_guard(&e.guards) {
+                why = format!("guard failed: {} changed", g.describe());
+                continue;
             }
+            if !arg_grads_hold(e, &call.tensors) {
+                why = "guard failed: .grad of an argument changed".into();
+                continue;
+            }
+            return Ok(i);
         }
         Err(why)
     }

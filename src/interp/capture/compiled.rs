@@ -87,7 +87,7 @@ impl Interp {
             return self.call_value(&cf.func, args, kw);
         }
         let key = CallKey::new(&args, &kw);
-        let found = cf.cache.borrow().lookup(&key.parts);
+        let found = cf.cache.borrow().lookup(&key);
         match found {
             Ok(i) => self.run_entry(cf, i, key, args, kw),
             Err(why) => self.miss(cf, key, &why, args, kw),
@@ -114,11 +114,11 @@ impl Interp {
                 drop(cache);
                 return self.call_value(&cf.func, args, kw);
             };
-            let Some(ext) = g.external_inputs() else {
+            let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
+            let Some(ext) = g.external_inputs(&inputs) else {
                 drop(cache);
                 return self.call_value(&cf.func, args, kw);
             };
-            let mut inputs: Vec<_> = key.tensors.into_iter().map(|(t, _)| t).collect();
             inputs.extend(ext);
             if cf.check || self.compile_check {
                 drop(cache);
@@ -402,6 +402,7 @@ fn finish_capture(
         ext_grad: externals.iter().map(|x| x.requires_grad()).collect(),
         externals,
         grad_of: std::mem::take(&mut t.grad_externals),
+        arg_grads: std::mem::take(&mut t.arg_grads),
         scalars,
         output,
         effects,

@@ -145,7 +145,7 @@ impl TracedGraph {
         let mut inputs: Vec<Tensor> = key.tensors.into_iter().map(|(t, _)| t).collect();
         let ext = self
             .entry
-            .external_inputs()
+            .external_inputs(&inputs)
             .ok_or_else(|| value_err(format!("Graph {}: a .grad it reads is gone", self.name)))?;
         inputs.extend(ext);
         let outs = self.entry.compiled.run(&inputs, &exec::eval, printed)?;
