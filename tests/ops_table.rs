@@ -367,6 +367,10 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
         "_batch_norm(A.view(3, 2) * K.view(3, 2), None, None, A[0, :2], A[1, :2], True, 0.1, 1e-5)",
     ),
     ("LayerNorm", "_layer_norm(A * K, 1, A[0], A[1], 1e-5)"),
+    (
+        "GroupNorm",
+        "_group_norm((A * K).reshape(1, 3, 2), 3, A[0], A[1], 1e-5)",
+    ),
     // the torch.linalg matrix functions (tensor/linalg_ops.rs): inv, logdet (slogdet),
     // det and pinv, each a graph op in the forward and its rule's ops in the backward
     (

@@ -84,6 +84,7 @@ fn not_differentiable(op: &BackwardOp) -> Option<&'static str> {
             | O::Matmul
             | O::BatchNorm { .. }
             | O::LayerNorm { .. }
+            | O::GroupNorm { .. }
             | O::Cat { .. }
             | O::Gather { .. }
             | O::ScatterAdd { .. }

@@ -9,8 +9,8 @@ use crate::ir::record as trace;
 use crate::ir::{GradKernel, IrOp};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::linalg::{avg_pool2d_grad, conv2d_grads, max_pool2d_grad, max_pool2d_grad_of};
-use crate::tensor::norm;
 use crate::tensor::Tensor;
+use crate::tensor::{group_norm, norm};
 
 /// Runs gradient kernel `k` on `args` (the executor of `IrOp::GradKernel`).
 pub fn grad_kernel(k: &GradKernel, args: &[&Tensor]) -> Result<Tensor> {
@@ -109,6 +109,26 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
             let (m, r) = norm::layer_norm_moments(x, *dims, *eps)?;
             let gs = norm::layer_norm_grads(x, *dims, w, (&m, &r), g, norm_need(*part))?;
             norm_part(gs)?
+        }
+        GradKernel::GroupNorm {
+            part,
+            groups,
+            eps,
+            weight,
+        } => {
+            let x = arg(0)?;
+            let w = if *weight { Some(arg(1)?) } else { None };
+            let g = arg(k.arity() - 1)?;
+            let (m, r) = group_norm::group_norm_moments(x, *groups, *eps)?;
+            let need = norm_need(*part);
+            norm_part(group_norm::group_norm_grads(
+                x,
+                *groups,
+                w,
+                (&m, &r),
+                g,
+                need,
+            )?)?
         }
     })
 }

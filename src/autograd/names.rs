@@ -233,6 +233,7 @@ fn op_name(op: &IrOp, s: &OpSaved) -> GradFnName {
         O::AvgPool2d { .. } => Fixed("AvgPool2DBackward0"),
         O::BatchNorm { .. } => Fixed("NativeBatchNormBackward0"),
         O::LayerNorm { .. } => Fixed("NativeLayerNormBackward0"),
+        O::GroupNorm { .. } => Fixed("NativeGroupNormBackward0"),
         // ops eager code records no node for (rules.rs `op_grad` refuses them)
         unrecorded_op!() => Fixed("NotImplemented"),
     }

@@ -1,6 +1,6 @@
 //! The gradient rules of the fused normalisations (`tensor::norm`): eager runs the
 //! fused backward kernel with the saved mean and rstd; a capture records it as
-//! `GradKernel::BatchNorm` / `LayerNorm` nodes (the input gradient, and the `[2, *]`
+//! `GradKernel::BatchNorm` / `LayerNorm` / `GroupNorm` nodes (the input gradient, and the `[2, *]`
 //! weight and bias gradients narrowed apart), which recompute the statistics from the
 //! saved input; a create-graph sweep runs the same formulas as differentiable tensor
 //! ops.
@@ -11,6 +11,7 @@ use crate::ir::grad_kernel::NormPart;
 use crate::ir::record as trace;
 use crate::ir::{GradKernel, IrOp};
 use crate::optable::UnaryOp;
+use crate::tensor::group_norm::group_norm_grads;
 use crate::tensor::norm::{batch_norm_grads, layer_norm_grads};
 use crate::tensor::Tensor;
 
@@ -35,6 +36,18 @@ pub struct LayerNormSaved {
     pub mean: Tensor,
     pub rstd: Tensor,
     pub dims: usize,
+    pub eps: f64,
+}
+
+/// What group_norm's node keeps (x `[N, C, *]` in `groups` groups; mean and rstd per
+/// (sample, group), `[N, groups]`).
+pub struct GroupNormSaved {
+    pub x: Saved,
+    pub w: Option<Saved>,
+    pub bias: Option<bool>,
+    pub mean: Tensor,
+    pub rstd: Tensor,
+    pub groups: usize,
     pub eps: f64,
 }
 
@@ -234,6 +247,73 @@ impl LayerNormSaved {
         };
         let dw = need.1.then(|| lead_sum(g.mul(&xhat)?)).transpose()?;
         let db = need.2.then(|| lead_sum(g.clone())).transpose()?;
+        Ok((dx, dw, db))
+    }
+}
+
+impl super::KernelGrad for GroupNormSaved {
+    fn grads(&self, g: &Tensor) -> Result<Vec<Option<Tensor>>> {
+        let (need, has_w, has_b) = needs(&self.x, &self.w, self.bias);
+        if super::create::applying().is_some() {
+            return Ok(edges(has_w, has_b, self.composite(g, need)?));
+        }
+        let (x, w) = (self.x.get()?, self.w.as_ref().map(Saved::get).transpose()?);
+        let (capture, need) = widen_for_capture(need);
+        let stats = (&self.mean, &self.rstd);
+        let gs = trace::paused(|| group_norm_grads(&x, self.groups, w.as_ref(), stats, g, need))?;
+        if !capture {
+            return Ok(edges(has_w, has_b, gs));
+        }
+        let mut args = vec![&x];
+        args.extend(w.as_ref());
+        args.push(g);
+        let kernel = |part| GradKernel::GroupNorm {
+            part,
+            groups: self.groups,
+            eps: self.eps,
+            weight: has_w,
+        };
+        let c = [x.shape()[1]];
+        Ok(edges(has_w, has_b, record(gs, &args, kernel, &c)?))
+    }
+}
+
+impl GroupNormSaved {
+    /// The rule as differentiable tensor ops (create_graph): layer norm's over the
+    /// `[N, groups, rest]` view, the affine per channel.
+    fn composite(&self, g: &Tensor, need: (bool, bool, bool)) -> Result<Grads3> {
+        let x = self.x.get()?;
+        let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+        let (n, c) = (shape[0], shape[1]);
+        let groups = self.groups as i64;
+        let rest = (x.numel() as i64).checked_div(n * groups).unwrap_or(0);
+        let grouped = [n, groups, rest];
+        let dims = [2i64];
+        let xg = x.reshape(&grouped)?;
+        let mu = xg.mean(&dims, true)?;
+        let d = xg.sub(&mu)?;
+        let rstd = d
+            .mul(&d)?
+            .mean(&dims, true)?
+            .add_s(self.eps)?
+            .un(UnaryOp::Rsqrt)?;
+        let xhat = d.mul(&rstd)?;
+        let mut cs = vec![1i64; shape.len()];
+        cs[1] = c;
+        let dxhat = match &self.w {
+            Some(w) => g.mul(&w.get()?.reshape(&cs)?)?,
+            None => g.clone(),
+        };
+        let dx = need
+            .0
+            .then(|| centred(&dxhat.reshape(&grouped)?, &xhat, &rstd, &dims)?.reshape(&shape))
+            .transpose()?;
+        let others: Vec<i64> = (0..shape.len() as i64).filter(|&d| d != 1).collect();
+        let dw = need
+            .1
+            .then(|| g.mul(&xhat.reshape(&shape)?)?.sum(&others, false))
+            .transpose()?;
+        let db = need.2.then(|| g.sum(&others, false)).transpose()?;
         Ok((dx, dw, db))
     }
 }

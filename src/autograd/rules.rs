@@ -741,7 +741,7 @@ fn op_grad(op: &IrOp, s: &OpSaved, g: &Tensor) -> Result<Grads> {
             vec![Some(grad_kernels::avg_pool2d(&s.a_shape, *params, g)?)]
         }
         // more: the kernel's own saved state and rule
-        O::BatchNorm { .. } | O::LayerNorm { .. } => match &s.more {
+        O::BatchNorm { .. } | O::LayerNorm { .. } | O::GroupNorm { .. } => match &s.more {
             More::Kernel(k) => k.grads(g)?,
             _ => return Err(no_rule(op)),
         },

@@ -42,6 +42,14 @@ pub enum GradKernel {
         eps: f64,
         weight: bool,
     },
+    /// group_norm's input gradient, or its `[2, C]` weight and bias gradients, in
+    /// `groups` groups of channels (args: x, the weight when `weight`, g).
+    GroupNorm {
+        part: NormPart,
+        groups: usize,
+        eps: f64,
+        weight: bool,
+    },
 }
 
 /// Which gradients of a normalisation a `GradKernel` computes.
@@ -71,6 +79,10 @@ impl GradKernel {
                 NormPart::Input => "layer_norm_backward_input",
                 NormPart::Params => "layer_norm_backward_params",
             },
+            GradKernel::GroupNorm { part, .. } => match part {
+                NormPart::Input => "group_norm_backward_input",
+                NormPart::Params => "group_norm_backward_params",
+            },
         }
     }
 
@@ -85,7 +97,9 @@ impl GradKernel {
             GradKernel::BatchNorm {
                 training, weight, ..
             } => 2 + usize::from(*weight) + if *training { 0 } else { 2 },
-            GradKernel::LayerNorm { weight, .. } => 2 + usize::from(*weight),
+            GradKernel::LayerNorm { weight, .. } | GradKernel::GroupNorm { weight, .. } => {
+                2 + usize::from(*weight)
+            }
         }
     }
 }

@@ -259,6 +259,14 @@ pub enum IrOp {
         weight: bool,
         bias: bool,
     },
+    /// group_norm of x `[N, C, *]` in `groups` groups of channels: args x, then the
+    /// per-channel weight and bias when present.
+    GroupNorm {
+        groups: usize,
+        eps: f64,
+        weight: bool,
+        bias: bool,
+    },
     Cat {
         dim: usize,
     },
@@ -365,6 +373,7 @@ impl IrOp {
             IrOp::BatchNorm { .. } => "batch_norm",
             IrOp::BatchNormRunning { .. } => "batch_norm_running",
             IrOp::LayerNorm { .. } => "layer_norm",
+            IrOp::GroupNorm { .. } => "group_norm",
             IrOp::Cat { .. } => "cat",
             IrOp::Stack { .. } => "stack",
             IrOp::IndexSelect { .. } => "index_select",
@@ -401,7 +410,7 @@ impl IrOp {
             } => {
                 Some(1 + usize::from(*weight) + usize::from(*bias) + if *training { 0 } else { 2 })
             }
-            IrOp::LayerNorm { weight, bias, .. } => {
+            IrOp::LayerNorm { weight, bias, .. } | IrOp::GroupNorm { weight, bias, .. } => {
                 Some(1 + usize::from(*weight) + usize::from(*bias))
             }
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),

@@ -227,6 +227,8 @@ impl<'g> Lower<'g> {
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
+            // GroupNormalization's scale and bias are per group before opset 21
+            | IrOp::GroupNorm { .. }
             | IrOp::GradKernel(_)
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),

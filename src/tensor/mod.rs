@@ -7,6 +7,7 @@ pub mod convert;
 pub mod creation;
 pub mod dtype;
 pub mod format;
+pub mod group_norm;
 pub mod hooks;
 pub mod indexing;
 pub mod inplace;

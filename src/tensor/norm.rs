@@ -44,7 +44,7 @@ fn bn_geom(shape: &[usize]) -> Bn {
 }
 
 /// Checks a per-channel operand's size (PyTorch's message).
-fn per_channel(name: &str, t: Option<&Tensor>, c: usize) -> Result<()> {
+pub(super) fn per_channel(name: &str, t: Option<&Tensor>, c: usize) -> Result<()> {
     match t {
         Some(t) if t.numel() != c => Err(err(
             ErrorKind::RuntimeError,

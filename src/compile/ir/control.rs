@@ -63,6 +63,7 @@ impl IrOp {
             | IrOp::BatchNorm { .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::LayerNorm { .. }
+            | IrOp::GroupNorm { .. }
             | IrOp::Cat { .. }
             | IrOp::Stack { .. }
             | IrOp::IndexSelect { .. }

@@ -161,6 +161,7 @@ fn attrs(op: &IrOp) -> String {
         IrOp::BatchNorm { training, eps, .. } => format!("training={training}, eps={eps}"),
         IrOp::BatchNormRunning { momentum, var } => format!("momentum={momentum}, var={var}"),
         IrOp::LayerNorm { dims, eps, .. } => format!("dims={dims}, eps={eps}"),
+        IrOp::GroupNorm { groups, eps, .. } => format!("groups={groups}, eps={eps}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
         IrOp::Out { index } => format!("index={index}"),

@@ -199,7 +199,7 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::Cat { dim } => first().and_then(|_| derive_cat(a, *dim)),
         IrOp::Stack { dim } => first().and_then(|_| derive_stack(a, *dim)),
-        IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => same(float_out),
+        IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } | IrOp::GroupNorm { .. } => same(float_out),
         IrOp::IndexSelect { dim } => derive_index_select(a, *dim),
         IrOp::Gather { dim } => {
             dim_index(name, a, *dim)?;
@@ -500,6 +500,10 @@ fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
         GradKernel::BatchNorm {
             part: NormPart::Params,
             ..
+        }
+        | GradKernel::GroupNorm {
+            part: NormPart::Params,
+            ..
         } => [2, a[0].shape.get(1).copied().unwrap_or(0)]
             .into_iter()
             .collect(),
@@ -522,6 +526,10 @@ fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
             ..
         }
         | GradKernel::LayerNorm {
+            part: NormPart::Input,
+            ..
+        }
+        | GradKernel::GroupNorm {
             part: NormPart::Input,
             ..
         } => a[0].shape.clone(),

@@ -154,6 +154,12 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
             weight,
             bias,
         } => layer_norm(args, *d, *eps, (*weight, *bias)),
+        IrOp::GroupNorm {
+            groups,
+            eps,
+            weight,
+            bias,
+        } => group_norm(args, *groups, *eps, (*weight, *bias)),
         IrOp::MaxPool2d { params } => linalg::max_pool2d(x()?, *params),
         IrOp::AvgPool2d { params } => linalg::avg_pool2d(x()?, *params),
         IrOp::Cat { dim } => views::cat(args, *dim as i64),
@@ -219,13 +225,28 @@ fn index_grad(shape: &[usize], indices: &[IrIndex], args: &[Tensor]) -> Result<T
 
 /// layer_norm of arg 0 with the weight and the bias args present per `(weight, bias)`.
 fn layer_norm(args: &[Tensor], dims: usize, eps: f64, params: (bool, bool)) -> Result<Tensor> {
+    let (w, b) = norm_params(args, params)?;
+    norm::layer_norm(arg(args, 0)?, dims, w, b, eps)
+}
+
+/// The weight and the bias args (after arg 0) present per `(weight, bias)`.
+fn norm_params(
+    args: &[Tensor],
+    params: (bool, bool),
+) -> Result<(Option<&Tensor>, Option<&Tensor>)> {
     let (weight, bias) = params;
     let w = if weight { Some(arg(args, 1)?) } else { None };
     let b = match bias {
         true => Some(arg(args, 1 + usize::from(weight))?),
         false => None,
     };
-    norm::layer_norm(arg(args, 0)?, dims, w, b, eps)
+    Ok((w, b))
+}
+
+/// group_norm of arg 0 with the weight and the bias args present per `(weight, bias)`.
+fn group_norm(args: &[Tensor], groups: usize, eps: f64, params: (bool, bool)) -> Result<Tensor> {
+    let (w, b) = norm_params(args, params)?;
+    crate::tensor::group_norm::group_norm(arg(args, 0)?, groups, w, b, eps)
 }
 
 /// The operands and options of a `batch_norm` node (`op`) run on `args`.

@@ -189,7 +189,9 @@ impl Walk<'_> {
             | IrOp::BatchNormRunning { .. }
             | IrOp::ScatterAdd { .. }
             | IrOp::Scatter { .. } => x,
-            IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } => self.norm_shape(node, &args),
+            IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } | IrOp::GroupNorm { .. } => {
+                self.norm_shape(node, &args)
+            }
             IrOp::Binary(_) => self.broadcast(&x, &args[1]),
             IrOp::Where => {
                 let ab = self.broadcast(&args[1], &args[2]);
@@ -319,7 +321,9 @@ impl Walk<'_> {
                 }
             }
             GradKernel::AvgPool2d { .. } => self.opaque(node, args),
-            GradKernel::BatchNorm { part, .. } | GradKernel::LayerNorm { part, .. } => {
+            GradKernel::BatchNorm { part, .. }
+            | GradKernel::LayerNorm { part, .. }
+            | GradKernel::GroupNorm { part, .. } => {
                 let x = self.norm_shape(node, args);
                 if let Some(g) = args.last() {
                     self.unify_shapes(&x, g);
@@ -332,7 +336,7 @@ impl Walk<'_> {
         }
     }
 
-    /// batch_norm / layer_norm and their gradients: the input's shape, every size of
+    /// batch_norm / layer_norm / group_norm and their gradients: the input's shape, every size of
     /// the other operands (weight, bias, running statistics) fixed (else all are
     /// specialised).
     fn norm_shape(&mut self, node: &Node, args: &[SymShape]) -> SymShape {

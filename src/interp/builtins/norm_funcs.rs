@@ -1,5 +1,6 @@
-//! The fused normalisation globals `_batch_norm` and `_layer_norm` that
-//! nn.functional's `batch_norm` / `layer_norm` call (see `tensor::norm`).
+//! The fused normalisation globals `_batch_norm`, `_layer_norm` and `_group_norm` that
+//! nn.functional's `batch_norm` / `layer_norm` / `group_norm` call (see `tensor::norm`,
+//! `tensor::group_norm`).
 
 use super::tensor::{te, tensor_of, Args, Kw};
 use crate::interp::value::{NativeImpl, Value};
@@ -7,8 +8,11 @@ use crate::interp::{Interp, R};
 use crate::tensor::norm::{self, BatchNormArgs};
 use crate::tensor::Tensor;
 
-pub const GLOBALS: &[(&str, NativeImpl)] =
-    &[("_batch_norm", batch_norm), ("_layer_norm", layer_norm)];
+pub const GLOBALS: &[(&str, NativeImpl)] = &[
+    ("_batch_norm", batch_norm),
+    ("_layer_norm", layer_norm),
+    ("_group_norm", group_norm),
+];
 
 /// An optional tensor argument (absent or None: None).
 fn opt_tensor(a: &Args, i: usize, name: &str) -> R<Option<Tensor>> {
@@ -53,6 +57,18 @@ fn layer_norm(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let (w, b) = (opt_tensor(&a, 2, "weight")?, opt_tensor(&a, 3, "bias")?);
     let eps = a.float(4, "eps")?.unwrap_or(1e-5);
     norm::layer_norm(&x, dims, w.as_ref(), b.as_ref(), eps)
+        .map(Value::Tensor)
+        .map_err(te)
+}
+
+fn group_norm(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("_group_norm", args, kw);
+    a.check(5, &["input", "num_groups", "weight", "bias", "eps"])?;
+    let x = a.tensor(0, "input")?;
+    let groups = a.int(1, "num_groups")?.unwrap_or(1).max(0) as usize;
+    let (w, b) = (opt_tensor(&a, 2, "weight")?, opt_tensor(&a, 3, "bias")?);
+    let eps = a.float(4, "eps")?.unwrap_or(1e-5);
+    crate::tensor::group_norm::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
         .map(Value::Tensor)
         .map_err(te)
 }

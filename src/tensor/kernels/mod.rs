@@ -6,6 +6,7 @@ pub mod binary;
 pub mod conv;
 pub mod elementwise;
 pub mod fastmath;
+pub mod group_norm;
 pub mod index;
 pub mod matmul;
 pub mod norm;

@@ -17,7 +17,7 @@ const PART: usize = 1 << 15;
 const MAX_PARTS: usize = 16;
 
 /// (parts, items per part) of `items` items of `per_item` elements each.
-fn split(items: usize, per_item: usize) -> (usize, usize) {
+pub(super) fn split(items: usize, per_item: usize) -> (usize, usize) {
     let parts = (items.saturating_mul(per_item) / PART).clamp(1, MAX_PARTS.min(items.max(1)));
     let per = items.div_ceil(parts).max(1);
     (items.div_ceil(per).max(1), per)
@@ -265,12 +265,33 @@ pub struct Ln {
     pub m: usize,
 }
 
-/// A row's mean and `1 / sqrt(var + eps)` (biased variance, f64, rounded to T).
+/// The eight accumulators of a sum, added pairwise.
 #[inline(always)]
-fn row_moments<T: ConvFloat>(row: &[T], eps: f64) -> (T, T) {
+pub(super) fn fold8(a: &[f64; 8]) -> f64 {
+    ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+}
+
+/// `sum f(v)` over `s` in f64 (eight accumulators, then the tail).
+#[inline(always)]
+fn sum8<T: ConvFloat>(s: &[T], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0f64; 8];
+    let mut ch = s.chunks_exact(8);
+    for q in &mut ch {
+        for k in 0..8 {
+            acc[k] += f(q[k].to_f64());
+        }
+    }
+    let tail: f64 = ch.remainder().iter().map(|v| f(v.to_f64())).sum();
+    fold8(&acc) + tail
+}
+
+/// A row's mean and `1 / sqrt(var + eps)` (biased variance, f64 in eight accumulators,
+/// rounded to T).
+#[inline(always)]
+pub(super) fn row_moments<T: ConvFloat>(row: &[T], eps: f64) -> (T, T) {
     let n = row.len() as f64;
-    let mu = sum_f64(row, |v| v) / n;
-    let var = sum_f64(row, |v| (v - mu) * (v - mu)) / n;
+    let mu = sum8(row, |v| v) / n;
+    let var = sum8(row, |v| (v - mu) * (v - mu)) / n;
     (
         T::from_f64(mu),
         T::from_f64(1.0 / (var.max(0.0) + eps).sqrt()),
@@ -352,84 +373,77 @@ struct LnPart<'a, T> {
     x: &'a [T],
     go: &'a [T],
     g: Ln,
-    w: Option<&'a [T]>,
+    /// The weight (ones when absent).
+    w: &'a [T],
     stats: (&'a [T], &'a [T]),
 }
 
 impl<T: ConvFloat> LnPart<'_, T> {
     /// The rows `rows`: `dx` (their input gradients, when asked) and `acc` (the part's
-    /// partial `[sum g * xhat; sum g]`, when not empty); `scratch` holds 2 m values.
+    /// partial `[sum g * xhat; sum g]`, when not empty).
     #[inline(always)]
-    fn rows(
-        &self,
-        rows: Range<usize>,
-        mut dx: Option<&mut [T]>,
-        acc: &mut [f64],
-        scratch: &mut [T],
-    ) {
-        let m = self.g.m;
+    fn rows(&self, rows: Range<usize>, mut dx: Option<&mut [T]>, acc: &mut [f64]) {
+        let (m, w) = (self.g.m, self.w);
         let inv_m = 1.0 / m as f64;
-        let (dy, xh) = scratch.split_at_mut(m);
         for (i, row) in rows.enumerate() {
             let (xr, gr) = (
                 &self.x[row * m..(row + 1) * m],
                 &self.go[row * m..(row + 1) * m],
             );
             let (mu, rs) = (self.stats.0[row], self.stats.1[row]);
-            xh.iter_mut().zip(xr).for_each(|(h, &v)| *h = (v - mu) * rs);
             if !acc.is_empty() {
                 let (aw, ab) = acc.split_at_mut(m);
-                for (((sw, sb), &d), &h) in aw.iter_mut().zip(ab.iter_mut()).zip(gr).zip(&*xh) {
+                for (((sw, sb), &d), &v) in aw.iter_mut().zip(ab.iter_mut()).zip(gr).zip(xr) {
                     let d = d.to_f64();
-                    *sw += d * h.to_f64();
+                    *sw += d * ((v - mu) * rs).to_f64();
                     *sb += d;
                 }
             }
             let Some(dx) = dx.as_deref_mut() else {
                 continue;
             };
-            match self.w {
-                Some(w) => dy
-                    .iter_mut()
-                    .zip(gr)
-                    .zip(w)
-                    .for_each(|((d, &g), &w)| *d = g * w),
-                None => dy.copy_from_slice(gr),
-            }
-            let (s1, s2) = (sum_f64(dy, |d| d), dot_f64(dy, xh));
+            let (s1, s2) = dy_sums(xr, gr, w, (mu, rs));
             let (a, b) = (T::from_f64(s1 * inv_m), T::from_f64(s2 * inv_m));
             let out = &mut dx[i * m..(i + 1) * m];
-            for ((o, &d), &h) in out.iter_mut().zip(&*dy).zip(&*xh) {
-                *o = rs * (d - a - h * b);
+            for (((o, &d), &v), &wk) in out.iter_mut().zip(gr).zip(xr).zip(w) {
+                *o = rs * (d * wk - a - (v - mu) * rs * b);
             }
         }
     }
 }
 
-/// `sum a[i] * b[i]` in f64, in [`sum_f64`]'s order.
+/// A row's `(sum dy, sum dy * xhat)` in f64 (eight accumulators), `dy = g * w` and
+/// `xhat = (x - mu) * rs` rounded to T.
 #[inline(always)]
-fn dot_f64<T: ConvFloat>(a: &[T], b: &[T]) -> f64 {
-    let mut acc = [0f64; 4];
-    let (mut ac, mut bc) = (a.chunks_exact(4), b.chunks_exact(4));
-    for (p, q) in (&mut ac).zip(&mut bc) {
-        for k in 0..4 {
-            acc[k] += p[k].to_f64() * q[k].to_f64();
+fn dy_sums<T: ConvFloat>(x: &[T], go: &[T], w: &[T], (mu, rs): (T, T)) -> (f64, f64) {
+    let (mut s1, mut s2) = ([0f64; 8], [0f64; 8]);
+    let (mut xc, mut gc, mut wc) = (x.chunks_exact(8), go.chunks_exact(8), w.chunks_exact(8));
+    for ((xq, gq), wq) in (&mut xc).zip(&mut gc).zip(&mut wc) {
+        for k in 0..8 {
+            let dy = (gq[k] * wq[k]).to_f64();
+            s1[k] += dy;
+            s2[k] += dy * ((xq[k] - mu) * rs).to_f64();
         }
     }
-    let tail: f64 = ac
+    let (mut t1, mut t2) = (0f64, 0f64);
+    let tail = xc
         .remainder()
         .iter()
-        .zip(bc.remainder())
-        .map(|(p, q)| p.to_f64() * q.to_f64())
-        .sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+        .zip(gc.remainder())
+        .zip(wc.remainder());
+    for ((&v, &d), &wk) in tail {
+        let dy = (d * wk).to_f64();
+        t1 += dy;
+        t2 += dy * ((v - mu) * rs).to_f64();
+    }
+    (fold8(&s1) + t1, fold8(&s2) + t2)
 }
 
 /// Layer norm's `(dx, dw, db)`.
 pub type LnGrads<T> = (Option<Vec<T>>, Option<Vec<T>>, Option<Vec<T>>);
 
 /// Layer norm's gradients `(dx, dw, db)`, each only when `need` asks for it: per row
-/// `dy = g * w`, `dx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat))`; `dw = sum g *
+/// `dy = g * w` (w: ones when absent), `dx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat))`; `dw = sum g *
 /// xhat`, `db = sum g` over the rows (partial sums per part in f64, added in part
 /// order).
 pub fn ln_backward<T: ConvFloat>(
@@ -446,6 +460,11 @@ pub fn ln_backward<T: ConvFloat>(
     let partial: Vec<Mutex<Vec<f64>>> = (0..parts)
         .map(|_| alloc_filled(if params { 2 * g.m } else { 0 }, 0f64).map(Mutex::new))
         .collect::<Result<_>>()?;
+    let ones = match w {
+        Some(_) => Vec::new(),
+        None => alloc_filled(g.m, T::from_f64(1.0))?,
+    };
+    let w = w.unwrap_or(&ones);
     let dxb = blocks(&mut dx, per * g.m);
     if g.rows > 0 && g.m > 0 {
         run_parts(parts, &|t| {
@@ -456,18 +475,12 @@ pub fn ln_backward<T: ConvFloat>(
             let mut acc = partial[t].lock().map_err(|_| {
                 crate::tensor::err(ErrorKind::RuntimeError, "internal: a kernel part panicked")
             })?;
-            let mut scratch = alloc_filled(2 * g.m, T::ZERO)?;
             let rows = (t * per)..((t + 1) * per).min(g.rows);
             simd::run(
                 #[inline(always)]
                 || {
                     let part = LnPart { x, go, g, w, stats };
-                    part.rows(
-                        rows,
-                        dxv.as_deref_mut().map(|d| &mut **d),
-                        &mut acc,
-                        &mut scratch,
-                    )
+                    part.rows(rows, dxv.as_deref_mut().map(|d| &mut **d), &mut acc)
                 },
             );
             Ok(())
