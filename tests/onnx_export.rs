@@ -121,6 +121,8 @@ const MODELS: &[Expect] = &[
             "Sigmoid",
             "Softmax",
             "Reshape",
+            "LayerNormalization",
+            "Mul",
         ],
     },
     Expect {

@@ -213,6 +213,12 @@ impl<'g> Lower<'g> {
                 weight,
                 bias,
             } => self.layer_norm(n, *dims, *eps, (*weight, *bias)),
+            IrOp::GroupNorm {
+                groups,
+                eps,
+                weight,
+                bias,
+            } => self.group_norm(n, *groups, *eps, (*weight, *bias)),
             IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
             IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
             IrOp::Cat { dim } => self.cat(n, *dim),
@@ -227,8 +233,6 @@ impl<'g> Lower<'g> {
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
-            // GroupNormalization's scale and bias are per group before opset 21
-            | IrOp::GroupNorm { .. }
             | IrOp::GradKernel(_)
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),

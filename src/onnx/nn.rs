@@ -102,4 +102,42 @@ impl Lower<'_> {
             .b
             .op("LayerNormalization", &[&x, &scale, &shift], attrs))
     }
+
+    /// group_norm (args x `[N, C, *]`, weight?, bias?): x as `[N, G, -1]` through
+    /// LayerNormalization over its last axis, back to x's shape, then the per-channel
+    /// affine (ONNX's GroupNormalization takes its scale and bias per group before opset
+    /// 21). The batch stays dynamic (Reshape's 0 and Shape(x)).
+    pub fn group_norm(
+        &mut self,
+        n: &Node,
+        groups: usize,
+        eps: f64,
+        (w, b): (bool, bool),
+    ) -> Result<String> {
+        let x = self.arg(n, 0)?.name;
+        let rest = n.shape.iter().skip(1).product::<usize>() / groups.max(1);
+        let grouped = self.b.const_i64(&[0, groups as i64, -1], false);
+        let g = self.b.op("Reshape", &[&x, &grouped], vec![]);
+        let scale = self.arg_or(n, None, &[rest], 1.0)?;
+        let shift = self.arg_or(n, None, &[rest], 0.0)?;
+        let attrs = vec![attr_i("axis", -1), attr_f("epsilon", eps as f32)];
+        let y = self
+            .b
+            .op("LayerNormalization", &[&g, &scale, &shift], attrs);
+        let shape = self.b.op("Shape", &[&x], vec![]);
+        let mut y = self.b.op("Reshape", &[&y, &shape], vec![]);
+        let mut chan = vec![1i64; n.shape.len().saturating_sub(1)];
+        if let Some(c) = chan.first_mut() {
+            *c = -1;
+        }
+        for (present, i, op) in [(w, 1, "Mul"), (b, 1 + usize::from(w), "Add")] {
+            if present {
+                let p = self.arg(n, i)?.name;
+                let cs = self.b.const_i64(&chan, false);
+                let p = self.b.op("Reshape", &[&p, &cs], vec![]);
+                y = self.b.op(op, &[&y, &p], vec![]);
+            }
+        }
+        Ok(y)
+    }
 }
