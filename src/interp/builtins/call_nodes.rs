@@ -83,6 +83,21 @@ fn inplace_node_of(name: &str, a: &Args) -> Option<&'static str> {
 
 /// Names the nodes (made since `since`) of the tensors method `name` returned.
 pub fn name_result(t: &Tensor, name: &str, a: &Args, since: u64, v: &Value) {
+    // most calls record nothing (no gradient, or no_grad): skip the name lookup
+    if crate::autograd::next_node_id() == since {
+        return;
+    }
+    let fresh = |x: &Value| match x {
+        Value::Tensor(o) => o.grad_fn().is_some_and(|n| n.id >= since),
+        _ => false,
+    };
+    let recorded = match v {
+        Value::Tuple(items) => items.iter().any(fresh),
+        v => fresh(v),
+    };
+    if !recorded {
+        return;
+    }
     if let Some(node) = inplace_node_of(name, a) {
         if let Value::Tensor(out) = v {
             name_inplace(out, since, node);

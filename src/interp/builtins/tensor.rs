@@ -52,6 +52,9 @@ impl<'a> Args<'a> {
                 self.pos.len()
             )));
         }
+        if self.kw.is_empty() {
+            return Ok(());
+        }
         super::no_kw(self.fname, self.kw, allowed)?;
         match self.kw("device") {
             Some(d) if allowed.contains(&"device") => check_device(d, self.fname),
