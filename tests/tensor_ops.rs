@@ -604,7 +604,7 @@ fn creation_and_conversion() {
         vec![2, -2]
     );
     let e = f(&[1.0, 2.0], &[2]).item().unwrap_err();
-    assert_eq!(e.kind, ErrorKind::ValueError);
+    assert_eq!(e.kind, ErrorKind::RuntimeError);
     use kiln::tensor::convert::TensorList as L;
     assert_eq!(
         i(&[1, 2], &[1, 2]).tolist().unwrap(),

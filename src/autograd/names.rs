@@ -62,6 +62,8 @@ fn binary(op: BinaryOp, scalar: Option<bool>) -> GradFnName {
     use GradFnName::Fixed;
     match (op, scalar) {
         (BinaryOp::Sub, Some(true)) => Fixed("RsubBackward1"),
+        // torch's remainder(Tensor, Scalar) is overload 0, (Tensor, Tensor) overload 1
+        (BinaryOp::Rem, None) => Fixed("RemainderBackward1"),
         (BinaryOp::Pow, None) => Fixed("PowBackward1"),
         (BinaryOp::Pow, Some(true)) => Fixed("PowBackward2"),
         // `2 / x` is reciprocal(x) * 2
@@ -276,6 +278,17 @@ pub fn name_composite(out: &crate::tensor::Tensor, since: u64, name: &'static st
     }
 }
 
+/// Names the node of `out` after an in-place op as torch's node for that op, when the
+/// op made it (at or after `since`) as a whole-tensor write (`IndexPutBackward0`; a
+/// write through a view stays `CopySlices`, as in torch).
+pub fn name_inplace(out: &crate::tensor::Tensor, since: u64, name: &'static str) {
+    if let Some(n) = out.grad_fn().filter(|n| n.id >= since) {
+        if n.name() == GradFnName::Fixed("IndexPutBackward0") {
+            n.rename(GradFnName::Fixed(name));
+        }
+    }
+}
+
 /// The nodes PyTorch records for the functions Kiln's stdlib writes as several
 /// primitives (nn.functional's losses and activations), which the stdlib names through
 /// `_name_node` (tests/golden/torchapi/grad_fn_losses.dl, whose .out is torch's).
@@ -301,6 +314,9 @@ const STDLIB_COMPOSITES: &[&str] = &[
     "HardsigmoidBackward0",
     "GluBackward0",
     "ConstantPadNdBackward0",
+    "LinalgVectorNormBackward0",
+    "LinalgSolveExBackward0",
+    "LinalgLstsqBackward0",
 ];
 
 /// `name` as one of the stdlib composites' node names.

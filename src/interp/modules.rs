@@ -49,6 +49,7 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("argparse", include_str!("../../stdlib/argparse.dl")),
     ("linalg", include_str!("../../stdlib/linalg.dl")),
     ("return_types", include_str!("../../stdlib/return_types.dl")),
+    ("cuda", include_str!("../../stdlib/cuda.dl")),
     ("autograd", include_str!("../../stdlib/autograd.dl")),
     ("dist", include_str!("../../stdlib/dist.dl")),
     ("nn.parallel", include_str!("../../stdlib/nn/parallel.dl")),

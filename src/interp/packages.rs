@@ -22,6 +22,7 @@ const TORCH_ALIASES: &[(&str, &str)] = &[
     ("torch.utils.tensorboard", "utils.tensorboard"),
     ("torch.linalg", "linalg"),
     ("torch.return_types", "return_types"),
+    ("torch.cuda", "cuda"),
     ("torch.autograd", "autograd"),
     ("torch.distributed", "dist"),
 ];

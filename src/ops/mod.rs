@@ -1,7 +1,8 @@
 //! The op entry points: the primitive elementwise ops (tensor/pointwise.rs, re-exported
 //! here with the op table's enums and the capture wrappers) and PyTorch's composite
-//! functions over the primitives (more.rs, shape_more.rs).
+//! functions over the primitives (more.rs, shape_more.rs, einsum.rs).
 
+pub mod einsum;
 pub mod more;
 pub mod shape_more;
 

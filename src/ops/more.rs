@@ -457,3 +457,87 @@ pub fn quantile(
     }
     crate::tensor::views::stack(&outs, 0)
 }
+
+/// `round(x, decimals=d)` as torch's kernel: `nearbyint(x * 10^d) / 10^d` in x's float
+/// dtype (`d < 0`: `nearbyint(x / 10^-d) * 10^-d`), torch's node `RoundBackward1` (a
+/// zero gradient, through round's).
+pub fn round_decimals(x: &Tensor, d: i64) -> Result<Tensor> {
+    if d == 0 {
+        return super::unary(UnaryOp::Round, x);
+    }
+    if !x.dtype().is_float() {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!(
+                "round(): decimals is only supported for floating point tensors, got {}",
+                x.dtype()
+            ),
+        ));
+    }
+    let since = autograd::next_node_id();
+    let p = Scalar::Float(10f64.powi(d.unsigned_abs().min(400) as i32));
+    let scaled = super::binary_scalar(
+        if d > 0 { BinaryOp::Mul } else { BinaryOp::Div },
+        x,
+        p,
+        false,
+    )?;
+    let r = super::unary(UnaryOp::Round, &scaled)?;
+    let out = super::binary_scalar(
+        if d > 0 { BinaryOp::Div } else { BinaryOp::Mul },
+        &r,
+        p,
+        false,
+    )?;
+    autograd::names::name_composite(&out, since, "RoundBackward1");
+    Ok(out)
+}
+
+/// `div(a, b, rounding_mode="floor" | "trunc")`: floor is `floor_divide`; trunc is the
+/// true quotient truncated for floats (torch's kernel), and for integers the floor quotient moved one
+/// toward zero where it is negative and inexact (exact at any int64). torch's node
+/// `DivBackward2` (a zero gradient).
+pub fn div_rounding(a: &Tensor, b: &Tensor, floor: bool) -> Result<Tensor> {
+    let since = autograd::next_node_id();
+    let q = binary(BinaryOp::FloorDiv, a, b)?;
+    let out = if floor {
+        q
+    } else if q.dtype().is_float() {
+        // the truncated quotient, differentiated as floor_divide (zero gradients, +0
+        // as torch's; through `/` they would take the divisor's sign)
+        let t = super::unary(
+            UnaryOp::Trunc,
+            &binary(BinaryOp::Div, &a.detach(), &b.detach())?,
+        )?;
+        where_(&Tensor::scalar(Scalar::Bool(false)), &q, &t)?
+    } else {
+        let inexact = binary(BinaryOp::Rem, a, b)?.cmp_s(BinaryOp::Ne, 0.0)?;
+        let negative = q.cmp_s(BinaryOp::Lt, 0.0)?;
+        let fix = binary(BinaryOp::And, &inexact, &negative)?.cast(q.dtype())?;
+        binary(BinaryOp::Add, &q, &fix)?
+    };
+    autograd::names::name_composite(&out, since, "DivBackward2");
+    Ok(out)
+}
+
+/// `clamp(x, min, max)` with tensor bounds (either may be absent): torch's gradient
+/// rule (x where `min <= x <= max`, each bound where it clamps) through two `where`s,
+/// `min` applied first (so `min > max` gives `max`, as torch's); node `ClampBackward0`.
+pub fn clamp_tensors(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+    let since = autograd::next_node_id();
+    let mut out = x.clone();
+    if let Some(lo) = min {
+        out = where_(&binary(BinaryOp::Lt, &out, lo)?, lo, &out)?;
+    }
+    if let Some(hi) = max {
+        out = where_(&binary(BinaryOp::Gt, &out, hi)?, hi, &out)?;
+    }
+    if min.is_none() && max.is_none() {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            "clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    autograd::names::name_composite(&out, since, "ClampBackward0");
+    Ok(out)
+}

@@ -114,7 +114,7 @@ impl Tensor {
         trace::graph_break(trace::BreakReason::TensorToPython("item"));
         if self.numel() != 1 {
             return Err(err(
-                ErrorKind::ValueError,
+                ErrorKind::RuntimeError,
                 format!(
                     "a Tensor with {} elements cannot be converted to Scalar",
                     self.numel()

@@ -95,7 +95,7 @@ pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
     if low >= high {
         return Err(err(
-            ErrorKind::ValueError,
+            ErrorKind::RuntimeError,
             format!("randint: expected low < high, got low={low}, high={high}"),
         ));
     }
@@ -154,7 +154,7 @@ fn arange_eager(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) 
     let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
     if st == 0.0 || !st.is_finite() || !s.is_finite() || !e.is_finite() {
         return Err(err(
-            ErrorKind::ValueError,
+            ErrorKind::RuntimeError,
             "arange: step must be nonzero and bounds finite",
         ));
     }

@@ -271,7 +271,7 @@ impl Tensor {
         for &d in dims {
             let d = norm_dim("permute", d, self.ndim())?;
             if perm.contains(&d) {
-                return Err(err(ErrorKind::ValueError, "permute: repeated dim"));
+                return Err(err(ErrorKind::RuntimeError, "permute: repeated dim"));
             }
             perm.push(d);
         }
@@ -456,7 +456,7 @@ impl Tensor {
         let s = if start < 0 { start + size } else { start };
         if s < 0 || length < 0 || s + length > size {
             return Err(err(
-                ErrorKind::IndexError,
+                ErrorKind::RuntimeError,
                 format!("narrow: start ({start}) + length ({length}) exceeds dimension {d} of size {size}"),
             ));
         }
@@ -473,7 +473,7 @@ impl Tensor {
     pub fn split(&self, size: usize, dim: i64) -> Result<Vec<Tensor>> {
         if size == 0 {
             return Err(err(
-                ErrorKind::ValueError,
+                ErrorKind::RuntimeError,
                 "split: split_size must be positive",
             ));
         }
@@ -517,7 +517,10 @@ impl Tensor {
     /// `chunk(chunks, dim)`: at most `chunks` pieces of equal size (ceil).
     pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
         if chunks == 0 {
-            return Err(err(ErrorKind::ValueError, "chunk: chunks must be positive"));
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "chunk: chunks must be positive",
+            ));
         }
         let d = norm_dim("chunk", dim, self.ndim())?;
         let n = self.shape().get(d).copied().unwrap_or(0);

@@ -29,6 +29,10 @@ const NAME_KW: &[&str] = &["input_names", "output_names", "dynamic_axes"];
 /// `trace(f_or_module, *example_args, input_names=None, output_names=None,
 /// dynamic_axes=None)`.
 fn trace(me: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    // `torch.trace(matrix)`: a tensor is never a function to trace
+    if let [Value::Tensor(t)] = args {
+        return super::tensor_methods::tensor_method(t, "trace", &[], kw);
+    }
     no_kw("trace", kw, NAME_KW)?;
     let (f, rest) = args
         .split_first()

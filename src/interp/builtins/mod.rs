@@ -1,5 +1,6 @@
 //! Builtin functions, types, exception classes and standard-library modules.
 
+pub mod call_nodes;
 pub mod checkpoint;
 pub mod compile;
 pub mod convert;
@@ -160,7 +161,7 @@ const EXCS: &[(&str, ErrorKind, &str)] = &[
         ErrorKind::NotImplementedError,
         "RuntimeError",
     ),
-    ("ShapeError", ErrorKind::ShapeError, "Exception"),
+    ("ShapeError", ErrorKind::ShapeError, "RuntimeError"),
     ("ImportError", ErrorKind::ImportError, "Exception"),
     ("OSError", ErrorKind::OSError, "Exception"),
     ("FileNotFoundError", ErrorKind::FileNotFoundError, "OSError"),

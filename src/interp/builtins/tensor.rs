@@ -52,7 +52,14 @@ impl<'a> Args<'a> {
                 self.pos.len()
             )));
         }
-        super::no_kw(self.fname, self.kw, allowed)
+        if self.kw.is_empty() {
+            return Ok(());
+        }
+        super::no_kw(self.fname, self.kw, allowed)?;
+        match self.kw("device") {
+            Some(d) if allowed.contains(&"device") => check_device(d, self.fname),
+            _ => Ok(()),
+        }
     }
 
     pub fn required(&self, i: usize, name: &str) -> R<&'a Value> {
@@ -115,6 +122,62 @@ impl<'a> Args<'a> {
     }
 }
 
+/// A `device=` argument: `"cpu"` (or `"cpu:0"`, or `torch.device("cpu")`, which is that
+/// string) is where every tensor lives; any other device is PyTorch's device type with no
+/// backend here (a RuntimeError saying so), or not a device at all.
+pub fn check_device(v: &Value, fname: &str) -> R<()> {
+    let Value::Str(s) = v else {
+        return Err(type_err(format!(
+            "{fname}(): device must be a string or torch.device, not {}",
+            v.type_name()
+        )));
+    };
+    device_name(s, fname).and_then(|(kind, _)| match kind {
+        "cpu" => Ok(()),
+        other => Err(err(
+            crate::error::ErrorKind::RuntimeError,
+            format!(
+                "{fname}(): cannot use device '{s}': Kiln has no {} backend, every tensor \
+                 lives on the CPU (torch.cuda.is_available() is False; use device=\"cpu\")",
+                other.to_uppercase()
+            ),
+        )),
+    })
+}
+
+/// PyTorch's device types a device string may name.
+const DEVICE_TYPES: &[&str] = &["cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu"];
+
+/// `"cuda:1"` as `("cuda", Some(1))`, checked as PyTorch parses a device string.
+pub fn device_name<'s>(s: &'s str, fname: &str) -> R<(&'s str, Option<i64>)> {
+    let (kind, index) = match s.split_once(':') {
+        Some((k, i)) => (k, Some(i)),
+        None => (s, None),
+    };
+    let bad = || {
+        err(
+            crate::error::ErrorKind::RuntimeError,
+            format!(
+                "{fname}(): Expected one of {} device type at start of device string: {s}",
+                DEVICE_TYPES.join(", ")
+            ),
+        )
+    };
+    if !DEVICE_TYPES.contains(&kind) {
+        return Err(bad());
+    }
+    let index = match index {
+        None => None,
+        Some(i) => Some(i.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+            err(
+                crate::error::ErrorKind::RuntimeError,
+                format!("{fname}(): Invalid device string: '{s}'"),
+            )
+        })?),
+    };
+    Ok((kind, index))
+}
+
 pub fn int_of(v: &Value, fname: &str) -> R<i64> {
     match v {
         Value::Int(i) => Ok(*i),
@@ -162,15 +225,16 @@ pub fn shape_args(args: &[Value], fname: &str) -> R<Vec<i64>> {
     }
 }
 
-/// A shape of sizes (negative sizes are a ValueError).
+/// A shape of sizes (negative sizes are PyTorch's RuntimeError).
 pub fn sizes(shape: &[i64], fname: &str) -> R<Vec<usize>> {
     shape
         .iter()
         .map(|&d| {
             usize::try_from(d).map_err(|_| {
-                crate::interp::value_err(format!(
-                    "{fname}(): negative dimension {d} in the requested shape"
-                ))
+                err(
+                    crate::error::ErrorKind::RuntimeError,
+                    format!("{fname}(): negative dimension {d} in the requested shape"),
+                )
             })
         })
         .collect()
@@ -234,7 +298,14 @@ pub fn scalar_value(s: Scalar) -> Value {
 }
 
 /// The one element of a tensor as a Kiln number (`int(t)`, `float(t)`).
+/// `int(t)` / `float(t)`: a one-element tensor's number (PyTorch's ValueError for
+/// more elements, where `t.item()` raises a RuntimeError).
 pub fn tensor_scalar(t: &Tensor) -> R<Value> {
+    if t.numel() != 1 {
+        return Err(crate::interp::value_err(
+            "only one element tensors can be converted to Python scalars",
+        ));
+    }
     Ok(scalar_value(t.item().map_err(te)?))
 }
 

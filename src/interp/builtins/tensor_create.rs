@@ -31,12 +31,13 @@ pub const GLOBALS: &[(&str, NativeImpl)] = &[
     ("eye", eye),
     ("manual_seed", manual_seed),
     ("randperm", randperm),
+    ("device", device),
     ("_torch_seed_state", torch_seed_state),
     ("_random_int64", random_int64),
     ("_random_below", random_below),
 ];
 
-const CREATE_KW: &[&str] = &["dtype", "requires_grad"];
+const CREATE_KW: &[&str] = &["dtype", "device", "requires_grad"];
 
 /// Most nesting `tensor(data)` accepts (also bounds the recursion on self-containing
 /// lists).
@@ -128,7 +129,7 @@ pub fn from_value(data: &Value, dtype: Option<DType>) -> R<Tensor> {
 
 fn tensor(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("tensor", args, kw);
-    a.check(1, &["data", "dtype", "requires_grad"])?;
+    a.check(1, &["data", "dtype", "device", "requires_grad"])?;
     let data = a.required(0, "data")?;
     let t = from_value(data, a.kw("dtype").map(dtype_of).transpose()?)?;
     finish(t, &a)
@@ -153,7 +154,7 @@ fn shaped_random(
     f: fn(&[usize], DType) -> crate::Result<Tensor>,
 ) -> R<Value> {
     let a = Args::new(fname, &[], kw);
-    a.check(0, &["generator", "dtype", "requires_grad"])?;
+    a.check(0, &["generator", "dtype", "device", "requires_grad"])?;
     super::generator::with_generator(a.kw("generator"), fname, || {
         shaped_checked(fname, args, a, f)
     })
@@ -196,7 +197,10 @@ fn randn(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn full(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("full", args, kw);
-    a.check(2, &["size", "fill_value", "dtype", "requires_grad"])?;
+    a.check(
+        2,
+        &["size", "fill_value", "dtype", "device", "requires_grad"],
+    )?;
     let shape = sizes(
         &shape_args(std::slice::from_ref(a.required(0, "size")?), "full")?,
         "full",
@@ -217,7 +221,15 @@ fn randint(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randint", args, kw);
     a.check(
         3,
-        &["low", "high", "size", "generator", "dtype", "requires_grad"],
+        &[
+            "low",
+            "high",
+            "size",
+            "generator",
+            "dtype",
+            "device",
+            "requires_grad",
+        ],
     )?;
     let (bounds, size) = match args.split_last() {
         Some((s @ (Value::Tuple(_) | Value::Size(_) | Value::List(_)), rest)) => (rest, Some(s)),
@@ -257,7 +269,14 @@ fn like(
     let a = Args::new(fname, args, kw);
     a.check(
         2,
-        &["input", "fill_value", "generator", "dtype", "requires_grad"],
+        &[
+            "input",
+            "fill_value",
+            "generator",
+            "dtype",
+            "device",
+            "requires_grad",
+        ],
     )?;
     let t = a.tensor(0, "input")?;
     crate::compile::capture::trace::note_size_read(&t, None);
@@ -316,7 +335,10 @@ fn number(v: &Value, fname: &str) -> R<Scalar> {
 /// `arange(end)`, `arange(start, end)`, `arange(start, end, step)`.
 fn arange(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("arange", args, kw);
-    a.check(3, &["start", "end", "step", "dtype", "requires_grad"])?;
+    a.check(
+        3,
+        &["start", "end", "step", "dtype", "device", "requires_grad"],
+    )?;
     let (start, end, step) = match args {
         [e] => (Scalar::Int(0), number(e, "arange")?, Scalar::Int(1)),
         [s, e] => (number(s, "arange")?, number(e, "arange")?, Scalar::Int(1)),
@@ -340,7 +362,10 @@ fn arange(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn linspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("linspace", args, kw);
-    a.check(3, &["start", "end", "steps", "dtype", "requires_grad"])?;
+    a.check(
+        3,
+        &["start", "end", "steps", "dtype", "device", "requires_grad"],
+    )?;
     let start = number(a.required(0, "start")?, "linspace")?.as_f64();
     let end = number(a.required(1, "end")?, "linspace")?.as_f64();
     let steps = int_of(a.required(2, "steps")?, "linspace")?;
@@ -355,7 +380,7 @@ fn linspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
 
 fn eye(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("eye", args, kw);
-    a.check(2, &["n", "m", "dtype", "requires_grad"])?;
+    a.check(2, &["n", "m", "dtype", "device", "requires_grad"])?;
     let n = sizes(&[int_of(a.required(0, "n")?, "eye")?], "eye")?[0];
     let m = match a.int(1, "m")? {
         Some(m) => Some(sizes(&[m], "eye")?[0]),
@@ -390,7 +415,7 @@ fn with_torch_engine<T>(
 /// (`randperm_cpu`'s swaps on its mt19937 engine, seeded by `manual_seed`).
 fn randperm(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("randperm", args, kw);
-    a.check(1, &["n", "generator", "dtype", "requires_grad"])?;
+    a.check(1, &["n", "generator", "dtype", "device", "requires_grad"])?;
     let n = sizes(&[int_of(a.required(0, "n")?, "randperm")?], "randperm")?[0];
     let mut v: Vec<i64> = crate::tensor::storage::collect_vec(n, 0..n as i64).map_err(te)?;
     with_torch_engine(a.kw("generator"), "randperm", |g| {
@@ -435,6 +460,35 @@ fn random_below(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .ok_or_else(|| value_err(format!("_random_below: n must be in [1, 2^32), got {n}")))?;
     let v = with_torch_engine(a.get(1, "generator"), "_random_below", |g| g.next_u32() % n)?;
     Ok(Value::Int(i64::from(v)))
+}
+
+/// `torch.device("cuda:0")`, `device("cuda", 0)`, `device(type="cpu")`: the device as
+/// its string (`str(torch.device(...))`), which every `device=` and `.to()` accepts;
+/// creating a non-CPU device is allowed (as PyTorch's), using it raises.
+fn device(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
+    let a = Args::new("device", args, kw);
+    a.check(2, &["type", "index"])?;
+    let s = match a.required(0, "type")? {
+        Value::Str(s) => s.clone(),
+        v => {
+            return Err(type_err(format!(
+                "device(): argument 'type' must be str, not {}",
+                v.type_name()
+            )))
+        }
+    };
+    let (kind, index) = super::tensor::device_name(&s, "device")?;
+    let index = match (index, a.int(1, "index")?) {
+        (Some(_), Some(_)) => return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            "device(): type (string) must not include an index because index was passed explicitly",
+        )),
+        (i, j) => i.or(j),
+    };
+    Ok(Value::str(&match index {
+        Some(i) => format!("{kind}:{i}"),
+        None => kind.to_string(),
+    }))
 }
 
 /// `Tensor(data)` called as a class: the same as `tensor(data)`.

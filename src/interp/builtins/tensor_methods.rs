@@ -92,6 +92,8 @@ const OTHER_METHODS: &[&str] = &[
     "byte",
     "bool",
     "to",
+    "cpu",
+    "cuda",
     "clone",
     "detach",
     "zero_",
@@ -117,35 +119,50 @@ pub fn tensor_method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value>
     }
 }
 
-/// `tensor_method` on this thread's stream (or the one `generator=` put in place).
+/// `tensor_method` on this thread's stream (or the one `generator=` put in place), its
+/// result's node named as torch's for the calls Kiln composes (call_nodes.rs).
 fn method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
+    let since = crate::autograd::next_node_id();
     let a = Args::new(name, args, kw);
+    let v = dispatch(t, name, &a)?;
+    super::call_nodes::name_result(t, name, &a, since, &v);
+    Ok(v)
+}
+
+fn dispatch(t: &Tensor, name: &str, a: &Args) -> R<Value> {
+    if name == "round" && (!a.pos.is_empty() || !a.kw.is_empty()) {
+        a.check(1, &["decimals"])?;
+        return tv(ops::more::round_decimals(
+            t,
+            a.int(0, "decimals")?.unwrap_or(0),
+        ));
+    }
     if let Some(op) = UnaryOp::of_method(name) {
         a.check(0, &[])?;
         return tv(ops::unary(op, t));
     }
     if let Some(op) = BinaryOp::of_method(name) {
-        return binary_method(t, op, &a);
+        return binary_method(t, op, a);
     }
-    if let Some(v) = elementwise_method(t, name, &a)? {
+    if let Some(v) = elementwise_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = convert_method(t, name, &a)? {
+    if let Some(v) = convert_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = inplace_method(t, name, &a)? {
+    if let Some(v) = inplace_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = super::tensor_reduce::reduce_method(t, name, &a)? {
+    if let Some(v) = super::tensor_reduce::reduce_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = super::tensor_reduce::shape_method(t, name, &a)? {
+    if let Some(v) = super::tensor_reduce::shape_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = super::tensor_more::more_method(t, name, &a)? {
+    if let Some(v) = super::tensor_more::more_method(t, name, a)? {
         return Ok(v);
     }
-    if let Some(v) = super::linalg_funcs::linalg_method(t, name, &a)? {
+    if let Some(v) = super::linalg_funcs::linalg_method(t, name, a)? {
         return Ok(v);
     }
     Err(crate::interp::err(
@@ -156,7 +173,10 @@ fn method(t: &Tensor, name: &str, args: &[Value], kw: Kw) -> R<Value> {
 
 /// `t.add(other, alpha=1)` and the other binary methods.
 fn binary_method(t: &Tensor, op: BinaryOp, a: &Args) -> R<Value> {
-    a.check(1, &["other", "exponent", "alpha"])?;
+    if let (BinaryOp::Div, Some(mode)) = (op, a.kw("rounding_mode")) {
+        return div_rounding(t, a, mode);
+    }
+    a.check(1, &["other", "exponent", "alpha", "rounding_mode"])?;
     let other = a
         .get(0, "other")
         .or_else(|| a.kw("exponent"))
@@ -193,6 +213,29 @@ fn binary_method(t: &Tensor, op: BinaryOp, a: &Args) -> R<Value> {
     }
 }
 
+/// `t.div(other, rounding_mode="floor" | "trunc")`.
+fn div_rounding(t: &Tensor, a: &Args, mode: &Value) -> R<Value> {
+    a.check(1, &["other", "rounding_mode"])?;
+    let floor = match mode {
+        Value::Str(s) if &**s == "floor" => true,
+        Value::Str(s) if &**s == "trunc" => false,
+        v => {
+            let found = match v {
+                Value::Str(s) => format!("'{s}'"),
+                v => v.type_name().to_string(),
+            };
+            return Err(crate::interp::err(
+                crate::error::ErrorKind::RuntimeError,
+                format!(
+                    "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {found}"
+                ),
+            ));
+        }
+    };
+    let other = tensor_or_scalar(a.required(0, "other")?, "div")?;
+    tv(ops::more::div_rounding(t, &other, floor))
+}
+
 /// `other * alpha` (for `add(other, alpha=)`).
 fn scaled(other: &Value, alpha: &Value) -> R<Value> {
     match elementwise(BinaryOp::Mul, other, alpha)? {
@@ -226,7 +269,21 @@ fn elementwise_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "clamp" | "clip" => {
             a.check(2, &["min", "max"])?;
-            tv(ops::clamp(t, bound(a, 0, "min")?, bound(a, 1, "max")?))?
+            let tensor = |i, n| match a.get(i, n) {
+                Some(Value::Tensor(b)) => Some(b.clone()),
+                _ => None,
+            };
+            match (tensor(0, "min"), tensor(1, "max")) {
+                (None, None) => tv(ops::clamp(t, bound(a, 0, "min")?, bound(a, 1, "max")?))?,
+                (lo, hi) => {
+                    let num = |i, n, b: &Option<Tensor>| match (b, a.get(i, n)) {
+                        (None, Some(v)) => tensor_or_scalar(v, a.fname).map(Some),
+                        (b, _) => Ok(b.clone()),
+                    };
+                    let (lo, hi) = (num(0, "min", &lo)?, num(1, "max", &hi)?);
+                    tv(ops::more::clamp_tensors(t, lo.as_ref(), hi.as_ref()))?
+                }
+            }
         }
         "where" => {
             a.check(2, &["condition", "other"])?;
@@ -267,9 +324,18 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         "int" => cast(DType::I32)?,
         "byte" => cast(DType::U8)?,
         "bool" => cast(DType::Bool)?,
-        "to" => {
-            a.check(1, &["dtype"])?;
-            tv(ops::to_dtype(t, dtype_of(a.required(0, "dtype")?)?))?
+        "to" => to_method(t, a)?,
+        "cpu" => {
+            a.check(0, &["memory_format"])?;
+            Value::Tensor(t.clone())
+        }
+        "cuda" => {
+            a.check(1, &["device", "non_blocking", "memory_format"])?;
+            return Err(crate::interp::err(
+                crate::error::ErrorKind::RuntimeError,
+                "cuda(): Kiln has no GPU backend; every tensor lives on the CPU \
+                 (torch.cuda.is_available() is False)",
+            ));
         }
         "clone" => {
             a.check(0, &[])?;
@@ -379,6 +445,42 @@ pub fn shape_value(t: &Tensor) -> Value {
     crate::interp::capture::symint::shape_value(t)
 }
 
+/// `t.to(dtype)`, `t.to(device)`, `t.to(device, dtype)`, `t.to(other)` and the keywords
+/// `dtype= device= non_blocking= copy=` (PyTorch's overloads). The CPU is the only
+/// device, so the result is `t` itself unless the dtype changes or `copy=True`.
+fn to_method(t: &Tensor, a: &Args) -> R<Value> {
+    a.check(
+        4,
+        &["dtype", "device", "non_blocking", "copy", "memory_format"],
+    )?;
+    let mut dtype = a.kw("dtype").map(dtype_of).transpose()?;
+    let device_first = matches!(a.pos.first(), Some(Value::Str(_)));
+    for (i, v) in a.pos.iter().enumerate() {
+        match (i, v) {
+            (_, Value::None) => {}
+            (0, Value::Str(_)) => super::tensor::check_device(v, "to")?,
+            (0, Value::Tensor(o)) => dtype = Some(o.dtype()),
+            (0, v) => dtype = Some(dtype_of(v)?),
+            (1, v) if device_first => dtype = Some(dtype_of(v)?),
+            // non_blocking, copy
+            (_, Value::Bool(_)) => {}
+            (_, v) => {
+                return Err(type_err(format!(
+                    "to() received an invalid combination of arguments: argument {} is {}",
+                    i + 1,
+                    v.type_name()
+                )))
+            }
+        }
+    }
+    let copy = a.kw("copy").is_some_and(|v| matches!(v, Value::Bool(true)));
+    match dtype {
+        Some(d) if d != t.dtype() => tv(ops::to_dtype(t, d)),
+        _ if copy => tv(ops::clone(t)),
+        _ => Ok(Value::Tensor(t.clone())),
+    }
+}
+
 /// Data attributes of a tensor.
 pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
     Some(match name {
@@ -392,6 +494,10 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
             g.map(Value::Tensor).unwrap_or(Value::None)
         }
         "is_leaf" => Value::Bool(t.is_leaf()),
+        // every tensor lives on the CPU (`torch.device("cpu")` is that string)
+        "device" => Value::str("cpu"),
+        "is_cuda" => Value::Bool(false),
+        "is_cpu" => Value::Bool(true),
         "retains_grad" => Value::Bool(t.retains_grad()),
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),

@@ -172,7 +172,7 @@ fn einsum(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             "einsum(): the first argument must be the equation string",
         ));
     };
-    tv(sm::einsum(eq, &tensors(rest, "einsum")?))
+    tv(crate::ops::einsum::einsum(eq, &tensors(rest, "einsum")?))
 }
 
 fn tensordot(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
@@ -376,6 +376,7 @@ fn stat_mean(name: &str, args: &[Value], kw: Kw) -> R<Value> {
             "{name}(): argument 'input' must be Tensor"
         )));
     };
+    let since = crate::autograd::next_node_id();
     let stat = super::tensor_methods::tensor_method(
         t,
         if name == "var_mean" { "var" } else { "std" },
@@ -386,6 +387,18 @@ fn stat_mean(name: &str, args: &[Value], kw: Kw) -> R<Value> {
     let dims = a.dims(0)?;
     let keep = a.flag(usize::MAX, "keepdim", false)?;
     let mean = t.mean(&dims, keep).map_err(te)?;
+    // torch's one node for both results
+    let node = if name == "var_mean" {
+        "VarMeanBackward0"
+    } else {
+        "StdMeanBackward0"
+    };
+    for out in [&mean].into_iter().chain(match &stat {
+        Value::Tensor(s) => Some(s),
+        _ => None,
+    }) {
+        crate::autograd::names::name_composite(out, since, node);
+    }
     Ok(Value::tuple(vec![stat, Value::Tensor(mean)]))
 }
 
@@ -421,6 +434,7 @@ fn randint_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             "high",
             "generator",
             "dtype",
+            "device",
             "requires_grad",
         ],
     )?;
@@ -442,7 +456,15 @@ fn logspace(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("logspace", args, kw);
     a.check(
         4,
-        &["start", "end", "steps", "base", "dtype", "requires_grad"],
+        &[
+            "start",
+            "end",
+            "steps",
+            "base",
+            "dtype",
+            "device",
+            "requires_grad",
+        ],
     )?;
     let start = float_of(a.required(0, "start")?, "logspace")?;
     let end = float_of(a.required(1, "end")?, "logspace")?;
@@ -497,7 +519,15 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("normal", args, kw);
     a.check(
         3,
-        &["mean", "std", "size", "generator", "dtype", "requires_grad"],
+        &[
+            "mean",
+            "std",
+            "size",
+            "generator",
+            "dtype",
+            "device",
+            "requires_grad",
+        ],
     )?;
     let num = |v: Option<&Value>, d: f64| match v {
         None => Some(d),
@@ -510,6 +540,12 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         (Some(v), None) => tensor_of(v, "normal").map(|t| t.detach()),
         (None, None) => Err(type_err("normal(): missing argument")),
     };
+    if let Some(s) = std_n.filter(|s| *s < 0.0) {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            format!("normal expects std >= 0.0, but found std {s}"),
+        ));
+    }
     let (mean, std) = (as_t(mean_v, mean_n)?, as_t(std_v, std_n)?);
     let shape: Vec<usize> = match a.get(2, "size") {
         Some(v) => sizes(&shape_args(std::slice::from_ref(v), "normal")?, "normal")?,
@@ -545,5 +581,30 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         }
         .map_err(te)
     })?;
+    let grad_src = |v: Option<&Value>| match v {
+        Some(Value::Tensor(t)) if t.requires_grad() => Some(t.clone()),
+        _ => None,
+    };
+    let srcs: Vec<Tensor> = [grad_src(mean_v), grad_src(std_v)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if srcs.is_empty() {
+        return finish(out, &a);
+    }
+    // torch's normal is not reparameterised: a tensor mean/std gets a zero gradient
+    // (NormalBackward1: tensor mean, 2: tensor std, 3: both)
+    let since = crate::autograd::next_node_id();
+    let never = Tensor::scalar(Scalar::Bool(false));
+    let mut out = out;
+    for t in &srcs {
+        out = crate::ops::where_(&never, t, &out).map_err(te)?;
+    }
+    let node = match (mean_n, std_n) {
+        (None, Some(_)) => "NormalBackward1",
+        (Some(_), None) => "NormalBackward2",
+        _ => "NormalBackward3",
+    };
+    crate::autograd::names::name_composite(&out, since, node);
     finish(out, &a)
 }

@@ -54,6 +54,24 @@ fn correction(a: &Args) -> R<f64> {
 pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     const RED: &[&str] = &["dim", "keepdim"];
     let v = match name {
+        "sum" | "mean" | "prod" if a.kw("dtype").is_some() => {
+            // torch casts the input to `dtype` first
+            a.check(2, &["dim", "keepdim", "dtype"])?;
+            let dt = super::tensor::dtype_of(a.kw("dtype").unwrap_or(&Value::None))?;
+            let x = crate::ops::to_dtype(t, dt).map_err(te)?;
+            let kw: Vec<_> =
+                a.kw.iter()
+                    .filter(|(k, _)| &**k != "dtype")
+                    .cloned()
+                    .collect();
+            // and its result has that dtype (an int32 sum stays int32)
+            return match reduce_method(&x, name, &Args::new(a.fname, a.pos, &kw))? {
+                Some(Value::Tensor(ref r)) if r.dtype() != dt => {
+                    tv(crate::ops::to_dtype(r, dt)).map(Some)
+                }
+                v => Ok(v),
+            };
+        }
         "sum" | "mean" | "prod" | "logsumexp" | "all" | "any" => {
             a.check(2, RED)?;
             let (d, k) = (a.dims(0)?, a.flag(1, "keepdim", false)?);
@@ -101,7 +119,11 @@ pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "norm" => {
             a.check(3, &["p", "dim", "keepdim"])?;
-            let p = a.float(0, "p")?.unwrap_or(2.0);
+            // the Frobenius norm is the 2-norm over the dims
+            let p = match a.get(0, "p") {
+                Some(Value::Str(s)) if &**s == "fro" => 2.0,
+                _ => a.float(0, "p")?.unwrap_or(2.0),
+            };
             tv(t.norm(p, &a.dims(1)?, a.flag(2, "keepdim", false)?))?
         }
         "matmul" | "mm" => {
