@@ -37,7 +37,13 @@ fn hostile_tensor_inputs_raise_errors() {
         ("zeros(3) @ zeros(4)", ErrorKind::ShapeError),
         ("randint(5, 2, (3,))", ErrorKind::RuntimeError),
         ("arange(0, 10, 0)", ErrorKind::RuntimeError),
-        ("tensor([1]) // 0", ErrorKind::ZeroDivisionError),
+        ("tensor([1]) // 0", ErrorKind::RuntimeError),
+        ("tensor([1]) % 0", ErrorKind::RuntimeError),
+        ("zeros(3).uniform_(2, 1)", ErrorKind::RuntimeError),
+        (
+            "tensor([[1, 2]]).gather(1, tensor([[5]]))",
+            ErrorKind::RuntimeError,
+        ),
         ("max_pool2d(zeros(1, 1, 2, 2), 3)", ErrorKind::ShapeError),
         (
             "conv2d(zeros(1, 2, 4, 4), zeros(1, 3, 2, 2))",

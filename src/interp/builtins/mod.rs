@@ -389,9 +389,22 @@ impl Interp {
             (Value::Int(i), "real") => Some(Value::Int(*i)),
             (Value::BoundMethod(bm), "__self__") => Some(bm.0.clone()),
             (Value::BoundMethod(bm), "__func__") => Some(bm.1.clone()),
+            (Value::DType(d), _) => dtype_attr(*d, name),
             _ => None,
         })
     }
+}
+
+/// torch.dtype's data attributes (`torch.float32.is_floating_point`, ...).
+fn dtype_attr(d: crate::tensor::DType, name: &str) -> Option<Value> {
+    use crate::tensor::DType;
+    Some(match name {
+        "is_floating_point" => Value::Bool(d.is_float()),
+        "is_complex" => Value::Bool(false),
+        "is_signed" => Value::Bool(!matches!(d, DType::U8 | DType::Bool)),
+        "itemsize" => Value::Int(d.size() as i64),
+        _ => return None,
+    })
 }
 
 /// Checks the positional argument count of a builtin.

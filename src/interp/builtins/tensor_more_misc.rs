@@ -127,6 +127,12 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                     a.check(2, &["from", "to", "generator"])?;
                     let lo = a.float(0, "from")?.unwrap_or(0.0);
                     let hi = a.float(1, "to")?.unwrap_or(1.0);
+                    if lo > hi {
+                        return Err(crate::interp::err(
+                            crate::error::ErrorKind::RuntimeError,
+                            format!("uniform_ expects to return a [from, to) range, but found from={lo} > to={hi}"),
+                        ));
+                    }
                     creation::uniform(&shape, fdt, lo, hi)
                 }
                 "normal_" => {

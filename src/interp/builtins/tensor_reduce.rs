@@ -54,9 +54,14 @@ fn correction(a: &Args) -> R<f64> {
 pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     const RED: &[&str] = &["dim", "keepdim"];
     let v = match name {
-        "sum" | "mean" | "prod" if a.kw("dtype").is_some() => {
+        "sum" | "mean" | "prod" | "softmax" | "log_softmax" | "cumsum"
+            if a.kw("dtype").is_some() =>
+        {
             // torch casts the input to `dtype` first
-            a.check(2, &["dim", "keepdim", "dtype"])?;
+            match name {
+                "sum" | "mean" | "prod" => a.check(2, &["dim", "keepdim", "dtype"])?,
+                _ => a.check(1, &["dim", "dtype"])?,
+            }
             let dt = super::tensor::dtype_of(a.kw("dtype").unwrap_or(&Value::None))?;
             let x = crate::ops::to_dtype(t, dt).map_err(te)?;
             let kw: Vec<_> =

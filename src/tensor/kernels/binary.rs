@@ -271,9 +271,10 @@ fn int_checks(op: BinaryOp, dt: DType, rhs: &Tensor) -> Result<()> {
         rhs.cast(DType::I64)?.read(|s: &[i64]| s.iter().any(pred))
     };
     match op {
+        // PyTorch's class and message for an integer tensor divided by zero
         BinaryOp::FloorDiv | BinaryOp::Rem if bad(|&v| v == 0)? => Err(err(
-            ErrorKind::ZeroDivisionError,
-            format!("{}: integer division by zero", op.name()),
+            ErrorKind::RuntimeError,
+            format!("{}: ZeroDivisionError", op.name()),
         )),
         BinaryOp::Pow if bad(|&v| v < 0)? => Err(err(
             ErrorKind::ValueError,

@@ -140,10 +140,11 @@ pub fn dim_offsets(
     let mut out = Vec::with_capacity(idx.len());
     let size = shape.get(dim).copied().unwrap_or(1) as i64;
     for &i in &idx {
-        // as PyTorch's gather/scatter_add: negative indices are errors, not wrapped
+        // as PyTorch's gather/scatter_add: negative indices are errors, not wrapped (and
+        // its class, RuntimeError)
         if i < 0 || i >= size {
             return Err(err(
-                ErrorKind::IndexError,
+                ErrorKind::RuntimeError,
                 format!("{op}: index {i} is out of bounds for dimension {dim} with size {size}"),
             ));
         }
