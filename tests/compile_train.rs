@@ -207,7 +207,7 @@ import optim
 manual_seed(5)
 lin = nn.Linear(24, 40)
 out = nn.Linear(40, 8)
-opt = optim.SGD(lin.parameters() + out.parameters(), lr=0.1)
+opt = optim.SGD(list(lin.parameters()) + list(out.parameters()), lr=0.1)
 X = randn(6, 10, 24) * 2.0
 R = randn(6, 10, 8)
 def loss_of(x):

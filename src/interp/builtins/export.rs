@@ -288,13 +288,11 @@ fn named_params(
         return Ok(());
     }
     let np = me.get_attr(inst, "named_parameters")?;
-    let list = me.call_value(&np, Vec::new(), Vec::new())?;
-    if let Value::List(l) = &list {
-        for item in l.borrow().iter() {
-            if let Value::Tuple(t) = item {
-                if let [Value::Str(n), Value::Tensor(x)] = &t[..] {
-                    out.push((format!("{prefix}{n}"), x.clone()));
-                }
+    let items = me.call_value(&np, Vec::new(), Vec::new())?;
+    for item in me.collect(&items)? {
+        if let Value::Tuple(t) = &item {
+            if let [Value::Str(n), Value::Tensor(x)] = &t[..] {
+                out.push((format!("{prefix}{n}"), x.clone()));
             }
         }
     }
