@@ -280,10 +280,21 @@ impl<'g> Lower<'g> {
 
     /// The dtype both operands are cast to: the result's for arithmetic, the promoted
     /// one for comparisons and logic.
+    /// (Arithmetic on bools, whose result is bool, runs in int64 and casts back: ONNX's
+    /// Add/Mul/Pow/Max/Min take no bool operands.)
     fn compute_dtype(op: BinaryOp, out: DType, a: DType, b: DType) -> DType {
         match op.dtype_rule() {
             DtypeRule::Compare | DtypeRule::Logic => promote(a, b),
+            DtypeRule::Arith | DtypeRule::ArithNoBool if out == DType::Bool => DType::I64,
             DtypeRule::Arith | DtypeRule::ArithNoBool | DtypeRule::Float => out,
+        }
+    }
+
+    /// An arithmetic result computed in int64 for a bool node, cast back to bool.
+    fn arith_back(&mut self, op: BinaryOp, n: &Node, cd: DType, y: String) -> String {
+        match op.dtype_rule() {
+            DtypeRule::Arith | DtypeRule::ArithNoBool => self.b.cast(&y, cd, n.dtype),
+            _ => y,
         }
     }
 
@@ -291,7 +302,8 @@ impl<'g> Lower<'g> {
         let cd = Self::compute_dtype(op, n.dtype, a.dtype, b.dtype);
         let x = self.b.cast(&a.name, a.dtype, cd);
         let y = self.b.cast(&b.name, b.dtype, cd);
-        Ok(binary_onnx(self, op, cd, &x, &y))
+        let r = binary_onnx(self, op, cd, &x, &y);
+        Ok(self.arith_back(op, n, cd, r))
     }
 
     fn binary_scalar(&mut self, n: &Node, op: BinaryOp, s: Scalar, rev: bool) -> Result<String> {
@@ -299,11 +311,12 @@ impl<'g> Lower<'g> {
         let cd = Self::compute_dtype(op, n.dtype, a.dtype, s.dtype());
         let x = self.b.cast(&a.name, a.dtype, cd);
         let c = self.b.const_scalar(s, cd);
-        if rev {
-            Ok(binary_onnx(self, op, cd, &c, &x))
+        let r = if rev {
+            binary_onnx(self, op, cd, &c, &x)
         } else {
-            Ok(binary_onnx(self, op, cd, &x, &c))
-        }
+            binary_onnx(self, op, cd, &x, &c)
+        };
+        Ok(self.arith_back(op, n, cd, r))
     }
 
     fn clamp(&mut self, n: &Node, min: Option<f64>, max: Option<f64>) -> Result<String> {

@@ -97,12 +97,32 @@ pub use real64::{fmax_nan as fmax_nan64, fmin_nan as fmin_nan64};
 
 /// PyTorch's error for `-` on bools (`operands`: "two bool tensors" or "a bool tensor").
 fn bool_sub_err(operands: &str) -> crate::error::Error {
+    let hint = match operands {
+        "two bool tensors" => "Use the `^` or `logical_xor()` operator instead.",
+        _ => "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+    };
     err(
-        ErrorKind::TypeError,
-        format!(
-            "Subtraction, the `-` operator, with {operands} is not supported. If you are \
-             trying to invert a mask, use the `~` or `logical_not()` operator instead."
-        ),
+        ErrorKind::NotImplementedError,
+        format!("Subtraction, the `-` operator, with {operands} is not supported. {hint}"),
+    )
+}
+
+/// The dtype of an arithmetic op on bool operands, as PyTorch's: add, mul, pow,
+/// maximum and minimum stay bool (computed in int64, then nonzero is True: `+` is a
+/// logical or, `*` an and); floor division and remainder have no bool kernel.
+fn bool_arith(op: BinaryOp) -> Result<DType> {
+    match op {
+        BinaryOp::FloorDiv => Err(no_bool_kernel("div_floor_cpu")),
+        BinaryOp::Rem => Err(no_bool_kernel("remainder_cpu")),
+        _ => Ok(DType::Bool),
+    }
+}
+
+/// PyTorch's error for an op with no bool kernel (`kernel`: its kernel's name).
+fn no_bool_kernel(kernel: &str) -> crate::error::Error {
+    err(
+        ErrorKind::NotImplementedError,
+        format!("\"{kernel}\" not implemented for 'Bool'"),
     )
 }
 
@@ -112,13 +132,8 @@ pub fn compute_dtype(op: BinaryOp, p: DType) -> Result<DType> {
         DtypeRule::Float if p.is_float() => p,
         DtypeRule::Float => default_float(),
         DtypeRule::ArithNoBool if p == DType::Bool => return Err(bool_sub_err("two bool tensors")),
-        DtypeRule::Arith | DtypeRule::ArithNoBool => {
-            if p == DType::Bool {
-                DType::I64
-            } else {
-                p
-            }
-        }
+        DtypeRule::Arith if p == DType::Bool => bool_arith(op)?,
+        DtypeRule::Arith | DtypeRule::ArithNoBool => p,
         DtypeRule::Compare => p,
         DtypeRule::Logic => {
             if p.is_float() {
@@ -309,8 +324,8 @@ pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
 /// PyTorch's, whose uint8 and int32 arithmetic wraps).
 fn kernel_dtype(dt: DType) -> DType {
     match dt {
-        DType::I32 | DType::U8 => DType::I64,
-        DType::F32 | DType::F64 | DType::I64 | DType::Bool => dt,
+        DType::I32 | DType::U8 | DType::Bool => DType::I64,
+        DType::F32 | DType::F64 | DType::I64 => dt,
     }
 }
 
@@ -326,6 +341,10 @@ fn wrap_back(out: Tensor, dt: DType) -> Result<Tensor> {
 /// `a op b` with broadcasting and promotion; no autograd.
 pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
+    if op == BinaryOp::Pow && a.dtype() == DType::Bool && b.dtype() == DType::Bool {
+        // (a bool tensor to a Python bool power has a kernel; to a bool tensor, not)
+        return Err(no_bool_kernel("pow"));
+    }
     let dt = compute_dtype(op, result_type(a, b))?;
     int_checks(op, dt, b)?;
     if a.dtype() == dt && b.dtype() == dt {
@@ -351,8 +370,12 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// `a op s` (or `s op a` when `reverse`) with a Rust scalar; no autograd.
 pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let p = s.promote_with(a.dtype());
-    if op.dtype_rule() == DtypeRule::ArithNoBool && p == DType::Bool {
-        return Err(bool_sub_err("a bool tensor"));
+    if op.dtype_rule() == DtypeRule::ArithNoBool && a.dtype() == DType::Bool {
+        // a Python bool is taken as a bool tensor (torch wraps it), any other number not
+        return Err(bool_sub_err(match p {
+            DType::Bool => "two bool tensors",
+            _ => "a bool tensor",
+        }));
     }
     let dt = compute_dtype(op, p)?;
     if dt.is_int() {

@@ -206,8 +206,8 @@ pub fn unary_raw(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         DType::Bool => match op {
             UnaryOp::Not => map(a, |x: bool| !x),
             UnaryOp::Neg => Err(err(
-                ErrorKind::TypeError,
-                "neg: negation, the `-` operator, on a bool tensor is not supported; use `~`",
+                ErrorKind::NotImplementedError,
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
             )),
             _ => int_op(op, a),
         },
