@@ -233,6 +233,8 @@ impl<'g> Lower<'g> {
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
+            // the fused attention: not lowered yet (the matmul/softmax composite exports)
+            | IrOp::Attention { .. }
             | IrOp::GradKernel(_)
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),
