@@ -219,6 +219,11 @@ impl<'g> Lower<'g> {
                 weight,
                 bias,
             } => self.group_norm(n, *groups, *eps, (*weight, *bias)),
+            IrOp::Attention {
+                causal,
+                scale,
+                mask,
+            } => self.attention(n, *causal, *scale, *mask),
             IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
             IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
             IrOp::Cat { dim } => self.cat(n, *dim),
@@ -233,8 +238,6 @@ impl<'g> Lower<'g> {
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
-            // the fused attention: not lowered yet (the matmul/softmax composite exports)
-            | IrOp::Attention { .. }
             | IrOp::GradKernel(_)
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),
