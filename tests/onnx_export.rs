@@ -170,6 +170,20 @@ const MODELS: &[Expect] = &[
         ],
     },
     Expect {
+        script: "attention",
+        inputs: &["x"],
+        outputs: &["output"],
+        params: &["mha.in_proj_weight"],
+        ops: &[
+            "MatMul",
+            "Softmax",
+            "Range",
+            "LessOrEqual",
+            "IsNaN",
+            "Where",
+        ],
+    },
+    Expect {
         script: "linalg_det",
         inputs: &["x", "u"],
         outputs: &["output0", "output1"],

@@ -367,6 +367,12 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
         "_batch_norm(A.view(3, 2) * K.view(3, 2), None, None, A[0, :2], A[1, :2], True, 0.1, 1e-5)",
     ),
     ("LayerNorm", "_layer_norm(A * K, 1, A[0], A[1], 1e-5)"),
+    // the fused attention: IR op scaled_dot_product_attention, gradient kernels per q/k/v
+    (
+        "Attention",
+        "scaled_dot_product_attention(A * K, A + 1.0, A * A, is_causal=True) \
+         + scaled_dot_product_attention(A, A * K, A, attn_mask=K[:, :2] > 0.0)",
+    ),
     (
         "GroupNorm",
         "_group_norm((A * K).reshape(1, 3, 2), 3, A[0], A[1], 1e-5)",
@@ -398,11 +404,10 @@ const NOT_CAPTURED: &[(&str, &str)] = &[
     ("LoopOut", "a captured loop's node"),
     ("Branch", "a captured tensor `if`'s node"),
     ("BranchOut", "a captured tensor `if`'s node"),
-    // Open gap of issue 26: the fused sequence ops (src/tensor/seq.rs) have no IR op yet,
+    // Open gap of issue 26: the fused recurrences (src/tensor/seq.rs) have no IR op yet,
     // so a capture breaks on their forward already.
     ("LstmLayer", "fused LSTM layer: no IR op yet"),
     ("GruLayer", "fused GRU layer: no IR op yet"),
-    ("Attention", "fused attention: no IR op yet"),
 ];
 
 /// Checks that a step running `expr`'s backward (into the leaf A, from a loss that

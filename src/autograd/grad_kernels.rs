@@ -110,6 +110,10 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
             let gs = norm::layer_norm_grads(x, *dims, w, (&m, &r), g, norm_need(*part))?;
             norm_part(gs)?
         }
+        GradKernel::Attention { .. } => {
+            let ops: Vec<&Tensor> = (0..k.arity()).map(arg).collect::<Result<_>>()?;
+            crate::tensor::attention_memo::grad_part(k, &ops)?
+        }
         GradKernel::GroupNorm {
             part,
             groups,

@@ -331,6 +331,7 @@ macro_rules! unrecorded_op {
             | $crate::ir::IrOp::OneHot { .. }
             | $crate::ir::IrOp::BatchNormRunning { .. }
             | $crate::ir::IrOp::GradKernel(_)
+            | $crate::ir::IrOp::Attention { .. }
             | $crate::ir::IrOp::Linalg(_)
             | $crate::ir::IrOp::Scatter { .. }
             | $crate::ir::IrOp::If(_)
@@ -440,6 +441,9 @@ pub enum BackwardOp {
         dims: crate::tensor::kernels::attention::Dims,
         out: Saved,
         lse: Tensor,
+        /// The mask and scale the forward was captured with (set when it was recorded
+        /// as `IrOp::Attention`: the backward then records its gradient kernels).
+        ir: Option<crate::tensor::seq::AttnIr>,
     },
     /// A compiled function's recorded backward (one node for all its outputs).
     Compiled(Rc<dyn SharedBackward>),

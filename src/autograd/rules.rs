@@ -353,10 +353,12 @@ fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
     Some(match op {
         B::LstmLayer { .. } => "LSTM layer backward",
         B::GruLayer { .. } => "GRU layer backward",
-        B::Attention { .. } => "scaled_dot_product_attention backward",
+        // recorded as gradient kernels when its forward was captured as an IR op
+        B::Attention { ir: None, .. } => "scaled_dot_product_attention backward",
         B::AsStrided(_) => "a view's backward after an in-place op",
         B::CopySlices(_) => "an in-place op on a view's backward",
         B::Op { .. }
+        | B::Attention { ir: Some(_), .. }
         | B::IndexPut { .. }
         | B::Linalg(_)
         | B::Compiled(_)
@@ -425,6 +427,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dims,
             out,
             lse,
+            ir,
         } => seq::attention_grads(
             g,
             &q.get()?,
@@ -434,6 +437,7 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             dims,
             &out.get()?,
             lse,
+            ir.as_ref(),
         )?,
         B::Linalg(l) => l.grads(g)?,
         B::Compiled(c) => c.apply(g)?,

@@ -50,6 +50,15 @@ pub enum GradKernel {
         eps: f64,
         weight: bool,
     },
+    /// scaled dot-product attention's gradient of q (`part` 0), k (1) or v (2) (args:
+    /// q, k, v, the mask when `mask`, the forward's output, g); the three come from one
+    /// backward kernel run (`tensor::attention_memo`).
+    Attention {
+        part: usize,
+        causal: bool,
+        scale: Option<f64>,
+        mask: bool,
+    },
 }
 
 /// Which gradients of a normalisation a `GradKernel` computes.
@@ -83,6 +92,11 @@ impl GradKernel {
                 NormPart::Input => "group_norm_backward_input",
                 NormPart::Params => "group_norm_backward_params",
             },
+            GradKernel::Attention { part, .. } => match part {
+                0 => "attention_backward_q",
+                1 => "attention_backward_k",
+                _ => "attention_backward_v",
+            },
         }
     }
 
@@ -100,6 +114,7 @@ impl GradKernel {
             GradKernel::LayerNorm { weight, .. } | GradKernel::GroupNorm { weight, .. } => {
                 2 + usize::from(*weight)
             }
+            GradKernel::Attention { mask, .. } => 5 + usize::from(*mask),
         }
     }
 }

@@ -267,6 +267,14 @@ pub enum IrOp {
         weight: bool,
         bias: bool,
     },
+    /// Fused scaled dot-product attention (`tensor::seq`): args q `[*, L, E]`, k
+    /// `[*, S, E]`, v `[*, S, Ev]` of one batch shape, then the mask when `mask` (bool:
+    /// keep, float: added); `scale` None is `1/sqrt(E)`. Dropout is never captured.
+    Attention {
+        causal: bool,
+        scale: Option<f64>,
+        mask: bool,
+    },
     Cat {
         dim: usize,
     },
@@ -374,6 +382,7 @@ impl IrOp {
             IrOp::BatchNormRunning { .. } => "batch_norm_running",
             IrOp::LayerNorm { .. } => "layer_norm",
             IrOp::GroupNorm { .. } => "group_norm",
+            IrOp::Attention { .. } => "scaled_dot_product_attention",
             IrOp::Cat { .. } => "cat",
             IrOp::Stack { .. } => "stack",
             IrOp::IndexSelect { .. } => "index_select",
@@ -414,6 +423,7 @@ impl IrOp {
                 Some(1 + usize::from(*weight) + usize::from(*bias))
             }
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
+            IrOp::Attention { mask, .. } => Some(3 + usize::from(*mask)),
             IrOp::GradKernel(k) => Some(k.arity()),
             IrOp::Cat { .. }
             | IrOp::Stack { .. }

@@ -219,6 +219,11 @@ impl<'g> Lower<'g> {
                 weight,
                 bias,
             } => self.group_norm(n, *groups, *eps, (*weight, *bias)),
+            IrOp::Attention {
+                causal,
+                scale,
+                mask,
+            } => self.attention(n, *causal, *scale, *mask),
             IrOp::MaxPool2d { params } => self.pool2d(n, params, false),
             IrOp::AvgPool2d { params } => self.pool2d(n, params, true),
             IrOp::Cat { dim } => self.cat(n, *dim),

@@ -1,11 +1,12 @@
 //! Neural-network ops as ONNX nodes: MatMul, Conv, MaxPool, AveragePool,
-//! BatchNormalization (eval mode), LayerNormalization.
+//! BatchNormalization (eval mode), LayerNormalization, and the fused attention as
+//! MatMul / Softmax.
 
 use super::builder::{attr_f, attr_i, attr_ints};
 use super::lower::Lower;
 use crate::compile::ir::Node;
 use crate::error::Result;
-use crate::tensor::dtype::Scalar;
+use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 
 fn pair(p: (usize, usize)) -> [i64; 2] {
@@ -22,6 +23,65 @@ impl Lower<'_> {
         let x = self.b.cast(&a.name, a.dtype, n.dtype);
         let y = self.b.cast(&b.name, b.dtype, n.dtype);
         Ok(self.b.op("MatMul", &[&x, &y], vec![]))
+    }
+
+    /// scaled_dot_product_attention (args q, k, v, the mask when `mask`): MatMul(q, k^T)
+    /// times the scale, the mask (bool: Where(mask, s, -inf); float: Add) or the causal
+    /// keep `j <= i` (Range / LessOrEqual over the runtime L and S), Softmax with rows
+    /// that see no key as zeros (Kiln's and PyTorch's), MatMul with v.
+    pub fn attention(
+        &mut self,
+        n: &Node,
+        causal: bool,
+        scale: Option<f64>,
+        mask: bool,
+    ) -> Result<String> {
+        let (q, k, v) = (self.arg(n, 0)?, self.arg(n, 1)?, self.arg(n, 2)?);
+        let nd = q.shape.len();
+        if nd < 2 || k.shape.len() != nd {
+            return Err(self.bad("attention operands of under 2 dims"));
+        }
+        let dt = DType::F32;
+        let scale = scale.unwrap_or(1.0 / (q.shape[nd - 1].max(1) as f64).sqrt());
+        let mut perm: Vec<i64> = (0..nd as i64).collect();
+        perm.swap(nd - 2, nd - 1);
+        let qn = self.b.cast(&q.name, q.dtype, dt);
+        let kn = self.b.cast(&k.name, k.dtype, dt);
+        let vn = self.b.cast(&v.name, v.dtype, dt);
+        let kt = self
+            .b
+            .op("Transpose", &[&kn], vec![attr_ints("perm", &perm)]);
+        let s = self.b.op("MatMul", &[&qn, &kt], vec![]);
+        let c = self.b.const_scalar(Scalar::Float(scale), dt);
+        let mut s = self.b.op("Mul", &[&s, &c], vec![]);
+        let ninf = self.b.const_scalar(Scalar::Float(f64::NEG_INFINITY), dt);
+        if mask {
+            let m = self.arg(n, 3)?;
+            s = if m.dtype == DType::Bool {
+                self.b.op("Where", &[&m.name, &s, &ninf], vec![])
+            } else {
+                let mf = self.b.cast(&m.name, m.dtype, dt);
+                self.b.op("Add", &[&s, &mf], vec![])
+            };
+        }
+        if causal {
+            let l = self.dim_scalar(q.id, nd - 2, q.shape[nd - 2])?;
+            let sk = self.dim_scalar(k.id, nd - 2, k.shape[nd - 2])?;
+            let zero = self.b.const_scalar(Scalar::Int(0), DType::I64);
+            let one = self.b.const_scalar(Scalar::Int(1), DType::I64);
+            let rows = self.b.op("Range", &[&zero, &l, &one], vec![]);
+            let cols = self.b.op("Range", &[&zero, &sk, &one], vec![]);
+            let axes = self.b.const_i64(&[1], false);
+            let rows = self.b.op("Unsqueeze", &[&rows, &axes], vec![]);
+            let keep = self.b.op("LessOrEqual", &[&cols, &rows], vec![]);
+            s = self.b.op("Where", &[&keep, &s, &ninf], vec![]);
+        }
+        let p = self.b.op("Softmax", &[&s], vec![attr_i("axis", -1)]);
+        let dead = self.b.op("IsNaN", &[&p], vec![]);
+        let zero = self.b.const_scalar(Scalar::Float(0.0), dt);
+        let p = self.b.op("Where", &[&dead, &zero, &p], vec![]);
+        let out = self.b.op("MatMul", &[&p, &vn], vec![]);
+        Ok(self.b.cast(&out, dt, n.dtype))
     }
 
     pub fn conv2d(&mut self, n: &Node, p: &ConvParams, bias: bool) -> Result<String> {

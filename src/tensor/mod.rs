@@ -2,6 +2,7 @@
 //! autograd metadata. Submodules hold creation, views, indexing, reductions, printing
 //! and the kernels; elementwise ops and their autograd recording live in `pointwise`.
 
+pub mod attention_memo;
 pub mod cancel;
 pub mod convert;
 pub mod creation;

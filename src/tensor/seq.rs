@@ -1,17 +1,21 @@
 //! Sequence-model entry points: the fused LSTM/GRU layer recurrences (`_lstm_layer`,
 //! `_gru_layer`, used by `nn.LSTM`/`nn.GRU`) and `scaled_dot_product_attention`, each
 //! one autograd node over the kernels in `kernels::recurrent` / `kernels::attention`.
-//! None has an IR op: inside a `@compile` capture they break the graph (the function
-//! runs eagerly), never record a wrong graph.
+//! The recurrences have no IR op: inside a `@compile` capture they break the graph (the
+//! function runs eagerly), never record a wrong graph. The fused attention is
+//! `IrOp::Attention` with `GradKernel::Attention` gradients (see `attention_memo`);
+//! with dropout it is the composite of tensor ops (its random mask breaks the graph).
 
 use super::dtype::with_float;
 use super::kernels::attention::{self, Mask};
 use super::kernels::recurrent;
-use super::shape::{broadcast_shapes, Dims};
+use super::shape::broadcast_shapes;
 use super::{creation, err, linalg, DType, Elem, Scalar, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
+use crate::ir::{GradKernel, IrOp};
 
 fn rt(msg: String) -> crate::error::Error {
     err(ErrorKind::RuntimeError, msg)
@@ -213,6 +217,13 @@ pub struct AttnOptions<'a> {
     pub scale: Option<f64>,
 }
 
+/// What a captured attention's backward needs besides its saved tensors: the mask
+/// tensor (an operand of the graph) and the explicit scale.
+pub struct AttnIr {
+    pub mask: Option<Tensor>,
+    pub scale: Option<f64>,
+}
+
 /// `softmax(q k^T * scale + mask) @ v` over the last two dims (PyTorch's
 /// `F.scaled_dot_product_attention`): batch dims broadcast, a bool mask keeps the keys
 /// where it is true, a float mask is added to the scores, `is_causal` keeps key j <= i;
@@ -225,6 +236,42 @@ pub fn scaled_dot_product_attention(
     v: &Tensor,
     o: &AttnOptions,
 ) -> Result<Tensor> {
+    // (a broadcast of q, k or v is an expand op of its own, recorded as such)
+    let (q, k, v, scale) = checked(q, k, v, o)?;
+    let mask_grad = o
+        .mask
+        .is_some_and(|m| m.requires_grad() && autograd::is_grad_enabled());
+    let f32s = [&q, &k, &v].iter().all(|t| t.dtype() == DType::F32);
+    if o.dropout_p > 0.0 || mask_grad || !f32s {
+        return composite(&q, &k, &v, o, scale);
+    }
+    if !trace::active() {
+        return fused(&q, &k, &v, o, scale, None).map(|(out, _)| out);
+    }
+    let mut args = vec![&q, &k, &v];
+    args.extend(o.mask);
+    let ir = |_: &Tensor| IrOp::Attention {
+        causal: o.is_causal,
+        scale: o.scale,
+        mask: o.mask.is_some(),
+    };
+    let keep = AttnIr {
+        mask: o.mask.cloned(),
+        scale: o.scale,
+    };
+    record_op(&args, ir, || {
+        fused(&q, &k, &v, o, scale, Some(keep)).map(|(out, _)| out)
+    })
+}
+
+/// q, k, v broadcast to one batch shape (`broadcast_qkv`), the options checked, and the
+/// scale.
+pub fn checked(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+) -> Result<(Tensor, Tensor, Tensor, f64)> {
     let (q, k, v) = broadcast_qkv(q, k, v)?;
     if o.mask.is_some() && o.is_causal {
         return Err(rt(
@@ -240,25 +287,30 @@ pub fn scaled_dot_product_attention(
             ),
         ));
     }
+    let e = q.shape()[q.ndim() - 1];
+    let scale = o.scale.unwrap_or(1.0 / (e.max(1) as f64).sqrt());
+    Ok((q, k, v, scale))
+}
+
+type AttnMask = Option<(Vec<f32>, Vec<usize>)>;
+
+/// The fused kernel's sizes and additive mask for checked q, k, v.
+fn prepared(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+    scale: f64,
+) -> Result<(attention::Dims, AttnMask)> {
     let nd = q.ndim();
     let (l, s, e) = (q.shape()[nd - 2], k.shape()[nd - 2], q.shape()[nd - 1]);
-    let scale = o.scale.unwrap_or(1.0 / (e.max(1) as f64).sqrt());
-    let mask_grad = o
-        .mask
-        .is_some_and(|m| m.requires_grad() && autograd::is_grad_enabled());
-    let f32s = [&q, &k, &v].iter().all(|t| t.dtype() == DType::F32);
-    if o.dropout_p > 0.0 || mask_grad || !f32s {
-        return composite(&q, &k, &v, o, scale);
-    }
-    let batch: Dims = q.shape()[..nd - 2].into();
-    let n: usize = batch.iter().product();
+    let batch = &q.shape()[..nd - 2];
     let mask = match o.mask {
-        Some(m) => Some(additive_mask(m, &batch, l, s)?),
+        Some(m) => Some(additive_mask(m, batch, l, s)?),
         None => None,
     };
-    untraced();
     let d = attention::Dims {
-        n,
+        n: batch.iter().product(),
         l,
         s,
         e,
@@ -266,42 +318,90 @@ pub fn scaled_dot_product_attention(
         scale: scale as f32,
         causal: o.is_causal,
     };
+    Ok((d, mask))
+}
+
+/// The fused attention of checked float32 q, k, v: the output and the rows' logsumexp
+/// `[n, L]`, with its autograd node (`ir`: the capture's operands, when recorded).
+pub fn fused(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+    scale: f64,
+    ir: Option<AttnIr>,
+) -> Result<(Tensor, Tensor)> {
+    let (d, mask) = prepared(q, k, v, o, scale)?;
     let (qv, kv, vv) = (q.to_f32_vec()?, k.to_f32_vec()?, v.to_f32_vec()?);
     let mref = mask.as_ref().map(|(data, off)| Mask {
         data,
         off: off.clone(),
     });
     let (out, lse) = attention::forward(&qv, &kv, &vv, mref.as_ref(), &d)?;
-    let mut oshape = batch.to_vec();
-    oshape.extend([l, d.ev]);
+    let mut oshape = q.shape()[..q.ndim() - 2].to_vec();
+    oshape.extend([d.l, d.ev]);
     let out = Tensor::from_vec(out, &oshape);
-    if autograd::needs_grad(&[&q, &k, &v]) {
+    let lse = Tensor::from_vec(lse, &[d.n, d.l]);
+    if autograd::needs_grad(&[q, k, v]) {
         let node = BackwardOp::Attention {
-            q: Saved::new(&q),
-            k: Saved::new(&k),
-            v: Saved::new(&v),
+            q: Saved::new(q),
+            k: Saved::new(k),
+            v: Saved::new(v),
             mask,
             dims: d,
             out: Saved::new(&out),
-            lse: Tensor::from_vec(lse, &[n, l]),
+            lse: lse.clone(),
+            ir,
         };
-        autograd::record(&out, node, &[&q, &k, &v]);
+        autograd::record(&out, node, &[q, k, v]);
     }
-    Ok(out)
+    Ok((out, lse))
 }
 
-/// The fused attention's gradients (q, k, v) for the rule table.
+/// The fused attention's gradients (q, k, v) for the rule table; in a capture whose
+/// forward was recorded (`ir`), each is recorded as a `GradKernel::Attention` node.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_grads(
     g: &Tensor,
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,
-    mask: &Option<(Vec<f32>, Vec<usize>)>,
+    mask: &AttnMask,
     d: &attention::Dims,
     out: &Tensor,
     lse: &Tensor,
+    ir: Option<&AttnIr>,
 ) -> Result<Vec<Option<Tensor>>> {
+    let grads = trace::paused(|| raw_grads(g, q, k, v, mask, d, out, lse))?;
+    if let (Some(ir), true) = (ir, trace::active()) {
+        let mut args = vec![q, k, v];
+        args.extend(ir.mask.as_ref());
+        args.extend([out, g]);
+        for (part, t) in grads.iter().enumerate() {
+            let kernel = GradKernel::Attention {
+                part,
+                causal: d.causal,
+                scale: ir.scale,
+                mask: ir.mask.is_some(),
+            };
+            trace::record_after(|| IrOp::GradKernel(kernel), &args, t);
+        }
+    }
+    Ok(grads.into_iter().map(Some).collect())
+}
+
+/// dq, dk, dv of the fused attention from its output and rows' logsumexp.
+#[allow(clippy::too_many_arguments)]
+pub fn raw_grads(
+    g: &Tensor,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: &AttnMask,
+    d: &attention::Dims,
+    out: &Tensor,
+    lse: &Tensor,
+) -> Result<Vec<Tensor>> {
     let mref = mask.as_ref().map(|(data, off)| Mask {
         data,
         off: off.clone(),
@@ -317,10 +417,22 @@ pub fn attention_grads(
         &g.to_f32_vec()?,
     )?;
     Ok(vec![
-        Some(Tensor::from_vec(dq, q.shape())),
-        Some(Tensor::from_vec(dk, k.shape())),
-        Some(Tensor::from_vec(dv, v.shape())),
+        Tensor::from_vec(dq, q.shape()),
+        Tensor::from_vec(dk, k.shape()),
+        Tensor::from_vec(dv, v.shape()),
     ])
+}
+
+/// The fused kernel's sizes and mask for a captured call's operands (the executor of
+/// `GradKernel::Attention`).
+pub fn exec_prepared(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &AttnOptions,
+) -> Result<(attention::Dims, AttnMask)> {
+    let (q, k, v, scale) = checked(q, k, v, o)?;
+    prepared(&q, &k, &v, o, scale)
 }
 
 /// q, k, v checked (`[..., L, E]`, `[..., S, E]`, `[..., S, Ev]`) and expanded to one

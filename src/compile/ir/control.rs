@@ -64,6 +64,7 @@ impl IrOp {
             | IrOp::BatchNormRunning { .. }
             | IrOp::LayerNorm { .. }
             | IrOp::GroupNorm { .. }
+            | IrOp::Attention { .. }
             | IrOp::Cat { .. }
             | IrOp::Stack { .. }
             | IrOp::IndexSelect { .. }

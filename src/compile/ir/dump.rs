@@ -162,6 +162,11 @@ fn attrs(op: &IrOp) -> String {
         IrOp::BatchNormRunning { momentum, var } => format!("momentum={momentum}, var={var}"),
         IrOp::LayerNorm { dims, eps, .. } => format!("dims={dims}, eps={eps}"),
         IrOp::GroupNorm { groups, eps, .. } => format!("groups={groups}, eps={eps}"),
+        IrOp::Attention {
+            causal,
+            scale,
+            mask,
+        } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
         IrOp::Out { index } => format!("index={index}"),

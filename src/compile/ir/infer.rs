@@ -193,6 +193,7 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         IrOp::Narrow { dim, start, len } => derive_narrow(first()?, *dim, *start, *len),
         IrOp::Repeat { reps } => derive_repeat(first()?, reps),
         IrOp::Matmul => derive_matmul(&a[0], &a[1]),
+        IrOp::Attention { .. } => derive_attention(a),
         IrOp::Conv2d { params, .. } => derive_conv2d(&a[0], &a[1], params),
         IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
             derive_pool2d(name, first()?, params)
@@ -492,9 +493,36 @@ fn derive_masked_fill(x: &ValueType, mask: &ValueType) -> Result<Derived> {
     full(x.dtype, x.shape.clone())
 }
 
+/// scaled_dot_product_attention of q `[*, L, E]`, k `[*, S, E]`, v `[*, S, Ev]` (one
+/// batch shape, as captured): `[*, L, Ev]`.
+fn derive_attention(a: &[ValueType]) -> Result<Derived> {
+    let (Some(q), Some(k), Some(v)) = (a.first(), a.get(1), a.get(2)) else {
+        return Err(bad("scaled_dot_product_attention: needs q, k and v".into()));
+    };
+    let n = q.shape.len();
+    let ok = n >= 2
+        && k.shape.len() == n
+        && v.shape.len() == n
+        && q.shape[..n - 2] == k.shape[..n - 2]
+        && k.shape[..n - 1] == v.shape[..n - 1]
+        && q.shape[n - 1] == k.shape[n - 1];
+    if !ok {
+        return Err(bad(format!(
+            "scaled_dot_product_attention: q {}, k {}, v {} do not fit",
+            fmt_shape(&q.shape),
+            fmt_shape(&k.shape),
+            fmt_shape(&v.shape)
+        )));
+    }
+    let mut shape = q.shape.clone();
+    shape[n - 1] = v.shape[n - 1];
+    full(float_out(q.dtype), shape)
+}
+
 /// The shape of a gradient kernel's result: its input's (conv2d's weight's).
 fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
     match k {
+        GradKernel::Attention { part, .. } => a[(*part).min(2)].shape.clone(),
         GradKernel::AvgPool2d { in_shape, .. } => Dims::from_slice(in_shape),
         GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
         GradKernel::BatchNorm {

@@ -160,6 +160,11 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
             weight,
             bias,
         } => group_norm(args, *groups, *eps, (*weight, *bias)),
+        IrOp::Attention {
+            causal,
+            scale,
+            mask,
+        } => crate::tensor::attention_memo::forward(args, *causal, *scale, *mask),
         IrOp::MaxPool2d { params } => linalg::max_pool2d(x()?, *params),
         IrOp::AvgPool2d { params } => linalg::avg_pool2d(x()?, *params),
         IrOp::Cat { dim } => views::cat(args, *dim as i64),

@@ -232,6 +232,7 @@ impl Walk<'_> {
             IrOp::IndexGrad { indices, .. } => self.index_grad(node, indices, &args),
             IrOp::Loop(l) => self.loop_node(node, l, &args),
             IrOp::Matmul => self.matmul(&x, &args[1]),
+            IrOp::Attention { .. } => self.attention(node, &args),
             IrOp::Cat { dim } => self.cat(node, &args, *dim),
             IrOp::Stack { dim } => {
                 for a in &args[1..] {
@@ -321,6 +322,17 @@ impl Walk<'_> {
                 }
             }
             GradKernel::AvgPool2d { .. } => self.opaque(node, args),
+            GradKernel::Attention { part, mask, .. } => {
+                let ops = args.get(..3 + usize::from(*mask)).unwrap_or(args);
+                let out = self.attention(node, ops);
+                if let Some(o) = args.get(3 + usize::from(*mask)) {
+                    self.unify_shapes(&out, o);
+                }
+                if let Some(g) = args.last() {
+                    self.unify_shapes(&out, g);
+                }
+                args.get(*part).cloned().unwrap_or_default()
+            }
             GradKernel::BatchNorm { part, .. }
             | GradKernel::LayerNorm { part, .. }
             | GradKernel::GroupNorm { part, .. } => {
@@ -443,6 +455,30 @@ impl Walk<'_> {
         if nb > 1 {
             out.push(b[nb - 1].clone());
         }
+        out
+    }
+
+    /// scaled_dot_product_attention of q `[*, L, E]`, k `[*, S, E]`, v `[*, S, Ev]` (one
+    /// batch shape) and an optional mask broadcasting to `[*, L, S]`: `[*, L, Ev]`, with
+    /// L, S and the batch left symbolic (as matmul's).
+    fn attention(&mut self, node: &Node, args: &[SymShape]) -> SymShape {
+        let (Some(q), Some(k), Some(v)) = (args.first(), args.get(1), args.get(2)) else {
+            return self.opaque(node, args);
+        };
+        let n = q.len();
+        if n < 2 || k.len() != n || v.len() != n {
+            return self.opaque(node, args);
+        }
+        self.unify_shapes(&q[..n - 2], &k[..n - 2]);
+        self.unify_shapes(&k[..n - 1], &v[..n - 1]);
+        self.solver.unify(&q[n - 1], &k[n - 1]);
+        if let Some(m) = args.get(3) {
+            let mut scores = q[..n - 1].to_vec();
+            scores.push(k[n - 2].clone());
+            self.broadcast(m, &scores);
+        }
+        let mut out = q.clone();
+        out[n - 1] = v[n - 1].clone();
         out
     }
 
