@@ -45,7 +45,10 @@ fn promotion_rules() {
     let c = ops::binary(BinaryOp::Lt, &a, &b).unwrap();
     assert_eq!(c.dtype(), DType::Bool);
     let t = from_bool(vec![true, false], &[2]).unwrap();
-    assert_eq!(t.add(&t).unwrap().dtype(), DType::I64);
+    // bool + bool stays bool (an or), as PyTorch's
+    let s = t.add(&t).unwrap();
+    assert_eq!(s.dtype(), DType::Bool);
+    assert_eq!(s.to_vec::<bool>().unwrap(), vec![true, false]);
     assert_eq!(
         ops::binary_scalar(BinaryOp::Mul, &a, Scalar::Int(2), false)
             .unwrap()

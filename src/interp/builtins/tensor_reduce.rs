@@ -51,6 +51,39 @@ fn correction(a: &Args) -> R<f64> {
     })
 }
 
+/// `norm("nuc", dim)`: the sum of the singular values of the matrices over the two
+/// dims `dim` (the last two when empty), as torch.linalg.matrix_norm's "nuc".
+fn nuclear_norm(t: &Tensor, dims: &[i64], keepdim: bool) -> crate::Result<Tensor> {
+    let nd = t.ndim() as i64;
+    let (d0, d1) = match dims {
+        [] => (nd - 2, nd - 1),
+        [a, b] => (a.rem_euclid(nd.max(1)), b.rem_euclid(nd.max(1))),
+        _ => {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::RuntimeError,
+                "linalg.matrix_norm: dim must be a 2-tuple",
+                None,
+            ))
+        }
+    };
+    if nd < 2 {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorKind::RuntimeError,
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+            None,
+        ));
+    }
+    let m = ops::shape_more::movedim(t, &[d0, d1], &[-2, -1])?;
+    let s = crate::tensor::linalg_ops::svdvals(&m)?;
+    // torch's node: the sum over the singular values' dim, SumBackward1
+    let since = crate::autograd::next_node_id();
+    let r = named_dim_form(s.sum(&[-1], false), since, true, "SumBackward1")?;
+    if !keepdim {
+        return Ok(r);
+    }
+    r.unsqueeze(d0.min(d1))?.unsqueeze(d0.max(d1))
+}
+
 pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
     const RED: &[&str] = &["dim", "keepdim"];
     let v = match name {
@@ -121,6 +154,10 @@ pub fn reduce_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                 "log_softmax" => t.log_softmax(d),
                 _ => t.cumsum(d),
             })?
+        }
+        "norm" if matches!(a.get(0, "p"), Some(Value::Str(s)) if &**s == "nuc") => {
+            a.check(3, &["p", "dim", "keepdim"])?;
+            tv(nuclear_norm(t, &a.dims(1)?, a.flag(2, "keepdim", false)?))?
         }
         "norm" => {
             a.check(3, &["p", "dim", "keepdim"])?;
