@@ -8,12 +8,11 @@
 //! sums run in eight accumulators (element k in accumulator k % 8).
 
 use super::conv::{blocks, lock, run_parts, ConvFloat};
-use super::norm::{fold8, row_moments, split};
+use super::norm::{fold8, merge_partials, param_partials, row_moments, split};
 use super::simd;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::storage::alloc_filled;
 use std::ops::Range;
-use std::sync::Mutex;
 
 /// A group-norm input viewed as `[n, c, l]` in `groups` groups (`groups` > 0 divides c).
 #[derive(Debug, Clone, Copy)]
@@ -224,9 +223,7 @@ pub fn gn_backward<T: ConvFloat>(
     let mut dx = alloc_filled(if need.0 { rows * m } else { 0 }, T::ZERO)?;
     let (parts, per) = split(rows, m);
     let params = need.1 || need.2;
-    let partial: Vec<Mutex<Vec<f64>>> = (0..parts)
-        .map(|_| alloc_filled(if params { 2 * g.c } else { 0 }, 0f64).map(Mutex::new))
-        .collect::<Result<_>>()?;
+    let partial = param_partials(parts, if params { g.c } else { 0 })?;
     let dxb = blocks(&mut dx, per * m);
     if rows > 0 && m > 0 {
         run_parts(parts, &|t| {
@@ -249,20 +246,6 @@ pub fn gn_backward<T: ConvFloat>(
         })?;
     }
     drop(dxb);
-    let (mut dw, mut db) = (None, None);
-    if params {
-        let mut sw = alloc_filled(g.c, 0f64)?;
-        let mut sb = alloc_filled(g.c, 0f64)?;
-        for p in partial {
-            let p = p.into_inner().unwrap_or_default();
-            for j in 0..g.c.min(p.len() / 2) {
-                sw[j] += p[j];
-                sb[j] += p[g.c + j];
-            }
-        }
-        let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
-        dw = need.1.then(|| cast(sw));
-        db = need.2.then(|| cast(sb));
-    }
+    let (dw, db) = merge_partials(partial, g.c, (need.1, need.2))?;
     Ok((need.0.then_some(dx), dw, db))
 }

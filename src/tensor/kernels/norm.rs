@@ -457,9 +457,7 @@ pub fn ln_backward<T: ConvFloat>(
     let mut dx = alloc_filled(if need.0 { g.rows * g.m } else { 0 }, T::ZERO)?;
     let (parts, per) = split(g.rows, g.m);
     let params = need.1 || need.2;
-    let partial: Vec<Mutex<Vec<f64>>> = (0..parts)
-        .map(|_| alloc_filled(if params { 2 * g.m } else { 0 }, 0f64).map(Mutex::new))
-        .collect::<Result<_>>()?;
+    let partial = param_partials(parts, if params { g.m } else { 0 })?;
     let ones = match w {
         Some(_) => Vec::new(),
         None => alloc_filled(g.m, T::from_f64(1.0))?,
@@ -487,20 +485,38 @@ pub fn ln_backward<T: ConvFloat>(
         })?;
     }
     drop(dxb);
-    let (mut dw, mut db) = (None, None);
-    if params {
-        let mut sw = alloc_filled(g.m, 0f64)?;
-        let mut sb = alloc_filled(g.m, 0f64)?;
-        for p in partial {
-            let p = p.into_inner().unwrap_or_default();
-            for j in 0..g.m.min(p.len() / 2) {
-                sw[j] += p[j];
-                sb[j] += p[g.m + j];
-            }
-        }
-        let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
-        dw = need.1.then(|| cast(sw));
-        db = need.2.then(|| cast(sb));
-    }
+    let (dw, db) = merge_partials(partial, g.m, (need.1, need.2))?;
     Ok((need.0.then_some(dx), dw, db))
+}
+
+/// Each part's `[2, width]` f64 sums (the weight's, then the bias's), zeros; empty
+/// when `width` is 0 (no parameter gradient wanted).
+pub(super) fn param_partials(parts: usize, width: usize) -> Result<Vec<Mutex<Vec<f64>>>> {
+    (0..parts)
+        .map(|_| alloc_filled(2 * width, 0f64).map(Mutex::new))
+        .collect()
+}
+
+/// The weight and bias gradients (those `need` asks for) from the parts' partial sums,
+/// added in part order.
+#[allow(clippy::type_complexity)]
+pub(super) fn merge_partials<T: ConvFloat>(
+    partial: Vec<Mutex<Vec<f64>>>,
+    width: usize,
+    need: (bool, bool),
+) -> Result<(Option<Vec<T>>, Option<Vec<T>>)> {
+    if !(need.0 || need.1) {
+        return Ok((None, None));
+    }
+    let mut sw = alloc_filled(width, 0f64)?;
+    let mut sb = alloc_filled(width, 0f64)?;
+    for p in partial {
+        let p = p.into_inner().unwrap_or_default();
+        for j in 0..width.min(p.len() / 2) {
+            sw[j] += p[j];
+            sb[j] += p[width + j];
+        }
+    }
+    let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
+    Ok((need.0.then(|| cast(sw)), need.1.then(|| cast(sb))))
 }
