@@ -547,6 +547,18 @@ fn normal(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         ));
     }
     let (mean, std) = (as_t(mean_v, mean_n)?, as_t(std_v, std_n)?);
+    if std_n.is_none() {
+        let negative = std
+            .cast(DType::F64)
+            .and_then(|s| s.read(|s: &[f64]| s.iter().any(|v| *v < 0.0)))
+            .map_err(te)?;
+        if negative {
+            return Err(crate::interp::err(
+                crate::error::ErrorKind::RuntimeError,
+                "normal expects all elements of std >= 0.0",
+            ));
+        }
+    }
     let shape: Vec<usize> = match a.get(2, "size") {
         Some(v) => sizes(&shape_args(std::slice::from_ref(v), "normal")?, "normal")?,
         None if mean_n.is_some() && std_n.is_some() => {
