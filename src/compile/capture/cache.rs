@@ -120,12 +120,12 @@ pub struct GraphEntry {
 }
 
 impl GraphEntry {
-    /// True when the `.grad` of each guarded argument (of `args`, the call's argument
-    /// tensors) is in its state at capture.
-    pub fn arg_grads_hold(&self, args: &[Tensor]) -> bool {
+    /// True when the `.grad` of each guarded argument (`arg(i)`: the call's argument
+    /// tensor in slot i) is in its state at capture.
+    pub fn arg_grads_hold<'a>(&self, arg: impl Fn(usize) -> Option<&'a Tensor>) -> bool {
         self.arg_grads
             .iter()
-            .all(|(i, s)| args.get(*i).map(grad_state).as_ref() == Some(s))
+            .all(|(i, s)| arg(*i).map(grad_state).as_ref() == Some(s))
     }
 
     /// The external inputs' current tensors for a call with argument tensors `args`

@@ -212,10 +212,7 @@ fn grad_flipped(e: &Entry) -> bool {
 /// call (`tensors`: the call's argument tensors) has another gradient state.
 fn arg_grads_hold(e: &Entry, tensors: &[(Tensor, Vec<PathStep>)]) -> bool {
     match &e.kind {
-        EntryKind::Graph(g) if !g.arg_grads.is_empty() => {
-            let args: Vec<Tensor> = tensors.iter().map(|(t, _)| t.clone()).collect();
-            g.arg_grads_hold(&args)
-        }
+        EntryKind::Graph(g) => g.arg_grads_hold(|i| tensors.get(i).map(|(t, _)| t)),
         _ => true,
     }
 }

@@ -8,7 +8,7 @@
 //! sums run in eight accumulators (element k in accumulator k % 8).
 
 use super::conv::{blocks, lock, run_parts, ConvFloat};
-use super::norm::{fold8, merge_partials, param_partials, row_moments, split};
+use super::norm::{fold8, merge_partials, param_partials, row_moments, split, NormGrads};
 use super::simd;
 use crate::error::{ErrorKind, Result};
 use crate::tensor::storage::alloc_filled;
@@ -205,9 +205,6 @@ impl<T: ConvFloat> GnPart<'_, T> {
     }
 }
 
-/// Group norm's `(dx, dw, db)`.
-pub type GnGrads<T> = (Option<Vec<T>>, Option<Vec<T>>, Option<Vec<T>>);
-
 /// Group norm's gradients `(dx, dw, db)`, each only when `need` asks for it: per row
 /// `dy = g * w[channel]`, `dx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat))`; per
 /// channel `dw = sum g * xhat`, `db = sum g`.
@@ -218,7 +215,7 @@ pub fn gn_backward<T: ConvFloat>(
     w: Option<&[T]>,
     stats: (&[T], &[T]),
     need: (bool, bool, bool),
-) -> Result<GnGrads<T>> {
+) -> Result<NormGrads<T>> {
     let (rows, m) = (g.rows(), g.m());
     let mut dx = alloc_filled(if need.0 { rows * m } else { 0 }, T::ZERO)?;
     let (parts, per) = split(rows, m);

@@ -439,8 +439,8 @@ fn dy_sums<T: ConvFloat>(x: &[T], go: &[T], w: &[T], (mu, rs): (T, T)) -> (f64, 
     (fold8(&s1) + t1, fold8(&s2) + t2)
 }
 
-/// Layer norm's `(dx, dw, db)`.
-pub type LnGrads<T> = (Option<Vec<T>>, Option<Vec<T>>, Option<Vec<T>>);
+/// A normalisation's `(dx, dw, db)` (layer norm's, group norm's).
+pub type NormGrads<T> = (Option<Vec<T>>, Option<Vec<T>>, Option<Vec<T>>);
 
 /// Layer norm's gradients `(dx, dw, db)`, each only when `need` asks for it: per row
 /// `dy = g * w` (w: ones when absent), `dx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat))`; `dw = sum g *
@@ -453,7 +453,7 @@ pub fn ln_backward<T: ConvFloat>(
     w: Option<&[T]>,
     stats: (&[T], &[T]),
     need: (bool, bool, bool),
-) -> Result<LnGrads<T>> {
+) -> Result<NormGrads<T>> {
     let mut dx = alloc_filled(if need.0 { g.rows * g.m } else { 0 }, T::ZERO)?;
     let (parts, per) = split(g.rows, g.m);
     let params = need.1 || need.2;
