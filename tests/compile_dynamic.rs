@@ -101,12 +101,14 @@ fn loop_body_follows_the_batch_and_a_broken_tie_raises_eagers_error() {
 
 #[test]
 fn python_size_reads_specialise_instead_of_baking() {
-    // x.shape[0] becomes a Python int: each size is its own version, never a stale one.
+    // x.shape[0] used as a dict key is a Python-level decision: each size is its own
+    // version, never a stale one (zeros_like(x) itself follows the symbolic size).
     let mut e = engine(
-        "@compile(dynamic=True)\ndef f(x):\n    return x * x.shape[0] + zeros_like(x)\n\n\
+        "@compile(dynamic=True)\ndef f(x):\n    \
+         return x * {3: 1.0, 4: 2.0, 5: 3.0}[x.shape[0]] + zeros_like(x)\n\n\
          out = [f(ones(n)).sum().item() for n in [3, 4, 3, 5]]\n",
     );
-    assert_eq!(text(&mut e, "str(out)"), "[9.0, 16.0, 9.0, 25.0]");
+    assert_eq!(text(&mut e, "str(out)"), "[3.0, 8.0, 3.0, 15.0]");
     assert_eq!(stats(&mut e, "f"), [3, 1, 0, 3]);
 }
 

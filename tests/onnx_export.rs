@@ -730,6 +730,25 @@ fn an_axis_that_cannot_stay_dynamic_names_the_node_that_fixes_it() {
 }
 
 #[test]
+fn a_training_mode_dropout_is_refused_and_eval_mode_exports() {
+    let dir = temp_dir("dropout-train");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "import nn\nm = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2))\nexport_onnx(m, (randn(3, 4),), out)\n";
+    let err = e
+        .run_source(src, "dt.dl")
+        .expect_err("a random fill cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(err.message.contains("random fill"), "{}", err.message);
+    assert!(!path.exists(), "no file is written");
+    e.run_source("m.eval()\nexport_onnx(m, (randn(3, 4),), out)\n", "de.dl")
+        .expect("eval mode has no dropout");
+    assert!(path.exists(), "the eval-mode model is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_print_in_the_zoo_dynamic_model_forward_is_refused_with_its_line() {
     let dir = temp_dir("zoo-print");
     let path = dir.join("m.onnx");

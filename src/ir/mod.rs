@@ -21,6 +21,7 @@ pub mod sym;
 
 use crate::optable::{BinaryOp, UnaryOp};
 use crate::source::Span;
+use crate::tensor::creation::Fill;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::kernels::conv::{ConvParams, PoolParams};
 use crate::tensor::linalg_ops::LinalgOp;
@@ -301,6 +302,12 @@ pub enum IrOp {
     MaskedFill {
         value: Scalar,
     },
+    /// A fresh tensor of the arg's shape filled by `fill` as `dtype` (`zeros_like`,
+    /// `rand_like`, dropout's mask); a random fill is an effect (it draws the generator).
+    FillLike {
+        fill: Fill,
+        dtype: DType,
+    },
     /// A gradient computed by its dedicated eager kernel (see `GradKernel`).
     GradKernel(GradKernel),
     /// A torch.linalg matrix function run by its eager kernel (tensor/linalg_ops.rs).
@@ -392,6 +399,12 @@ impl IrOp {
             IrOp::Linalg(l) => l.name(),
             IrOp::OneHot { .. } => "one_hot",
             IrOp::MaskedFill { .. } => "masked_fill",
+            IrOp::FillLike { fill, .. } => match fill {
+                Fill::Value(_) => "full_like",
+                Fill::Uniform { .. } => "uniform_like",
+                Fill::Normal { .. } => "normal_like",
+                Fill::Bernoulli { .. } => "bernoulli_like",
+            },
             IrOp::If(_) => "if",
             IrOp::Loop(_) => "loop",
             IrOp::Out { .. } => "out",
@@ -459,6 +472,7 @@ impl IrOp {
             | IrOp::MaxPool2d { .. }
             | IrOp::AvgPool2d { .. }
             | IrOp::OneHot { .. }
+            | IrOp::FillLike { .. }
             | IrOp::Out { .. } => Some(1),
         }
     }

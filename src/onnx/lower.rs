@@ -11,6 +11,7 @@ use crate::ops::{BinaryOp, UnaryOp};
 use crate::optable::binary::{binary_table, DtypeRule};
 use crate::optable::unary::unary_table;
 use crate::source::SourceMap;
+use crate::tensor::creation::Fill;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::linalg_ops::LinalgOp;
 use std::collections::HashMap;
@@ -234,6 +235,12 @@ impl<'g> Lower<'g> {
             IrOp::Scatter { dim } => self.scatter(n, *dim),
             IrOp::Linalg(LinalgOp::Det) => self.det(n),
             IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
+            IrOp::FillLike { fill: Fill::Value(v), .. } => self.fill_like(n, *v),
+            // its numbers are the generator's: ONNX Runtime's random ops draw others
+            IrOp::FillLike { .. } => Err(unsupported(
+                "a random fill (dropout or rand_like in training mode: call model.eval())",
+                &self.at,
+            )),
             // training-only and backward-only ops: no ONNX form
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }

@@ -7,6 +7,7 @@ use super::builder::{attr_i, attr_ints, attr_s, dims_i64};
 use super::lower::Lower;
 use crate::compile::ir::Node;
 use crate::error::Result;
+use crate::tensor::dtype::Scalar;
 
 impl Lower<'_> {
     /// `Reshape(x)` to the shape of the node being lowered (`shape` when static).
@@ -117,6 +118,14 @@ impl Lower<'_> {
     pub fn det(&mut self, n: &Node) -> Result<String> {
         let a = self.arg(n, 0)?;
         Ok(self.b.op("Det", &[&a.name], vec![]))
+    }
+
+    /// `full_like(x, v)`: the value expanded to x's runtime shape.
+    pub fn fill_like(&mut self, n: &Node, v: Scalar) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let shape = self.b.op("Shape", &[&a.name], vec![]);
+        let value = self.b.const_scalar(v, n.dtype);
+        Ok(self.b.op("Expand", &[&value, &shape], vec![]))
     }
 
     pub fn one_hot(&mut self, n: &Node, classes: usize) -> Result<String> {

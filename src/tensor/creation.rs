@@ -8,7 +8,7 @@ use super::shape::numel;
 use super::storage::{alloc_filled, collect_vec, Buffer};
 use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
-use crate::ir::record_op::record_const;
+use crate::ir::record_op::{record_const, record_op};
 
 /// A tensor of `shape` filled with `value` converted to `dtype`.
 pub fn full(shape: &[usize], value: Scalar, dtype: Option<DType>) -> Result<Tensor> {
@@ -29,6 +29,45 @@ pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
 
 pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
     full(shape, Scalar::Int(1), Some(dtype))
+}
+
+/// What `fill_like` writes: a value, or draws of the seeded generator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fill {
+    Value(Scalar),
+    Uniform { from: f64, to: f64 },
+    Normal { mean: f64, std: f64 },
+    Bernoulli { p: f64 },
+}
+
+impl Fill {
+    /// True when the fill draws from the generator (an effect: its place in the order of
+    /// draws decides its numbers).
+    pub fn is_random(self) -> bool {
+        !matches!(self, Fill::Value(_))
+    }
+}
+
+/// A fresh tensor of `like`'s shape filled by `fill` as `dtype` (`zeros_like`,
+/// `full_like`, `rand_like`, `randn_like` and the in-place random fills): captured as one
+/// node reading `like`, so its shape follows `like`'s symbolic sizes; a random fill draws
+/// the seeded generator as the eager call does, in program order.
+pub fn fill_like(like: &Tensor, fill: Fill, dtype: DType) -> Result<Tensor> {
+    record_op(
+        &[like],
+        |_| crate::ir::IrOp::FillLike { fill, dtype },
+        // paused: the draws are this node's own (no graph break)
+        || crate::ir::record::paused(|| filled(like.shape(), fill, dtype)),
+    )
+}
+
+fn filled(shape: &[usize], fill: Fill, dtype: DType) -> Result<Tensor> {
+    match fill {
+        Fill::Value(v) => full_eager(shape, v, Some(dtype)),
+        Fill::Uniform { from, to } => uniform(shape, dtype, from, to),
+        Fill::Normal { mean, std } => normal(shape, dtype, mean, std),
+        Fill::Bernoulli { p } => bernoulli(shape, p, dtype),
+    }
 }
 
 /// `empty`: zero-filled (uninitialised memory is never exposed).

@@ -192,10 +192,12 @@ impl Tensor {
             let _inner = trace::scope();
             self.index_put_scalar_(&[], s)?;
         }
-        if trace::active() {
-            let value = super::creation::full(self.shape(), s, Some(self.dtype()))?;
-            trace::record_inplace(IrOp::Const(value), &[], self, "fill_");
-        }
+        // the value of this tensor's (possibly symbolic) shape
+        let op = IrOp::FillLike {
+            fill: super::creation::Fill::Value(s),
+            dtype: self.dtype(),
+        };
+        trace::record_inplace(op, &[self], self, "fill_");
         Ok(())
     }
 

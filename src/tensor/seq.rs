@@ -16,6 +16,7 @@ use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
 use crate::ir::record_op::record_op;
 use crate::ir::{GradKernel, IrOp};
+use crate::optable::{BinaryOp, UnaryOp};
 
 fn rt(msg: String) -> crate::error::Error {
     err(ErrorKind::RuntimeError, msg)
@@ -538,51 +539,49 @@ fn additive_mask(
 }
 
 /// The unfused attention (dropout, a mask that needs a gradient, float64): PyTorch's
-/// math, with fully masked rows giving zeros as PyTorch's safe softmax.
+/// math, with fully masked rows giving zeros as PyTorch's safe softmax. Tensor ops only
+/// (no data read), so `@compile` captures it, the dropout mask as a random fill node.
 fn composite(q: &Tensor, k: &Tensor, v: &Tensor, o: &AttnOptions, scale: f64) -> Result<Tensor> {
-    let nd = q.ndim();
-    let (l, s) = (q.shape()[nd - 2], k.shape()[nd - 2]);
     let neg_inf = Scalar::Float(f64::NEG_INFINITY);
     let mut scores = linalg::matmul(q, &k.transpose(-2, -1)?)?.mul_s(scale)?;
     if o.is_causal {
-        let above: Vec<bool> = (0..l * s).map(|i| i % s > i / s).collect();
-        scores = scores.masked_fill(&creation::from_bool(above, &[l, s])?, neg_inf)?;
+        scores = scores.masked_fill(&above_diagonal(&scores)?, neg_inf)?;
     }
     if let Some(m) = o.mask {
         scores = if m.dtype() == DType::Bool {
-            let dropped: Vec<bool> = m.to_vec::<bool>()?.iter().map(|keep| !keep).collect();
-            scores.masked_fill(&creation::from_bool(dropped, m.shape())?, neg_inf)?
+            scores.masked_fill(&m.un(UnaryOp::Not)?, neg_inf)?
         } else {
             scores.add(&m.cast(scores.dtype())?)?
         };
     }
     let (row_max, _) = scores.extreme_dim(-1, true, false)?;
-    let dead: Vec<bool> = row_max
-        .to_f32_vec()?
-        .iter()
-        .map(|&x| x == f32::NEG_INFINITY)
-        .collect();
-    let dead = creation::from_bool(dead, row_max.shape())?;
+    let dead = row_max.cmp_s(BinaryOp::Eq, f64::NEG_INFINITY)?;
     let scores = scores.masked_fill(&dead, Scalar::Float(0.0))?;
     let mut p = scores.softmax(-1)?.masked_fill(&dead, Scalar::Float(0.0))?;
     if o.dropout_p > 0.0 {
         let kept = if o.dropout_p < 1.0 {
-            1.0 / (1.0 - o.dropout_p) as f32
+            1.0 / (1.0 - o.dropout_p)
         } else {
             0.0
         };
-        let keep: Vec<f32> = creation::rand(p.shape(), DType::F32)?
-            .to_f32_vec()?
-            .iter()
-            .map(|&r| {
-                if f64::from(r) >= o.dropout_p {
-                    kept
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        p = p.mul(&creation::from_f32(keep, p.shape())?)?;
+        let uniform = creation::Fill::Uniform { from: 0.0, to: 1.0 };
+        let keep = creation::fill_like(&p, uniform, DType::F32)?
+            .cmp_s(BinaryOp::Ge, o.dropout_p)?
+            .cast(DType::F32)?
+            .mul_s(kept)?;
+        p = p.mul(&keep)?;
     }
     linalg::matmul(&p, v)
+}
+
+/// The causal mask of `scores`' last two dims (key j > query i), following symbolic
+/// sizes in a capture that has them (else a constant).
+fn above_diagonal(scores: &Tensor) -> Result<Tensor> {
+    if let Some(off) = creation::symbolic_diagonal_offsets(scores)? {
+        return off.cmp_s(BinaryOp::Gt, 0.0);
+    }
+    let nd = scores.ndim();
+    let (l, s) = (scores.shape()[nd - 2], scores.shape()[nd - 1]);
+    let above: Vec<bool> = (0..l * s).map(|i| i % s > i / s).collect();
+    crate::ir::record_op::record_const(|| creation::from_bool(above, &[l, s]))
 }

@@ -180,9 +180,10 @@ pub fn localize(g: &GraphEntry, inputs: &[Tensor], sources: &SourceMap) -> Strin
             .iter()
             .map(|a| refs.get(a.index()).cloned().flatten())
             .collect();
-        // Control nodes and their results have no eager evaluation of their own: the
-        // compiled values stand for them.
+        // Control nodes and their results have no eager evaluation of their own, and a
+        // random fill would draw other numbers: the compiled values stand for them.
         let reference = args
+            .filter(|_| !node.op.has_effect())
             .and_then(|a| exec::eval(node, &a, inputs).ok())
             .or_else(|| compiled.clone());
         if let (Some(c), Some(r)) = (&compiled, &reference) {

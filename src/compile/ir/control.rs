@@ -18,11 +18,13 @@ use crate::compile::ir::{Graph, IrOp};
 pub use crate::ir::control::{Branch, LoopSpec, PrintPiece, PrintSpec, TripCount};
 
 impl IrOp {
-    /// True when running the node has an effect besides its value (a print, directly or
-    /// in a region): never removed, merged or moved across another effect.
+    /// True when running the node has an effect besides its value (a print or a random
+    /// draw, directly or in a region): never removed, merged or moved across another effect.
     pub fn has_effect(&self) -> bool {
         match self {
             IrOp::Print(_) => true,
+            // a draw advances the generator: never merged, dropped or reordered
+            IrOp::FillLike { fill, .. } => fill.is_random(),
             IrOp::If(_) | IrOp::Loop(_) => regions(self).iter().any(|(_, g)| has_effect(g)),
             // pure: listed one by one so that a new op must say whether it has an effect
             // (CSE and DCE would merge or drop an effectful op silently)

@@ -5,6 +5,7 @@ use crate::compile::ir::control::{regions, LoopSpec, PrintPiece, PrintSpec, Trip
 use crate::compile::ir::{Graph, InputKind, IrIndex, IrOp, Node, NodeId, PathStep};
 use crate::compile::sym::shape_text;
 use crate::source::SourceMap;
+use crate::tensor::creation::Fill;
 use crate::tensor::dtype::{DType, Scalar};
 use crate::tensor::linalg_ops::LinalgOp;
 use std::fmt::Write;
@@ -41,6 +42,16 @@ fn scalar_text(s: Scalar) -> String {
         Scalar::Int(i) => i.to_string(),
         Scalar::Float(f) => format!("{f:?}"),
     }
+}
+
+fn fill_attrs(fill: Fill, dtype: DType) -> String {
+    let what = match fill {
+        Fill::Value(v) => format!("value={}", scalar_text(v)),
+        Fill::Uniform { from, to } => format!("from={from:?}, to={to:?}"),
+        Fill::Normal { mean, std } => format!("mean={mean:?}, std={std:?}"),
+        Fill::Bernoulli { p } => format!("p={p:?}"),
+    };
+    format!("{what}, dtype={}", dtype.name())
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -169,6 +180,7 @@ fn attrs(op: &IrOp) -> String {
         } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
+        IrOp::FillLike { fill, dtype } => fill_attrs(*fill, *dtype),
         IrOp::Out { index } => format!("index={index}"),
         IrOp::Loop(l) => loop_attrs(l),
         // attributes shown by the op's name or args, or none

@@ -213,6 +213,7 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         }
         IrOp::OneHot { num_classes } => derive_one_hot(first()?, *num_classes),
         IrOp::MaskedFill { .. } => derive_masked_fill(&a[0], &a[1]),
+        IrOp::FillLike { dtype, .. } => full(*dtype, first()?.shape.clone()),
         IrOp::Index { indices } => derive_index(first()?, indices, a),
         IrOp::IndexGrad { shape, .. } => full(first()?.dtype, shape.clone()),
         IrOp::GradKernel(GradKernel::MeanScale { .. }) => same(|d| d),

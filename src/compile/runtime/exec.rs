@@ -176,6 +176,7 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
         IrOp::Linalg(op) => linalg_ops::run(*op, &args.iter().collect::<Vec<_>>()),
         IrOp::OneHot { num_classes } => one_hot(x()?, *num_classes as i64),
         IrOp::MaskedFill { value } => x()?.masked_fill(y()?, *value),
+        IrOp::FillLike { fill, dtype } => crate::tensor::creation::fill_like(x()?, *fill, *dtype),
         IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),
         // control nodes run in run_control.rs (their regions need the whole runtime)
         IrOp::If(_) | IrOp::Loop(_) | IrOp::Out { .. } | IrOp::Print(_) => {

@@ -187,6 +187,7 @@ impl Walk<'_> {
             | IrOp::LogSoftmax { .. }
             | IrOp::Cumsum { .. }
             | IrOp::BatchNormRunning { .. }
+            | IrOp::FillLike { .. }
             | IrOp::ScatterAdd { .. }
             | IrOp::Scatter { .. } => x,
             IrOp::BatchNorm { .. } | IrOp::LayerNorm { .. } | IrOp::GroupNorm { .. } => {

@@ -47,6 +47,8 @@ pub fn with_generator<T>(generator: Option<&Value>, fname: &str, f: impl FnOnce(
         Some(Value::Float(x)) => Some(x),
         _ => None,
     };
+    // the generator's state lives in a Python object: a compiled graph cannot draw it
+    crate::ir::record::graph_break(crate::ir::record::BreakReason::Random("a torch.Generator"));
     let own = random::save_rng();
     random::restore_rng(Rng::from_parts(engine, normal));
     let out = f();

@@ -8,6 +8,7 @@ use super::tensor::{
 };
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{type_err, value_err, Interp, R};
+use crate::tensor::creation::Fill;
 use crate::tensor::dtype::default_float;
 use crate::tensor::{creation, random, DType, Scalar, Tensor};
 
@@ -260,12 +261,9 @@ fn randint(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     finish(t, &a)
 }
 
-fn like(
-    fname: &str,
-    args: &[Value],
-    kw: Kw,
-    f: impl FnOnce(&[usize], DType, &Args) -> R<Tensor>,
-) -> R<Value> {
+/// The `*_like` creations: a fill of the input's shape (captured as one node following
+/// its symbolic sizes, so no size is read by Python).
+fn like(fname: &str, args: &[Value], kw: Kw, fill: impl FnOnce(&Args) -> R<Fill>) -> R<Value> {
     let a = Args::new(fname, args, kw);
     a.check(
         2,
@@ -279,38 +277,39 @@ fn like(
         ],
     )?;
     let t = a.tensor(0, "input")?;
-    crate::compile::capture::trace::note_size_read(&t, None);
     let dt = a.dtype(usize::MAX)?.unwrap_or(t.dtype());
-    let out = super::generator::with_generator(a.kw("generator"), fname, || f(t.shape(), dt, &a))?;
+    let fill = fill(&a)?;
+    let out = super::generator::with_generator(a.kw("generator"), fname, || {
+        creation::fill_like(&t, fill, dt).map_err(te)
+    })?;
     finish(out, &a)
 }
 
 fn zeros_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    like("zeros_like", args, kw, |s, d, _| {
-        creation::zeros(s, d).map_err(te)
-    })
+    like("zeros_like", args, kw, |_| Ok(Fill::Value(Scalar::Int(0))))
 }
 
 fn ones_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    like("ones_like", args, kw, |s, d, _| {
-        creation::ones(s, d).map_err(te)
-    })
+    like("ones_like", args, kw, |_| Ok(Fill::Value(Scalar::Int(1))))
 }
 
 fn rand_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    like("rand_like", args, kw, |s, d, _| {
-        creation::rand(s, d).map_err(te)
+    like("rand_like", args, kw, |_| {
+        Ok(Fill::Uniform { from: 0.0, to: 1.0 })
     })
 }
 
 fn randn_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    like("randn_like", args, kw, |s, d, _| {
-        creation::randn(s, d).map_err(te)
+    like("randn_like", args, kw, |_| {
+        Ok(Fill::Normal {
+            mean: 0.0,
+            std: 1.0,
+        })
     })
 }
 
 fn full_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
-    like("full_like", args, kw, |s, d, a| {
+    like("full_like", args, kw, |a| {
         let v = a.required(1, "fill_value")?;
         let x = scalar_of(v).ok_or_else(|| {
             type_err(format!(
@@ -318,7 +317,7 @@ fn full_like(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
                 v.type_name()
             ))
         })?;
-        creation::full(s, x, Some(d)).map_err(te)
+        Ok(Fill::Value(x))
     })
 }
 

@@ -119,7 +119,7 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
             inplace_result(t, name, out.cast(t.dtype()).map_err(te)?)?
         }
         "uniform_" | "normal_" | "bernoulli_" => {
-            use crate::tensor::creation;
+            use crate::tensor::creation::{self, Fill};
             let shape = t.shape().to_vec();
             let fdt = crate::tensor::dtype::float_for(t.dtype());
             let out = match name {
@@ -133,13 +133,13 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                             format!("uniform_ expects to return a [from, to) range, but found from={lo} > to={hi}"),
                         ));
                     }
-                    creation::uniform(&shape, fdt, lo, hi)
+                    creation::fill_like(t, Fill::Uniform { from: lo, to: hi }, fdt)
                 }
                 "normal_" => {
                     a.check(2, &["mean", "std", "generator"])?;
                     let m = a.float(0, "mean")?.unwrap_or(0.0);
                     let s = a.float(1, "std")?.unwrap_or(1.0);
-                    creation::normal(&shape, fdt, m, s)
+                    creation::fill_like(t, Fill::Normal { mean: m, std: s }, fdt)
                 }
                 _ => {
                     a.check(1, &["p", "generator"])?;
@@ -147,7 +147,10 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
                         Some(Value::Tensor(p)) => p
                             .expand(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
                             .and_then(|p| creation::bernoulli_each(&p)),
-                        _ => creation::bernoulli(&shape, a.float(0, "p")?.unwrap_or(0.5), fdt),
+                        _ => {
+                            let p = a.float(0, "p")?.unwrap_or(0.5);
+                            creation::fill_like(t, Fill::Bernoulli { p }, fdt)
+                        }
                     }
                 }
             }

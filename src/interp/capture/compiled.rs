@@ -177,14 +177,19 @@ impl Interp {
             // The inputs as they are now (eager may update them in place), for `localize`.
             let before: crate::Result<Vec<_>> =
                 inputs.iter().map(|t| t.contiguous_copy()).collect();
-            g.compiled
+            // eager then draws the same random numbers as the compiled run
+            let rng = crate::tensor::random::save_rng();
+            let ran = g
+                .compiled
                 .run(&inputs, &exec::eval, &mut String::new())
                 .and_then(|o| o.iter().map(|t| t.contiguous_copy()).collect())
                 .and_then(|o: Vec<_>| {
                     let mut ret = Vec::new();
                     tensors_of(&build_output(&g.output, &o, consts), &mut ret);
                     Ok((o, ret, before?))
-                })
+                });
+            crate::tensor::random::restore_rng(rng);
+            ran
         };
         let eager = self.call_value(&cf.func, args, kw)?;
         let (outs, compiled, before) = ran.map_err(crate::interp::repr::fmt_err)?;
