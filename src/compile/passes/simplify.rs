@@ -6,6 +6,10 @@
 //! Chains of reshapes, order-keeping permutes and count-keeping expands collapse into
 //! one reshape, or none when the shape ends up unchanged ([`relabel`]).
 //!
+//! A fill of another fill's shape reads the first fill's own shape source, so a fill made
+//! only for its shape (`empty_like(x).bernoulli_(p)`: dropout's mask) is left unread
+//! and dead-code elimination drops it.
+//!
 //! And the GELU-tanh rewrites of [`gelu`]: `0.5*x*(1+tanh(u))` -> the `GeluTanh` op when
 //! `u` is GELU's own argument, else `x*sigmoid(2u)`.
 
@@ -56,11 +60,23 @@ fn identity(rb: &Rebuild, n: &Node) -> Result<Option<NodeId>> {
     Ok(hit.then_some(x))
 }
 
+/// `n`, reading the shape source of its arg when both are fills (`FillLike` reads only
+/// its arg's shape, and a fill has its own arg's shape).
+fn shape_source(rb: &Rebuild, mut n: Node) -> Result<Node> {
+    if let (IrOp::FillLike { .. }, Some(&a)) = (&n.op, n.args.first()) {
+        let an = rb.node(a)?;
+        if let (IrOp::FillLike { .. }, Some(&src)) = (&an.op, an.args.first()) {
+            n.args[0] = src;
+        }
+    }
+    Ok(n)
+}
+
 /// Applies the identities, the relabel collapse and the GELU rewrite to every node.
 pub fn simplify(g: Graph) -> Result<Graph> {
     let mut rb = Rebuild::new(&g);
     for node in &g.nodes {
-        let n = rb.remapped(node)?;
+        let n = shape_source(&rb, rb.remapped(node)?)?;
         let id = match identity(&rb, &n)? {
             Some(same) => same,
             None => match relabel::rewrite(&mut rb, &n)? {
