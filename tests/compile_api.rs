@@ -291,3 +291,19 @@ fn singular_matrix_in_a_replayed_graph_raises_eagers_error() {
     ));
     assert_eq!(stats(&mut e, "f"), [1, 1, 1, 1]);
 }
+
+#[test]
+fn dropout_graph_draws_one_mask_of_the_input_shape() {
+    // F.dropout's `empty_like(x).bernoulli_(1 - p)`: the zero buffer made only for its
+    // shape is dropped (the mask reads x's shape); the draw stays.
+    let mut e = engine(
+        "import nn\n@compile\ndef f(x):\n    return nn.functional.dropout(x, 0.25)\n\n\
+         g = graph(f, ones(3, 2))\n",
+    );
+    let g = text(&mut e, "g");
+    assert!(
+        g.contains("bernoulli_like(%0, p=0.75, dtype=float32)"),
+        "{g}"
+    );
+    assert!(!g.contains("full_like"), "{g}");
+}
