@@ -206,6 +206,7 @@ const MODELS: &[Expect] = &[
             "MatMul",
             "Gather",
             "Slice",
+            "TopK",
         ],
     },
 ];

@@ -298,6 +298,13 @@ pub enum IrOp {
     OneHot {
         num_classes: usize,
     },
+    /// The int64 positions that sort the arg along `dim` (stable; `k`: only the first
+    /// k, `topk`'s), tensor/sorting.rs `sorted_positions`.
+    SortIndices {
+        dim: usize,
+        descending: bool,
+        k: Option<usize>,
+    },
     MaskedFill {
         value: Scalar,
     },
@@ -391,6 +398,7 @@ impl IrOp {
             IrOp::Scatter { .. } => "scatter",
             IrOp::Linalg(l) => l.name(),
             IrOp::OneHot { .. } => "one_hot",
+            IrOp::SortIndices { .. } => "sort",
             IrOp::MaskedFill { .. } => "masked_fill",
             IrOp::If(_) => "if",
             IrOp::Loop(_) => "loop",
@@ -459,6 +467,7 @@ impl IrOp {
             | IrOp::MaxPool2d { .. }
             | IrOp::AvgPool2d { .. }
             | IrOp::OneHot { .. }
+            | IrOp::SortIndices { .. }
             | IrOp::Out { .. } => Some(1),
         }
     }

@@ -234,6 +234,7 @@ impl<'g> Lower<'g> {
             IrOp::Scatter { dim } => self.scatter(n, *dim),
             IrOp::Linalg(LinalgOp::Det) => self.det(n),
             IrOp::OneHot { num_classes } => self.one_hot(n, *num_classes),
+            IrOp::SortIndices { dim, descending, k } => self.sort_indices(n, *dim, *descending, *k),
             // training-only and backward-only ops: no ONNX form
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }

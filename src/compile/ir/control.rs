@@ -73,6 +73,7 @@ impl IrOp {
             | IrOp::Scatter { .. }
             | IrOp::Linalg(_)
             | IrOp::OneHot { .. }
+            | IrOp::SortIndices { .. }
             | IrOp::MaskedFill { .. }
             | IrOp::GradKernel(_)
             | IrOp::Out { .. } => false,
