@@ -190,6 +190,25 @@ const MODELS: &[Expect] = &[
         params: &[],
         ops: &["Det", "ScatterElements"],
     },
+    // the composites named by the call (call_nodes.rs), through their primitives
+    Expect {
+        script: "composites",
+        inputs: &["x", "y", "m", "b"],
+        outputs: &["output0", "output1"],
+        params: &["W"],
+        ops: &[
+            "Atan",
+            "Floor",
+            "ReduceMax",
+            "ReduceMin",
+            "ReduceL2",
+            "ScatterElements",
+            "MatMul",
+            "Gather",
+            "Slice",
+            "TopK",
+        ],
+    },
 ];
 
 fn check_structure(x: &Expect, m: &ModelProto) {

@@ -332,6 +332,11 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
     ("Clamp", "A.clamp(0.2, 0.6)"),
     ("Where", "where(A > 0.5, A, A * 3.0)"),
     ("Clone", "A.clone()"),
+    // float <-> float `.to(dtype)` (ToCopyBackward0): compiled kernels run float64
+    (
+        "Cast",
+        "A.double().float() * K + A.to(float64).sum().float() + (A * 2.0).to(float64).exp().float()",
+    ),
     ("Sum", "A.sum(0) + A.mean(1).sum()"),
     ("Mean", "A.mean(0) * K[0]"),
     ("ExtremeDim", "A.max(1)[0].sum() + A.min(0)[0].sum()"),
@@ -389,9 +394,6 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
 /// with the reason. The compiled-function, loop and `if` nodes are captured regions
 /// themselves (a compiled call inside a capture is inlined).
 const NOT_CAPTURED: &[(&str, &str)] = &[
-    // float-to-float `.to(dtype)` always involves float64, which compiled kernels do not
-    // run yet (a capture falls back to eager on the float64 tensor).
-    ("Cast", "a float64 tensor in a compiled step"),
     ("AsStrided", "a view read after an in-place op on its base"),
     (
         "CopySlices",

@@ -135,7 +135,7 @@ fn linalg(l: &LinalgGrad) -> GradFnName {
     GradFnName::Fixed(match l {
         LinalgGrad::Inv(_) => "LinalgInvExBackward0",
         LinalgGrad::Det(_) => "LinalgDetBackward0",
-        LinalgGrad::LogAbsDet(_) => "LinalgSlogdetBackward0",
+        LinalgGrad::LogAbsDet(_) | LinalgGrad::SlogdetSign => "LinalgSlogdetBackward0",
         LinalgGrad::Solve { .. } => "LinalgSolveExBackward0",
         LinalgGrad::Cholesky { .. } => "LinalgCholeskyExBackward0",
         LinalgGrad::Qr(..) => "LinalgQrBackward0",

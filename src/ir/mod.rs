@@ -299,6 +299,13 @@ pub enum IrOp {
     OneHot {
         num_classes: usize,
     },
+    /// The int64 positions that sort the arg along `dim` (stable; `k`: only the first
+    /// k, `topk`'s), tensor/sorting.rs `sorted_positions`.
+    SortIndices {
+        dim: usize,
+        descending: bool,
+        k: Option<usize>,
+    },
     MaskedFill {
         value: Scalar,
     },
@@ -398,6 +405,7 @@ impl IrOp {
             IrOp::Scatter { .. } => "scatter",
             IrOp::Linalg(l) => l.name(),
             IrOp::OneHot { .. } => "one_hot",
+            IrOp::SortIndices { .. } => "sort",
             IrOp::MaskedFill { .. } => "masked_fill",
             IrOp::FillLike { fill, .. } => match fill {
                 Fill::Value(_) => "full_like",
@@ -473,6 +481,7 @@ impl IrOp {
             | IrOp::AvgPool2d { .. }
             | IrOp::OneHot { .. }
             | IrOp::FillLike { .. }
+            | IrOp::SortIndices { .. }
             | IrOp::Out { .. } => Some(1),
         }
     }

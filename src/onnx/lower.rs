@@ -241,6 +241,7 @@ impl<'g> Lower<'g> {
                 "a random fill (dropout or rand_like in training mode: call model.eval())",
                 &self.at,
             )),
+            IrOp::SortIndices { dim, descending, k } => self.sort_indices(n, *dim, *descending, *k),
             // training-only and backward-only ops: no ONNX form
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }

@@ -128,6 +128,35 @@ impl Lower<'_> {
         Ok(self.b.op("Expand", &[&value, &shape], vec![]))
     }
 
+    /// `sort`/`topk` positions: TopK's indices (sorted; ONNX puts the lower index first
+    /// among equal elements, the stable order), k the dim's size for a whole sort.
+    pub fn sort_indices(
+        &mut self,
+        n: &Node,
+        dim: usize,
+        descending: bool,
+        k: Option<usize>,
+    ) -> Result<String> {
+        let a = self.arg(n, 0)?;
+        let k = match k {
+            Some(k) => self.b.const_i64(&[k as i64], false),
+            None => {
+                let shape = self.b.op("Shape", &[&a.name], vec![]);
+                let at = self.b.const_i64(&[dim as i64], false);
+                self.b.op("Gather", &[&shape, &at], vec![])
+            }
+        };
+        let attrs = vec![
+            attr_i("axis", dim as i64),
+            attr_i("largest", i64::from(descending)),
+            attr_i("sorted", 1),
+        ];
+        let (values, indices) = (self.b.fresh("TopK"), self.b.fresh("TopK"));
+        self.b
+            .op_outs("TopK", &[&a.name, &k], attrs, vec![values, indices.clone()]);
+        Ok(indices)
+    }
+
     pub fn one_hot(&mut self, n: &Node, classes: usize) -> Result<String> {
         let a = self.arg(n, 0)?;
         let depth = self.b.const_i64(&[classes as i64], true);

@@ -262,12 +262,14 @@ pub fn cofactor(a: &Tensor) -> Result<Tensor> {
     s.write_mats(&outs, n, n)
 }
 
-/// `slogdet(A)`: `(sign, logabsdet)`; the gradient flows through `logabsdet`.
+/// `slogdet(A)`: `(sign, logabsdet)`; the gradient flows through `logabsdet` (the
+/// sign's node, LinalgSlogdetBackward0 as torch's, sends none).
 pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     let (pairs, batch) = slogdets("linalg.slogdet", a)?;
     let (signs, logs): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
     let sign = from_f64_as(signs, &batch, a.dtype())?;
     let logabs = from_f64_as(logs, &batch, a.dtype())?;
+    record(&sign, || LinalgGrad::SlogdetSign, &[a]);
     record(&logabs, || LinalgGrad::LogAbsDet(Saved::new(a)), &[a]);
     Ok((sign, logabs))
 }

@@ -45,6 +45,9 @@ pub enum LinalgGrad {
     Det(Saved),
     /// The `logabsdet` of `slogdet(A)`: A.
     LogAbsDet(Saved),
+    /// The `sign` of `slogdet(A)`: piecewise constant, so no gradient reaches A (as
+    /// PyTorch's, whose sign shares the node and needs grad, but sends A nothing).
+    SlogdetSign,
     /// `solve(A, B)` (same batch shape, B a matrix): A and the solution X.
     Solve {
         a: Saved,
@@ -155,6 +158,7 @@ impl LinalgGrad {
             // g * det(A) * A^-T, through the cofactor matrix (also at a singular A).
             LinalgGrad::Det(a) => vec![Some(lift2(g)?.mul(&cofactor(&a.get()?)?)?)],
             LinalgGrad::LogAbsDet(a) => vec![Some(lift2(g)?.mul(&t(&inv(&a.get()?)?)?)?)],
+            LinalgGrad::SlogdetSign => vec![None],
             LinalgGrad::Solve { a, out } => {
                 let gb = solve(&t(&a.get()?)?.contiguous()?, g)?;
                 let ga = matmul(&gb, &t(&out.get()?)?)?.neg()?;

@@ -2,7 +2,8 @@
 //! (`sort argsort topk kthvalue median mode`), `unique`, `searchsorted`/`bucketize`,
 //! `bincount`, `histc`, `nonzero` and `multinomial`. Values that need a gradient are
 //! gathered from these indices by differentiable ops (ops/more.rs). Inside a `@compile`
-//! capture each of them is a graph break (their results depend on the data).
+//! capture the sort permutation is a graph op (`IrOp::SortIndices`: its shape follows
+//! the input's); the others are a graph break (their sizes depend on the data).
 
 use super::dtype::{with_elem, DType};
 use super::random::with_rng;
@@ -13,6 +14,8 @@ use super::{err, Tensor};
 use crate::error::{ErrorKind, Result};
 use crate::ir::breaks::BreakReason;
 use crate::ir::record as trace;
+use crate::ir::record_op::record_op;
+use crate::ir::IrOp;
 use std::cmp::Ordering;
 
 /// PyTorch's sort order: NaN is larger than every number; -0.0 equals 0.0.
@@ -43,11 +46,28 @@ pub fn topk_indices(x: &Tensor, dim: i64, k: usize, largest: bool) -> Result<Ten
 }
 
 fn first_indices(x: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result<Tensor> {
-    host("sort");
     if x.ndim() == 0 {
+        host("sort");
         return Ok(Tensor::from_vec(vec![0i64], &[]));
     }
     let d = norm_dim("sort", dim, x.ndim())?;
+    let k = k.map(|k| k.min(x.shape()[d]));
+    let ir = |_: &Tensor| IrOp::SortIndices {
+        dim: d,
+        descending,
+        k,
+    };
+    record_op(&[x], ir, || sorted_positions(x, d, descending, k))
+}
+
+/// The first `k` (all for None) positions of `x` sorted along dim `d` (of a tensor with
+/// dims): `sort_indices`' kernel and the executor's of `IrOp::SortIndices`.
+pub fn sorted_positions(
+    x: &Tensor,
+    d: usize,
+    descending: bool,
+    k: Option<usize>,
+) -> Result<Tensor> {
     let nd = x.ndim();
     let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != d as i64).collect();
     perm.push(d as i64);

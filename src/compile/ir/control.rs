@@ -75,6 +75,7 @@ impl IrOp {
             | IrOp::Scatter { .. }
             | IrOp::Linalg(_)
             | IrOp::OneHot { .. }
+            | IrOp::SortIndices { .. }
             | IrOp::MaskedFill { .. }
             | IrOp::GradKernel(_)
             | IrOp::Out { .. } => false,

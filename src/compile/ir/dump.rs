@@ -179,6 +179,9 @@ fn attrs(op: &IrOp) -> String {
             mask,
         } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
+        IrOp::SortIndices { dim, descending, k } => {
+            format!("dim={dim}, descending={descending}, k={k:?}")
+        }
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
         IrOp::FillLike { fill, dtype } => fill_attrs(*fill, *dtype),
         IrOp::Out { index } => format!("index={index}"),

@@ -212,6 +212,14 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             full(a[0].dtype, a[0].shape.clone())
         }
         IrOp::OneHot { num_classes } => derive_one_hot(first()?, *num_classes),
+        IrOp::SortIndices { dim, k, .. } => {
+            let mut shape = first()?.shape.clone();
+            check_dims(name, &[*dim], shape.len())?;
+            if let (Some(k), Some(e)) = (k, shape.get_mut(*dim)) {
+                *e = *k;
+            }
+            full(DType::I64, shape)
+        }
         IrOp::MaskedFill { .. } => derive_masked_fill(&a[0], &a[1]),
         IrOp::FillLike { dtype, .. } => full(*dtype, first()?.shape.clone()),
         IrOp::Index { indices } => derive_index(first()?, indices, a),

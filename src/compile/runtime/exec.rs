@@ -175,6 +175,9 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
         IrOp::Scatter { dim } => x()?.scatter_overwrite(*dim as i64, y()?, arg(args, 2)?),
         IrOp::Linalg(op) => linalg_ops::run(*op, &args.iter().collect::<Vec<_>>()),
         IrOp::OneHot { num_classes } => one_hot(x()?, *num_classes as i64),
+        IrOp::SortIndices { dim, descending, k } => {
+            crate::tensor::sorting::sorted_positions(x()?, *dim, *descending, *k)
+        }
         IrOp::MaskedFill { value } => x()?.masked_fill(y()?, *value),
         IrOp::FillLike { fill, dtype } => crate::tensor::creation::fill_like(x()?, *fill, *dtype),
         IrOp::GradKernel(k) => crate::autograd::grad_kernel(k, &args.iter().collect::<Vec<_>>()),

@@ -258,6 +258,13 @@ impl Walk<'_> {
                 out.push(SymExpr::konst(*num_classes as i64));
                 out
             }
+            IrOp::SortIndices { dim, k, .. } => {
+                let mut out = x;
+                if let (Some(k), Some(e)) = (k, out.get_mut(*dim)) {
+                    *e = SymExpr::konst(*k as i64);
+                }
+                out
+            }
             IrOp::Conv2d { .. } | IrOp::MaxPool2d { .. } | IrOp::AvgPool2d { .. } => {
                 self.batch_only(node, &args)
             }

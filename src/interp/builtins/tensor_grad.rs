@@ -357,14 +357,14 @@ fn autograd_grad(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
         autograd::grad_wrt(&out, go, &inputs, sweep, hooks)
     })?;
     let mut vals = Vec::with_capacity(grads.len());
-    for g in grads {
+    for (i, g) in grads.into_iter().enumerate() {
         match g {
             Some(g) => vals.push(Value::Tensor(g)),
             None if allow_unused => vals.push(Value::None),
             None => {
                 return Err(crate::interp::err(
                     crate::error::ErrorKind::RuntimeError,
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+                    format!("The differentiated Tensor at index {i} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."),
                 ))
             }
         }

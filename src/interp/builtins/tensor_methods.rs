@@ -3,8 +3,8 @@
 //! in `tensor_reduce`), `.shape .ndim .dtype .grad .T ...` and their setters.
 
 use super::tensor::{
-    dtype_of, float_of, int_of, list_value, scalar_of, scalar_value, te, tensor_of,
-    tensor_or_scalar, Args, Kw,
+    dtype_of, int_of, list_value, scalar_of, scalar_value, te, tensor_of, tensor_or_scalar, Args,
+    Kw,
 };
 use super::tensor_ops::elementwise;
 use crate::compile::capture::trace;
@@ -12,7 +12,7 @@ use crate::interp::value::Value;
 use crate::interp::{type_err, R};
 use crate::ops::{self, BinaryOp, UnaryOp};
 use crate::tensor::inplace::Operand;
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Scalar, Tensor};
 use std::sync::LazyLock;
 
 /// Every tensor method name (for `has_method` and REPL completion): the op table's
@@ -182,7 +182,7 @@ fn binary_method(t: &Tensor, op: BinaryOp, a: &Args) -> R<Value> {
         .or_else(|| a.kw("exponent"))
         .ok_or_else(|| type_err(format!("{}() missing required argument 'other'", a.fname)))?;
     let other = match (a.kw("alpha"), op) {
-        (Some(al), BinaryOp::Add | BinaryOp::Sub) => scaled(other, al)?,
+        (Some(al), BinaryOp::Add | BinaryOp::Sub) => scaled(t, op, a.fname, other, al)?,
         _ => other.clone(),
     };
     // `&`, `|`, `^` are Tensor methods only as logical_and/or/xor: PyTorch's take each
@@ -236,14 +236,60 @@ fn div_rounding(t: &Tensor, a: &Args, mode: &Value) -> R<Value> {
     tv(ops::more::div_rounding(t, &other, floor))
 }
 
-/// `other * alpha` (for `add(other, alpha=)`).
-fn scaled(other: &Value, alpha: &Value) -> R<Value> {
-    match elementwise(BinaryOp::Mul, other, alpha)? {
-        Some(v) => Ok(v),
-        None => Ok(Value::Float(
-            float_of(other, "add")? * float_of(alpha, "add")?,
-        )),
+/// `other * alpha` for `t.add/sub(other, alpha=)`, computed in the result's dtype as
+/// PyTorch's (`i32 + bool * 2` stays int32; on a bool result alpha is a flag, so
+/// `b + b * 2` stays bool), with PyTorch's errors for an alpha that dtype does not take.
+/// `sub` with a bool operand raises its own error first, whatever alpha is.
+fn scaled(t: &Tensor, op: BinaryOp, fname: &str, other: &Value, alpha: &Value) -> R<Value> {
+    let bool_operand = t.dtype() == DType::Bool
+        || matches!(other, Value::Bool(_))
+        || matches!(other, Value::Tensor(u) if u.dtype() == DType::Bool);
+    if op == BinaryOp::Sub && bool_operand {
+        // PyTorch's NotImplementedError for `-` on bools (the op table's check)
+        elementwise(op, &Value::Tensor(t.clone()), other)?;
     }
+    let out = match other {
+        Value::Tensor(u) => crate::tensor::kernels::binary::result_type(t, u),
+        v => match scalar_of(v) {
+            Some(s) => s.promote_with(t.dtype()),
+            None => return Ok(other.clone()),
+        },
+    };
+    let al = match alpha {
+        Value::Tensor(x) if x.numel() == 1 => x.item().map_err(te)?,
+        v => scalar_of(v).ok_or_else(|| {
+            type_err(format!(
+                "{fname}(): argument 'alpha' must be Number, not {}",
+                v.type_name()
+            ))
+        })?,
+    };
+    let runtime = |m: &str| crate::interp::err(crate::error::ErrorKind::RuntimeError, m);
+    let al =
+        match (al, out) {
+            (Scalar::Float(_), o) if !o.is_float() => return Err(runtime(
+                "For integral input tensors, argument alpha must not be a floating point number.",
+            )),
+            (Scalar::Bool(_), o) if o != DType::Bool => {
+                return Err(runtime("Boolean alpha only supported for Boolean results."))
+            }
+            (al, DType::Bool) => Scalar::Bool(al.as_bool()),
+            (al, _) => al,
+        };
+    Ok(match other {
+        Value::Tensor(u) => {
+            let u = ops::to_dtype(u, out).map_err(te)?;
+            Value::Tensor(ops::binary_scalar(BinaryOp::Mul, &u, al, false).map_err(te)?)
+        }
+        v => {
+            let s = scalar_of(v).unwrap_or(Scalar::Int(0));
+            match out {
+                DType::Bool => Value::Bool(s.as_bool() && al.as_bool()),
+                o if o.is_float() => Value::Float(s.as_f64() * al.as_f64()),
+                _ => Value::Int(s.as_i64().wrapping_mul(al.as_i64())),
+            }
+        }
+    })
 }
 
 fn bound(a: &Args, i: usize, name: &str) -> R<Option<f64>> {
@@ -387,7 +433,7 @@ fn binary_inplace(t: &Tensor, op: BinaryOp, name: &str, a: &Args) -> R<Value> {
         .ok_or_else(|| type_err(format!("{name}() missing required argument 'other'")))?
         .clone();
     if let (Some(al), BinaryOp::Add | BinaryOp::Sub) = (a.kw("alpha"), op) {
-        other = scaled(&other, al)?;
+        other = scaled(t, op, name, &other, al)?;
     }
     let operand = match &other {
         Value::Tensor(x) => Operand::Tensor(x),

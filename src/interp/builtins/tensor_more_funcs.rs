@@ -276,10 +276,9 @@ fn set_default_dtype(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
             crate::tensor::dtype::set_default_float(d);
             Ok(Value::None)
         }
-        d @ (DType::I32 | DType::I64 | DType::U8 | DType::Bool) => Err(type_err(format!(
-            "set_default_dtype(): only floating-point types are supported as the default type (got {})",
-            d.name()
-        ))),
+        DType::I32 | DType::I64 | DType::U8 | DType::Bool => Err(type_err(
+            "only floating-point types are supported as the default type",
+        )),
     }
 }
 

@@ -345,6 +345,12 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         // (a bool tensor to a Python bool power has a kernel; to a bool tensor, not)
         return Err(no_bool_kernel("pow"));
     }
+    if op.dtype_rule() == DtypeRule::ArithNoBool
+        && (a.dtype() == DType::Bool) != (b.dtype() == DType::Bool)
+    {
+        // PyTorch's sub_check: one bool operand (two are compute_dtype's error)
+        return Err(bool_sub_err("a bool tensor"));
+    }
     let dt = compute_dtype(op, result_type(a, b))?;
     int_checks(op, dt, b)?;
     if a.dtype() == dt && b.dtype() == dt {
@@ -370,7 +376,8 @@ pub fn binary_raw(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// `a op s` (or `s op a` when `reverse`) with a Rust scalar; no autograd.
 pub fn binary_scalar_raw(op: BinaryOp, a: &Tensor, s: Scalar, reverse: bool) -> Result<Tensor> {
     let p = s.promote_with(a.dtype());
-    if op.dtype_rule() == DtypeRule::ArithNoBool && a.dtype() == DType::Bool {
+    let bool_scalar = matches!(s, Scalar::Bool(_));
+    if op.dtype_rule() == DtypeRule::ArithNoBool && (a.dtype() == DType::Bool || bool_scalar) {
         // a Python bool is taken as a bool tensor (torch wraps it), any other number not
         return Err(bool_sub_err(match p {
             DType::Bool => "two bool tensors",
