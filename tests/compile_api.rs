@@ -307,3 +307,14 @@ fn dropout_graph_draws_one_mask_of_the_input_shape() {
     );
     assert!(!g.contains("full_like"), "{g}");
 }
+
+#[test]
+fn an_in_place_write_through_a_detached_alias_falls_back_with_eagers_values() {
+    // d shares y's storage: d.add_(1) changes y too, so y + d = 2 * (2x + 1).
+    let mut e = engine(
+        "@compile\ndef f(x):\n    y = x * 2\n    d = y.detach()\n    d.add_(1.0)\n    \
+         return y + d\n\nr = [f(ones(3)).tolist() for _ in range(2)]\n",
+    );
+    assert_eq!(text(&mut e, "str(r)"), "[[6.0, 6.0, 6.0], [6.0, 6.0, 6.0]]");
+    assert_eq!(text(&mut e, "str(compile_stats(f)['guards'])"), "['eager']");
+}

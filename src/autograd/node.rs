@@ -62,8 +62,7 @@ impl Saved {
     }
 
     fn with_origin(t: &Tensor, origin: Origin) -> Saved {
-        let d = t.detach();
-        crate::ir::record::note_alias(&d, t);
+        let d = t.detached();
         Saved {
             t: d,
             version: t.version(),

@@ -225,7 +225,7 @@ pub fn logcumsumexp(x: &Tensor, dim: i64) -> Result<Tensor> {
     let (v, d) = scan_dim("logcumsumexp", &x.cast(float_for(x.dtype()))?, dim)?;
     scan(&v, d, |a, b| {
         let m = binary(BinaryOp::Maximum, a, b)?;
-        let m = where_(&isinf(&m)?, &s(0.0), &m.detach())?;
+        let m = where_(&isinf(&m)?, &s(0.0), &m.detached())?;
         a.sub(&m)?
             .un(UnaryOp::Exp)?
             .add(&b.sub(&m)?.un(UnaryOp::Exp)?)?

@@ -364,6 +364,14 @@ impl Tensor {
         )
     }
 
+    /// `detach()` as a captured op: in a `@compile` capture the result reads as this
+    /// tensor's graph value (no gradient flows through it: eager's rules record none).
+    pub fn detached(&self) -> Tensor {
+        let d = self.detach();
+        crate::ir::record::note_alias(&d, self);
+        d
+    }
+
     /// A view with a new layout over the same storage, no autograd history.
     pub(crate) fn view_with(&self, shape: Dims, strides: Dims, offset: usize) -> Tensor {
         Tensor::from_parts(self.0.storage.clone(), shape, strides, offset)

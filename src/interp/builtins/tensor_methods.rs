@@ -389,7 +389,7 @@ fn convert_method(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "detach" => {
             a.check(0, &[])?;
-            Value::Tensor(t.detach())
+            Value::Tensor(t.detached())
         }
         "numel" => {
             a.check(0, &[])?;
