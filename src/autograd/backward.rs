@@ -111,7 +111,7 @@ pub fn backward_hooked(
             accumulate_leaf(root, g)?;
             run_post_hooks(root, hooks)
         }
-        Some(node) => run_sweep(node, g, sweep, hooks, true, accumulate_leaf),
+        Some(node) => run_sweep(node, g, sweep, hooks, true, None, accumulate_leaf),
     }
 }
 
@@ -142,10 +142,11 @@ pub fn grad_of(root: &Tensor, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .collect()
 }
 
-/// `torch.autograd.grad(root, inputs, grad_output, retain_graph, create_graph)` for
-/// leaf inputs: the gradient of `root` (weighted by `grad_output`, ones for a
-/// one-element root) with respect to each input (None where `root` does not depend on
-/// it), without touching any `.grad`; the graph is freed unless `retain_graph`.
+/// `torch.autograd.grad(root, inputs, grad_output, retain_graph, create_graph)`: the
+/// gradient of `root` (weighted by `grad_output`, ones for a one-element root) with
+/// respect to each input, a leaf or an intermediate tensor (the summed gradient its
+/// node receives; None where `root` does not depend on it), without touching any
+/// `.grad`; the graph is freed unless `retain_graph`.
 pub fn grad_wrt(
     root: &Tensor,
     grad_output: Option<Tensor>,
@@ -153,15 +154,10 @@ pub fn grad_wrt(
     sweep: Sweep,
     hooks: &mut HookRunner,
 ) -> Result<Vec<Option<Tensor>>> {
-    if let Some(x) = inputs.iter().find(|x| !x.is_leaf() || !x.requires_grad()) {
-        let what = if x.requires_grad() {
-            "a non-leaf tensor (Kiln's autograd.grad takes leaf inputs only)"
-        } else {
-            "a tensor that does not require grad"
-        };
+    if inputs.iter().any(|x| !x.requires_grad()) {
         return Err(err(
             ErrorKind::RuntimeError,
-            format!("autograd.grad: one of the differentiated Tensors is {what}"),
+            "One of the differentiated Tensors does not require grad",
         ));
     }
     let g = match grad_output {
@@ -207,7 +203,7 @@ pub fn grad_wrt(
             let g = run_hooks(root, g, hooks)?;
             sink(root, g)?
         }
-        Some(node) => run_sweep(node, g, sweep, hooks, false, &mut sink)?,
+        Some(node) => run_sweep(node, g, sweep, hooks, false, Some(inputs), &mut sink)?,
     }
     acc.into_iter()
         .map(|a| a.map(|g| owned(&g)).transpose())
@@ -381,26 +377,48 @@ impl LeafGrads {
 
 /// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
 /// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
-/// post-accumulate hooks run right after (`backward`, not `autograd.grad`).
+/// post-accumulate hooks run right after (`backward`, not `autograd.grad`). With
+/// `wanted` (autograd.grad's inputs), an intermediate one gets its node's summed
+/// gradient before the node runs, and only the nodes leading to a wanted tensor run
+/// (as torch: the rest of the graph is neither computed nor needed alive).
+#[allow(clippy::too_many_arguments)]
 fn run_sweep<F>(
     root: Rc<Node>,
     g: Tensor,
     sweep: Sweep,
     hooks: &mut HookRunner,
     post: bool,
+    wanted: Option<&[Tensor]>,
     mut leaf: F,
 ) -> Result<()>
 where
     F: FnMut(&Tensor, Tensor) -> Result<()>,
 {
     let order = collect(&root);
+    let taps: Vec<&Tensor> = wanted
+        .unwrap_or(&[])
+        .iter()
+        .filter(|t| !t.is_leaf())
+        .collect();
+    let needed = match wanted {
+        Some(w) => leading_to(&order, w)?,
+        None => vec![true; order.len()],
+    };
     let mut grads: Vec<Option<Tensor>> = vec![None; order.len()];
     grads[position(&order, &root)?] = Some(g);
     let mut leaves = LeafGrads::new(&order);
     let mut cursor = 0;
     for (i, node) in order.iter().enumerate() {
         if let Some(g) = grads[i].take() {
-            node_step(node, g, &order, &mut grads, &mut leaves, sweep, hooks)?;
+            // a tapped intermediate tensor gets its node's summed gradient, as a leaf
+            for t in &taps {
+                if t.grad_fn().is_some_and(|n| Rc::ptr_eq(&n, node)) {
+                    leaf(t, g.clone())?;
+                }
+            }
+            if needed[i] {
+                node_step(node, g, &order, &mut grads, &mut leaves, sweep, hooks)?;
+            }
         }
         for (t, g) in leaves.finished(i, &mut cursor) {
             let Some(g) = g else { continue };
@@ -412,6 +430,32 @@ where
         }
     }
     Ok(())
+}
+
+/// For each node of `order` (newest first), whether it must run: a tensor of `wanted`
+/// is upstream of it (a leaf it feeds, or a node whose output is wanted or that must
+/// run itself).
+fn leading_to(order: &[Rc<Node>], wanted: &[Tensor]) -> Result<Vec<bool>> {
+    let mut runs = vec![false; order.len()];
+    let mut reaches = vec![false; order.len()];
+    for i in (0..order.len()).rev() {
+        let n = &order[i];
+        let mut hit = false;
+        for e in &n.edges {
+            hit = hit
+                || match e {
+                    Edge::Leaf(t) => wanted.iter().any(|w| w.same(t)),
+                    Edge::Node(m) => reaches[position(order, m)?],
+                    Edge::None => false,
+                };
+        }
+        runs[i] = hit;
+        reaches[i] = hit
+            || wanted
+                .iter()
+                .any(|t| t.grad_fn().is_some_and(|m| Rc::ptr_eq(&m, n)));
+    }
+    Ok(runs)
 }
 
 /// Runs one node of the sweep on its summed output gradient `g`: the hooks of its
