@@ -96,6 +96,28 @@ impl Interp {
         }
     }
 
+    /// The builtin `n` (a global name no module slot binds), through the position its
+    /// load site remembers in `hint`.
+    #[inline(never)]
+    fn builtin(&self, n: &super::tree::Name, hint: &super::value::AttrHint) -> R<Value> {
+        let names = &self.b.names;
+        if let Some((k, v)) = hint.position().and_then(|p| names.get_index(p)) {
+            if super::attrs::same_name(k, n) {
+                return Ok(v.clone());
+            }
+        }
+        match names.get_full(&**n) {
+            Some((pos, _, v)) => {
+                hint.set_position(pos);
+                Ok(v.clone())
+            }
+            None => {
+                let missing = Missing::Name(self.globals.clone(), n.clone());
+                Err(suggest::note(name_error(n), missing))
+            }
+        }
+    }
+
     pub fn store_place(&mut self, p: &Place, v: Value) -> R<()> {
         match p {
             Place::Local(s, _) => {
@@ -146,6 +168,10 @@ impl Interp {
                     .map_err(|e| at(e, obj.span))
             }
             Target::Subscript(obj, idx) => {
+                let v = match self.store_local_item(obj, idx, v) {
+                    Ok(r) => return r.map_err(|e| at(e, obj.span.to(idx.span))),
+                    Err(v) => v,
+                };
                 let o = self.eval(obj)?;
                 if let ExKind::Slice(a, b, c) = &idx.kind {
                     let parts = self.slice_parts(a, b, c)?;
@@ -253,6 +279,14 @@ impl Interp {
                     }
                 }
                 self.load(p).map_err(|x| at(x, e.span))
+            }
+            ExKind::Load(Place::Global(i, n)) if !trace::active() => {
+                if let Some(v) = self.globals.slots.borrow().get(*i as usize) {
+                    if !matches!(v, Value::Unbound) {
+                        return Ok(v.fast_clone());
+                    }
+                }
+                self.builtin(n, &e.hint).map_err(|x| at(x, e.span))
             }
             ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
             ExKind::Binary(op, a, b) => {
