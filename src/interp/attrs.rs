@@ -176,6 +176,28 @@ impl AttrHint {
     }
 }
 
+impl AttrHint {
+    /// A global name load site (which no attribute access shares): the position of its
+    /// builtin in the builtin table, as remembered by [`AttrHint::set_position`].
+    #[inline(always)]
+    pub fn position(&self) -> Option<usize> {
+        (self.layout.get() == 0 && self.slot.get() != 0).then(|| self.slot.get() as usize - 1)
+    }
+
+    /// Remembers `pos` at a global name load site (see [`AttrHint::position`]).
+    pub fn set_position(&self, pos: usize) {
+        if let Ok(p) = u32::try_from(pos + 1) {
+            self.slot.set(p);
+        }
+    }
+}
+
+/// True when `k` names the same attribute as `name` (for a remembered position).
+#[inline(always)]
+pub fn same_name(k: &Rc<str>, name: &str) -> bool {
+    same(k, name)
+}
+
 /// Looks a `str` key up in a dict without building a `Value` (hashes as `Value::Str`).
 struct StrKey<'a>(&'a str);
 

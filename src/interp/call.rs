@@ -1,7 +1,9 @@
 //! Calls: argument binding, frames on the value stack, recursion and interrupt checks.
 
 use super::tree::{CArg, Ex, ExKind, Place};
-use super::value::{discard, Class, ClassKind, Function, Instance, NativeCode, Own, Value};
+use super::value::{
+    discard, Class, ClassKind, Function, Instance, NativeCode, NativeImpl, Own, Value,
+};
 use super::{at, err, type_err, Interp, R};
 use crate::compile::capture::trace;
 use crate::error::{ErrorKind, TraceFrame};
@@ -45,8 +47,7 @@ impl Interp {
             }
             Value::Native(n) if all_pos(args) && !trace::active() => {
                 if let NativeCode::Builtin(b) = &n.code {
-                    let pos = self.eval_pos(args)?;
-                    return b(self, &pos, &[]).map_err(|e| at(e, span));
+                    return self.call_builtin_pos(*b, args).map_err(|e| at(e, span));
                 }
             }
             _ => {}
@@ -54,6 +55,26 @@ impl Interp {
         let (pos, kw) = self.eval_args(args)?;
         crate::compile::capture::trace::set_span(span);
         self.call_value(&f, pos, kw).map_err(|e| at(e, span))
+    }
+
+    /// Calls the builtin `b` with the plain positional `args` (see `all_pos`), evaluated
+    /// in order: one or two in an array on the native stack (no vector to fill and drop).
+    fn call_builtin_pos(&mut self, b: NativeImpl, args: &[CArg]) -> R<Value> {
+        match args {
+            [CArg::Pos(x)] => {
+                let a = [self.operand(x)?];
+                b(self, &a, &[])
+            }
+            [CArg::Pos(x), CArg::Pos(y)] => {
+                let x = self.operand(x)?;
+                let a = [x, self.operand(y)?];
+                b(self, &a, &[])
+            }
+            _ => {
+                let pos = self.eval_pos(args)?;
+                b(self, &pos, &[])
+            }
+        }
     }
 
     /// Plain positional arguments (see `all_pos`), evaluated in order.
@@ -89,7 +110,7 @@ impl Interp {
             let NativeCode::Builtin(b) = &n.code else {
                 return None;
             };
-            let r = self.eval_pos(args).and_then(|pos| b(self, &pos, &[]));
+            let r = self.call_builtin_pos(*b, args);
             return Some(r.map_err(|e| at(e, span)));
         }
         if !matches!(

@@ -96,6 +96,28 @@ impl Interp {
         }
     }
 
+    /// The builtin `n` (a global name no module slot binds), through the position its
+    /// load site remembers in `hint`.
+    #[inline(never)]
+    fn builtin(&self, n: &super::tree::Name, hint: &super::value::AttrHint) -> R<Value> {
+        let names = &self.b.names;
+        if let Some((k, v)) = hint.position().and_then(|p| names.get_index(p)) {
+            if super::attrs::same_name(k, n) {
+                return Ok(v.clone());
+            }
+        }
+        match names.get_full(&**n) {
+            Some((pos, _, v)) => {
+                hint.set_position(pos);
+                Ok(v.clone())
+            }
+            None => {
+                let missing = Missing::Name(self.globals.clone(), n.clone());
+                Err(suggest::note(name_error(n), missing))
+            }
+        }
+    }
+
     pub fn store_place(&mut self, p: &Place, v: Value) -> R<()> {
         match p {
             Place::Local(s, _) => {
@@ -141,19 +163,23 @@ impl Interp {
         match t {
             Target::Place(p) => self.store_place(p, v),
             Target::Attr(obj, name, hint) => {
-                let o = self.eval(obj)?;
+                let o = self.operand(obj)?;
                 self.store_attr(&o, name, v, hint)
                     .map_err(|e| at(e, obj.span))
             }
             Target::Subscript(obj, idx) => {
-                let o = self.eval(obj)?;
+                let v = match self.store_local_item(obj, idx, v) {
+                    Ok(r) => return r.map_err(|e| at(e, obj.span.to(idx.span))),
+                    Err(v) => v,
+                };
+                let o = self.operand(obj)?;
                 if let ExKind::Slice(a, b, c) = &idx.kind {
                     let parts = self.slice_parts(a, b, c)?;
                     return self
                         .set_slice(&o, parts, v)
                         .map_err(|e| at(e, obj.span.to(idx.span)));
                 }
-                let i = self.eval(idx)?;
+                let i = self.operand(idx)?;
                 self.set_item(&o, &i, v)
                     .map_err(|e| at(e, obj.span.to(idx.span)))
             }
@@ -216,7 +242,7 @@ impl Interp {
         let mut parts = [Value::None, Value::None, Value::None];
         for (slot, x) in parts.iter_mut().zip([a, b, c]) {
             if let Some(x) = x {
-                *slot = self.eval(x)?;
+                *slot = self.operand(x)?;
             }
         }
         Ok(parts)
@@ -253,6 +279,14 @@ impl Interp {
                     }
                 }
                 self.load(p).map_err(|x| at(x, e.span))
+            }
+            ExKind::Load(Place::Global(i, n)) if !trace::active() => {
+                if let Some(v) = self.globals.slots.borrow().get(*i as usize) {
+                    if !matches!(v, Value::Unbound) {
+                        return Ok(v.fast_clone());
+                    }
+                }
+                self.builtin(n, &e.hint).map_err(|x| at(x, e.span))
             }
             ExKind::Load(p) => self.load(p).map_err(|x| at(x, e.span)),
             ExKind::Binary(op, a, b) => {
@@ -309,7 +343,7 @@ impl Interp {
             }
             ExKind::Call(f, args) => self.eval_call(e, f, args),
             ExKind::CallMethod(recv, name, args) => {
-                let obj = self.eval(recv)?;
+                let obj = self.operand(recv)?;
                 self.call_method_expr(obj, name, args, e)
             }
             ExKind::Attr(obj, name) => {
@@ -321,7 +355,7 @@ impl Interp {
                         }
                     }
                 }
-                let o = self.eval(obj)?;
+                let o = self.operand(obj)?;
                 // (while capturing, `get_attr` notes where a loaded tensor came from)
                 if let (Value::Instance(inst), false) = (&o, trace::active()) {
                     let own = inst.attrs.borrow().load(name, &e.hint);
@@ -343,13 +377,13 @@ impl Interp {
                 if let Some(v) = self.local_item(obj, idx) {
                     return Ok(v);
                 }
-                let o = self.eval(obj)?;
+                let o = self.operand(obj)?;
                 // `xs[a:b]` outside a capture: no slice object
                 if let (ExKind::Slice(a, b, c), false) = (&idx.kind, trace::active()) {
                     let parts = self.slice_parts(a, b, c)?;
                     return self.get_slice(&o, parts).map_err(|x| at(x, e.span));
                 }
-                let mut i = self.eval(idx)?;
+                let mut i = self.operand(idx)?;
                 trace::set_span(e.span);
                 if trace::active() && !matches!(o, Value::Tensor(_)) {
                     i = super::capture::capture_for::python_index(i);
@@ -357,7 +391,7 @@ impl Interp {
                 self.get_item(&o, &i).map_err(|x| at(x, e.span))
             }
             ExKind::Unary(op, x) => {
-                let v = self.eval(x)?;
+                let v = self.operand(x)?;
                 self.unary(*op, &v).map_err(|x| at(x, e.span))
             }
             ExKind::BoolOp(op, a, b) => {
@@ -543,7 +577,7 @@ impl Interp {
                 let v = self.eval(inner)?;
                 out.extend(self.collect(&v).map_err(|e| at(e, x.span))?);
             } else {
-                out.push(self.eval(x)?);
+                out.push(self.operand(x)?);
             }
         }
         Ok(out)
@@ -563,7 +597,7 @@ impl Interp {
                 if failed.is_some() {
                     return Value::None;
                 }
-                self.eval(x).unwrap_or_else(|e| {
+                self.operand(x).unwrap_or_else(|e| {
                     failed = Some(e);
                     Value::None
                 })
@@ -628,12 +662,12 @@ impl Interp {
     fn comp_emit(&mut self, out: &mut CompOut) -> R<()> {
         match out {
             CompOut::List(v, elt) => {
-                let x = self.eval(elt)?;
+                let x = self.operand(elt)?;
                 containers::push(v, x, "list")?;
             }
             CompOut::Dict(m, k, v) => {
-                let kv = self.eval(k)?;
-                let vv = self.eval(v)?;
+                let kv = self.operand(k)?;
+                let vv = self.operand(v)?;
                 let key = self.key_in_map(kv, m).map_err(|x| at(x, k.span))?;
                 containers::map_insert(m, key, vv, "dict")?;
             }
@@ -700,7 +734,7 @@ impl Interp {
         let mut kw = Vec::new();
         for a in args {
             match a {
-                CArg::Pos(x) => pos.push(self.eval(x)?),
+                CArg::Pos(x) => pos.push(self.operand(x)?),
                 CArg::Star(x) => {
                     let v = self.eval(x)?;
                     pos.extend(self.collect(&v).map_err(|e| at(e, x.span))?);

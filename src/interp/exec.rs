@@ -43,10 +43,10 @@ impl Interp {
     fn exec_inner(&mut self, s: &St) -> R<Flow> {
         match &s.kind {
             StKind::Expr(e) => {
-                self.eval(e)?;
+                self.operand(e)?;
             }
             StKind::AssignLocal(slot, e) => {
-                let v = self.eval(e)?;
+                let v = self.operand(e)?;
                 let i = self.fp + *slot as usize;
                 Value::set_slot(&mut self.stack[i], v);
             }
@@ -60,7 +60,7 @@ impl Interp {
                         return Ok(Flow::Normal);
                     }
                 }
-                let v = self.eval(e)?;
+                let v = self.operand(e)?;
                 if let [t] = ts.as_slice() {
                     self.store(t, v)?;
                 } else {

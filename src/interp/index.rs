@@ -1,7 +1,7 @@
 //! Subscripts: indexing and slicing of str/list/tuple/range, dict lookups, `__getitem__`.
 
 use super::num::Num;
-use super::value::{RangeObj, Value};
+use super::value::{DictMap, Key, RangeObj, Value};
 use super::{err, type_err, value_err, Interp, R};
 use crate::compile::capture::trace;
 use crate::error::ErrorKind;
@@ -132,6 +132,16 @@ fn norm_index(i: &Value, len: usize, what: &str) -> R<usize> {
 }
 
 impl Interp {
+    /// The key `idx` is in dict `d`: `key_in`, without its passes for a str or an int
+    /// while no instance has a user `__hash__` (then no other key can equal it).
+    #[inline]
+    fn dict_key(&mut self, idx: &Value, d: &std::cell::RefCell<DictMap>) -> R<Key> {
+        match idx {
+            Value::Str(_) | Value::Int(_) if !self.user_keys => Ok(Key(idx.clone())),
+            _ => self.key_in(idx.clone(), d),
+        }
+    }
+
     pub fn get_item(&mut self, obj: &Value, idx: &Value) -> R<Value> {
         if let Value::SymInt(_) | Value::Slice(_) | Value::Tuple(_) = idx {
             if let Some(r) = self.sym_get_item(obj, idx) {
@@ -180,7 +190,7 @@ impl Interp {
                 Ok(Value::Int(r.get(i as i64)))
             }
             (Value::Dict(d), _) => {
-                let k = self.key_in(idx.clone(), d)?;
+                let k = self.dict_key(idx, d)?;
                 let found = d.borrow().get(&k).cloned();
                 match found {
                     Some(v) => {
@@ -215,6 +225,13 @@ impl Interp {
         note_container_mutation(obj, "item store")?;
         match (obj, idx) {
             (Value::List(l), Value::Slice(s)) => self.set_list_slice(l, s, v),
+            (Value::List(_), _) if !matches!(idx, Value::Int(_) | Value::Bool(_)) => {
+                // CPython names a list (not "list assignment") in this message
+                Err(type_err(format!(
+                    "list indices must be integers or slices, not {}",
+                    idx.type_name()
+                )))
+            }
             (Value::List(l), _) => {
                 let mut l = l.borrow_mut();
                 let i = norm_index(idx, l.len(), "list assignment")?;
@@ -222,7 +239,7 @@ impl Interp {
                 Ok(())
             }
             (Value::Dict(d), _) => {
-                let k = self.key_in(idx.clone(), d)?;
+                let k = self.dict_key(idx, d)?;
                 super::containers::map_insert(&mut d.borrow_mut(), k, v, "dict")
             }
             (Value::Tensor(t), _) => super::builtins::tensor_index::set(t, idx, &v),
@@ -418,12 +435,53 @@ impl Interp {
     /// constant or a local) in range, outside a capture (which notes item loads): the
     /// item read through the slots, with no clone of the list and no index value.
     #[inline(always)]
+    /// `xs[i] = v` when `xs` is a local (or cell) holding a list and `i` an int the
+    /// scalar fast path computes (`xs[j + 1] = x`), outside captures: no clone of the
+    /// list, no generic dispatch. Gives `v` back when it does not apply; then nothing
+    /// was evaluated (loading a local and the scalar fast path run no code).
+    pub(crate) fn store_local_item(
+        &self,
+        o: &super::tree::Ex,
+        i: &super::tree::Ex,
+        v: Value,
+    ) -> Result<R<()>, Value> {
+        use super::tree::{ExKind, Place};
+        let Some(Num::I(k)) = self.num_rhs(i) else {
+            return Err(v);
+        };
+        if trace::active() || trace::in_speculation() || super::capture::symint::has_sym(&v) {
+            return Err(v);
+        }
+        let mut v = Some(v);
+        let r = match &o.kind {
+            ExKind::Load(Place::Local(s, _)) => list_store(self.local(*s), k, &mut v),
+            ExKind::Load(Place::Cell(s, _)) => match self.local(*s) {
+                Value::Cell(c) => match c.try_borrow() {
+                    Ok(xs) => list_store(&xs, k, &mut v),
+                    Err(_) => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        match (r, v) {
+            (Some(r), _) => Ok(r),
+            (None, Some(v)) => Err(v),
+            (None, None) => Ok(Ok(())),
+        }
+    }
+
     pub(crate) fn local_item(&self, o: &super::tree::Ex, i: &super::tree::Ex) -> Option<Value> {
         use super::tree::{ExKind, Place};
         let k = match &i.kind {
             ExKind::Const(Value::Int(k)) => *k,
             ExKind::Load(Place::Local(t, _)) => match self.local(*t) {
                 Value::Int(k) => *k,
+                _ => return None,
+            },
+            // `xs[i + 1]`: the scalar fast path (pure: nothing runs when it gives up)
+            ExKind::Binary(..) => match self.num_arg(i) {
+                Some(Num::I(k)) => k,
                 _ => return None,
             },
             _ => return None,
@@ -444,6 +502,23 @@ impl Interp {
 
 /// Item `k` of a list or a tuple, if `k` is in range.
 #[inline(always)]
+/// `xs[k] = v` for a list `xs` whose items are not borrowed: `None` when it does not
+/// apply, else the store's outcome (the replaced item is dropped after the borrow ends).
+fn list_store(xs: &Value, k: i64, v: &mut Option<Value>) -> Option<R<()>> {
+    let Value::List(l) = xs else {
+        return None;
+    };
+    let mut items = l.try_borrow_mut().ok()?;
+    let len = items.len();
+    let old = match list_pos(k, len) {
+        Some(j) => std::mem::replace(&mut items[j], v.take()?),
+        None => return Some(norm_index(&Value::Int(k), len, "list assignment").map(drop)),
+    };
+    drop(items);
+    drop(old);
+    Some(Ok(()))
+}
+
 fn seq_item(v: &Value, k: i64) -> Option<Value> {
     match v {
         Value::List(l) => {

@@ -61,9 +61,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The builtin namespace and the class objects of built-in types and exceptions.
-/// The builtin names, hashed with foldhash: every load of a builtin (`len`, `str`)
-/// looks it up here.
-pub type Names = HashMap<Rc<str>, Value, crate::interp::value::FxBuild>;
+/// The builtin names, hashed with foldhash, in insertion order: a load of a builtin
+/// (`len`, `str`) looks it up here once per site, then reads the position its site
+/// remembers (`Interp::builtin`; the table does not change after start-up).
+pub type Names = indexmap::IndexMap<Rc<str>, Value, crate::interp::value::FxBuild>;
 
 pub struct Builtins {
     pub names: Names,
