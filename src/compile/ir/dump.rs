@@ -167,6 +167,7 @@ fn attrs(op: &IrOp) -> String {
             scale,
             mask,
         } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
+        IrOp::GruLayer { bias } => format!("bias={bias}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::MaskedFill { value } => format!("value={}", scalar_text(*value)),
         IrOp::Out { index } => format!("index={index}"),
@@ -182,6 +183,7 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::ExtremeAll { .. }
         | IrOp::Index { .. }
         | IrOp::Matmul
+        | IrOp::LstmLayer
         | IrOp::GradKernel(_)
         | IrOp::If(_)
         | IrOp::Print(_) => String::new(),
