@@ -382,6 +382,16 @@ const BACKWARD_EXPRS: &[(&str, &str)] = &[
         "GroupNorm",
         "_group_norm((A * K).reshape(1, 3, 2), 3, A[0], A[1], 1e-5)",
     ),
+    // the fused recurrences: IR ops lstm_layer / gru_layer, gradient kernels per input
+    (
+        "LstmLayer",
+        "_lstm_layer(cat([A * K, A], 1).view(3, 1, 4), A[0, :1].view(1, 1), \
+         A[1, :1].view(1, 1), A.view(6, 1)[:4])",
+    ),
+    (
+        "GruLayer",
+        "_gru_layer((A * K).view(2, 1, 3), A[0, :1].view(1, 1), A[1].view(3, 1), A[0])",
+    ),
     // the torch.linalg matrix functions (tensor/linalg_ops.rs): inv, logdet (slogdet),
     // det and pinv, each a graph op in the forward and its rule's ops in the backward
     (
@@ -406,10 +416,6 @@ const NOT_CAPTURED: &[(&str, &str)] = &[
     ("LoopOut", "a captured loop's node"),
     ("Branch", "a captured tensor `if`'s node"),
     ("BranchOut", "a captured tensor `if`'s node"),
-    // Open gap of issue 26: the fused recurrences (src/tensor/seq.rs) have no IR op yet,
-    // so a capture breaks on their forward already.
-    ("LstmLayer", "fused LSTM layer: no IR op yet"),
-    ("GruLayer", "fused GRU layer: no IR op yet"),
 ];
 
 /// Checks that a step running `expr`'s backward (into the leaf A, from a loss that

@@ -112,7 +112,11 @@ fn run_kernel<'a>(k: &GradKernel, arg: &impl Fn(usize) -> Result<&'a Tensor>) ->
         }
         GradKernel::Attention { .. } => {
             let ops: Vec<&Tensor> = (0..k.arity()).map(arg).collect::<Result<_>>()?;
-            crate::tensor::attention_memo::grad_part(k, &ops)?
+            crate::tensor::attention_exec::grad_part(k, &ops)?
+        }
+        GradKernel::LstmLayer { .. } | GradKernel::GruLayer { .. } => {
+            let ops: Vec<&Tensor> = (0..k.arity()).map(arg).collect::<Result<_>>()?;
+            crate::tensor::recurrence::grad_part(k, &ops)?
         }
         GradKernel::GroupNorm {
             part,

@@ -333,6 +333,8 @@ macro_rules! unrecorded_op {
             | $crate::ir::IrOp::BatchNormRunning { .. }
             | $crate::ir::IrOp::GradKernel(_)
             | $crate::ir::IrOp::Attention { .. }
+            | $crate::ir::IrOp::LstmLayer
+            | $crate::ir::IrOp::GruLayer { .. }
             | $crate::ir::IrOp::Linalg(_)
             | $crate::ir::IrOp::Scatter { .. }
             | $crate::ir::IrOp::If(_)
@@ -421,6 +423,9 @@ pub enum BackwardOp {
         w: Saved,
         out: Saved,
         acts: Tensor,
+        /// Set when the forward was recorded as `IrOp::LstmLayer`: the backward then
+        /// records its gradient kernels.
+        ir: Option<crate::tensor::recurrence::RnnIr>,
     },
     /// A fused GRU layer (`tensor::seq::gru_layer`); edges xp, h0, W_hh (, b_hh).
     GruLayer {
@@ -429,6 +434,8 @@ pub enum BackwardOp {
         out: Saved,
         saved: Tensor,
         bias: bool,
+        /// Set when the forward was recorded as `IrOp::GruLayer` (see `LstmLayer`).
+        ir: Option<crate::tensor::recurrence::RnnIr>,
     },
     /// A matrix function of torch.linalg (tensor/linalg_grad.rs); edges A (and B for
     /// `solve`).

@@ -18,7 +18,7 @@ use crate::tensor::indexing::TensorIndex;
 use crate::tensor::pointwise::{binary, where_};
 use crate::tensor::reduce::reduced_shape;
 use crate::tensor::views::flip;
-use crate::tensor::{creation, seq, Tensor};
+use crate::tensor::{creation, recurrence, seq, Tensor};
 
 /// One gradient per input (`None`: the input needs none).
 pub(crate) type Grads = Vec<Option<Tensor>>;
@@ -351,14 +351,16 @@ fn index_grad(in_shape: &[usize], indices: &[TensorIndex], g: &Tensor) -> Result
 fn unrecorded(op: &BackwardOp) -> Option<&'static str> {
     use BackwardOp as B;
     Some(match op {
-        B::LstmLayer { .. } => "LSTM layer backward",
-        B::GruLayer { .. } => "GRU layer backward",
-        // recorded as gradient kernels when its forward was captured as an IR op
+        // recorded as gradient kernels when their forward was captured as an IR op
+        B::LstmLayer { ir: None, .. } => "LSTM layer backward",
+        B::GruLayer { ir: None, .. } => "GRU layer backward",
         B::Attention { ir: None, .. } => "scaled_dot_product_attention backward",
         B::AsStrided(_) => "a view's backward after an in-place op",
         B::CopySlices(_) => "an in-place op on a view's backward",
         B::Op { .. }
         | B::Attention { ir: Some(_), .. }
+        | B::LstmLayer { ir: Some(_), .. }
+        | B::GruLayer { ir: Some(_), .. }
         | B::IndexPut { .. }
         | B::Linalg(_)
         | B::Compiled(_)
@@ -411,14 +413,31 @@ pub fn apply(op: &BackwardOp, g: &Tensor) -> Result<Grads> {
             w,
             out,
             acts,
-        } => seq::lstm_layer_grads(g, &h0.get()?, &c0.get()?, &w.get()?, &out.get()?, acts)?,
+            ir,
+        } => recurrence::lstm_layer_grads(
+            g,
+            &h0.get()?,
+            &c0.get()?,
+            &w.get()?,
+            &out.get()?,
+            acts,
+            ir.as_ref(),
+        )?,
         B::GruLayer {
             h0,
             w,
             out,
             saved,
             bias,
-        } => seq::gru_layer_grads(g, &h0.get()?, &w.get()?, &out.get()?, saved, *bias)?,
+            ir,
+        } => recurrence::gru_layer_grads(
+            g,
+            &h0.get()?,
+            &w.get()?,
+            (&out.get()?, saved),
+            *bias,
+            ir.as_ref(),
+        )?,
         B::Attention {
             q,
             k,

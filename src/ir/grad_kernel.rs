@@ -52,13 +52,21 @@ pub enum GradKernel {
     },
     /// scaled dot-product attention's gradient of q (`part` 0), k (1) or v (2) (args:
     /// q, k, v, the mask when `mask`, the forward's output, g); the three come from one
-    /// backward kernel run (`tensor::attention_memo`).
+    /// backward kernel run (`tensor::attention_exec`).
     Attention {
         part: usize,
         causal: bool,
         scale: Option<f64>,
         mask: bool,
     },
+    /// The fused LSTM layer's gradient of xp (`part` 0), h0 (1), c0 (2) or W_hh (3)
+    /// (args: xp, h0, c0, W_hh, the forward's rows, g); the four come from one backward
+    /// kernel run (`tensor::recurrence`).
+    LstmLayer { part: usize },
+    /// The fused GRU layer's gradient of xp (`part` 0), h0 (1), W_hh (2) or b_hh (3)
+    /// (args: xp, h0, W_hh, b_hh when `bias`, the forward's output, g); all from one
+    /// backward kernel run.
+    GruLayer { part: usize, bias: bool },
 }
 
 /// Which gradients of a normalisation a `GradKernel` computes.
@@ -97,6 +105,18 @@ impl GradKernel {
                 1 => "attention_backward_k",
                 _ => "attention_backward_v",
             },
+            GradKernel::LstmLayer { part } => match part {
+                0 => "lstm_layer_backward_input",
+                1 => "lstm_layer_backward_h0",
+                2 => "lstm_layer_backward_c0",
+                _ => "lstm_layer_backward_weight_hh",
+            },
+            GradKernel::GruLayer { part, .. } => match part {
+                0 => "gru_layer_backward_input",
+                1 => "gru_layer_backward_h0",
+                2 => "gru_layer_backward_weight_hh",
+                _ => "gru_layer_backward_bias_hh",
+            },
         }
     }
 
@@ -115,6 +135,8 @@ impl GradKernel {
                 2 + usize::from(*weight)
             }
             GradKernel::Attention { mask, .. } => 5 + usize::from(*mask),
+            GradKernel::LstmLayer { .. } => 6,
+            GradKernel::GruLayer { bias, .. } => 5 + usize::from(*bias),
         }
     }
 }

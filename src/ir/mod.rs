@@ -276,6 +276,14 @@ pub enum IrOp {
         scale: Option<f64>,
         mask: bool,
     },
+    /// One fused LSTM layer direction (`tensor::recurrence`): args xp `[T, B, 4H]`, h0,
+    /// c0 `[B, H]`, W_hh `[4H, H]`; the rows `[T, B, 2H]` (each step's h, then c).
+    LstmLayer,
+    /// One fused GRU layer direction: args xp `[T, B, 3H]`, h0 `[B, H]`, W_hh
+    /// `[3H, H]`, then b_hh `[3H]` when `bias`; the hidden states `[T, B, H]`.
+    GruLayer {
+        bias: bool,
+    },
     Cat {
         dim: usize,
     },
@@ -397,6 +405,8 @@ impl IrOp {
             IrOp::LayerNorm { .. } => "layer_norm",
             IrOp::GroupNorm { .. } => "group_norm",
             IrOp::Attention { .. } => "scaled_dot_product_attention",
+            IrOp::LstmLayer => "lstm_layer",
+            IrOp::GruLayer { .. } => "gru_layer",
             IrOp::Cat { .. } => "cat",
             IrOp::Stack { .. } => "stack",
             IrOp::IndexSelect { .. } => "index_select",
@@ -445,6 +455,8 @@ impl IrOp {
             }
             IrOp::Conv2d { bias, .. } => Some(if *bias { 3 } else { 2 }),
             IrOp::Attention { mask, .. } => Some(3 + usize::from(*mask)),
+            IrOp::LstmLayer => Some(4),
+            IrOp::GruLayer { bias } => Some(3 + usize::from(*bias)),
             IrOp::GradKernel(k) => Some(k.arity()),
             IrOp::Cat { .. }
             | IrOp::Stack { .. }

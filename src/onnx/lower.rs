@@ -247,6 +247,9 @@ impl<'g> Lower<'g> {
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
             | IrOp::GradKernel(_)
+            // the fused LSTM/GRU layers: not lowered to ONNX LSTM/GRU yet
+            | IrOp::LstmLayer
+            | IrOp::GruLayer { .. }
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),
         }

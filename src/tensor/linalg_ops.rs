@@ -3,13 +3,13 @@
 //! a `@compile` capture records it as one `IrOp::Linalg` node, which the executor runs
 //! by calling the same kernel (`run`). A function with several results (`slogdet`, `qr`,
 //! `svd`, `eigh`) records one node per result, each naming its part: the executor
-//! factors once for the parts a graph uses (tensor/linalg_memo.rs; DCE drops the unused). Their gradient
+//! factors once for the parts a graph uses (tensor/parts_memo.rs; DCE drops the unused). Their gradient
 //! rules (tensor/linalg_grad.rs) call these entry points too, so a compiled backward
 //! records them as graph ops. The sym analysis follows their sizes as `out_shape` does
 //! (compile/sym/linalg.rs); qr's and svd's are specialised.
 
 use super::linalg_decomp::{self as ld, QrMode};
-use super::linalg_memo::part_of;
+use super::parts_memo::{self, Whole};
 use super::{DType, Tensor};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record_op::{record_op, record_parts};
@@ -231,22 +231,32 @@ pub fn run(op: LinalgOp, args: &[&Tensor]) -> Result<Tensor> {
         LinalgOp::Inv => ld::inv(a),
         LinalgOp::Det => ld::det(a),
         LinalgOp::Cofactor => ld::cofactor(a),
-        LinalgOp::Slogdet { part } => part_of(LinalgOp::Slogdet { part: 0 }, part, a, || {
-            ld::slogdet(a).map(|(s, l)| vec![s, l])
-        }),
+        LinalgOp::Slogdet { part } => parts_memo::part_of(
+            Whole::Linalg(LinalgOp::Slogdet { part: 0 }),
+            part,
+            &[a],
+            || ld::slogdet(a).map(|(s, l)| vec![s, l]),
+        ),
         LinalgOp::Solve => ld::solve(a, arg(1)?),
         LinalgOp::Cholesky { upper } => ld::cholesky(a, upper),
-        LinalgOp::Qr { mode, part } => part_of(LinalgOp::Qr { mode, part: 0 }, part, a, || {
-            ld::qr(a, mode).map(|(q, r)| vec![q, r])
-        }),
-        LinalgOp::Svd { full, part } => part_of(LinalgOp::Svd { full, part: 0 }, part, a, || {
-            ld::svd(a, full).map(|(u, s, vh)| vec![u, s, vh])
-        }),
-        LinalgOp::Eigh { upper, part } => {
-            part_of(LinalgOp::Eigh { upper, part: 0 }, part, a, || {
-                ld::eigh(a, upper).map(|(l, v)| vec![l, v])
-            })
-        }
+        LinalgOp::Qr { mode, part } => parts_memo::part_of(
+            Whole::Linalg(LinalgOp::Qr { mode, part: 0 }),
+            part,
+            &[a],
+            || ld::qr(a, mode).map(|(q, r)| vec![q, r]),
+        ),
+        LinalgOp::Svd { full, part } => parts_memo::part_of(
+            Whole::Linalg(LinalgOp::Svd { full, part: 0 }),
+            part,
+            &[a],
+            || ld::svd(a, full).map(|(u, s, vh)| vec![u, s, vh]),
+        ),
+        LinalgOp::Eigh { upper, part } => parts_memo::part_of(
+            Whole::Linalg(LinalgOp::Eigh { upper, part: 0 }),
+            part,
+            &[a],
+            || ld::eigh(a, upper).map(|(l, v)| vec![l, v]),
+        ),
         LinalgOp::Pinv { atol, rtol } => ld::pinv(a, atol, rtol),
         LinalgOp::GapInverse { squares } => super::linalg_grad::gap_inverse(a, squares),
     }

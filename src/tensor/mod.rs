@@ -2,7 +2,7 @@
 //! autograd metadata. Submodules hold creation, views, indexing, reductions, printing
 //! and the kernels; elementwise ops and their autograd recording live in `pointwise`.
 
-pub mod attention_memo;
+pub mod attention_exec;
 pub mod cancel;
 pub mod convert;
 pub mod creation;
@@ -16,15 +16,16 @@ pub mod kernels;
 pub mod linalg;
 pub mod linalg_decomp;
 pub mod linalg_grad;
-pub mod linalg_memo;
 pub mod linalg_ops;
 mod linalg_stack;
 pub mod mt19937;
 pub mod norm;
 pub mod optim_step;
+pub mod parts_memo;
 pub mod pointwise;
 pub mod pool;
 pub mod random;
+pub mod recurrence;
 pub mod reduce;
 pub mod seq;
 pub mod shape;

@@ -1,16 +1,12 @@
-//! Sequence-model entry points: the fused LSTM/GRU layer recurrences (`_lstm_layer`,
-//! `_gru_layer`, used by `nn.LSTM`/`nn.GRU`) and `scaled_dot_product_attention`, each
-//! one autograd node over the kernels in `kernels::recurrent` / `kernels::attention`.
-//! The recurrences have no IR op: inside a `@compile` capture they break the graph (the
-//! function runs eagerly), never record a wrong graph. The fused attention is
-//! `IrOp::Attention` with `GradKernel::Attention` gradients (see `attention_memo`);
-//! with dropout it is the composite of tensor ops (its random mask breaks the graph).
+//! `scaled_dot_product_attention`: one autograd node over the kernels in
+//! `kernels::attention` (the fused LSTM/GRU recurrences are in `recurrence`). The fused
+//! attention is `IrOp::Attention` with `GradKernel::Attention` gradients (see
+//! `attention_exec`); with dropout it is the composite of tensor ops (its random mask
+//! breaks the graph).
 
-use super::dtype::with_float;
 use super::kernels::attention::{self, Mask};
-use super::kernels::recurrent;
 use super::shape::broadcast_shapes;
-use super::{creation, err, linalg, DType, Elem, Scalar, Tensor};
+use super::{creation, err, linalg, DType, Scalar, Tensor};
 use crate::autograd::{self, BackwardOp, Saved};
 use crate::error::{ErrorKind, Result};
 use crate::ir::record as trace;
@@ -22,192 +18,10 @@ fn rt(msg: String) -> crate::error::Error {
     err(ErrorKind::RuntimeError, msg)
 }
 
-fn untraced() {
-    if trace::active() {
-        trace::graph_break(trace::BreakReason::UntracedTensor);
-    }
-}
-
-fn shape_str(s: &[usize]) -> String {
+/// `[2, 3]`: a shape in the fused ops' messages.
+pub(super) fn shape_str(s: &[usize]) -> String {
     let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(", "))
-}
-
-/// Checks `t` is float32 or float64 (the dtype of the input projection, `dt`) and of
-/// `shape`.
-fn expect(t: &Tensor, shape: &[usize], dt: DType, what: &str, op: &str) -> Result<()> {
-    if !matches!(t.dtype(), DType::F32 | DType::F64) || t.dtype() != dt {
-        return Err(err(
-            ErrorKind::TypeError,
-            format!(
-                "{op}: {what} must be float32 or float64 like the input, got {} (input {})",
-                t.dtype().name(),
-                dt.name()
-            ),
-        ));
-    }
-    if t.shape() != shape {
-        return Err(rt(format!(
-            "{op}: expected {what} of size {}, got {}",
-            shape_str(shape),
-            shape_str(t.shape())
-        )));
-    }
-    Ok(())
-}
-
-/// `[T, B, G*H]` of the input projection: (T, B, H).
-fn seq_dims(xp: &Tensor, w: &Tensor, gates: usize, op: &str) -> Result<(usize, usize, usize)> {
-    let (ws, xs) = (w.shape(), xp.shape());
-    if ws.len() != 2 || ws[1] == 0 || ws[0] != gates * ws[1] || xs.len() != 3 || xs[2] != ws[0] {
-        return Err(rt(format!(
-            "{op}: expected input projection [T, B, {gates}*H] and weight_hh [{gates}*H, H], got {} and {}",
-            shape_str(xs),
-            shape_str(ws)
-        )));
-    }
-    Ok((xs[0], xs[1], ws[1]))
-}
-
-/// `f` on the elements of three tensors of dtype `T` (each borrowed when contiguous,
-/// gathered otherwise: `Tensor::read`).
-fn read3<T: Elem, R>(
-    a: &Tensor,
-    b: &Tensor,
-    c: &Tensor,
-    f: impl FnOnce(&[T], &[T], &[T]) -> R,
-) -> Result<R> {
-    a.read(|a: &[T]| b.read(|b: &[T]| c.read(|c: &[T]| f(a, b, c))))??
-}
-
-/// One LSTM layer direction: `xp` = x W_ih^T + b_ih + b_hh `[T, B, 4H]`, initial
-/// `h0`, `c0` `[B, H]`, `w` = W_hh `[4H, H]`; returns `[T, B, 2H]` (each step's h, c).
-pub fn lstm_layer(xp: &Tensor, h0: &Tensor, c0: &Tensor, w: &Tensor) -> Result<Tensor> {
-    let op = "_lstm_layer";
-    let (t, b, h) = seq_dims(xp, w, 4, op)?;
-    let dt = xp.dtype();
-    expect(xp, &[t, b, 4 * h], dt, "input projection", op)?;
-    expect(h0, &[b, h], dt, "h0", op)?;
-    expect(c0, &[b, h], dt, "c0", op)?;
-    expect(w, &[4 * h, h], dt, "weight_hh", op)?;
-    untraced();
-    let (out, acts) = with_float!(dt, T => {
-        let (h0v, c0v) = (h0.to_vec()?, c0.to_vec()?);
-        let (out, acts) = xp.read(|x: &[T]| {
-            w.read(|w: &[T]| recurrent::lstm_forward::<T>(x, &h0v, &c0v, w, t, b, h))?
-        })??;
-        (
-            Tensor::from_vec(out, &[t, b, 2 * h]),
-            Tensor::from_vec(acts, &[t, b, 4 * h]),
-        )
-    });
-    let inputs = [xp, h0, c0, w];
-    if autograd::needs_grad(&inputs) {
-        let node = BackwardOp::LstmLayer {
-            h0: Saved::new(h0),
-            c0: Saved::new(c0),
-            w: Saved::new(w),
-            out: Saved::new(&out),
-            acts,
-        };
-        autograd::record(&out, node, &inputs);
-    }
-    Ok(out)
-}
-
-/// `_lstm_layer`'s gradients (xp, h0, c0, W_hh) for the rule table.
-pub fn lstm_layer_grads(
-    g: &Tensor,
-    h0: &Tensor,
-    c0: &Tensor,
-    w: &Tensor,
-    out: &Tensor,
-    acts: &Tensor,
-) -> Result<Vec<Option<Tensor>>> {
-    let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
-    let g = g.cast(out.dtype())?;
-    Ok(with_float!(out.dtype(), T => {
-        let (h0v, c0v) = (h0.to_vec()?, c0.to_vec()?);
-        let [dxp, dh, dc, dw] = read3(&g, out, acts, |gy: &[T], o: &[T], a: &[T]| {
-            w.read(|w: &[T]| recurrent::lstm_backward::<T>(gy, o, a, &h0v, &c0v, w, t, b, h))?
-        })??;
-        vec![
-            Some(Tensor::from_vec(dxp, &[t, b, 4 * h])),
-            Some(Tensor::from_vec(dh, &[b, h])),
-            Some(Tensor::from_vec(dc, &[b, h])),
-            Some(Tensor::from_vec(dw, &[4 * h, h])),
-        ]
-    }))
-}
-
-/// One GRU layer direction: `xp` = x W_ih^T + b_ih `[T, B, 3H]`, `h0` `[B, H]`, `w` =
-/// W_hh `[3H, H]`, `bias` = b_hh `[3H]` or none; returns the hidden states `[T, B, H]`.
-pub fn gru_layer(xp: &Tensor, h0: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-    let op = "_gru_layer";
-    let (t, b, h) = seq_dims(xp, w, 3, op)?;
-    let dt = xp.dtype();
-    expect(xp, &[t, b, 3 * h], dt, "input projection", op)?;
-    expect(h0, &[b, h], dt, "h0", op)?;
-    expect(w, &[3 * h, h], dt, "weight_hh", op)?;
-    if let Some(bias) = bias {
-        expect(bias, &[3 * h], dt, "bias_hh", op)?;
-    }
-    untraced();
-    let (out, saved) = with_float!(dt, T => {
-        let bv: Vec<T> = match bias {
-            Some(t) => t.to_vec()?,
-            None => Vec::new(),
-        };
-        let h0v = h0.to_vec()?;
-        let (out, saved) = xp.read(|x: &[T]| {
-            w.read(|w: &[T]| recurrent::gru_forward::<T>(x, &h0v, w, &bv, t, b, h))?
-        })??;
-        (
-            Tensor::from_vec(out, &[t, b, h]),
-            Tensor::from_vec(saved, &[t, b, 4 * h]),
-        )
-    });
-    let mut inputs = vec![xp, h0, w];
-    inputs.extend(bias);
-    if autograd::needs_grad(&inputs) {
-        let node = BackwardOp::GruLayer {
-            h0: Saved::new(h0),
-            w: Saved::new(w),
-            out: Saved::new(&out),
-            saved,
-            bias: bias.is_some(),
-        };
-        autograd::record(&out, node, &inputs);
-    }
-    Ok(out)
-}
-
-/// `_gru_layer`'s gradients (xp, h0, W_hh, b_hh when given) for the rule table.
-pub fn gru_layer_grads(
-    g: &Tensor,
-    h0: &Tensor,
-    w: &Tensor,
-    out: &Tensor,
-    saved: &Tensor,
-    bias: bool,
-) -> Result<Vec<Option<Tensor>>> {
-    let (t, b, h) = (out.shape()[0], out.shape()[1], w.shape()[1]);
-    let g = g.cast(out.dtype())?;
-    Ok(with_float!(out.dtype(), T => {
-        let h0v = h0.to_vec()?;
-        let [dxp, dh, dw, db] = read3(&g, out, saved, |gy: &[T], o: &[T], sv: &[T]| {
-            w.read(|w: &[T]| recurrent::gru_backward::<T>(gy, o, sv, &h0v, w, t, b, h))?
-        })??;
-        let mut grads = vec![
-            Some(Tensor::from_vec(dxp, &[t, b, 3 * h])),
-            Some(Tensor::from_vec(dh, &[b, h])),
-            Some(Tensor::from_vec(dw, &[3 * h, h])),
-        ];
-        if bias {
-            grads.push(Some(Tensor::from_vec(db, &[3 * h])));
-        }
-        grads
-    }))
 }
 
 /// What `scaled_dot_product_attention` was asked for besides q, k, v.

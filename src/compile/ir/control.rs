@@ -67,6 +67,8 @@ impl IrOp {
             | IrOp::LayerNorm { .. }
             | IrOp::GroupNorm { .. }
             | IrOp::Attention { .. }
+            | IrOp::LstmLayer
+            | IrOp::GruLayer { .. }
             | IrOp::Cat { .. }
             | IrOp::Stack { .. }
             | IrOp::IndexSelect { .. }

@@ -178,6 +178,7 @@ fn attrs(op: &IrOp) -> String {
             scale,
             mask,
         } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
+        IrOp::GruLayer { bias } => format!("bias={bias}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
         IrOp::SortIndices { dim, descending, k } => {
             format!("dim={dim}, descending={descending}, k={k:?}")
@@ -197,6 +198,7 @@ fn attrs(op: &IrOp) -> String {
         | IrOp::ExtremeAll { .. }
         | IrOp::Index { .. }
         | IrOp::Matmul
+        | IrOp::LstmLayer
         | IrOp::GradKernel(_)
         | IrOp::If(_)
         | IrOp::Print(_) => String::new(),

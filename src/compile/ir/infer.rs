@@ -194,6 +194,8 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
         IrOp::Repeat { reps } => derive_repeat(first()?, reps),
         IrOp::Matmul => derive_matmul(&a[0], &a[1]),
         IrOp::Attention { .. } => derive_attention(a),
+        IrOp::LstmLayer => derive_recurrence("lstm_layer", a, 4, 2),
+        IrOp::GruLayer { .. } => derive_recurrence("gru_layer", a, 3, 1),
         IrOp::Conv2d { params, .. } => derive_conv2d(&a[0], &a[1], params),
         IrOp::MaxPool2d { params } | IrOp::AvgPool2d { params } => {
             derive_pool2d(name, first()?, params)
@@ -528,10 +530,39 @@ fn derive_attention(a: &[ValueType]) -> Result<Derived> {
     full(float_out(q.dtype), shape)
 }
 
+/// A fused recurrence of `gates` gates (`states` initial states follow xp, then W_hh
+/// and the bias): xp `[T, B, gates*H]`, states `[B, H]`, W_hh `[gates*H, H]`, b_hh
+/// `[gates*H]`; the rows `[T, B, states*H]` of xp's dtype.
+fn derive_recurrence(name: &str, a: &[ValueType], gates: usize, states: usize) -> Result<Derived> {
+    let (Some(xp), Some(w)) = (a.first(), a.get(1 + states)) else {
+        return Err(bad(format!("{name}: needs xp, the states and weight_hh")));
+    };
+    let fits = |v: &ValueType, shape: &[usize]| v.shape[..] == *shape && v.dtype == xp.dtype;
+    let ok = xp.shape.len() == 3 && w.shape.len() == 2 && xp.dtype.is_float() && {
+        let (t, b, h) = (xp.shape[0], xp.shape[1], w.shape[1]);
+        fits(xp, &[t, b, gates * h])
+            && fits(w, &[gates * h, h])
+            && a[1..=states].iter().all(|s| fits(s, &[b, h]))
+            && a[2 + states..].iter().all(|s| fits(s, &[gates * h]))
+    };
+    if !ok {
+        let shapes: Vec<String> = a.iter().map(|v| fmt_shape(&v.shape)).collect();
+        return Err(bad(format!(
+            "{name}: operands {} do not fit",
+            shapes.join(", ")
+        )));
+    }
+    let shape = [xp.shape[0], xp.shape[1], states * w.shape[1]];
+    full(xp.dtype, shape.into_iter().collect())
+}
+
 /// The shape of a gradient kernel's result: its input's (conv2d's weight's).
 fn grad_kernel_shape(k: &GradKernel, a: &[ValueType]) -> Dims {
     match k {
         GradKernel::Attention { part, .. } => a[(*part).min(2)].shape.clone(),
+        GradKernel::LstmLayer { part } | GradKernel::GruLayer { part, .. } => {
+            a.get(*part).map(|v| v.shape.clone()).unwrap_or_default()
+        }
         GradKernel::AvgPool2d { in_shape, .. } => Dims::from_slice(in_shape),
         GradKernel::Conv2dWeight { .. } => a[1].shape.clone(),
         GradKernel::BatchNorm {

@@ -234,6 +234,8 @@ impl Walk<'_> {
             IrOp::Loop(l) => self.loop_node(node, l, &args),
             IrOp::Matmul => self.matmul(&x, &args[1]),
             IrOp::Attention { .. } => self.attention(node, &args),
+            IrOp::LstmLayer => self.recurrence(node, &args, 2),
+            IrOp::GruLayer { .. } => self.recurrence(node, &args, 1),
             IrOp::Cat { dim } => self.cat(node, &args, *dim),
             IrOp::Stack { dim } => {
                 for a in &args[1..] {
@@ -338,6 +340,19 @@ impl Walk<'_> {
                 }
                 if let Some(g) = args.last() {
                     self.unify_shapes(&out, g);
+                }
+                args.get(*part).cloned().unwrap_or_default()
+            }
+            GradKernel::LstmLayer { part } | GradKernel::GruLayer { part, .. } => {
+                let states = if matches!(k, GradKernel::LstmLayer { .. }) {
+                    2
+                } else {
+                    1
+                };
+                let n = args.len().saturating_sub(2);
+                let out = self.recurrence(node, &args[..n], states);
+                for o in &args[n..] {
+                    self.unify_shapes(&out, o);
                 }
                 args.get(*part).cloned().unwrap_or_default()
             }
@@ -488,6 +503,41 @@ impl Walk<'_> {
         let mut out = q.clone();
         out[n - 1] = v[n - 1].clone();
         out
+    }
+
+    /// A fused recurrence over xp `[T, B, G*H]`, `states` initial states `[B, H]`, then
+    /// W_hh and the bias: the rows `[T, B, states*H]` with T and B left symbolic (the
+    /// states' batch unified with xp's); every other size must be fixed (else all are
+    /// specialised). A gradient kernel's node has the forward's rows shape too.
+    fn recurrence(&mut self, node: &Node, args: &[SymShape], states: usize) -> SymShape {
+        let fixed = |s: &[SymExpr]| s.iter().all(|e| e.as_const().is_some());
+        let rows = match node.op {
+            IrOp::GradKernel(_) => None,
+            _ => node.shape.get(2).copied(),
+        };
+        let Some(xp) = args.first().filter(|x| x.len() == 3 && fixed(&x[2..])) else {
+            return self.opaque(node, args);
+        };
+        let st = args.get(1..=states).unwrap_or(&[]);
+        let rest = args.get(1 + states..).unwrap_or(&[]);
+        if st.len() != states
+            || !st.iter().all(|s| s.len() == 2 && fixed(&s[1..]))
+            || !rest.iter().all(|a| fixed(a))
+        {
+            return self.opaque(node, args);
+        }
+        for s in st {
+            self.solver.unify(&xp[1], &s[0]);
+        }
+        let h = rest
+            .first()
+            .and_then(|w| w.get(1))
+            .and_then(SymExpr::as_const);
+        let width = rows.map(|r| r as i64).or(h.map(|h| h * states as i64));
+        match width {
+            Some(w) => vec![xp[0].clone(), xp[1].clone(), SymExpr::konst(w)],
+            None => self.opaque(node, args),
+        }
     }
 
     fn cat(&mut self, node: &Node, args: &[SymShape], dim: usize) -> SymShape {

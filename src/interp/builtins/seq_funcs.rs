@@ -1,10 +1,11 @@
 //! Sequence-model globals: `scaled_dot_product_attention` (PyTorch's
 //! `F.scaled_dot_product_attention`) and the fused recurrences `_lstm_layer` /
-//! `_gru_layer` that `nn.LSTM` / `nn.GRU` run (see `tensor::seq`).
+//! `_gru_layer` that `nn.LSTM` / `nn.GRU` run (see `tensor::seq`, `tensor::recurrence`).
 
 use super::tensor::{te, tensor_of, Args, Kw};
 use crate::interp::value::{NativeImpl, Value};
 use crate::interp::{Interp, R};
+use crate::tensor::recurrence;
 use crate::tensor::seq::{self, AttnOptions};
 
 pub const GLOBALS: &[(&str, NativeImpl)] = &[
@@ -52,7 +53,7 @@ fn lstm_layer(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
     a.check(4, &["input", "h0", "c0", "weight_hh"])?;
     let (x, h0) = (a.tensor(0, "input")?, a.tensor(1, "h0")?);
     let (c0, w) = (a.tensor(2, "c0")?, a.tensor(3, "weight_hh")?);
-    seq::lstm_layer(&x, &h0, &c0, &w)
+    recurrence::lstm_layer(&x, &h0, &c0, &w)
         .map(Value::Tensor)
         .map_err(te)
 }
@@ -69,7 +70,7 @@ fn gru_layer(_: &mut Interp, args: &[Value], kw: Kw) -> R<Value> {
         .get(3, "bias_hh")
         .map(|v| tensor_of(v, a.fname))
         .transpose()?;
-    seq::gru_layer(&x, &h0, &w, b.as_ref())
+    recurrence::gru_layer(&x, &h0, &w, b.as_ref())
         .map(Value::Tensor)
         .map_err(te)
 }
