@@ -33,14 +33,19 @@ impl Walk<'_> {
         a: Option<SymShape>,
         b: Option<SymShape>,
     ) -> SymShape {
-        if let (Some(a), Some(b)) = (a, b) {
+        if let (Some(a), Some(b)) = (&a, &b) {
             let na: SymShape = a.iter().map(|e| self.solver.norm(e)).collect();
             let nb: SymShape = b.iter().map(|e| self.solver.norm(e)).collect();
             if na == nb {
-                return a;
+                return a.clone();
             }
         }
+        // The capture-time shape stands: every symbol it was derived from keeps its
+        // value, the input's and the requested sizes' (a guard, never a stale size).
         self.solver.specialize_all(x);
+        for derived in [a, b].into_iter().flatten() {
+            self.solver.specialize_all(&derived);
+        }
         fixed_shape(&node.shape)
     }
 

@@ -256,7 +256,11 @@ pub fn shape_method(
     match &out {
         Ok(Value::Tensor(o)) => {
             let req: Vec<Option<&SymInt>> = syms.iter().map(|s| s.as_deref()).collect();
-            symint::note_request(o, &req);
+            // an expand carries its symbolic sizes in its node (a broadcast size-1 dim
+            // takes the requested size at each call); a view/reshape is re-derived
+            if name != "expand" || !symint::note_expand_if(o, &req) {
+                symint::note_request(o, &req);
+            }
         }
         _ => {
             for s in syms.iter().flatten() {
