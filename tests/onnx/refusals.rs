@@ -1,0 +1,73 @@
+//! ONNX exports refused with a clear reason: an axis that cannot stay dynamic (naming
+//! the node that fixes it), a training-mode dropout (a random fill), a print.
+
+use super::*;
+
+#[test]
+fn an_axis_that_cannot_stay_dynamic_names_the_node_that_fixes_it() {
+    let mut e = engine();
+    // a reshape with explicit sizes inside a branch side keeps its traced size (the
+    // request is not recorded in a region): refused, naming the `if` and its line
+    let src = "def f(x):\n    h = x * 2\n    if h.mean() > 0:\n        h = h.reshape(-1).exp().reshape(x.shape[0], 3)\n    return h\ntrace(f, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    let err = e.run_source(src, "br.dl").expect_err("fixed by the branch");
+    assert_eq!(err.kind, ErrorKind::ValueError);
+    let m = &err.message;
+    assert!(m.contains("axis 0 of x cannot stay dynamic"), "{m}");
+    assert!(m.contains("if at br.dl:3:"), "{m}");
+    assert!(m.contains("a branch side reshapes"), "{m}");
+    // conv with a dynamic spatial size: the conv and its line
+    let src = "W = ones(2, 1, 3, 3)\ndef c(x):\n    return conv2d(x, W)\ntrace(c, ones(2, 1, 6, 6), dynamic_axes={\"x\": {2: \"h\"}})\n";
+    let err = e.run_source(src, "cv.dl").expect_err("fixed by conv");
+    assert!(
+        err.message.contains("conv2d at cv.dl:3:"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("other than the batch"),
+        "{}",
+        err.message
+    );
+    // a Python-level decision on the size: no node fixes it
+    let src = "def h(x):\n    return x.reshape(int(x.shape[0]) * 3)\ntrace(h, ones(4, 3), dynamic_axes={\"x\": {0: \"b\"}})\n";
+    let err = e.run_source(src, "py.dl").expect_err("fixed by Python");
+    assert!(
+        err.message.contains("Python code reads it"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn a_training_mode_dropout_is_refused_and_eval_mode_exports() {
+    let dir = temp_dir("dropout-train");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "import nn\nm = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2))\nexport_onnx(m, (randn(3, 4),), out)\n";
+    let err = e
+        .run_source(src, "dt.dl")
+        .expect_err("a random fill cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(err.message.contains("random fill"), "{}", err.message);
+    assert!(!path.exists(), "no file is written");
+    e.run_source("m.eval()\nexport_onnx(m, (randn(3, 4),), out)\n", "de.dl")
+        .expect("eval mode has no dropout");
+    assert!(path.exists(), "the eval-mode model is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_print_in_the_zoo_dynamic_model_forward_is_refused_with_its_line() {
+    let dir = temp_dir("zoo-print");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l1 = nn.Linear(4, 8)\n    def forward(self, x):\n        h = relu(self.l1(x))\n        if h.mean() > 0.5:\n            h = h * 2\n        print(\"mean of h:\", h.mean())\n        return h\nexport_onnx(M(), (randn(6, 4),), out, dynamic_axes={\"x\": {0: \"batch\"}})\n";
+    let err = e.run_source(src, "zp.dl").expect_err("print cannot export");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError);
+    assert!(err.message.contains("print"), "{}", err.message);
+    assert!(err.message.contains("zp.dl:10:"), "{}", err.message);
+    assert!(!path.exists(), "no file is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
