@@ -258,7 +258,7 @@ pub fn cumextreme(x: &Tensor, dim: i64, is_min: bool) -> Result<(Tensor, Tensor)
     let idx = out
         .narrow(-1, 1, 1)?
         .squeeze(Some(-1))?
-        .detach()
+        .detached()
         .cast(DType::I64)?;
     Ok((values, idx.reshape(&shape_i64(x))?))
 }
@@ -507,7 +507,7 @@ pub fn div_rounding(a: &Tensor, b: &Tensor, floor: bool) -> Result<Tensor> {
         // as torch's; through `/` they would take the divisor's sign)
         let t = super::unary(
             UnaryOp::Trunc,
-            &binary(BinaryOp::Div, &a.detach(), &b.detach())?,
+            &binary(BinaryOp::Div, &a.detached(), &b.detached())?,
         )?;
         where_(&Tensor::scalar(Scalar::Bool(false)), &q, &t)?
     } else {
