@@ -38,7 +38,7 @@ pub fn backward(root: &Tensor, grad: Option<Tensor>, retain_graph: bool) -> Resu
         retain_graph,
         create_graph: false,
     };
-    backward_hooked(root, grad, sweep, &mut no_hooks)
+    backward_hooked(root, grad, sweep, None, &mut no_hooks)
 }
 
 /// How a backward sweep treats the graph: `retain_graph` keeps the nodes' saved
@@ -65,15 +65,24 @@ impl Sweep {
     }
 }
 
-/// `t.backward(grad, retain_graph, create_graph)` running tensors' gradient hooks
-/// through `hooks`.
+/// `t.backward(grad, retain_graph, create_graph, inputs)` running tensors' gradient
+/// hooks through `hooks`. With `inputs`, only those tensors (leaves or intermediate
+/// ones) get their `.grad` accumulated, and only the nodes leading to them run.
 pub fn backward_hooked(
     root: &Tensor,
     grad: Option<Tensor>,
     sweep: Sweep,
+    inputs: Option<&[Tensor]>,
     hooks: &mut HookRunner,
 ) -> Result<()> {
     trace::note_backward();
+    if let Some(w) = inputs {
+        check_inputs(
+            w,
+            "backward",
+            "can't retain_grad on Tensor that has requires_grad=False",
+        )?;
+    }
     if !root.requires_grad() {
         return Err(err(
             ErrorKind::RuntimeError,
@@ -106,13 +115,29 @@ pub fn backward_hooked(
     };
     let _guard = sweep.grad_mode();
     match root.grad_fn() {
+        None if inputs.is_some_and(|w| !w.iter().any(|x| x.same(root))) => Ok(()),
         None => {
             let g = run_hooks(root, g, hooks)?;
             accumulate_leaf(root, g)?;
             run_post_hooks(root, hooks)
         }
-        Some(node) => run_sweep(node, g, sweep, hooks, true, None, accumulate_leaf),
+        Some(node) => run_sweep(node, g, sweep, hooks, true, inputs, accumulate_leaf),
     }
+}
+
+/// The inputs of `backward(inputs=)` / `autograd.grad`: at least one, each requiring
+/// grad (torch's errors).
+fn check_inputs(inputs: &[Tensor], op: &str, no_grad: &str) -> Result<()> {
+    if inputs.is_empty() {
+        return Err(err(
+            ErrorKind::RuntimeError,
+            format!("`inputs` argument to `{op}()` cannot be empty."),
+        ));
+    }
+    if inputs.iter().any(|x| !x.requires_grad()) {
+        return Err(err(ErrorKind::RuntimeError, no_grad));
+    }
+    Ok(())
 }
 
 /// Functional gradients (`grad(f)(x...)`): d`root`/d`input` for each input (zeros where
@@ -154,12 +179,11 @@ pub fn grad_wrt(
     sweep: Sweep,
     hooks: &mut HookRunner,
 ) -> Result<Vec<Option<Tensor>>> {
-    if inputs.iter().any(|x| !x.requires_grad()) {
-        return Err(err(
-            ErrorKind::RuntimeError,
-            "One of the differentiated Tensors does not require grad",
-        ));
-    }
+    check_inputs(
+        inputs,
+        "grad",
+        "One of the differentiated Tensors does not require grad",
+    )?;
     let g = match grad_output {
         Some(g) if g.shape() == root.shape() => g.cast(root.dtype())?,
         Some(g) => {
@@ -378,9 +402,10 @@ impl LeafGrads {
 /// Sweeps the graph from `root` with gradient `g`, handing each leaf's summed gradient
 /// (after its hooks) to `leaf` as soon as it is final; with `post`, the leaf's
 /// post-accumulate hooks run right after (`backward`, not `autograd.grad`). With
-/// `wanted` (autograd.grad's inputs), an intermediate one gets its node's summed
-/// gradient before the node runs, and only the nodes leading to a wanted tensor run
-/// (as torch: the rest of the graph is neither computed nor needed alive).
+/// `wanted` (autograd.grad's or backward's inputs), only those leaves are handed on, an
+/// intermediate one gets its node's summed gradient before the node runs, and only the
+/// nodes leading to a wanted tensor run (as torch: the rest of the graph is neither
+/// computed nor needed alive).
 #[allow(clippy::too_many_arguments)]
 fn run_sweep<F>(
     root: Rc<Node>,
@@ -422,6 +447,9 @@ where
         }
         for (t, g) in leaves.finished(i, &mut cursor) {
             let Some(g) = g else { continue };
+            if wanted.is_some_and(|w| !w.iter().any(|x| x.same(&t))) {
+                continue;
+            }
             let g = run_hooks(&t, g, hooks)?;
             leaf(&t, g)?;
             if post {

@@ -330,6 +330,7 @@ macro_rules! unrecorded_op {
             | $crate::ir::IrOp::OneHot { .. }
             | $crate::ir::IrOp::FillLike { .. }
             | $crate::ir::IrOp::SortIndices { .. }
+            | $crate::ir::IrOp::ModeIndices { .. }
             | $crate::ir::IrOp::BatchNormRunning { .. }
             | $crate::ir::IrOp::GradKernel(_)
             | $crate::ir::IrOp::Attention { .. }

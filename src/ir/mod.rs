@@ -314,6 +314,11 @@ pub enum IrOp {
         descending: bool,
         k: Option<usize>,
     },
+    /// The int64 position (dim kept, size 1) of the most frequent value along `dim`,
+    /// tensor/sorting.rs `mode_positions` (`mode`'s indices).
+    ModeIndices {
+        dim: usize,
+    },
     MaskedFill {
         value: Scalar,
     },
@@ -416,6 +421,7 @@ impl IrOp {
             IrOp::Linalg(l) => l.name(),
             IrOp::OneHot { .. } => "one_hot",
             IrOp::SortIndices { .. } => "sort",
+            IrOp::ModeIndices { .. } => "mode",
             IrOp::MaskedFill { .. } => "masked_fill",
             IrOp::FillLike { fill, .. } => match fill {
                 Fill::Value(_) => "full_like",
@@ -494,6 +500,7 @@ impl IrOp {
             | IrOp::OneHot { .. }
             | IrOp::FillLike { .. }
             | IrOp::SortIndices { .. }
+            | IrOp::ModeIndices { .. }
             | IrOp::Out { .. } => Some(1),
         }
     }

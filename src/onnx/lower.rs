@@ -251,7 +251,9 @@ impl<'g> Lower<'g> {
             | IrOp::LstmLayer
             | IrOp::GruLayer { .. }
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
-            | IrOp::Linalg(_) => Err(unsupported(n.op.name(), &self.at)),
+            | IrOp::Linalg(_)
+            // ONNX has no mode (most frequent value)
+            | IrOp::ModeIndices { .. } => Err(unsupported(n.op.name(), &self.at)),
         }
     }
 

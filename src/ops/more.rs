@@ -345,52 +345,7 @@ pub fn mode(x: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     if x.ndim() == 0 {
         return Ok((super::clone(x)?, index_const(vec![0], &[])?));
     }
-    let n = x.shape()[d];
-    if n == 0 {
-        return Err(err(
-            ErrorKind::IndexError,
-            "mode(): Expected reduction dim to have non-zero size.",
-        ));
-    }
-    let (sorted, order) = sort(&x.detach(), d as i64, false)?;
-    let mut perm: Vec<i64> = (0..x.ndim() as i64).filter(|&i| i != d as i64).collect();
-    perm.push(d as i64);
-    let sv = sorted
-        .permute(&perm)?
-        .contiguous()?
-        .cast(DType::F64)?
-        .to_vec::<f64>()?;
-    let ov = order.permute(&perm)?.contiguous()?.to_i64_vec()?;
-    let mut picks = vec![];
-    for (row, ord) in sv.chunks(n).zip(ov.chunks(n)) {
-        let (mut best, mut best_len, mut i) = (0usize, 0usize, 0usize);
-        while i < n {
-            let mut j = i;
-            while j + 1 < n && (row[j + 1] == row[i] || (row[j + 1].is_nan() && row[i].is_nan())) {
-                j += 1;
-            }
-            if j + 1 - i > best_len {
-                best = i;
-                best_len = j + 1 - i;
-            }
-            i = j + 1;
-        }
-        picks.push(
-            ord[best..best + best_len]
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(0),
-        );
-    }
-    let mut out_shape: Vec<usize> = x.shape().to_vec();
-    out_shape[d] = 1;
-    let moved: Vec<usize> = perm.iter().map(|&p| out_shape[p as usize]).collect();
-    let mut back = vec![0i64; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        back[p as usize] = i as i64;
-    }
-    let idx = index_const(picks, &moved)?.permute(&back)?.contiguous()?;
+    let idx = crate::tensor::sorting::mode_indices(x, d)?;
     let values = x.gather(d as i64, &idx)?;
     if keepdim {
         return Ok((values, idx));

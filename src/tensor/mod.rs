@@ -373,6 +373,20 @@ impl Tensor {
         d
     }
 
+    /// `detach_()`: this tensor drops its autograd history and becomes a leaf that does
+    /// not require grad (views refuse, as torch's).
+    pub fn detach_in_place(&self) -> Result<()> {
+        if self.0.view.get().is_some() {
+            return Err(err(
+                ErrorKind::RuntimeError,
+                "Can't detach views in-place. Use detach() instead.",
+            ));
+        }
+        *self.0.grad_fn.borrow_mut() = None;
+        self.0.requires_grad.set(false);
+        Ok(())
+    }
+
     /// A view with a new layout over the same storage, no autograd history.
     pub(crate) fn view_with(&self, shape: Dims, strides: Dims, offset: usize) -> Tensor {
         Tensor::from_parts(self.0.storage.clone(), shape, strides, offset)

@@ -109,6 +109,32 @@ const PAR_MIN: usize = 1 << 16;
 /// Up to this `k` a `topk` row is one scan with a sorted buffer of `k`.
 const SCAN_K: usize = 64;
 
+/// For each row of `n` (> 0) values of `vals`, the position of its most frequent value
+/// (the smallest among equally frequent ones, by PyTorch's order) at its last
+/// occurrence: `mode`'s choice.
+pub fn mode_positions<T: SortKey>(vals: &[T], n: usize) -> Vec<i64> {
+    let mut keyed: Vec<(u64, usize)> = Vec::with_capacity(n);
+    vals.chunks(n.max(1))
+        .map(|row| {
+            keyed.clear();
+            keyed.extend(row.iter().enumerate().map(|(i, v)| (v.key(), i)));
+            keyed.sort_unstable();
+            let (mut best, mut best_len, mut i) = (0, 0, 0);
+            while i < keyed.len() {
+                let mut j = i;
+                while j + 1 < keyed.len() && keyed[j + 1].0 == keyed[i].0 {
+                    j += 1;
+                }
+                if j + 1 - i > best_len {
+                    (best, best_len) = (j, j + 1 - i);
+                }
+                i = j + 1;
+            }
+            keyed.get(best).map_or(0, |k| k.1 as i64)
+        })
+        .collect()
+}
+
 /// For each row of `n` values of `vals` (row-major), the positions of its first `keep`
 /// elements in sorted order (ascending, or descending when `descending`), ties by
 /// position; rows concatenated.

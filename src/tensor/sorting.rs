@@ -68,15 +68,56 @@ pub fn sorted_positions(
     descending: bool,
     k: Option<usize>,
 ) -> Result<Tensor> {
+    let n = x.shape()[d];
+    let keep = k.unwrap_or(n).min(n);
+    per_row(x, d, keep, |moved| {
+        with_elem!(x.dtype(), T => moved.read(|s: &[T]| {
+            sort_keys::first_positions(s, n, keep, descending)
+        }))
+    })
+}
+
+/// The int64 positions of `mode` along dim `d` (kept, size 1): per row, the last
+/// occurrence of the most frequent value (the smallest among equally frequent ones).
+/// Recorded as `IrOp::ModeIndices` inside a capture.
+pub fn mode_indices(x: &Tensor, d: usize) -> Result<Tensor> {
+    record_op(
+        &[x],
+        |_| IrOp::ModeIndices { dim: d },
+        || mode_positions(x, d),
+    )
+}
+
+/// `mode_indices`' kernel and the executor's of `IrOp::ModeIndices`.
+pub fn mode_positions(x: &Tensor, d: usize) -> Result<Tensor> {
+    let n = x.shape().get(d).copied().unwrap_or(0);
+    if n == 0 {
+        return Err(err(
+            ErrorKind::IndexError,
+            "mode(): Expected reduction dim to have non-zero size.",
+        ));
+    }
+    per_row(
+        x,
+        d,
+        1,
+        |moved| with_elem!(x.dtype(), T => moved.read(|s: &[T]| sort_keys::mode_positions(s, n))),
+    )
+}
+
+/// Positions computed per row along dim `d` by `rows` (over `x` with `d` moved last,
+/// `keep` of them per row), with `d` put back in its place (size `keep`).
+fn per_row(
+    x: &Tensor,
+    d: usize,
+    keep: usize,
+    rows: impl FnOnce(&Tensor) -> Result<Vec<i64>>,
+) -> Result<Tensor> {
     let nd = x.ndim();
     let mut perm: Vec<i64> = (0..nd as i64).filter(|&i| i != d as i64).collect();
     perm.push(d as i64);
     let moved = x.permute(&perm)?;
-    let n = x.shape()[d];
-    let keep = k.unwrap_or(n).min(n);
-    let idx = with_elem!(x.dtype(), T => moved.read(|s: &[T]| {
-        sort_keys::first_positions(s, n, keep, descending)
-    })?);
+    let idx = rows(&moved)?;
     let mut shape: Vec<usize> = moved.shape().to_vec();
     if let Some(last) = shape.last_mut() {
         *last = keep;

@@ -71,3 +71,24 @@ fn a_print_in_the_zoo_dynamic_model_forward_is_refused_with_its_line() {
     assert!(!path.exists(), "no file is written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `mode` is a graph op (IrOp::ModeIndices) that ONNX has no operator for: the export
+/// names it and its line, and writes nothing.
+#[test]
+fn mode_has_no_onnx_equivalent() {
+    let dir = temp_dir("mode");
+    let path = dir.join("m.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "def f(x):\n    return x.mode(1).values * 2\nexport_onnx(f, (randn(3, 4),), out)\n";
+    let err = e.run_source(src, "md.dl").expect_err("no ONNX form");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError, "{}", err.message);
+    assert!(
+        err.message
+            .contains("export_onnx: mode has no ONNX equivalent (at md.dl:2:"),
+        "{}",
+        err.message
+    );
+    assert!(!path.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

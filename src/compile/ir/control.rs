@@ -78,6 +78,7 @@ impl IrOp {
             | IrOp::Linalg(_)
             | IrOp::OneHot { .. }
             | IrOp::SortIndices { .. }
+            | IrOp::ModeIndices { .. }
             | IrOp::MaskedFill { .. }
             | IrOp::GradKernel(_)
             | IrOp::Out { .. } => false,

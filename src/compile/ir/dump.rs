@@ -180,6 +180,7 @@ fn attrs(op: &IrOp) -> String {
         } => format!("causal={causal}, scale={scale:?}, mask={mask}"),
         IrOp::GruLayer { bias } => format!("bias={bias}"),
         IrOp::OneHot { num_classes } => format!("num_classes={num_classes}"),
+        IrOp::ModeIndices { dim } => format!("dim={dim}"),
         IrOp::SortIndices { dim, descending, k } => {
             format!("dim={dim}, descending={descending}, k={k:?}")
         }

@@ -214,6 +214,14 @@ pub fn derive(op: &IrOp, a: &[ValueType]) -> Result<Derived> {
             full(a[0].dtype, a[0].shape.clone())
         }
         IrOp::OneHot { num_classes } => derive_one_hot(first()?, *num_classes),
+        IrOp::ModeIndices { dim } => {
+            let mut shape = first()?.shape.clone();
+            check_dims(name, &[*dim], shape.len())?;
+            if let Some(e) = shape.get_mut(*dim) {
+                *e = 1;
+            }
+            full(DType::I64, shape)
+        }
         IrOp::SortIndices { dim, k, .. } => {
             let mut shape = first()?.shape.clone();
             check_dims(name, &[*dim], shape.len())?;

@@ -177,6 +177,7 @@ pub fn eval(node: &Node, args: &[Tensor], inputs: &[Tensor]) -> Result<Tensor> {
         IrOp::Scatter { dim } => x()?.scatter_overwrite(*dim as i64, y()?, arg(args, 2)?),
         IrOp::Linalg(op) => linalg_ops::run(*op, &args.iter().collect::<Vec<_>>()),
         IrOp::OneHot { num_classes } => one_hot(x()?, *num_classes as i64),
+        IrOp::ModeIndices { dim } => crate::tensor::sorting::mode_positions(x()?, *dim),
         IrOp::SortIndices { dim, descending, k } => {
             crate::tensor::sorting::sorted_positions(x()?, *dim, *descending, *k)
         }

@@ -260,6 +260,13 @@ impl Walk<'_> {
                 out.push(SymExpr::konst(*num_classes as i64));
                 out
             }
+            IrOp::ModeIndices { dim } => {
+                let mut out = x;
+                if let Some(e) = out.get_mut(*dim) {
+                    *e = SymExpr::konst(1);
+                }
+                out
+            }
             IrOp::SortIndices { dim, k, .. } => {
                 let mut out = x;
                 if let (Some(k), Some(e)) = (k, out.get_mut(*dim)) {

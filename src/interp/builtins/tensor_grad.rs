@@ -191,11 +191,17 @@ fn vars(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
     Ok(Value::Dict(Rc::new(RefCell::new(m))))
 }
 
-/// `t.backward(gradient=None, retain_graph=None, create_graph=False)`, running the
-/// tensors' gradient hooks (`retain_graph` defaults to `create_graph`, as PyTorch's).
+/// `t.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)`,
+/// running the tensors' gradient hooks (`retain_graph` defaults to `create_graph`, as
+/// PyTorch's); `inputs` (a tensor or a sequence) limits which `.grad` accumulate.
 pub fn backward(me: &mut Interp, t: &Tensor, args: &[Value], kw: Kw) -> R<Value> {
     let a = Args::new("backward", args, kw);
-    a.check(3, &["gradient", "retain_graph", "create_graph"])?;
+    a.check(4, &["gradient", "retain_graph", "create_graph", "inputs"])?;
+    let inputs = match a.get(3, "inputs") {
+        None | Some(Value::None) => None,
+        Some(Value::Tensor(x)) => Some(vec![x.clone()]),
+        Some(v) => Some(super::tensor_reduce::tensor_seq(v, "backward")?),
+    };
     let g = match a.get(0, "gradient") {
         Some(v) => Some(tensor_of(v, "backward")?),
         None => None,
@@ -205,7 +211,9 @@ pub fn backward(me: &mut Interp, t: &Tensor, args: &[Value], kw: Kw) -> R<Value>
         retain_graph: a.flag(1, "retain_graph", create_graph)?,
         create_graph,
     };
-    with_py_hooks(me, |hooks| autograd::backward_hooked(t, g, sweep, hooks))?;
+    with_py_hooks(me, |hooks| {
+        autograd::backward_hooked(t, g, sweep, inputs.as_deref(), hooks)
+    })?;
     Ok(Value::None)
 }
 

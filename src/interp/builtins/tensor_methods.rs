@@ -527,6 +527,35 @@ fn to_method(t: &Tensor, a: &Args) -> R<Value> {
     }
 }
 
+/// `t.data = u`: u's values replace t's, outside autograd (t keeps its identity, its
+/// `.grad` and its flags). Kiln copies them into t's storage rather than making t share
+/// u's, so u must have t's shape and dtype (anything else is refused: a tensor's layout
+/// never changes under the handles that hold it); the copy bumps t's version, so a graph
+/// that saved t's old values refuses to backward instead of reading the new ones.
+fn set_data(t: &Tensor, v: &Value) -> R<()> {
+    let Value::Tensor(u) = v else {
+        return Err(type_err(format!(
+            "Variable data has to be a tensor, but got {}",
+            v.type_name()
+        )));
+    };
+    if u.shape() != t.shape() || u.dtype() != t.dtype() {
+        return Err(crate::interp::err(
+            crate::error::ErrorKind::RuntimeError,
+            format!(
+                "t.data = u: Kiln copies u's values into t, so u must have t's shape {} and dtype {} (got {} {}); make a new tensor instead",
+                crate::tensor::shape::fmt_shape(t.shape()),
+                t.dtype().torch_name(),
+                crate::tensor::shape::fmt_shape(u.shape()),
+                u.dtype().torch_name()
+            ),
+        ));
+    }
+    crate::ir::record::graph_break(crate::ir::record::BreakReason::InPlace("t.data = u"));
+    let _off = crate::autograd::no_grad();
+    t.detach().copy_(u).map_err(te)
+}
+
 /// Data attributes of a tensor.
 pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
     Some(match name {
@@ -547,15 +576,16 @@ pub fn tensor_attr(t: &Tensor, name: &str) -> Option<Value> {
         "retains_grad" => Value::Bool(t.retains_grad()),
         "T" => Value::Tensor(t.t()),
         "mT" if t.ndim() >= 2 => Value::Tensor(t.transpose(-2, -1).ok()?),
-        "data" => Value::Tensor(t.detach()),
+        "data" => Value::Tensor(t.detached()),
         "grad_fn" => super::grad_fn::of_tensor(t),
         _ => return None,
     })
 }
 
-/// `t.grad = g`, `t.requires_grad = b`.
+/// `t.grad = g`, `t.requires_grad = b`, `t.data = u`.
 pub fn set_tensor_attr(t: &Tensor, name: &str, v: &Value) -> R<()> {
     match name {
+        "data" => set_data(t, v)?,
         "grad" => match v {
             Value::None => t.set_grad(None),
             other => {

@@ -93,13 +93,8 @@ pub fn misc(t: &Tensor, name: &str, a: &Args) -> R<Option<Value>> {
         }
         "detach_" => {
             a.check(0, &[])?;
-            if t.grad_fn().is_some() {
-                return Err(crate::interp::err(
-                    crate::error::ErrorKind::RuntimeError,
-                    "detach_(): not supported on a tensor with a graph in Kiln (use x = x.detach())",
-                ));
-            }
-            t.set_requires_grad(false).map_err(te)?;
+            crate::ir::record::graph_break(crate::ir::record::BreakReason::InPlace("detach_"));
+            t.detach_in_place().map_err(te)?;
             Value::Tensor(t.clone())
         }
         "exp_" | "masked_fill_" => {
