@@ -209,6 +209,14 @@ const MODELS: &[Expect] = &[
             "TopK",
         ],
     },
+    // int32/uint8 inputs cast first (a uint8 image, int32 token ids)
+    Expect {
+        script: "small_ints",
+        inputs: &["img", "tok"],
+        outputs: &["output0", "output1"],
+        params: &["W", "E"],
+        ops: &["Cast", "Gather", "MatMul"],
+    },
 ];
 
 fn check_structure(x: &Expect, m: &ModelProto) {

@@ -34,8 +34,6 @@ pub enum BreakReason {
     ControlFlow(&'static str),
     /// The side of a branch not taken at capture failed when run speculatively.
     UntakenBranch(String),
-    /// A tensor of a dtype compiled kernels do not handle (float64, int32, uint8).
-    Dtype(&'static str),
 }
 
 impl BreakReason {
@@ -54,9 +52,6 @@ impl BreakReason {
             BreakReason::Internal(m) => m.clone(),
             BreakReason::ControlFlow(w) => format!("control flow on a tensor: {w}"),
             BreakReason::UntakenBranch(m) => format!("the branch not taken at capture fails: {m}"),
-            BreakReason::Dtype(d) => format!(
-                "a {d} tensor (compiled code handles float32, float64, int64 and bool; the function runs eagerly)"
-            ),
         }
     }
 }

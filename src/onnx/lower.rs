@@ -129,6 +129,29 @@ impl<'g> Lower<'g> {
         })
     }
 
+    /// int32/uint8 values export only through a cast (a uint8 image or int32 ids turned
+    /// into float32/int64 first): this lowering's dtype rules are those of float32,
+    /// float64, int64 and bool, so any other use is refused rather than exported wrong.
+    fn check_small_ints(&self, n: &'g Node) -> Result<()> {
+        if matches!(n.op, IrOp::Cast(_) | IrOp::Out { .. }) {
+            return Ok(());
+        }
+        let small = |d: DType| matches!(d, DType::I32 | DType::U8);
+        let args = (0..n.args.len()).map(|i| self.arg(n, i).map(|a| a.dtype));
+        let dtypes: Vec<DType> = args.chain([Ok(n.dtype)]).collect::<Result<_>>()?;
+        match dtypes.into_iter().find(|d| small(*d)) {
+            None => Ok(()),
+            Some(d) => Err(unsupported(
+                &format!(
+                    "{} on a {} tensor (export casts int32/uint8 values to float32 or int64 first: call .float() or .long() on them)",
+                    n.op.name(),
+                    d.name()
+                ),
+                &self.at,
+            )),
+        }
+    }
+
     pub fn bad(&self, msg: &str) -> crate::error::Error {
         unsupported(&format!("an IR node with {msg}"), &self.at)
     }
@@ -138,6 +161,7 @@ impl<'g> Lower<'g> {
     pub fn node(&mut self, id: NodeId) -> Result<String> {
         let n = self.g.node(id).ok_or_else(|| self.bad("an unknown id"))?;
         self.cur = id;
+        self.check_small_ints(n)?;
         match &n.op {
             IrOp::Input { .. } | IrOp::Const(_) => Err(self.bad("an input in the body")),
             IrOp::Unary(op) => self.unary(n, *op),

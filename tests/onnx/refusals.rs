@@ -92,3 +92,23 @@ fn mode_has_no_onnx_equivalent() {
     assert!(!path.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// int32/uint8 values are captured, but the exporter lowers them only through a cast:
+/// arithmetic on them is refused by name, with its line (not exported with int64 or
+/// bool rules).
+#[test]
+fn small_int_arithmetic_is_refused_by_name() {
+    let dir = temp_dir("small-ints");
+    let path = dir.join("s.onnx");
+    let mut e = engine();
+    e.set("out", path.display().to_string());
+    let src = "def f(x):\n    y = x.float() * 2\n    return y, x // 3\nexport_onnx(f, (tensor([1, 7], dtype=int32),), out)\n";
+    let err = e.run_source(src, "si.dl").expect_err("int32 arithmetic");
+    assert_eq!(err.kind, ErrorKind::NotImplementedError, "{}", err.message);
+    let m = &err.message;
+    assert!(m.contains("on a int32 tensor"), "{m}");
+    assert!(m.contains(".long()"), "{m}");
+    assert!(m.contains("(at si.dl:3:"), "{m}");
+    assert!(!path.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

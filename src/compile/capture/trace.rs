@@ -596,25 +596,6 @@ pub fn exit_region() -> Option<RegionScope> {
     with(|t| t.regions.pop()).flatten()
 }
 
-/// A dtype among `args` and `out` that compiled code does not handle: the capture
-/// breaks, so int32/uint8 functions run eagerly. float64 nodes are captured (fusion and
-/// the other f32 fast paths check dtypes; the rest run as eager kernels do).
-pub(in crate::compile) fn uncompiled_dtype(
-    args: &[&Tensor],
-    out: &Tensor,
-) -> Option<crate::tensor::DType> {
-    use crate::tensor::DType;
-    let uncompiled = |d: &DType| match d {
-        DType::F32 | DType::F64 | DType::I64 | DType::Bool => false,
-        DType::I32 | DType::U8 => true,
-    };
-    args.iter()
-        .copied()
-        .chain([out])
-        .map(|t| t.dtype())
-        .find(uncompiled)
-}
-
 /// Stops recording after a break at the outermost library level (the run goes on
 /// eagerly); a break inside a library call is the outer op's, which records nothing.
 fn break_now(reason: BreakReason) {
@@ -645,9 +626,6 @@ impl Recorder for TraceRecorder {
         let ok = with(|t| {
             if t.depth != 1 {
                 return Ok(());
-            }
-            if let Some(d) = uncompiled_dtype(args, out) {
-                return Err(BreakReason::Dtype(d.name()));
             }
             let Some(ids) = t.nodes_of(args) else {
                 return Err(BreakReason::UntracedTensor);

@@ -40,9 +40,6 @@ pub(in crate::compile) fn record_inplace(
     if !active() {
         return;
     }
-    if let Some(d) = super::trace::uncompiled_dtype(args, target) {
-        return graph_break(BreakReason::Dtype(d.name()));
-    }
     // Effects inside a control-flow region would need conditional replay: eager.
     if !target.is_whole() || in_region() {
         return graph_break(BreakReason::InPlace(what));
