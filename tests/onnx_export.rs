@@ -209,6 +209,21 @@ const MODELS: &[Expect] = &[
             "TopK",
         ],
     },
+    // comparisons across dtypes in torch's result type (float64 vs int64, 0-d operands)
+    Expect {
+        script: "mixed_compare",
+        inputs: &["x", "i", "y", "z", "b"],
+        outputs: &["output0", "output1", "output2"],
+        params: &[],
+        ops: &[
+            "Greater",
+            "LessOrEqual",
+            "GreaterOrEqual",
+            "Less",
+            "Equal",
+            "Cast",
+        ],
+    },
     // int32/uint8 inputs cast first (a uint8 image, int32 token ids)
     Expect {
         script: "small_ints",

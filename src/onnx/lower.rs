@@ -320,13 +320,13 @@ impl<'g> Lower<'g> {
         self.b.op("Mul", &[&hx, &p], vec![])
     }
 
-    /// The dtype both operands are cast to: the result's for arithmetic, the promoted
-    /// one for comparisons and logic.
+    /// The dtype both operands are cast to: the result's for arithmetic, the operands'
+    /// promoted one (`promoted`, torch's result type) for comparisons and logic.
     /// (Arithmetic on bools, whose result is bool, runs in int64 and casts back: ONNX's
     /// Add/Mul/Pow/Max/Min take no bool operands.)
-    fn compute_dtype(op: BinaryOp, out: DType, a: DType, b: DType) -> DType {
+    fn compute_dtype(op: BinaryOp, out: DType, promoted: DType) -> DType {
         match op.dtype_rule() {
-            DtypeRule::Compare | DtypeRule::Logic => promote(a, b),
+            DtypeRule::Compare | DtypeRule::Logic => promoted,
             DtypeRule::Arith | DtypeRule::ArithNoBool if out == DType::Bool => DType::I64,
             DtypeRule::Arith | DtypeRule::ArithNoBool | DtypeRule::Float => out,
         }
@@ -341,7 +341,9 @@ impl<'g> Lower<'g> {
     }
 
     pub fn binary(&mut self, n: &Node, op: BinaryOp, a: Arg, b: Arg) -> Result<String> {
-        let cd = Self::compute_dtype(op, n.dtype, a.dtype, b.dtype);
+        let promoted =
+            DType::result_of((a.dtype, a.shape.is_empty()), (b.dtype, b.shape.is_empty()));
+        let cd = Self::compute_dtype(op, n.dtype, promoted);
         let x = self.b.cast(&a.name, a.dtype, cd);
         let y = self.b.cast(&b.name, b.dtype, cd);
         let r = binary_onnx(self, op, cd, &x, &y);
@@ -350,7 +352,7 @@ impl<'g> Lower<'g> {
 
     fn binary_scalar(&mut self, n: &Node, op: BinaryOp, s: Scalar, rev: bool) -> Result<String> {
         let a = self.arg(n, 0)?;
-        let cd = Self::compute_dtype(op, n.dtype, a.dtype, s.dtype());
+        let cd = Self::compute_dtype(op, n.dtype, s.promote_with(a.dtype));
         let x = self.b.cast(&a.name, a.dtype, cd);
         let c = self.b.const_scalar(s, cd);
         let r = if rev {
@@ -381,14 +383,5 @@ impl<'g> Lower<'g> {
         let x = self.b.cast(&a.name, a.dtype, n.dtype);
         let y = self.b.cast(&b.name, b.dtype, n.dtype);
         Ok(self.b.op("Where", &[&c, &x, &y], vec![]))
-    }
-}
-
-/// The common dtype of two operands (float over int over bool).
-pub fn promote(a: DType, b: DType) -> DType {
-    match (a, b) {
-        (DType::F32, _) | (_, DType::F32) => DType::F32,
-        (DType::I64, _) | (_, DType::I64) => DType::I64,
-        _ => DType::Bool,
     }
 }

@@ -101,6 +101,22 @@ impl DType {
             other
         }
     }
+
+    /// PyTorch's `result_type` of two tensor operands given as (dtype, is 0-d):
+    /// dimensioned operands decide the dtype within a category (bool < int < float); a
+    /// 0-d one raises it only to a higher category.
+    pub fn result_of((a, a0): (DType, bool), (b, b0): (DType, bool)) -> DType {
+        let category = |d: DType| match d {
+            DType::Bool => 0,
+            DType::U8 | DType::I32 | DType::I64 => 1,
+            DType::F32 | DType::F64 => 2,
+        };
+        match (a0, b0) {
+            (true, false) if category(a) <= category(b) => b,
+            (false, true) if category(b) <= category(a) => a,
+            _ => a.promote(b),
+        }
+    }
 }
 
 impl fmt::Display for DType {

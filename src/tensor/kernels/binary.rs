@@ -299,25 +299,14 @@ fn int_checks(op: BinaryOp, dt: DType, rhs: &Tensor) -> Result<()> {
     }
 }
 
-/// bool < int < float: a 0-d tensor's dtype only counts when its category is higher.
-fn category(d: DType) -> u8 {
-    match d {
-        DType::Bool => 0,
-        DType::U8 | DType::I32 | DType::I64 => 1,
-        DType::F32 | DType::F64 => 2,
-    }
-}
-
 /// PyTorch's `result_type` of two tensors: dimensioned tensors decide the dtype within
 /// a category; a 0-d tensor raises it only to a higher category (`f32[3] * f64[]` is
 /// float32, `i32[3] * f64[]` is float64).
 pub fn result_type(a: &Tensor, b: &Tensor) -> DType {
-    let (da, db) = (a.dtype(), b.dtype());
-    match (a.shape().is_empty(), b.shape().is_empty()) {
-        (true, false) if category(da) <= category(db) => db,
-        (false, true) if category(db) <= category(da) => da,
-        _ => da.promote(db),
-    }
+    DType::result_of(
+        (a.dtype(), a.shape().is_empty()),
+        (b.dtype(), b.shape().is_empty()),
+    )
 }
 
 /// Integer ops on int32/uint8 run the int64 kernel; the result wraps back (as
