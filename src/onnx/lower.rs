@@ -129,21 +129,37 @@ impl<'g> Lower<'g> {
         })
     }
 
-    /// int32/uint8 values export only through a cast (a uint8 image or int32 ids turned
-    /// into float32/int64 first): this lowering's dtype rules are those of float32,
-    /// float64, int64 and bool, so any other use is refused rather than exported wrong.
-    fn check_small_ints(&self, n: &'g Node) -> Result<()> {
+    /// int32/uint8 values export only through a cast (a uint8 image or int32 ids
+    /// turned into float32/int64 first), float64 ones through casts and the elementwise
+    /// ops whose lowering follows the node's dtype (arithmetic, comparisons, where,
+    /// clamp, masked_fill): the rest of this lowering builds float32 constants and
+    /// reductions, so any other use is refused rather than exported wrong or invalid.
+    fn check_dtypes(&self, n: &'g Node) -> Result<()> {
+        let f64_ok = matches!(
+            n.op,
+            IrOp::Binary(_)
+                | IrOp::BinaryScalar { .. }
+                | IrOp::Where
+                | IrOp::Clamp { .. }
+                | IrOp::MaskedFill { .. }
+                | IrOp::Clone
+                | IrOp::Contiguous
+        );
         if matches!(n.op, IrOp::Cast(_) | IrOp::Out { .. }) {
             return Ok(());
         }
-        let small = |d: DType| matches!(d, DType::I32 | DType::U8);
+        let refused = |d: DType| match d {
+            DType::I32 | DType::U8 => true,
+            DType::F64 => !f64_ok,
+            DType::F32 | DType::I64 | DType::Bool => false,
+        };
         let args = (0..n.args.len()).map(|i| self.arg(n, i).map(|a| a.dtype));
         let dtypes: Vec<DType> = args.chain([Ok(n.dtype)]).collect::<Result<_>>()?;
-        match dtypes.into_iter().find(|d| small(*d)) {
+        match dtypes.into_iter().find(|d| refused(*d)) {
             None => Ok(()),
             Some(d) => Err(unsupported(
                 &format!(
-                    "{} on a {} tensor (export casts int32/uint8 values to float32 or int64 first: call .float() or .long() on them)",
+                    "{} on a {} tensor (export casts float64/int32/uint8 values to float32 or int64 first: .float() or .long(), or model.float())",
                     n.op.name(),
                     d.name()
                 ),
@@ -161,7 +177,7 @@ impl<'g> Lower<'g> {
     pub fn node(&mut self, id: NodeId) -> Result<String> {
         let n = self.g.node(id).ok_or_else(|| self.bad("an unknown id"))?;
         self.cur = id;
-        self.check_small_ints(n)?;
+        self.check_dtypes(n)?;
         match &n.op {
             IrOp::Input { .. } | IrOp::Const(_) => Err(self.bad("an input in the body")),
             IrOp::Unary(op) => self.unary(n, *op),

@@ -95,7 +95,8 @@ fn mode_has_no_onnx_equivalent() {
 
 /// int32/uint8 values are captured, but the exporter lowers them only through a cast:
 /// arithmetic on them is refused by name, with its line (not exported with int64 or
-/// bool rules).
+/// bool rules); float64 ones beyond elementwise arithmetic likewise (the model was
+/// written with float32 constants: invalid).
 #[test]
 fn small_int_arithmetic_is_refused_by_name() {
     let dir = temp_dir("small-ints");
@@ -109,6 +110,14 @@ fn small_int_arithmetic_is_refused_by_name() {
     assert!(m.contains("on a int32 tensor"), "{m}");
     assert!(m.contains(".long()"), "{m}");
     assert!(m.contains("(at si.dl:3:"), "{m}");
+    assert!(!path.exists());
+    // float64: elementwise arithmetic exports, a matmul (float32 constants and kernels
+    // in the lowering) is refused by name
+    let src = "W = randn(3, 2, dtype=float64)\ndef g(x):\n    return (x * 2 + 1) @ W\nexport_onnx(g, (randn(4, 3, dtype=float64),), out)\n";
+    let err = e.run_source(src, "f6.dl").expect_err("float64 matmul");
+    let m = &err.message;
+    assert!(m.contains("matmul on a float64 tensor"), "{m}");
+    assert!(m.contains("(at f6.dl:3:"), "{m}");
     assert!(!path.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
