@@ -5,11 +5,11 @@
 
 use super::builder::{dims_i64, onnx_dtype, tensor_proto, unsupported, Builder};
 use super::lower::Lower;
-use super::rnn::{self, Params};
 use super::proto::{
     Dimension, GraphProto, ModelProto, OperatorSetIdProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
+use super::rnn::{self, Params};
 use crate::compile::capture::log::where_text;
 use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::error::{Error, ErrorKind, Result};

@@ -111,7 +111,11 @@ pub fn folded(g: &Graph, params: &Params) -> Vec<bool> {
                 *u += 1;
             }
             dropped.push(n.args[0]);
-            let weights = if matches!(n.op, IrOp::LstmLayer) { 3 } else { 2 };
+            let weights = if matches!(n.op, IrOp::LstmLayer) {
+                3
+            } else {
+                2
+            };
             dropped.extend(n.args.iter().skip(weights));
         }
     }
@@ -216,14 +220,20 @@ impl<'g> Lower<'g> {
     pub fn lstm_layer(&mut self, n: &'g Node) -> Result<String> {
         let h = n.shape.get(2).copied().unwrap_or(0) / 2;
         if let Some(why) = rows_misread(self.g, self.cur, h) {
-            let what = format!("lstm_layer whose cell state is read at a step other than the last ({why})");
+            let what = format!(
+                "lstm_layer whose cell state is read at a step other than the last ({why})"
+            );
             return Err(unsupported(&what, &self.at));
         }
         let [x, w, r, b] = self.rnn_inputs(n, &LSTM_ORDER)?;
         let (h0, c0) = (self.arg(n, 1)?, self.arg(n, 2)?);
         let h0 = self.unsqueeze0(&h0.name);
         let c0 = self.unsqueeze0(&c0.name);
-        let outs = vec![self.b.fresh("lstm_y"), self.b.fresh("lstm_h"), self.b.fresh("lstm_c")];
+        let outs = vec![
+            self.b.fresh("lstm_y"),
+            self.b.fresh("lstm_h"),
+            self.b.fresh("lstm_c"),
+        ];
         let attrs = vec![attr_i("hidden_size", h as i64)];
         let inputs: &[&str] = &[&x, &w, &r, &b, "", &h0, &c0];
         self.b.op_outs("LSTM", inputs, attrs, outs.clone());
@@ -246,7 +256,8 @@ impl<'g> Lower<'g> {
             attr_i("hidden_size", h as i64),
             attr_i("linear_before_reset", 1),
         ];
-        self.b.op_outs("GRU", &[&x, &w, &r, &b, "", &h0], attrs, outs.clone());
+        self.b
+            .op_outs("GRU", &[&x, &w, &r, &b, "", &h0], attrs, outs.clone());
         let axes = self.b.const_i64(&[1], false);
         Ok(self.b.op("Squeeze", &[&outs[0], &axes], vec![]))
     }

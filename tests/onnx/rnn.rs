@@ -30,8 +30,14 @@ fn lstm_classifier_exports_as_onnx_lstm_at_three_sizes() {
             // Linear's and the head's
             assert_eq!(ops.iter().filter(|o| **o == "MatMul").count(), 2, "{ops:?}");
             // gate-reordered weights made at export time, [1, 4H, in] and [1, 4H, H]
-            assert_eq!(init_dims(g, "lstm.weight_ih_l0.onnx_W"), Some(vec![1, 32, 6]));
-            assert_eq!(init_dims(g, "lstm.weight_hh_l1.onnx_R"), Some(vec![1, 32, 8]));
+            assert_eq!(
+                init_dims(g, "lstm.weight_ih_l0.onnx_W"),
+                Some(vec![1, 32, 6])
+            );
+            assert_eq!(
+                init_dims(g, "lstm.weight_hh_l1.onnx_R"),
+                Some(vec![1, 32, 8])
+            );
             assert_eq!(init_dims(g, "lstm.bias_ih_l1.onnx_B"), Some(vec![1, 64]));
             assert_eq!(init_dims(g, "lstm.weight_ih_l0"), None, "folded");
             let dims: Vec<Vec<String>> = g.input.iter().chain(&g.output).map(dims_text).collect();
@@ -66,10 +72,17 @@ fn check_rnn_stack(mode: &str, sizes: [(&str, &str); 3]) {
             let g = m.graph.as_ref().expect("a graph");
             let ops = op_types(g);
             let count = |op: &str| ops.iter().filter(|o| **o == op).count();
-            assert_eq!(count("GRU"), 2 * dirs, "one per layer and direction: {ops:?}");
+            assert_eq!(
+                count("GRU"),
+                2 * dirs,
+                "one per layer and direction: {ops:?}"
+            );
             assert_eq!(count("LSTM"), dirs, "{ops:?}");
             let gru = g.node.iter().find(|n| n.op_type == "GRU").expect("a GRU");
-            let lbr = gru.attribute.iter().find(|a| a.name == "linear_before_reset");
+            let lbr = gru
+                .attribute
+                .iter()
+                .find(|a| a.name == "linear_before_reset");
             assert_eq!(lbr.map(|a| a.i), Some(1), "PyTorch's GRU");
             let w1 = init_dims(g, "gru.weight_ih_l1.onnx_W");
             assert_eq!(w1, Some(vec![1, 15, 5 * dirs as i64]));
@@ -79,7 +92,11 @@ fn check_rnn_stack(mode: &str, sizes: [(&str, &str); 3]) {
                 assert_eq!(w, Some(vec![1, 15, 5]));
             }
             // no bias: the LSTM node's B input is left out
-            let lstm = g.node.iter().find(|n| n.op_type == "LSTM").expect("an LSTM");
+            let lstm = g
+                .node
+                .iter()
+                .find(|n| n.op_type == "LSTM")
+                .expect("an LSTM");
             assert_eq!(lstm.input.get(3).map(String::as_str), Some(""));
             let seq = if dirs == 2 { "5" } else { "seq" };
             assert_eq!(dims_text(&g.input[0]), [seq, "batch", "4"]);
@@ -129,7 +146,10 @@ fn lstm_with_projections_exports_unrolled_with_a_dynamic_batch() {
         let m = decode(&dir);
         let g = m.graph.as_ref().expect("a graph");
         let ops = op_types(g);
-        assert!(!ops.contains(&"LSTM") && ops.contains(&"Sigmoid"), "{ops:?}");
+        assert!(
+            !ops.contains(&"LSTM") && ops.contains(&"Sigmoid"),
+            "{ops:?}"
+        );
         assert_eq!(dims_text(&g.input[0]), ["4", "batch", "3"]);
         if let Some(py) = &py {
             check_with_onnx_runtime(py, &format!("lstm proj (batch {b})"), &dir);
@@ -146,9 +166,14 @@ fn recurrences_without_an_onnx_form_are_refused_with_the_reason() {
         "randn(5, 2, 3)",
     );
     assert_eq!(err.kind, ErrorKind::NotImplementedError);
-    assert!(err.message.contains("a random fill (dropout"), "{}", err.message);
+    assert!(
+        err.message.contains("a random fill (dropout"),
+        "{}",
+        err.message
+    );
     // the layer op whose rows (each step's h and c) are read beyond the last step's c
-    let body = "W = randn(16, 4)\ndef f(x):\n    rows = _lstm_layer(x, zeros(2, 4), zeros(2, 4), W)\n";
+    let body =
+        "W = randn(16, 4)\ndef f(x):\n    rows = _lstm_layer(x, zeros(2, 4), zeros(2, 4), W)\n";
     for (ret, why) in [
         ("rows", "the rows are a graph output"),
         ("rows[:, :, 4:].sum(0)", "by index"),
