@@ -45,7 +45,7 @@ fn is_param(params: &Params, id: NodeId) -> bool {
     params.contains_key(&id.index())
 }
 
-fn op_args<'g>(g: &'g Graph, id: NodeId) -> Option<(&'g IrOp, &'g [NodeId])> {
+fn op_args(g: &Graph, id: NodeId) -> Option<(&IrOp, &[NodeId])> {
     g.node(id).map(|n| (&n.op, n.args.as_slice()))
 }
 
@@ -90,11 +90,11 @@ fn fused(g: &Graph, params: &Params, n: &Node) -> Option<Proj> {
         _ => return None,
     };
     let p = match_proj(g, params, *n.args.first()?, lstm)?;
-    let bias_ok = match (lstm, rest.len(), p.b.len()) {
-        (true, _, _) => true,
-        (false, 2, 1) | (false, 1, 0) => true,
-        _ => false,
-    };
+    // GRU: b_hh (an arg of the layer) when the projection adds b_ih
+    let bias_ok = matches!(
+        (lstm, rest.len(), p.b.len()),
+        (true, _, _) | (false, 2, 1) | (false, 1, 0)
+    );
     (bias_ok && rest.iter().all(|w| is_param(params, *w))).then_some(p)
 }
 
