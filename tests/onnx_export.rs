@@ -384,32 +384,6 @@ fn linalg_inv_has_no_onnx_equivalent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The fused LSTM/GRU layers (`nn.LSTM` / `nn.GRU`) are graph ops, not lowered to
-/// ONNX's LSTM/GRU yet: the export names the op and the stdlib line that ran it, and
-/// writes nothing (before, it stopped at the untraced fused kernel).
-#[test]
-fn fused_recurrences_have_no_onnx_equivalent_yet() {
-    let dir = temp_dir("rnn");
-    let path = dir.join("r.onnx");
-    let mut e = engine();
-    e.set("out", path.display().to_string());
-    for (layer, op) in [("LSTM", "lstm_layer"), ("GRU", "gru_layer")] {
-        let src = format!(
-            "import nn\nm = nn.{layer}(3, 4)\n\ndef f(x):\n    return m(x)[0].sum(2)\n\n\
-             export_onnx(f, (randn(5, 2, 3),), out)\n"
-        );
-        let err = e
-            .run_source(&src, "rnn_export.dl")
-            .expect_err("no ONNX form");
-        assert_eq!(err.kind, ErrorKind::NotImplementedError, "{}", err.message);
-        let want = format!("export_onnx: {op} has no ONNX equivalent (at ");
-        assert!(err.message.contains(&want), "{}", err.message);
-        assert!(err.message.contains("rnn.dl:"), "{}", err.message);
-        assert!(!path.exists());
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 #[test]
 fn print_inside_an_exported_loop_names_print_and_its_line() {
     let dir = temp_dir("print");
@@ -765,3 +739,7 @@ fn transformer_with_a_fixed_batch_keeps_a_dynamic_sequence_length() {
 // The exports refused with a reason (tests/onnx/refusals.rs).
 #[path = "onnx/refusals.rs"]
 mod refusals;
+
+// nn.LSTM / nn.GRU as ONNX LSTM / GRU (tests/onnx/rnn.rs).
+#[path = "onnx/rnn.rs"]
+mod rnn;

@@ -1,6 +1,7 @@
 //! Assembles an ONNX ModelProto (opset 18) from a captured IR graph: argument inputs
 //! become graph inputs, parameters and constants initializers, each compute node one
-//! or a few ONNX nodes; then encodes it with prost and writes it atomically.
+//! or a few ONNX nodes (less the input projections an ONNX LSTM/GRU computes itself:
+//! `rnn::folded`); then encodes it with prost and writes it atomically.
 
 use super::builder::{dims_i64, onnx_dtype, tensor_proto, unsupported, Builder};
 use super::lower::Lower;
@@ -8,6 +9,7 @@ use super::proto::{
     Dimension, GraphProto, ModelProto, OperatorSetIdProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
+use super::rnn::{self, Params};
 use crate::compile::capture::log::where_text;
 use crate::compile::ir::{Graph, InputKind, IrOp, NodeId};
 use crate::error::{Error, ErrorKind, Result};
@@ -93,11 +95,16 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
     let mut lw = Lower::new(Builder::default(), g, sources, String::new());
     let slots = slot_names(spec)?;
     lw.init_symbols(&slots, symbol_names(spec))?;
+    lw.params = params(spec)?;
+    let folded = rnn::folded(g, &lw.params);
     let mut inputs = Vec::new();
-    let (mut n_arg, mut n_ext) = (0usize, 0usize);
+    let mut n_arg = 0usize;
     for (i, node) in g.nodes.iter().enumerate() {
         lw.at = where_text(sources, node.span);
         lw.b.doc = lw.at.clone();
+        if folded.get(i).copied().unwrap_or(false) {
+            continue;
+        }
         let name = match &node.op {
             IrOp::Input {
                 kind: InputKind::Arg(_),
@@ -113,12 +120,11 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
                 kind: InputKind::External { .. },
                 ..
             } => {
-                let name = pick(spec.param_names, n_ext, "parameter")?;
-                let t = spec
-                    .externals
-                    .get(n_ext)
+                let (name, t) = lw
+                    .params
+                    .get(&i)
+                    .cloned()
                     .ok_or_else(|| value_err("export_onnx: a parameter has no value".into()))?;
-                n_ext += 1;
                 lw.b.init_tensor(&name, t)?;
                 name
             }
@@ -156,6 +162,29 @@ pub fn export(spec: &ExportSpec, sources: &SourceMap) -> Result<ModelProto> {
             version: OPSET,
         }],
     })
+}
+
+/// Each parameter (`External` input) node's initializer name and value.
+fn params<'a>(spec: &ExportSpec<'a>) -> Result<Params<'a>> {
+    let mut out = Params::new();
+    let exts = spec.graph.nodes.iter().enumerate().filter(|(_, n)| {
+        matches!(
+            n.op,
+            IrOp::Input {
+                kind: InputKind::External { .. },
+                ..
+            }
+        )
+    });
+    for (k, (i, _)) in exts.enumerate() {
+        let name = pick(spec.param_names, k, "parameter")?;
+        let t = spec
+            .externals
+            .get(k)
+            .ok_or_else(|| value_err("export_onnx: a parameter has no value".into()))?;
+        out.insert(i, (name, t));
+    }
+    Ok(out)
 }
 
 /// The name of each input slot (argument inputs; empty for the others).

@@ -5,6 +5,7 @@
 use super::builder::{attr_i, unsupported, Builder};
 use super::dims::Syms;
 use super::reduce::Reduce;
+use super::rnn::Params;
 use crate::compile::ir::{Graph, IrOp, Node, NodeId};
 use crate::error::Result;
 use crate::ops::{BinaryOp, UnaryOp};
@@ -84,6 +85,8 @@ pub struct Lower<'g> {
     pub syms: Option<Syms<'g>>,
     /// The IR node being lowered.
     pub cur: NodeId,
+    /// The module parameters by node (the top-level graph's; none in a region).
+    pub params: Params<'g>,
 }
 
 /// An argument of the node being lowered: its value name, dtype and shape.
@@ -106,6 +109,7 @@ impl<'g> Lower<'g> {
             multi: HashMap::new(),
             syms: None,
             cur: NodeId(0),
+            params: Params::new(),
         }
     }
 
@@ -282,14 +286,13 @@ impl<'g> Lower<'g> {
                 &self.at,
             )),
             IrOp::SortIndices { dim, descending, k } => self.sort_indices(n, *dim, *descending, *k),
+            IrOp::LstmLayer => self.lstm_layer(n),
+            IrOp::GruLayer { .. } => self.gru_layer(n),
             // training-only and backward-only ops: no ONNX form
             IrOp::BatchNorm { training: true, .. }
             | IrOp::BatchNormRunning { .. }
             | IrOp::IndexGrad { .. }
             | IrOp::GradKernel(_)
-            // the fused LSTM/GRU layers: not lowered to ONNX LSTM/GRU yet
-            | IrOp::LstmLayer
-            | IrOp::GruLayer { .. }
             // torch.linalg's other functions (ONNX's Inverse is com.microsoft only)
             | IrOp::Linalg(_)
             // ONNX has no mode (most frequent value)

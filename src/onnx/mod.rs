@@ -1,5 +1,5 @@
 //! ONNX export of captured graphs: the protobuf messages (`proto`, encoded by prost),
-//! the lowering of IR nodes to ONNX nodes (`lower`, `reduce`, `shape`, `nn`) and model
+//! the lowering of IR nodes to ONNX nodes (`lower`, `reduce`, `shape`, `nn`, `rnn`) and model
 //! assembly + atomic writes (`export`).
 
 mod builder;
@@ -11,6 +11,7 @@ mod lower;
 mod nn;
 pub mod proto;
 mod reduce;
+mod rnn;
 mod shape;
 mod special;
 

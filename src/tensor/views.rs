@@ -703,13 +703,15 @@ fn stack_rows(ts: &[Tensor], dim: i64) -> Result<Option<Tensor>> {
 }
 
 /// `flip(x, dims)`: a copy reversed along each of `dims` (an `index_select` per dim;
-/// cumsum's create-graph gradient reverses with it).
+/// cumsum's create-graph gradient reverses with it). A capture records each index as a
+/// constant of the dim's size, so it reads that size (a symbolic dim is specialised).
 pub fn flip(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let mut out = x.clone();
     for d in norm_dims("flip", dims, x.ndim())? {
         if x.ndim() == 0 {
             break;
         }
+        trace::note_size_read(x, Some(d));
         let n = x.shape()[d] as i64;
         out = out.index_select(
             d as i64,

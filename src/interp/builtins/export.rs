@@ -143,9 +143,18 @@ fn make_graph(me: &mut Interp, f: &Value, args: &[Value], kw: Kw) -> R<TracedGra
         cf.cache.borrow_mut().dynamic_dims = a.input_dims(&arg_info)?;
     }
     let was = std::mem::replace(&mut me.compile_enabled, true);
-    let res = {
-        let _ng = crate::autograd::no_grad();
-        me.call_compiled(cf, args.to_vec(), Vec::new())
+    // A `for` loop the capture could not keep as a loop runs eagerly and is unrolled by
+    // the next capture (`retry_unrolled`): call again while that adds loops to unroll.
+    let res = loop {
+        let unrolled = cf.cache.borrow().unroll.len();
+        let res = {
+            let _ng = crate::autograd::no_grad();
+            me.call_compiled(cf, args.to_vec(), Vec::new())
+        };
+        let c = cf.cache.borrow();
+        if res.is_err() || !c.entries.is_empty() || c.unroll.len() == unrolled {
+            break res;
+        }
     };
     me.compile_enabled = was;
     res?;
