@@ -212,8 +212,8 @@ const MODELS: &[Expect] = &[
     // comparisons across dtypes in torch's result type (float64 vs int64, 0-d operands)
     Expect {
         script: "mixed_compare",
-        inputs: &["x", "i", "y", "z", "b"],
-        outputs: &["output0", "output1", "output2"],
+        inputs: &["x", "i", "y", "z", "b", "k"],
+        outputs: &["output0", "output1", "output2", "output3", "output4"],
         params: &[],
         ops: &[
             "Greater",
@@ -222,6 +222,8 @@ const MODELS: &[Expect] = &[
             "Less",
             "Equal",
             "Cast",
+            "ArgMax",
+            "ArgMin",
         ],
     },
     // int32/uint8 inputs cast first (a uint8 image, int32 token ids)

@@ -75,7 +75,9 @@ impl Lower<'_> {
     pub fn arg_extreme(&mut self, n: &Node, dim: Option<usize>, min: bool) -> Result<String> {
         let a = self.arg(n, 0)?;
         let op = if min { "ArgMin" } else { "ArgMax" };
-        let x = self.b.cast(&a.name, a.dtype, DType::F32);
+        // ArgMax/ArgMin take numbers, not bool (int64 stays exact: as float32, values
+        // above 2^24 would tie)
+        let x = self.b.cast(&a.name, a.dtype, a.dtype.promote(DType::I64));
         let (x, axis) = match dim {
             Some(d) => (x, d),
             None => {
