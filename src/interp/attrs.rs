@@ -203,7 +203,7 @@ struct StrKey<'a>(&'a str);
 
 impl Hash for StrKey<'_> {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.0.hash(h)
+        h.write_i64(super::pyhash::str(self.0))
     }
 }
 

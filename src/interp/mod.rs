@@ -27,6 +27,7 @@ pub mod mro;
 pub mod num;
 pub mod ops;
 mod packages;
+mod pyhash;
 pub mod repr;
 pub mod resolve;
 pub mod scope;

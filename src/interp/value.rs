@@ -499,49 +499,10 @@ impl Key {
     }
 }
 
-/// Python-compatible hash of a hashable value (ints and equal floats hash alike).
-pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
-    match v {
-        Value::None => 0u8.hash(h),
-        Value::Bool(b) => (*b as i64).hash(h),
-        Value::Int(i) => i.hash(h),
-        Value::Float(f) => {
-            if f.fract() == 0.0 && *f >= -9.2e18 && *f <= 9.2e18 {
-                (*f as i64).hash(h)
-            } else {
-                f.to_bits().hash(h)
-            }
-        }
-        Value::Str(s) => s.hash(h),
-        Value::DType(d) => d.name().hash(h),
-        Value::Tuple(t) | Value::Size(t) => {
-            t.len().hash(h);
-            for x in t.iter() {
-                hash_value(x, h);
-            }
-        }
-        Value::FrozenSet(d) => {
-            // order-independent: a sum of the members' hashes
-            let build = FxBuild::default();
-            let members = d.try_borrow().map_or(0u64, |m| {
-                m.keys().fold(0u64, |acc, k| {
-                    use std::hash::BuildHasher;
-                    acc.wrapping_add(build.hash_one(k))
-                })
-            });
-            (d.try_borrow().map_or(0, |m| m.len()), members).hash(h)
-        }
-        Value::Instance(i) => match i.hash.get() {
-            Some(x) => x.hash(h),
-            None => v.ptr_id().hash(h),
-        },
-        other => other.ptr_id().hash(h),
-    }
-}
-
+/// A key feeds its map's hasher its Python hash (see `pyhash`).
 impl Hash for Key {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        hash_value(&self.0, h)
+        h.write_i64(super::pyhash::value(&self.0, 0))
     }
 }
 

@@ -600,25 +600,9 @@ fn next(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
 }
 
 fn hash(me: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
-    use std::hash::{BuildHasher, Hasher};
     arity("hash", args, 1, 1)?;
     let k = me.key(args[0].clone())?;
-    match &k.0 {
-        Value::Instance(i) => {
-            if let Some(x) = i.hash.get() {
-                return Ok(Value::Int(x));
-            }
-        }
-        Value::Int(i) => return Ok(Value::Int(*i)),
-        Value::Bool(b) => return Ok(Value::Int(*b as i64)),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
-            return Ok(Value::Int(*f as i64))
-        }
-        _ => {}
-    }
-    let mut h = crate::interp::value::FxBuild::default().build_hasher();
-    crate::interp::value::hash_value(&k.0, &mut h);
-    Ok(Value::Int(h.finish() as i64 >> 1))
+    Ok(Value::Int(crate::interp::pyhash::value(&k.0, 0)))
 }
 
 fn id(_: &mut Interp, args: &[Value], _: Kw) -> R<Value> {
