@@ -193,6 +193,12 @@ impl Interp {
         if let (Value::Tuple(items) | Value::Size(items), None) = (&v, star) {
             if items.len() == ts.len() {
                 for (t, x) in ts.iter().zip(items.iter()) {
+                    // a local target: straight into its slot (no `store` dispatch)
+                    if let Target::Place(Place::Local(s, _)) = t {
+                        let i = self.fp + *s as usize;
+                        Value::set_slot(&mut self.stack[i], x.clone());
+                        continue;
+                    }
                     self.store(t, x.clone())?;
                 }
                 return Ok(());

@@ -48,7 +48,7 @@ impl Num {
 const MAX_NEST: u32 = 3;
 
 /// `x op y` with Python's semantics, or `None` where it would need the general path
-/// (integer overflow, division by zero, operators other than `+ - * /`).
+/// (integer overflow, division by zero, a negative shift, `**`, float `//` and `%`).
 #[inline]
 pub fn num_op(op: BinOp, x: Num, y: Num) -> Option<Num> {
     match (x, y) {
@@ -57,6 +57,13 @@ pub fn num_op(op: BinOp, x: Num, y: Num) -> Option<Num> {
             BinOp::Sub => a.checked_sub(b).map(Num::I),
             BinOp::Mul => a.checked_mul(b).map(Num::I),
             BinOp::Div if b != 0 => Some(Num::F(a as f64 / b as f64)),
+            BinOp::Mod if b != 0 => crate::pyfmt::int_mod(a, b).map(Num::I),
+            BinOp::FloorDiv if b != 0 => crate::pyfmt::int_floordiv(a, b).map(Num::I),
+            BinOp::BitAnd => Some(Num::I(a & b)),
+            BinOp::BitOr => Some(Num::I(a | b)),
+            BinOp::BitXor => Some(Num::I(a ^ b)),
+            BinOp::RShift if b >= 0 => Some(Num::I(a >> b.min(63))),
+            BinOp::LShift if (0..63).contains(&b) && (a << b) >> b == a => Some(Num::I(a << b)),
             _ => None,
         },
         _ => {

@@ -36,7 +36,7 @@ pub fn int_op(op: BinOp, x: i64, y: i64) -> R<Value> {
         }
         BinOp::Mod => {
             if y == 0 {
-                return Err(zero_div("integer division or modulo by zero"));
+                return Err(zero_div("integer modulo by zero"));
             }
             Value::Int(int_mod(x, y).ok_or_else(overflow)?)
         }
