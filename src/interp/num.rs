@@ -239,13 +239,22 @@ mod tests {
         assert_eq!(num_op(BinOp::Div, Num::I(1), Num::I(0)), None);
         // Python's floor division and modulo (signs follow the divisor); by zero, and
         // i64::MIN // -1 (overflow), are left to the general path (which raises)
-        assert_eq!(num_op(BinOp::FloorDiv, Num::I(7), Num::I(2)), Some(Num::I(3)));
-        assert_eq!(num_op(BinOp::FloorDiv, Num::I(-7), Num::I(2)), Some(Num::I(-4)));
+        assert_eq!(
+            num_op(BinOp::FloorDiv, Num::I(7), Num::I(2)),
+            Some(Num::I(3))
+        );
+        assert_eq!(
+            num_op(BinOp::FloorDiv, Num::I(-7), Num::I(2)),
+            Some(Num::I(-4))
+        );
         assert_eq!(num_op(BinOp::Mod, Num::I(7), Num::I(-2)), Some(Num::I(-1)));
         assert_eq!(num_op(BinOp::Mod, Num::I(7), Num::I(0)), None);
         assert_eq!(num_op(BinOp::FloorDiv, Num::I(i64::MIN), Num::I(-1)), None);
         assert_eq!(num_op(BinOp::FloorDiv, Num::F(7.0), Num::I(2)), None);
-        assert_eq!(num_op(BinOp::RShift, Num::I(-9), Num::I(70)), Some(Num::I(-1)));
+        assert_eq!(
+            num_op(BinOp::RShift, Num::I(-9), Num::I(70)),
+            Some(Num::I(-1))
+        );
         assert_eq!(num_op(BinOp::LShift, Num::I(1), Num::I(63)), None);
         assert_eq!(num_op(BinOp::RShift, Num::I(1), Num::I(-1)), None);
     }
