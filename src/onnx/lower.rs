@@ -139,6 +139,9 @@ impl<'g> Lower<'g> {
     /// clamp, masked_fill): the rest of this lowering builds float32 constants and
     /// reductions, so any other use is refused rather than exported wrong or invalid.
     fn check_dtypes(&self, n: &'g Node) -> Result<()> {
+        if matches!(n.op, IrOp::Cast(_) | IrOp::Out { .. }) {
+            return Ok(());
+        }
         let f64_ok = matches!(
             n.op,
             IrOp::Binary(_)
@@ -149,9 +152,6 @@ impl<'g> Lower<'g> {
                 | IrOp::Clone
                 | IrOp::Contiguous
         );
-        if matches!(n.op, IrOp::Cast(_) | IrOp::Out { .. }) {
-            return Ok(());
-        }
         let refused = |d: DType| match d {
             DType::I32 | DType::U8 => true,
             DType::F64 => !f64_ok,
